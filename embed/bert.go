@@ -1,0 +1,293 @@
+package embed
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// bertConfig is the model configuration stored in the weight file's metadata.
+type bertConfig struct {
+	Name         string  `json:"name"`
+	VocabSize    int     `json:"vocab_size"`
+	Hidden       int     `json:"hidden_size"`
+	Layers       int     `json:"num_hidden_layers"`
+	Heads        int     `json:"num_attention_heads"`
+	Intermediate int     `json:"intermediate_size"`
+	MaxPositions int     `json:"max_position_embeddings"`
+	LayerNormEps float64 `json:"layer_norm_eps"`
+	HiddenAct    string  `json:"hidden_act"`
+	MaxSeqLength int     `json:"max_seq_length"`
+	Pooling      string  `json:"pooling"`
+	Normalize    bool    `json:"normalize"`
+	DoLowerCase  bool    `json:"do_lower_case"`
+	License      string  `json:"license"`
+	Source       string  `json:"source"`
+}
+
+// linear is a dense layer y = x·Wᵀ + b with W stored [out, in].
+type linear struct {
+	w       []float32
+	b       []float32
+	in, out int
+}
+
+type layerNorm struct{ gamma, beta []float32 }
+
+type bertLayer struct {
+	qkv      linear // query, key and value fused: out = 3·hidden
+	attnOut  linear
+	attnNorm layerNorm
+	ffnIn    linear
+	ffnOut   linear
+	ffnNorm  layerNorm
+}
+
+// bert is a BERT encoder with its sentence pooling, loaded for inference.
+type bert struct {
+	cfg     bertConfig
+	wordEmb []float32 // [vocab, hidden]
+	posEmb  []float32 // [maxPositions, hidden]
+	typeEmb []float32 // [hidden], token type 0
+	embNorm layerNorm
+	layers  []bertLayer
+}
+
+func loadBERT(weights []byte) (*bert, error) {
+	f, err := parseSafetensors(weights)
+	if err != nil {
+		return nil, err
+	}
+	var cfg bertConfig
+	if err := json.Unmarshal([]byte(f.meta["config"]), &cfg); err != nil {
+		return nil, fmt.Errorf("model config: %w", err)
+	}
+	if cfg.Hidden <= 0 || cfg.Heads <= 0 || cfg.Hidden%cfg.Heads != 0 || cfg.Layers <= 0 ||
+		cfg.MaxSeqLength <= 2 || cfg.MaxSeqLength > cfg.MaxPositions || cfg.HiddenAct != "gelu" {
+		return nil, fmt.Errorf("model config %+v is not a supported BERT", cfg)
+	}
+	m := &bert{cfg: cfg}
+	h := cfg.Hidden
+	var errs []error
+	get := func(name string, shape ...int) []float32 {
+		t, err := f.float32s(name, shape...)
+		errs = append(errs, err)
+		return t
+	}
+	lin := func(prefix string, out, in int) linear {
+		return linear{w: get(prefix+".weight", out, in), b: get(prefix+".bias", out), in: in, out: out}
+	}
+	norm := func(prefix string) layerNorm {
+		return layerNorm{gamma: get(prefix+".weight", h), beta: get(prefix+".bias", h)}
+	}
+	m.wordEmb = get("embeddings.word_embeddings.weight", cfg.VocabSize, h)
+	m.posEmb = get("embeddings.position_embeddings.weight", cfg.MaxPositions, h)
+	if t := get("embeddings.token_type_embeddings.weight", 2, h); t != nil {
+		m.typeEmb = t[:h]
+	}
+	m.embNorm = norm("embeddings.LayerNorm")
+	for i := 0; i < cfg.Layers; i++ {
+		p := fmt.Sprintf("encoder.layer.%d.", i)
+		q := lin(p+"attention.self.query", h, h)
+		k := lin(p+"attention.self.key", h, h)
+		v := lin(p+"attention.self.value", h, h)
+		m.layers = append(m.layers, bertLayer{
+			qkv: linear{
+				w:  concat(q.w, k.w, v.w),
+				b:  concat(q.b, k.b, v.b),
+				in: h, out: 3 * h,
+			},
+			attnOut:  lin(p+"attention.output.dense", h, h),
+			attnNorm: norm(p + "attention.output.LayerNorm"),
+			ffnIn:    lin(p+"intermediate.dense", cfg.Intermediate, h),
+			ffnOut:   lin(p+"output.dense", h, cfg.Intermediate),
+			ffnNorm:  norm(p + "output.LayerNorm"),
+		})
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func concat(parts ...[]float32) []float32 {
+	var out []float32
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// scratch holds one worker's activations, reused across sequences.
+type scratch struct {
+	x, qkv, ctx, tmp, ffn, scores, vt []float32
+}
+
+func (s *scratch) grow(seq int, cfg bertConfig) {
+	h := cfg.Hidden
+	need := func(buf *[]float32, n int) {
+		if cap(*buf) < n {
+			*buf = make([]float32, n)
+		}
+		*buf = (*buf)[:n]
+	}
+	need(&s.x, seq*h)
+	need(&s.qkv, seq*3*h)
+	need(&s.ctx, seq*h)
+	need(&s.tmp, seq*h)
+	need(&s.ffn, seq*cfg.Intermediate)
+	need(&s.scores, seq*seq)
+	need(&s.vt, seq*(h/cfg.Heads))
+}
+
+// encode runs the encoder over one sequence of token ids and writes the
+// pooled, L2-normalised sentence vector into out (length hidden).
+func (m *bert) encode(ids []int32, s *scratch, out []float32) {
+	cfg := m.cfg
+	h, seq := cfg.Hidden, len(ids)
+	s.grow(seq, cfg)
+	eps := float32(cfg.LayerNormEps)
+
+	// Embeddings: word + position + token type, then layer norm.
+	for t, id := range ids {
+		row := s.x[t*h : (t+1)*h]
+		w := m.wordEmb[int(id)*h : (int(id)+1)*h]
+		p := m.posEmb[t*h : (t+1)*h]
+		for j := range row {
+			row[j] = w[j] + p[j] + m.typeEmb[j]
+		}
+	}
+	m.embNorm.apply(s.x, h, eps)
+
+	heads := cfg.Heads
+	dh := h / heads
+	scale := float32(1 / math.Sqrt(float64(dh)))
+	for li := range m.layers {
+		l := &m.layers[li]
+		// Self-attention.
+		l.qkv.forward(s.x, seq, s.qkv)
+		for hd := 0; hd < heads; hd++ {
+			q := s.qkv[hd*dh:]
+			k := s.qkv[h+hd*dh:]
+			v := s.qkv[2*h+hd*dh:]
+			// scores = q·kᵀ, [seq, seq]
+			gemmNT(seq, seq, dh, q, 3*h, k, 3*h, s.scores, seq)
+			for t := 0; t < seq; t++ {
+				softmaxScaled(s.scores[t*seq:(t+1)*seq], scale)
+			}
+			// ctx_h = scores·v: transpose v_h to [dh, seq] so both operands
+			// are read along rows.
+			for t := 0; t < seq; t++ {
+				for d := 0; d < dh; d++ {
+					s.vt[d*seq+t] = v[t*3*h+d]
+				}
+			}
+			gemmNT(seq, dh, seq, s.scores, seq, s.vt, seq, s.ctx[hd*dh:], h)
+		}
+		l.attnOut.forward(s.ctx, seq, s.tmp)
+		add(s.x, s.tmp)
+		l.attnNorm.apply(s.x, h, eps)
+		// Feed-forward.
+		l.ffnIn.forward(s.x, seq, s.ffn)
+		gelu(s.ffn)
+		l.ffnOut.forward(s.ffn, seq, s.tmp)
+		add(s.x, s.tmp)
+		l.ffnNorm.apply(s.x, h, eps)
+	}
+
+	// Pooling over all tokens (one sequence, no padding), then L2 norm.
+	clear(out)
+	if cfg.Pooling == "cls" {
+		copy(out, s.x[:h])
+	} else {
+		for t := 0; t < seq; t++ {
+			add(out, s.x[t*h:(t+1)*h])
+		}
+		inv := 1 / float32(seq)
+		for j := range out {
+			out[j] *= inv
+		}
+	}
+	if cfg.Normalize {
+		normalize(out)
+	}
+}
+
+// forward computes y = x·Wᵀ + b for seq rows of x.
+func (l *linear) forward(x []float32, seq int, y []float32) {
+	gemmNT(seq, l.out, l.in, x, l.in, l.w, l.in, y, l.out)
+	for t := 0; t < seq; t++ {
+		add(y[t*l.out:(t+1)*l.out], l.b)
+	}
+}
+
+// apply normalises each row of x (width h) in place.
+func (n layerNorm) apply(x []float32, h int, eps float32) {
+	for off := 0; off+h <= len(x); off += h {
+		row := x[off : off+h]
+		var mean float32
+		for _, v := range row {
+			mean += v
+		}
+		mean /= float32(h)
+		var variance float32
+		for _, v := range row {
+			d := v - mean
+			variance += d * d
+		}
+		variance /= float32(h)
+		inv := float32(1 / math.Sqrt(float64(variance+eps)))
+		for j, v := range row {
+			row[j] = (v-mean)*inv*n.gamma[j] + n.beta[j]
+		}
+	}
+}
+
+func add(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// softmaxScaled replaces row by softmax(scale·row).
+func softmaxScaled(row []float32, scale float32) {
+	maxv := float32(math.Inf(-1))
+	for _, v := range row {
+		maxv = max(maxv, v)
+	}
+	var sum float32
+	for i, v := range row {
+		e := float32(math.Exp(float64((v - maxv) * scale)))
+		row[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range row {
+		row[i] *= inv
+	}
+}
+
+// gelu applies the exact (erf) GELU in place.
+func gelu(x []float32) {
+	for i, v := range x {
+		x[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2)))
+	}
+}
+
+// normalize scales v to unit L2 length; a zero vector stays zero.
+func normalize(v []float32) {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(ss))
+	for i := range v {
+		v[i] *= inv
+	}
+}

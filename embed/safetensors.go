@@ -1,0 +1,113 @@
+package embed
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// tensorFile is a parsed safetensors file (a little-endian header length,
+// a JSON header, then raw tensor bytes). Only float16 and float32 tensors are
+// supported, which is what the converted model holds.
+type tensorFile struct {
+	meta    map[string]string
+	tensors map[string]tensorEntry
+	data    []byte
+}
+
+type tensorEntry struct {
+	DType   string `json:"dtype"`
+	Shape   []int  `json:"shape"`
+	Offsets [2]int `json:"data_offsets"`
+}
+
+func parseSafetensors(b []byte) (*tensorFile, error) {
+	if len(b) < 8 {
+		return nil, errors.New("safetensors: file too short")
+	}
+	n := binary.LittleEndian.Uint64(b[:8])
+	if n > uint64(len(b)-8) {
+		return nil, fmt.Errorf("safetensors: header length %d exceeds file size %d", n, len(b))
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &raw); err != nil {
+		return nil, fmt.Errorf("safetensors: header: %w", err)
+	}
+	f := &tensorFile{tensors: map[string]tensorEntry{}, data: b[8+n:]}
+	for name, v := range raw {
+		if name == "__metadata__" {
+			if err := json.Unmarshal(v, &f.meta); err != nil {
+				return nil, fmt.Errorf("safetensors: metadata: %w", err)
+			}
+			continue
+		}
+		var e tensorEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, fmt.Errorf("safetensors: tensor %s: %w", name, err)
+		}
+		if e.Offsets[0] < 0 || e.Offsets[1] < e.Offsets[0] || e.Offsets[1] > len(f.data) {
+			return nil, fmt.Errorf("safetensors: tensor %s: offsets %v outside the data", name, e.Offsets)
+		}
+		f.tensors[name] = e
+	}
+	return f, nil
+}
+
+// float32s returns the named tensor as float32, checking its shape.
+func (f *tensorFile) float32s(name string, shape ...int) ([]float32, error) {
+	e, ok := f.tensors[name]
+	if !ok {
+		return nil, fmt.Errorf("safetensors: no tensor %s", name)
+	}
+	if fmt.Sprint(e.Shape) != fmt.Sprint(shape) {
+		return nil, fmt.Errorf("safetensors: tensor %s has shape %v, want %v", name, e.Shape, shape)
+	}
+	count := 1
+	for _, d := range shape {
+		count *= d
+	}
+	raw := f.data[e.Offsets[0]:e.Offsets[1]]
+	out := make([]float32, count)
+	switch e.DType {
+	case "F16":
+		if len(raw) != 2*count {
+			return nil, fmt.Errorf("safetensors: tensor %s holds %d bytes, want %d", name, len(raw), 2*count)
+		}
+		for i := range out {
+			out[i] = halfToFloat(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	case "F32":
+		if len(raw) != 4*count {
+			return nil, fmt.Errorf("safetensors: tensor %s holds %d bytes, want %d", name, len(raw), 4*count)
+		}
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	default:
+		return nil, fmt.Errorf("safetensors: tensor %s has unsupported dtype %s", name, e.DType)
+	}
+	return out, nil
+}
+
+// halfToFloat converts an IEEE 754 binary16 value to float32 exactly.
+func halfToFloat(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h) & 0x3ff
+	switch {
+	case exp == 0 && mant == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: normalise it
+		e := uint32(127 - 15 + 1)
+		for mant&0x400 == 0 {
+			mant <<= 1
+			e--
+		}
+		return math.Float32frombits(sign | e<<23 | (mant&0x3ff)<<13)
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0xff<<23 | mant<<13)
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+}

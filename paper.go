@@ -1,0 +1,139 @@
+// Package papersearch holds the domain types shared by every part of the
+// service: a research paper and the rules that give it a stable identity.
+//
+// The work is done in subpackages: seeds reads corpora, embed turns text into
+// vectors, search stores and ranks papers, api serves them over HTTP.
+package papersearch
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Paper is one research paper as the service stores and returns it.
+type Paper struct {
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Abstract string   `json:"abstract"`
+	Authors  []string `json:"authors"`
+	Venue    string   `json:"venue,omitempty"`
+	Year     int      `json:"year,omitempty"`
+	URL      string   `json:"url,omitempty"`
+}
+
+// MaxIDLength is the longest paper id the service accepts, in bytes.
+const MaxIDLength = 200
+
+// Text is the text a paper is embedded and indexed from: its title followed
+// by its abstract. A title that only repeats the abstract's opening (a
+// derived display title) is not repeated.
+func (p Paper) Text() string {
+	title := strings.TrimSpace(strings.TrimSuffix(p.Title, "…"))
+	abstract := strings.TrimSpace(p.Abstract)
+	if title == "" || strings.HasPrefix(Normalize(abstract), Normalize(title)) {
+		return abstract
+	}
+	return title + ".\n" + abstract
+}
+
+// Normalize folds text to the form used for identity: Unicode NFKC,
+// lower case, and runs of white space collapsed to one space.
+func Normalize(s string) string {
+	s = norm.NFKC.String(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// DeriveID returns the id given to a paper that arrives without one: 16 hex
+// digits of the SHA-256 of its normalised abstract. It depends on nothing but
+// the abstract, so it does not change when other papers are added or reordered.
+func DeriveID(abstract string) string {
+	sum := sha256.Sum256([]byte(Normalize(abstract)))
+	return hex.EncodeToString(sum[:8])
+}
+
+// maxTitleRunes bounds a derived display title, in runes, before the ellipsis.
+const maxTitleRunes = 96
+
+// DeriveTitle returns a display title for a paper that has none: the first
+// sentence of its abstract with Markdown and LaTeX markup removed, cut at a
+// word boundary after at most 96 characters and ended with "…" when cut.
+func DeriveTitle(abstract string) string {
+	s := stripMarkup(abstract)
+	if i := sentenceEnd(s); i > 0 {
+		s = s[:i]
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= maxTitleRunes {
+		return strings.TrimRight(s, ".")
+	}
+	cut := maxTitleRunes
+	for i := maxTitleRunes; i > maxTitleRunes/2; i-- {
+		if r[i] == ' ' {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimRight(string(r[:cut]), " ,;:-—") + "…"
+}
+
+// sentenceEnd returns the byte offset just past the first sentence's full
+// stop, question or exclamation mark (one followed by white space), or -1.
+func sentenceEnd(s string) int {
+	for i := 0; i+1 < len(s); i++ {
+		switch s[i] {
+		case '.', '?', '!':
+			if s[i+1] == ' ' || s[i+1] == '\n' {
+				// Skip common abbreviations such as "e.g." and "i.e.".
+				if i >= 3 && (s[i-3:i+1] == "e.g." || s[i-3:i+1] == "i.e.") {
+					continue
+				}
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// stripMarkup removes the Markdown emphasis and inline LaTeX that abstracts
+// carry: "$\textbf{UniCon3R}$" becomes "UniCon3R", "**This**" becomes "This".
+func stripMarkup(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '*' || c == '$' || c == '{' || c == '}':
+			continue
+		case c == '_' && (i == 0 || s[i-1] == ' ' || i+1 == len(s) || s[i+1] == ' '):
+			continue
+		case c == '\\':
+			j := i + 1
+			for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z') {
+				j++
+			}
+			i = j - 1
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

@@ -1,0 +1,355 @@
+package seeds
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/papersearch/papersearch"
+)
+
+// Format names a corpus file format.
+type Format int
+
+const (
+	// Text is the seed format: a header line, then one abstract per
+	// blank-line-separated paragraph, without titles.
+	Text Format = iota + 1
+	// JSONL holds one JSON object per line with the fields
+	// id, title, abstract, authors, venue, year and url.
+	JSONL
+)
+
+func (f Format) String() string {
+	switch f {
+	case Text:
+		return "text"
+	case JSONL:
+		return "jsonl"
+	}
+	return "Format(" + strconv.Itoa(int(f)) + ")"
+}
+
+// MaxRecordBytes bounds one JSONL line or one text paragraph, in bytes.
+const MaxRecordBytes = 1 << 20
+
+// LineError reports a record that could not be read. Reading goes on with the
+// next record after one.
+type LineError struct {
+	Line int // 1-based line number where the record starts
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Errors a record can be rejected with; a LineError wraps one of them or a
+// JSON decoding error.
+var (
+	ErrNoAbstract  = errors.New("abstract is empty")
+	ErrInvalidUTF8 = errors.New("text is not valid UTF-8")
+	ErrTooLong     = fmt.Errorf("record is longer than %d bytes", MaxRecordBytes)
+	ErrBadID       = fmt.Errorf("id is longer than %d bytes or holds control characters", papersearch.MaxIDLength)
+)
+
+// Reader yields the papers of a corpus one at a time, so a large file never
+// sits in memory whole.
+type Reader struct {
+	br     *bufio.Reader
+	buf    []byte // the current line, without its line ending
+	format Format
+	line   int // lines consumed so far
+	header bool
+}
+
+// NewReader returns a Reader of r in the given format. A gzip stream is
+// decompressed transparently. A zero format is detected from the content: a
+// first non-blank line starting with '{' means JSONL, anything else Text.
+func NewReader(r io.Reader, format Format) (*Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("open gzip stream: %w", err)
+		}
+		br = bufio.NewReaderSize(zr, 64<<10)
+	}
+	if format == 0 {
+		format = detect(br)
+	}
+	return &Reader{br: br, format: format, header: format == Text}, nil
+}
+
+func detect(br *bufio.Reader) Format {
+	for n := 64; ; n *= 4 {
+		head, err := br.Peek(n)
+		if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 {
+			if t[0] == '{' {
+				return JSONL
+			}
+			return Text
+		}
+		if err != nil || n > 1<<16 {
+			return Text
+		}
+	}
+}
+
+// Format reports the format being read.
+func (r *Reader) Format() Format { return r.format }
+
+// Next returns the next paper. At the end of the corpus it returns io.EOF.
+// A malformed record yields a *LineError; the caller may log it and call
+// Next again to go on with the following records. Any other error is fatal.
+func (r *Reader) Next() (papersearch.Paper, error) {
+	if r.format == JSONL {
+		return r.nextJSON()
+	}
+	return r.nextParagraph()
+}
+
+// scan reads the next line into r.buf. A line longer than MaxRecordBytes is
+// consumed whole and reported as a *LineError, so reading can go on after it.
+func (r *Reader) scan() (bool, error) {
+	r.buf = r.buf[:0]
+	tooLong := false
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if !tooLong {
+			if len(r.buf)+len(chunk) > MaxRecordBytes+1 {
+				tooLong = true
+				r.buf = r.buf[:0]
+			} else {
+				r.buf = append(r.buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, fmt.Errorf("read corpus after line %d: %w", r.line, err)
+		}
+		if errors.Is(err, io.EOF) && len(chunk) == 0 && len(r.buf) == 0 && !tooLong {
+			return false, io.EOF
+		}
+		r.line++
+		if tooLong {
+			return false, &LineError{Line: r.line, Err: ErrTooLong}
+		}
+		r.buf = bytes.TrimRight(r.buf, "\r\n")
+		return true, nil
+	}
+}
+
+// jsonRecord is the wire form of a JSONL record. Year is a json.Number so
+// that both 2021 and "2021" are accepted.
+type jsonRecord struct {
+	ID       string          `json:"id"`
+	Title    string          `json:"title"`
+	Abstract string          `json:"abstract"`
+	Authors  json.RawMessage `json:"authors"`
+	Venue    string          `json:"venue"`
+	Year     json.RawMessage `json:"year"`
+	URL      string          `json:"url"`
+}
+
+func (r *Reader) nextJSON() (papersearch.Paper, error) {
+	for {
+		ok, err := r.scan()
+		if !ok {
+			return papersearch.Paper{}, err
+		}
+		line := bytes.TrimSpace(r.buf)
+		if len(line) == 0 {
+			continue
+		}
+		p, err := decodeRecord(line)
+		if err != nil {
+			return papersearch.Paper{}, &LineError{Line: r.line, Err: err}
+		}
+		return p, nil
+	}
+}
+
+func decodeRecord(line []byte) (papersearch.Paper, error) {
+	if !utf8.Valid(line) {
+		return papersearch.Paper{}, ErrInvalidUTF8
+	}
+	var rec jsonRecord
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return papersearch.Paper{}, fmt.Errorf("invalid JSON: %w", err)
+	}
+	authors, err := decodeAuthors(rec.Authors)
+	if err != nil {
+		return papersearch.Paper{}, err
+	}
+	year, err := decodeYear(rec.Year)
+	if err != nil {
+		return papersearch.Paper{}, err
+	}
+	return Complete(papersearch.Paper{
+		ID:       rec.ID,
+		Title:    rec.Title,
+		Abstract: rec.Abstract,
+		Authors:  authors,
+		Venue:    rec.Venue,
+		Year:     year,
+		URL:      rec.URL,
+	})
+}
+
+// decodeAuthors accepts a list of names or one string of names separated by
+// commas or semicolons.
+func decodeAuthors(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err == nil {
+		return cleanNames(list), nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err != nil {
+		return nil, errors.New("authors must be a list of strings or a string")
+	}
+	return cleanNames(strings.FieldsFunc(one, func(r rune) bool { return r == ',' || r == ';' })), nil
+}
+
+func cleanNames(names []string) []string {
+	out := names[:0]
+	for _, n := range names {
+		if n = strings.Join(strings.Fields(n), " "); n != "" {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func decodeYear(raw json.RawMessage) (int, error) {
+	s := strings.Trim(string(raw), `"`)
+	if s == "" || s == "null" {
+		return 0, nil
+	}
+	y, err := strconv.Atoi(s)
+	if err != nil || y < 0 || y > 9999 {
+		return 0, fmt.Errorf("year %s is not a year", raw)
+	}
+	return y, nil
+}
+
+func (r *Reader) nextParagraph() (papersearch.Paper, error) {
+	var (
+		buf   strings.Builder
+		start int
+	)
+	for {
+		ok, err := r.scan()
+		var le *LineError
+		if errors.As(err, &le) {
+			// A line too long to hold spoils its whole paragraph.
+			for {
+				if ok, _ := r.scan(); !ok || len(bytes.TrimSpace(r.buf)) == 0 {
+					break
+				}
+			}
+			return papersearch.Paper{}, err
+		}
+		if !ok {
+			if errors.Is(err, io.EOF) && buf.Len() > 0 {
+				break
+			}
+			return papersearch.Paper{}, err
+		}
+		text := strings.TrimSpace(string(r.buf))
+		if r.header {
+			// The first non-blank line names the corpus; it is not an abstract.
+			if text != "" {
+				r.header = false
+			}
+			continue
+		}
+		if text == "" {
+			if buf.Len() > 0 {
+				break
+			}
+			continue
+		}
+		if buf.Len() == 0 {
+			start = r.line
+		} else {
+			buf.WriteByte(' ')
+		}
+		buf.WriteString(text)
+		if buf.Len() > MaxRecordBytes {
+			// Skip the rest of the paragraph, then report it.
+			for {
+				if ok, _ := r.scan(); !ok || len(bytes.TrimSpace(r.buf)) == 0 {
+					break
+				}
+			}
+			return papersearch.Paper{}, &LineError{Line: start, Err: ErrTooLong}
+		}
+	}
+	if !utf8.ValidString(buf.String()) {
+		return papersearch.Paper{}, &LineError{Line: start, Err: ErrInvalidUTF8}
+	}
+	p, err := Complete(papersearch.Paper{Abstract: buf.String()})
+	if err != nil {
+		return papersearch.Paper{}, &LineError{Line: start, Err: err}
+	}
+	return p, nil
+}
+
+// Complete validates a paper and fills what a corpus may leave out: white
+// space is tidied, a missing id is derived from the abstract and a missing
+// title from its first sentence.
+func Complete(p papersearch.Paper) (papersearch.Paper, error) {
+	p.ID = strings.TrimSpace(p.ID)
+	p.Title = strings.Join(strings.Fields(p.Title), " ")
+	p.Abstract = strings.TrimSpace(p.Abstract)
+	p.Venue = strings.TrimSpace(p.Venue)
+	p.URL = strings.TrimSpace(p.URL)
+	p.Authors = cleanNames(p.Authors)
+	for _, s := range []string{p.ID, p.Title, p.Abstract, p.Venue, p.URL} {
+		if !utf8.ValidString(s) {
+			return p, ErrInvalidUTF8
+		}
+	}
+	if p.Abstract == "" {
+		return p, ErrNoAbstract
+	}
+	if p.ID == "" {
+		p.ID = papersearch.DeriveID(p.Abstract)
+	}
+	if !ValidID(p.ID) {
+		return p, ErrBadID
+	}
+	if p.Title == "" {
+		p.Title = papersearch.DeriveTitle(p.Abstract)
+	}
+	return p, nil
+}
+
+// ValidID reports whether id can name a paper: 1 to papersearch.MaxIDLength
+// bytes of valid UTF-8 with no control characters.
+func ValidID(id string) bool {
+	if id == "" || len(id) > papersearch.MaxIDLength || !utf8.ValidString(id) {
+		return false
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
