@@ -211,7 +211,7 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 		}
 	}
 	if cfg.Normalize {
-		normalize(out)
+		Normalize(out)
 	}
 }
 
@@ -277,8 +277,8 @@ func gelu(x []float32) {
 	}
 }
 
-// normalize scales v to unit L2 length; a zero vector stays zero.
-func normalize(v []float32) {
+// Normalize scales v in place to unit L2 length; a zero vector stays zero.
+func Normalize(v []float32) {
 	var ss float64
 	for _, x := range v {
 		ss += float64(x) * float64(x)

@@ -37,22 +37,23 @@ func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32
 		}
 		for ; j < n; j++ {
 			b0 := b[j*ldb : j*ldb+k]
-			c[i*ldc+j] = dot(a0, b0)
-			c[(i+1)*ldc+j] = dot(a1, b0)
-			c[(i+2)*ldc+j] = dot(a2, b0)
-			c[(i+3)*ldc+j] = dot(a3, b0)
+			c[i*ldc+j] = Dot(a0, b0)
+			c[(i+1)*ldc+j] = Dot(a1, b0)
+			c[(i+2)*ldc+j] = Dot(a2, b0)
+			c[(i+3)*ldc+j] = Dot(a3, b0)
 		}
 	}
 	for ; i < m; i++ {
 		ai := a[i*lda : i*lda+k]
 		for j := 0; j < n; j++ {
-			c[i*ldc+j] = dot(ai, b[j*ldb:j*ldb+k])
+			c[i*ldc+j] = Dot(ai, b[j*ldb:j*ldb+k])
 		}
 	}
 }
 
-// dot returns the inner product of a and b[:len(a)].
-func dot(a, b []float32) float32 {
+// Dot returns the inner product of a and b[:len(a)]; for unit vectors it
+// is their cosine similarity, in [-1, 1].
+func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0

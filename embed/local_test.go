@@ -81,7 +81,7 @@ func TestLocalMatchesReference(t *testing.T) {
 		if len(got[i]) != 384 {
 			t.Fatalf("dim = %d, want 384", len(got[i]))
 		}
-		cos := float64(dot(got[i], c.Vector))
+		cos := float64(Dot(got[i], c.Vector))
 		if cos < 0.999 {
 			t.Errorf("%.50q: cosine to reference %.6f, want >= 0.999", c.Text, cos)
 		} else {

@@ -1,0 +1,270 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/seeds"
+)
+
+var (
+	modelOnce sync.Once
+	model     *embed.Local
+	modelErr  error
+)
+
+// countingEmbedder counts the texts it is asked to embed.
+type countingEmbedder struct {
+	embed.Embedder
+	mu    sync.Mutex
+	texts int
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.mu.Lock()
+	c.texts += len(texts)
+	c.mu.Unlock()
+	return c.Embedder.Embed(ctx, texts)
+}
+
+// newSeededEngine opens a fresh store at path and returns an engine over it
+// with a counting local embedder, and the seed papers (not yet ingested).
+func newSeededEngine(path string) (*Engine, *countingEmbedder, Store, []papersearch.Paper, error) {
+	modelOnce.Do(func() { model, modelErr = embed.NewLocal(0) })
+	if modelErr != nil {
+		return nil, nil, nil, nil, modelErr
+	}
+	emb := &countingEmbedder{Embedder: model}
+	store, err := OpenSQLite(context.Background(), path, emb.Info())
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	eng, err := NewEngine(store, emb, nil)
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, nil, err
+	}
+	papers, err := seeds.NeurIPS2026()
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, nil, err
+	}
+	return eng, emb, store, papers, nil
+}
+
+func seededEngine(t *testing.T, path string) (*Engine, *countingEmbedder, []papersearch.Paper) {
+	t.Helper()
+	eng, emb, store, papers, err := newSeededEngine(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return eng, emb, papers
+}
+
+// shared is one engine over the whole seed corpus for the read-only tests of
+// this package, so the corpus is embedded once per test run.
+var shared struct {
+	once   sync.Once
+	dir    string
+	engine *Engine
+	store  Store
+	papers []papersearch.Paper
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.store != nil {
+		shared.store.Close()
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+func sharedSeeded(t *testing.T) (*Engine, []papersearch.Paper) {
+	t.Helper()
+	shared.once.Do(func() {
+		if shared.dir, shared.err = os.MkdirTemp("", "papersearch-search-"); shared.err != nil {
+			return
+		}
+		shared.engine, _, shared.store, shared.papers, shared.err = newSeededEngine(filepath.Join(shared.dir, "papers.db"))
+		if shared.err == nil {
+			_, shared.err = shared.engine.Ingest(context.Background(), shared.papers, nil)
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.engine, shared.papers
+}
+
+// seedID returns the id of the seed paper whose abstract starts with prefix.
+func seedID(t *testing.T, papers []papersearch.Paper, prefix string) string {
+	t.Helper()
+	for _, p := range papers {
+		if strings.HasPrefix(p.Abstract, prefix) {
+			return p.ID
+		}
+	}
+	t.Fatalf("no seed abstract starts with %q", prefix)
+	return ""
+}
+
+// TestParaphrasedQuestions asks, as a new user would, one question per
+// paper in words the abstract mostly does not use.
+func TestParaphrasedQuestions(t *testing.T) {
+	eng, papers := sharedSeeded(t)
+	questions := []struct{ question, abstractPrefix string }{
+		{"why does asking the teacher for feedback during training help an agent copy its behaviour?", "Imitation learning (IL)"},
+		{"do brain signal foundation models rediscover the classic hand-designed features?", "Clinical electroencephalogram"},
+		{"does a voice recognition system judge two recordings as the same person the way listeners do?", "Speaker identification"},
+		{"grouping devices in decentralized training by per-category similarity of their local data", "Clustered Federated Learning"},
+		{"why do people overweight small chances and underweight large ones?", "Humans systematically misrepresent probability"},
+		{"chatbots pretending to be users remember far too much compared with people", "Language models are increasingly being deployed as user simulators"},
+		{"are browsing bots respecting websites' legal rules about automated data collection?", "AI agents deployed on the open web"},
+		{"3D reconstruction from several cameras mounted on a self-driving car", "Reconstructing multi-camera videos"},
+		{"generating room layouts where furniture can be reached and walkways stay clear", "Recent 3D indoor scene generation"},
+		{"an LLM assistant that debugs chip hardware designs by inspecting signal traces", "Long-horizon RTL agents"},
+	}
+	first, top3 := 0, 0
+	for _, q := range questions {
+		want := seedID(t, papers, q.abstractPrefix)
+		res, err := eng.Search(context.Background(), Query{Text: q.question, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rank := 0
+		for _, h := range res.Hits {
+			if h.ID == want {
+				rank = h.Rank
+			}
+		}
+		if rank == 1 {
+			first++
+		}
+		if rank >= 1 && rank <= 3 {
+			top3++
+		} else {
+			t.Errorf("%q: the paper %q is not in the top 3", q.question, q.abstractPrefix)
+		}
+		t.Logf("rank %d  %s", rank, q.question)
+	}
+	t.Logf("%d of %d first, %d of %d in the top 3", first, len(questions), top3, len(questions))
+	if first < 8 {
+		t.Errorf("only %d of %d questions found their paper first, want at least 8", first, len(questions))
+	}
+}
+
+// TestSimilarContactPaper checks related work for the hand-object contact
+// paper: the other contact and interaction papers rank above unrelated ones.
+func TestSimilarContactPaper(t *testing.T) {
+	eng, papers := sharedSeeded(t)
+	contact := seedID(t, papers, "Accurate contact modeling")
+	related := []string{
+		seedID(t, papers, "We introduce $\\textbf{UniCon3R}$"),              // human-scene contact
+		seedID(t, papers, "Humanoid whole-body loco-manipulation requires"), // human-object interaction, contact
+	}
+	unrelated := []string{
+		seedID(t, papers, "Clinical electroencephalogram"),
+		seedID(t, papers, "Speaker identification"),
+		seedID(t, papers, "Clustered Federated Learning"),
+		seedID(t, papers, "Humans systematically misrepresent probability"),
+		seedID(t, papers, "Language models are increasingly being deployed"),
+		seedID(t, papers, "AI agents deployed on the open web"),
+		seedID(t, papers, "**This position paper argues"),
+	}
+	res, err := eng.Similar(context.Background(), contact, 18)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 18 {
+		t.Fatalf("got %d similar papers, want all 18 others", len(res.Hits))
+	}
+	rank := map[string]int{}
+	for _, h := range res.Hits {
+		if h.ID == contact {
+			t.Fatal("the paper itself came back as similar to itself")
+		}
+		rank[h.ID] = h.Rank
+		t.Logf("%2d %.3f %s", h.Rank, h.Score, h.Paper.Title)
+	}
+	for _, r := range related {
+		if rank[r] > 3 {
+			t.Errorf("related paper %s ranks %d, want top 3", r, rank[r])
+		}
+		for _, u := range unrelated {
+			if rank[r] > rank[u] {
+				t.Errorf("related %s (rank %d) below unrelated %s (rank %d)", r, rank[r], u, rank[u])
+			}
+		}
+	}
+}
+
+func TestIngestIsIncremental(t *testing.T) {
+	ctx := context.Background()
+	eng, emb, papers := seededEngine(t, filepath.Join(t.TempDir(), "papers.db"))
+	papers = papers[:5]
+	sum, err := eng.Ingest(ctx, papers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.New != 5 || sum.Embedded != 5 || emb.texts != 5 {
+		t.Fatalf("first ingest %+v, embedded %d texts", sum, emb.texts)
+	}
+	// Unchanged corpus: zero embedding calls.
+	sum, err = eng.Ingest(ctx, papers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Unchanged != 5 || sum.Embedded != 0 || emb.texts != 5 {
+		t.Errorf("unchanged re-ingest %+v, embedded %d texts in all", sum, emb.texts)
+	}
+	// A changed abstract re-embeds exactly that paper; a changed venue
+	// re-embeds nothing; a duplicate counts once.
+	changed := append([]papersearch.Paper(nil), papers...)
+	changed[1].Abstract += " We also release code."
+	changed[2].Venue = "ICML"
+	changed = append(changed, changed[0])
+	sum, err = eng.Ingest(ctx, changed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := IngestSummary{New: 0, Updated: 2, Unchanged: 3, Duplicates: 1, Embedded: 1, Reused: 1}
+	sum.Took = 0
+	if sum != want {
+		t.Errorf("summary %+v, want %+v", sum, want)
+	}
+	if got, _ := eng.Get(ctx, changed[2].ID); got.Venue != "ICML" {
+		t.Errorf("venue not updated: %+v", got)
+	}
+}
+
+func TestEngineErrors(t *testing.T) {
+	eng, _ := sharedSeeded(t)
+	ctx := context.Background()
+	for _, q := range []Query{{Text: ""}, {Text: "   "}, {Text: "ok", Limit: 101}, {Text: "ok", Limit: -1},
+		{Text: strings.Repeat("a", MaxQueryBytes+1)}, {Text: "bad \xff"}} {
+		if _, err := eng.Search(ctx, q); !errors.Is(err, ErrInvalidQuery) {
+			t.Errorf("Search(%.20q, limit %d): err = %v, want ErrInvalidQuery", q.Text, q.Limit, err)
+		}
+	}
+	if _, err := eng.Similar(ctx, "no-such-paper", 10); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Similar unknown id: err = %v, want ErrNotFound", err)
+	}
+	other := embed.ModelInfo{Name: "x", Dim: 384}
+	store, _ := OpenSQLite(ctx, filepath.Join(t.TempDir(), "x.db"), other)
+	defer store.Close()
+	if _, err := NewEngine(store, model, nil); !errors.Is(err, ErrModelMismatch) {
+		t.Errorf("NewEngine with mismatched model: err = %v", err)
+	}
+}

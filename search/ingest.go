@@ -1,0 +1,147 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/papersearch/papersearch"
+)
+
+// DefaultIngestBatch is how many papers are embedded and stored together.
+const DefaultIngestBatch = 32
+
+// IngestSummary counts what an ingest did with each paper it was given.
+type IngestSummary struct {
+	New       int `json:"new"`
+	Updated   int `json:"updated"`
+	Unchanged int `json:"unchanged"`
+	// Duplicates counts papers given more than once in the same ingest;
+	// the last one of each id counts.
+	Duplicates int `json:"duplicates"`
+	// Embedded counts the papers whose text was embedded; Reused those
+	// whose stored vector was kept because their text had not changed.
+	Embedded int           `json:"embedded"`
+	Reused   int           `json:"reused"`
+	Took     time.Duration `json:"-"`
+}
+
+// IngestProgress reports how far an ingest has come.
+type IngestProgress struct {
+	Done, Total int // papers to embed or store, done so far and in all
+	Elapsed     time.Duration
+}
+
+// FingerprintOf computes the hashes of a paper: TextHash covers the text that
+// is embedded, PaperHash every field.
+func FingerprintOf(p papersearch.Paper) Fingerprint {
+	text := sha256.Sum256([]byte(p.Text()))
+	all, _ := json.Marshal(p) // a struct of strings and ints cannot fail
+	whole := sha256.Sum256(all)
+	return Fingerprint{TextHash: hex.EncodeToString(text[:16]), PaperHash: hex.EncodeToString(whole[:16])}
+}
+
+// Ingest adds papers to the store, idempotently by id: a paper stored
+// unchanged is skipped, a changed one replaced, and only papers whose text
+// changed are embedded. Work is stored batch by batch, so an interrupted
+// ingest keeps what it finished and a rerun completes the rest. progress,
+// if not nil, is called after each batch.
+func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progress func(IngestProgress)) (IngestSummary, error) {
+	start := time.Now()
+	var sum IngestSummary
+
+	// Deduplicate by id, keeping the last version and the first position.
+	pos := make(map[string]int, len(papers))
+	unique := make([]papersearch.Paper, 0, len(papers))
+	for _, p := range papers {
+		if i, ok := pos[p.ID]; ok {
+			unique[i] = p
+			sum.Duplicates++
+			continue
+		}
+		pos[p.ID] = len(unique)
+		unique = append(unique, p)
+	}
+	ids := make([]string, len(unique))
+	for i, p := range unique {
+		ids[i] = p.ID
+	}
+	stored, err := e.store.Fingerprints(ctx, ids)
+	if err != nil {
+		return sum, fmt.Errorf("ingest: %w", err)
+	}
+
+	// Classify: unchanged papers are done; changed ones need storing, and
+	// embedding only when their text changed.
+	var work []Document
+	for _, p := range unique {
+		fp := FingerprintOf(p)
+		old, exists := stored[p.ID]
+		switch {
+		case !exists:
+			sum.New++
+		case old.PaperHash == fp.PaperHash:
+			sum.Unchanged++
+			continue
+		default:
+			sum.Updated++
+		}
+		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+		if exists && old.TextHash == fp.TextHash {
+			prev, err := e.store.Get(ctx, p.ID)
+			if err != nil {
+				return sum, fmt.Errorf("ingest: reuse vector of %s: %w", p.ID, err)
+			}
+			doc.Vector = prev.Vector
+			sum.Reused++
+		}
+		work = append(work, doc)
+	}
+
+	e.log.Info("ingest planned", "papers", len(papers), "new", sum.New, "updated", sum.Updated,
+		"unchanged", sum.Unchanged, "to_embed", len(work)-sum.Reused)
+	for done := 0; done < len(work); {
+		batch := work[done:min(done+DefaultIngestBatch, len(work))]
+		var texts []string
+		var idx []int
+		for i, d := range batch {
+			if d.Vector == nil {
+				texts = append(texts, d.Paper.Text())
+				idx = append(idx, i)
+			}
+		}
+		if len(texts) > 0 {
+			vecs, err := e.embedder.Embed(ctx, texts)
+			if err != nil {
+				return sum, fmt.Errorf("ingest: embed papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
+			}
+			for j, i := range idx {
+				batch[i].Vector = vecs[j]
+			}
+			sum.Embedded += len(texts)
+		}
+		if err := e.store.Upsert(ctx, batch); err != nil {
+			return sum, fmt.Errorf("ingest: store papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
+		}
+		done += len(batch)
+		p := IngestProgress{Done: done, Total: len(work), Elapsed: time.Since(start)}
+		e.log.Info("ingest progress", "done", p.Done, "total", p.Total,
+			"per_second", fmt.Sprintf("%.1f", float64(p.Done)/p.Elapsed.Seconds()), "eta", p.ETA().Round(time.Second))
+		if progress != nil {
+			progress(p)
+		}
+	}
+	sum.Took = time.Since(start)
+	return sum, nil
+}
+
+// ETA estimates the time left at the rate so far.
+func (p IngestProgress) ETA() time.Duration {
+	if p.Done == 0 {
+		return 0
+	}
+	return time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done))
+}

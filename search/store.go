@@ -1,0 +1,71 @@
+// Package search stores papers with their vectors and ranks them for a query.
+// A Store keeps documents (the embedded SQLite file or Qdrant); the Engine
+// embeds queries, retrieves, ranks and pages; Ingest brings a corpus in.
+package search
+
+import (
+	"context"
+	"errors"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+)
+
+// Document is a paper as a Store keeps it: the paper, its unit-length vector
+// and the hashes that tell whether a new version of it changed.
+type Document struct {
+	Paper papersearch.Paper
+	// Vector is the embedding of Paper.Text(), of length Store's model Dim.
+	Vector []float32
+	// TextHash identifies the text the vector was embedded from; PaperHash
+	// identifies every field of the paper. See Fingerprint.
+	TextHash  string
+	PaperHash string
+}
+
+// Candidate is a document id with its score for one retrieval.
+type Candidate struct {
+	ID string
+	// Score is the cosine similarity to the query vector, in [-1, 1].
+	Score float32
+}
+
+// Store keeps documents and retrieves them by vector. Implementations are
+// safe for concurrent use.
+type Store interface {
+	// Upsert inserts or replaces documents by paper id. It returns once they
+	// are durable.
+	Upsert(ctx context.Context, docs []Document) error
+	// Get returns the document with the given paper id, or ErrNotFound.
+	Get(ctx context.Context, id string) (Document, error)
+	// Fingerprints returns the hashes stored for those of ids that exist.
+	Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error)
+	// Nearest returns up to k documents by descending cosine similarity to
+	// the unit vector v, leaving out the ids in exclude.
+	Nearest(ctx context.Context, v []float32, k int, exclude ...string) ([]Candidate, error)
+	// Delete removes a document; deleting an absent id returns ErrNotFound.
+	Delete(ctx context.Context, id string) error
+	// Count returns the number of documents.
+	Count(ctx context.Context) (int, error)
+	// Model reports the model whose vectors the store holds.
+	Model() embed.ModelInfo
+	// Kind names the implementation ("embedded", "qdrant").
+	Kind() string
+	Close() error
+}
+
+// Fingerprint is what ingest compares to decide whether a paper changed.
+type Fingerprint struct {
+	TextHash  string
+	PaperHash string
+}
+
+var (
+	// ErrNotFound is returned for an unknown paper id.
+	ErrNotFound = errors.New("paper not found")
+	// ErrModelMismatch is returned when a store built with one embedding
+	// model is opened with another.
+	ErrModelMismatch = errors.New("index was built with a different embedding model")
+	// ErrDimension is returned for a vector of the wrong length.
+	ErrDimension = errors.New("vector has the wrong dimension")
+)

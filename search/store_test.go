@@ -1,0 +1,226 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+)
+
+var testModel = embed.ModelInfo{Name: "test-model", Dim: 8}
+
+// randomUnit returns a deterministic pseudo-random unit vector.
+func randomUnit(seed uint64, dim int) []float32 {
+	r := rand.New(rand.NewPCG(seed, 7))
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	embed.Normalize(v)
+	return v
+}
+
+func testDoc(i int) Document {
+	p := papersearch.Paper{ID: fmt.Sprintf("p%03d", i), Title: fmt.Sprintf("Paper %d", i),
+		Abstract: fmt.Sprintf("Abstract number %d.", i), Authors: []string{"A. Author"}, Venue: "TestConf", Year: 2000 + i%20}
+	fp := FingerprintOf(p)
+	return Document{Paper: p, Vector: randomUnit(uint64(i), testModel.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+}
+
+// storeConformance runs the behaviour every Store must share against a
+// fresh, empty store from open.
+func storeConformance(t *testing.T, open func(t *testing.T) Store) {
+	ctx := context.Background()
+
+	t.Run("UpsertGetCount", func(t *testing.T) {
+		s := open(t)
+		docs := []Document{testDoc(1), testDoc(2), testDoc(3)}
+		if err := s.Upsert(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.Count(ctx); n != 3 {
+			t.Errorf("Count = %d, want 3", n)
+		}
+		got, err := s.Get(ctx, "p002")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Paper.Title != "Paper 2" || got.Paper.Year != 2002 || len(got.Paper.Authors) != 1 || got.TextHash != docs[1].TextHash {
+			t.Errorf("Get = %+v", got.Paper)
+		}
+		if embed.Dot(got.Vector, docs[1].Vector) < 0.9999 {
+			t.Error("stored vector differs from the one given")
+		}
+		// Upserting the same id replaces it and does not add a row.
+		changed := testDoc(2)
+		changed.Paper.Title = "Renamed"
+		if err := s.Upsert(ctx, []Document{changed}); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.Count(ctx); n != 3 {
+			t.Errorf("Count after replace = %d, want 3", n)
+		}
+		if got, _ := s.Get(ctx, "p002"); got.Paper.Title != "Renamed" {
+			t.Errorf("title after replace = %q", got.Paper.Title)
+		}
+	})
+
+	t.Run("NotFound", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get unknown: err = %v, want ErrNotFound", err)
+		}
+		if err := s.Delete(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Delete unknown: err = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("WrongDimension", func(t *testing.T) {
+		s := open(t)
+		d := testDoc(1)
+		d.Vector = d.Vector[:4]
+		if err := s.Upsert(ctx, []Document{testDoc(2), d}); !errors.Is(err, ErrDimension) {
+			t.Errorf("Upsert short vector: err = %v, want ErrDimension", err)
+		}
+		if n, _ := s.Count(ctx); n != 0 {
+			t.Errorf("a rejected batch stored %d papers", n)
+		}
+		if _, err := s.Nearest(ctx, make([]float32, 3), 5); !errors.Is(err, ErrDimension) {
+			t.Errorf("Nearest short vector: err = %v, want ErrDimension", err)
+		}
+	})
+
+	t.Run("NearestIsExactAndExcludes", func(t *testing.T) {
+		s := open(t)
+		var docs []Document
+		for i := range 50 {
+			docs = append(docs, testDoc(i))
+		}
+		if err := s.Upsert(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		q := docs[17].Vector
+		got, err := s.Nearest(ctx, q, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 5 || got[0].ID != "p017" || got[0].Score < 0.9999 {
+			t.Fatalf("Nearest = %v, want p017 first with score 1", got)
+		}
+		// Brute force agrees on the order.
+		top := newTopK(5)
+		for _, d := range docs {
+			top.push(Candidate{ID: d.Paper.ID, Score: embed.Dot(q, d.Vector)})
+		}
+		for i, c := range top.sorted() {
+			if got[i].ID != c.ID {
+				t.Errorf("rank %d: %s, brute force says %s", i+1, got[i].ID, c.ID)
+			}
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].Score > got[i-1].Score {
+				t.Errorf("scores not descending: %v", got)
+			}
+		}
+		ex, _ := s.Nearest(ctx, q, 5, "p017")
+		for _, c := range ex {
+			if c.ID == "p017" {
+				t.Error("excluded id came back")
+			}
+		}
+		if len(ex) != 5 {
+			t.Errorf("with exclusion got %d results, want 5", len(ex))
+		}
+		all, _ := s.Nearest(ctx, q, 500)
+		if len(all) != 50 {
+			t.Errorf("k larger than the store: got %d, want 50", len(all))
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		s := open(t)
+		docs := []Document{testDoc(1), testDoc(2), testDoc(3)}
+		if err := s.Upsert(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete(ctx, "p001"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(ctx, "p001"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("deleted paper still there: %v", err)
+		}
+		got, _ := s.Nearest(ctx, docs[2].Vector, 10)
+		if len(got) != 2 || got[0].ID != "p003" {
+			t.Errorf("after delete Nearest = %v", got)
+		}
+	})
+
+	t.Run("Fingerprints", func(t *testing.T) {
+		s := open(t)
+		if err := s.Upsert(ctx, []Document{testDoc(1), testDoc(2)}); err != nil {
+			t.Fatal(err)
+		}
+		fps, err := s.Fingerprints(ctx, []string{"p001", "p002", "p404"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fps) != 2 || fps["p001"].PaperHash != testDoc(1).PaperHash {
+			t.Errorf("Fingerprints = %v", fps)
+		}
+	})
+}
+
+func TestSQLiteConformance(t *testing.T) {
+	storeConformance(t, func(t *testing.T) Store {
+		s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "papers.db"), testModel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestSQLiteSurvivesReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := OpenSQLite(ctx, path, testModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []Document{testDoc(1), testDoc(2), testDoc(3)}
+	if err := s.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "p002"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = OpenSQLite(ctx, path, testModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, _ := s.Count(ctx); n != 2 {
+		t.Fatalf("after reopen Count = %d, want 2", n)
+	}
+	got, _ := s.Nearest(ctx, docs[2].Vector, 1)
+	if len(got) != 1 || got[0].ID != "p003" {
+		t.Errorf("after reopen Nearest = %v", got)
+	}
+
+	other := embed.ModelInfo{Name: "other-model", Dim: 8}
+	if _, err := OpenSQLite(ctx, path, other); !errors.Is(err, ErrModelMismatch) {
+		t.Errorf("open with another model: err = %v, want ErrModelMismatch", err)
+	}
+	wider := embed.ModelInfo{Name: testModel.Name, Dim: 16}
+	if _, err := OpenSQLite(ctx, path, wider); !errors.Is(err, ErrModelMismatch) {
+		t.Errorf("open with another dimension: err = %v, want ErrModelMismatch", err)
+	}
+}
