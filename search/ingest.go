@@ -11,8 +11,10 @@ import (
 	"github.com/papersearch/papersearch"
 )
 
-// DefaultIngestBatch is how many papers are embedded and stored together.
-const DefaultIngestBatch = 32
+// IngestBatch is how many papers are embedded and stored together: small
+// enough that progress is reported (and kept) every few seconds with the
+// local model, large enough to keep every core busy.
+const IngestBatch = 8
 
 // IngestSummary counts what an ingest did with each paper it was given.
 type IngestSummary struct {
@@ -104,7 +106,7 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 	e.log.Info("ingest planned", "papers", len(papers), "new", sum.New, "updated", sum.Updated,
 		"unchanged", sum.Unchanged, "to_embed", len(work)-sum.Reused)
 	for done := 0; done < len(work); {
-		batch := work[done:min(done+DefaultIngestBatch, len(work))]
+		batch := work[done:min(done+IngestBatch, len(work))]
 		var texts []string
 		var idx []int
 		for i, d := range batch {

@@ -1,0 +1,135 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/papersearch/papersearch/search"
+)
+
+// ProblemType is the base of the type URIs of this API's problems.
+const ProblemType = "https://papersearch.dev/problems/"
+
+// Problem is an RFC 9457 problem details object, served as
+// application/problem+json.
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	// Errors lists what is wrong with each offending request field.
+	Errors []FieldProblem `json:"errors,omitempty"`
+	// RequestID is the id of the request, also sent as X-Request-Id.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// FieldProblem is one invalid field: a JSON pointer (RFC 6901) into the
+// request body, or the name of a query or path parameter, and what is wrong.
+type FieldProblem struct {
+	Pointer string `json:"pointer,omitempty"`
+	Param   string `json:"parameter,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+func (p *Problem) Error() string { return p.Title + ": " + p.Detail }
+
+// problem builds a Problem with a type and title derived from the status.
+func problem(status int, slug, detail string) *Problem {
+	return &Problem{Type: ProblemType + slug, Title: titleFor(status, slug), Status: status, Detail: detail}
+}
+
+func titleFor(status int, slug string) string {
+	switch slug {
+	case "invalid-request":
+		return "Invalid request"
+	case "malformed-json":
+		return "Malformed JSON"
+	case "not-found":
+		return "Not found"
+	}
+	return http.StatusText(status)
+}
+
+// invalid is a 400 problem listing field errors.
+func invalid(detail string, fields ...FieldProblem) *Problem {
+	p := problem(http.StatusBadRequest, "invalid-request", detail)
+	p.Errors = fields
+	return p
+}
+
+// toProblem maps any error a handler returns to the problem the client sees.
+func toProblem(err error) *Problem {
+	var (
+		p      *Problem
+		he     *echo.HTTPError
+		fe     *search.FieldError
+		maxErr *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &p):
+		return p
+	case errors.As(err, &fe):
+		field := FieldProblem{Pointer: "/" + fe.Field, Detail: fe.Reason}
+		return invalid(fe.Error(), field)
+	case errors.Is(err, search.ErrNotFound):
+		return problem(http.StatusNotFound, "not-found", err.Error())
+	case errors.As(err, &maxErr):
+		return problem(http.StatusRequestEntityTooLarge, "body-too-large",
+			fmt.Sprintf("the request body exceeds %d bytes", maxErr.Limit))
+	case errors.Is(err, context.DeadlineExceeded):
+		return problem(http.StatusServiceUnavailable, "timeout", "the request took too long; try again")
+	case errors.Is(err, context.Canceled):
+		return problem(499, "canceled", "the client closed the request")
+	case errors.As(err, &he):
+		status := he.Code
+		detail := http.StatusText(status)
+		if m, ok := he.Message.(string); ok {
+			detail = m
+		}
+		slug := strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "-")
+		if status == http.StatusNotFound {
+			slug = "not-found"
+		}
+		return problem(status, slug, detail)
+	}
+	return problem(http.StatusInternalServerError, "internal", "an internal error occurred; it has been logged")
+}
+
+// errorHandler is echo's error handler: every error becomes problem+json.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	p := toProblem(err)
+	if p.Status == http.StatusInternalServerError {
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path,
+			"request_id", requestID(c), "error", err)
+	}
+	p.Instance = c.Request().URL.Path
+	p.RequestID = requestID(c)
+	writeProblem(c, p, s.log)
+}
+
+func writeProblem(c echo.Context, p *Problem, log *slog.Logger) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		log.Error("encode problem", "error", err)
+		body = []byte(`{"type":"about:blank","title":"Internal Server Error","status":500}`)
+	}
+	if c.Request().Method == http.MethodHead {
+		c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
+		c.Response().WriteHeader(p.Status)
+		return
+	}
+	if err := c.Blob(p.Status, "application/problem+json", body); err != nil {
+		log.Debug("write problem", "error", err)
+	}
+}

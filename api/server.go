@@ -1,0 +1,324 @@
+// Package api serves papersearch over HTTP with echo: routes, request
+// validation and RFC 9457 problem+json errors.
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
+)
+
+// Engine is what the server needs from the search engine.
+type Engine interface {
+	Search(ctx context.Context, q search.Query) (search.Results, error)
+	Similar(ctx context.Context, id string, limit int) (search.Results, error)
+	Get(ctx context.Context, id string) (papersearch.Paper, error)
+	Index(ctx context.Context) (search.IndexInfo, error)
+}
+
+// DefaultMaxBody bounds a request body, in bytes.
+const DefaultMaxBody = 1 << 20
+
+// Options configure a Server. The zero value is a working default.
+type Options struct {
+	Logger  *slog.Logger
+	MaxBody int64 // request body limit in bytes; 0 means DefaultMaxBody
+	// Ready, if set, is asked by /readyz after the store answers; an error
+	// (such as "seeding 5 of 19 papers") makes the service report not ready.
+	Ready func() error
+}
+
+// Server is the HTTP API. It implements http.Handler.
+type Server struct {
+	echo    *echo.Echo
+	engine  Engine
+	log     *slog.Logger
+	maxBody int64
+	ready   func() error
+}
+
+// New returns a Server answering from engine.
+func New(engine Engine, opts Options) *Server {
+	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(middleware.RequestID())
+	e.Use(s.recoverPanics)
+	e.Use(s.logRequests)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.POST("/v1/search", s.search)
+	e.GET("/v1/papers/:id", s.getPaper)
+	e.GET("/v1/papers/:id/similar", s.similar)
+	s.echo = e
+	return s
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+func requestID(c echo.Context) string { return c.Response().Header().Get(echo.HeaderXRequestID) }
+
+// recoverPanics turns a panic in a handler into a logged 500 problem; the
+// process keeps serving.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				err = fmt.Errorf("panic serving %s %s: %v", c.Request().Method, c.Request().URL.Path, r)
+			}
+		}()
+		return next(c)
+	}
+}
+
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		req := c.Request()
+		s.log.Info("request", "method", req.Method, "path", req.URL.Path, "status", c.Response().Status,
+			"bytes", c.Response().Size, "duration_ms", float64(time.Since(start).Microseconds())/1000,
+			"request_id", requestID(c), "remote", c.RealIP())
+		return nil
+	}
+}
+
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 once the store answers and the model is loaded.
+func (s *Server) readyz(c echo.Context) error {
+	info, err := s.engine.Index(c.Request().Context())
+	if err != nil {
+		s.log.Warn("not ready", "error", err)
+		return problem(http.StatusServiceUnavailable, "not-ready", "the store is not answering: "+err.Error())
+	}
+	if s.ready != nil {
+		if err := s.ready(); err != nil {
+			return problem(http.StatusServiceUnavailable, "not-ready", err.Error())
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "index": info})
+}
+
+// SearchRequest is the body of POST /v1/search.
+type SearchRequest struct {
+	Query string `json:"query"`
+	Limit *int   `json:"limit,omitempty"`
+}
+
+// Result is one hit of a response.
+type Result = search.Hit
+
+// SearchResponse is the body of a successful search or similar request.
+type SearchResponse struct {
+	Results []Result         `json:"results"`
+	Index   search.IndexInfo `json:"index"`
+	TookMS  float64          `json:"took_ms"`
+}
+
+func (s *Server) search(c echo.Context) error {
+	var req SearchRequest
+	if err := s.decode(c, &req); err != nil {
+		return err
+	}
+	limit := search.DefaultLimit
+	if req.Limit != nil {
+		limit = *req.Limit
+		if limit == 0 {
+			return toProblem(&search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)})
+		}
+	}
+	if err := search.ValidateQuery(req.Query, limit); err != nil {
+		return err
+	}
+	res, err := s.engine.Search(c.Request().Context(), search.Query{Text: req.Query, Limit: limit})
+	if err != nil {
+		return err
+	}
+	return respond(c, res)
+}
+
+func (s *Server) getPaper(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	p, err := s.engine.Get(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if p.Authors == nil {
+		p.Authors = []string{}
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (s *Server) similar(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	limit := search.DefaultLimit
+	if raw := c.QueryParam("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > search.MaxLimit {
+			return invalid("limit must be an integer between 1 and 100",
+				FieldProblem{Param: "limit", Detail: fmt.Sprintf("must be an integer between 1 and %d, got %q", search.MaxLimit, raw)})
+		}
+		limit = n
+	}
+	res, err := s.engine.Similar(c.Request().Context(), id, limit)
+	if err != nil {
+		return err
+	}
+	return respond(c, res)
+}
+
+func respond(c echo.Context, res search.Results) error {
+	return c.JSON(http.StatusOK, NewSearchResponse(res))
+}
+
+// NewSearchResponse is the JSON body the API returns for res.
+func NewSearchResponse(res search.Results) SearchResponse {
+	hits := res.Hits
+	if hits == nil {
+		hits = []search.Hit{}
+	}
+	for i := range hits {
+		if hits[i].Paper.Authors == nil {
+			hits[i].Paper.Authors = []string{}
+		}
+	}
+	return SearchResponse{
+		Results: hits,
+		Index:   res.Index,
+		TookMS:  float64(res.Took.Microseconds()) / 1000,
+	}
+}
+
+// pathID returns the :id path parameter, unescaped and validated.
+func pathID(c echo.Context) (string, error) {
+	raw := c.Param("id")
+	id, err := url.PathUnescape(raw)
+	if err != nil || id == "" || len(id) > papersearch.MaxIDLength || !utf8.ValidString(id) || strings.ContainsFunc(id, isControl) {
+		return "", invalid("the paper id in the path is not a valid id",
+			FieldProblem{Param: "id", Detail: fmt.Sprintf("must be 1 to %d bytes of UTF-8 text without control characters", papersearch.MaxIDLength)})
+	}
+	return id, nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// decode reads a JSON request body strictly: bounded in size, valid UTF-8,
+// one JSON object, no unknown fields, the right types.
+func (s *Server) decode(c echo.Context, dst any) error {
+	req := c.Request()
+	if ct := req.Header.Get(echo.HeaderContentType); ct != "" && !strings.Contains(ct, "json") &&
+		!strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		return problem(http.StatusUnsupportedMediaType, "unsupported-media-type",
+			fmt.Sprintf("the request body must be JSON (Content-Type: application/json), not %s", ct))
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, s.maxBody))
+	if err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return err
+		}
+		return problem(http.StatusBadRequest, "unreadable-body", "the request body could not be read: "+err.Error())
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return problem(http.StatusBadRequest, "malformed-json", "the request body is empty; send a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return problem(http.StatusBadRequest, "invalid-utf8", "the request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonProblem(err)
+	}
+	if dec.More() {
+		return problem(http.StatusBadRequest, "malformed-json", "the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// jsonProblem explains a JSON decoding error, naming the field at fault.
+func jsonProblem(err error) *Problem {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syn):
+		return problem(http.StatusBadRequest, "malformed-json",
+			fmt.Sprintf("the request body is not valid JSON at byte %d: %v", syn.Offset, syn))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return problem(http.StatusBadRequest, "malformed-json", "the request body ends in the middle of a JSON value")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return invalid("the request body must be a JSON object",
+				FieldProblem{Pointer: "", Detail: fmt.Sprintf("expected an object, got %s", typ.Value)})
+		}
+		return invalid(fmt.Sprintf("%s must be %s, got %s", field, jsonKind(typ.Type.Kind().String()), typ.Value),
+			FieldProblem{Pointer: "/" + strings.ReplaceAll(field, ".", "/"),
+				Detail: fmt.Sprintf("must be %s, got %s", jsonKind(typ.Type.Kind().String()), typ.Value)})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return invalid(fmt.Sprintf("unknown field %q", name),
+			FieldProblem{Pointer: "/" + name, Detail: "is not a field of this request"})
+	}
+	return problem(http.StatusBadRequest, "malformed-json", "the request body is not valid JSON: "+err.Error())
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "int", "int64", "int32", "uint":
+		return "an integer"
+	case "float64", "float32":
+		return "a number"
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	}
+	return goKind
+}

@@ -1,0 +1,268 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
+)
+
+// testServer is one real server, over a store holding six seed papers and
+// one paper whose id needs escaping, shared by the tests of this package.
+var testServer struct {
+	once   sync.Once
+	url    string
+	papers []papersearch.Paper
+	err    error
+	close  func()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testServer.close != nil {
+		testServer.close()
+	}
+	os.Exit(code)
+}
+
+func server(t *testing.T) (string, []papersearch.Paper) {
+	t.Helper()
+	testServer.once.Do(func() {
+		ctx := context.Background()
+		dir, err := os.MkdirTemp("", "papersearch-api-")
+		if err != nil {
+			testServer.err = err
+			return
+		}
+		model, err := embed.NewLocal(0)
+		if err != nil {
+			testServer.err = err
+			return
+		}
+		store, err := search.OpenSQLite(ctx, filepath.Join(dir, "papers.db"), model.Info())
+		if err != nil {
+			testServer.err = err
+			return
+		}
+		eng, err := search.NewEngine(store, model, nil)
+		if err != nil {
+			testServer.err = err
+			return
+		}
+		papers, err := seeds.NeurIPS2026()
+		if err != nil {
+			testServer.err = err
+			return
+		}
+		papers = papers[:6]
+		papers = append(papers, papersearch.Paper{ID: "cs/0101001 ü", Title: "An old arXiv id",
+			Abstract: "Identifiers with slashes, spaces and accents must round-trip through the URL path.",
+			Authors: []string{"Ada Lovelace"}, Venue: "arXiv", Year: 2001})
+		if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+			testServer.err = err
+			return
+		}
+		srv := httptest.NewServer(New(eng, Options{}))
+		testServer.url, testServer.papers = srv.URL, papers
+		testServer.close = func() { srv.Close(); store.Close(); os.RemoveAll(dir) }
+	})
+	if testServer.err != nil {
+		t.Fatal(testServer.err)
+	}
+	return testServer.url, testServer.papers
+}
+
+func do(t *testing.T, method, url, contentType, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func TestSearchGetSimilar(t *testing.T) {
+	url, papers := server(t)
+	resp, body := do(t, "POST", url+"/v1/search", "application/json",
+		`{"query":"how do brain-signal foundation models relate to hand-crafted features","limit":3}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var sr SearchResponse
+	if err := json.Unmarshal(body, &sr); err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Results) != 3 || sr.Results[0].Rank != 1 || sr.Results[0].ID != papers[1].ID {
+		t.Fatalf("results %+v, want the EEG paper (%s) first of 3", sr.Results, papers[1].ID)
+	}
+	if sr.Index.Store != "embedded" || sr.Index.Model != "all-MiniLM-L6-v2" || sr.Index.Dim != 384 || sr.Index.Papers != 7 {
+		t.Errorf("index = %+v", sr.Index)
+	}
+	if !strings.Contains(string(body), `"authors":[]`) || !strings.Contains(string(body), `"took_ms"`) {
+		t.Errorf("response lacks authors [] or took_ms: %s", body)
+	}
+
+	// Default limit, and every hit carries its paper.
+	_, body = do(t, "POST", url+"/v1/search", "application/json", `{"query":"robots"}`)
+	json.Unmarshal(body, &sr)
+	if len(sr.Results) != 7 || sr.Results[0].Paper.Abstract == "" {
+		t.Errorf("default limit gave %d results", len(sr.Results))
+	}
+
+	resp, body = do(t, "GET", url+"/v1/papers/"+papers[2].ID, "", "")
+	var p papersearch.Paper
+	if resp.StatusCode != 200 || json.Unmarshal(body, &p) != nil || p.ID != papers[2].ID || p.Abstract != papers[2].Abstract {
+		t.Errorf("get: status %d body %s", resp.StatusCode, body)
+	}
+
+	resp, body = do(t, "GET", url+"/v1/papers/"+papers[3].ID+"/similar?limit=10", "", "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("similar: status %d: %s", resp.StatusCode, body)
+	}
+	json.Unmarshal(body, &sr)
+	if len(sr.Results) != 6 {
+		t.Errorf("similar returned %d papers, want the 6 others", len(sr.Results))
+	}
+	for _, r := range sr.Results {
+		if r.ID == papers[3].ID {
+			t.Error("similar returned the paper itself")
+		}
+	}
+
+	// An id with a slash, a space and an accent, escaped in the path.
+	resp, body = do(t, "GET", url+"/v1/papers/cs%2F0101001%20%C3%BC", "", "")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "old arXiv") {
+		t.Errorf("escaped id: status %d body %s", resp.StatusCode, body)
+	}
+	resp, _ = do(t, "GET", url+"/v1/papers/cs%2F0101001%20%C3%BC/similar?limit=2", "", "")
+	if resp.StatusCode != 200 {
+		t.Errorf("similar of escaped id: status %d", resp.StatusCode)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	url, _ := server(t)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, body := do(t, "GET", url+path, "", "")
+		if resp.StatusCode != 200 {
+			t.Errorf("%s: status %d: %s", path, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestBadRequests sends what clients get wrong and hostile input: every one
+// gets a problem+json body with the right 4xx status, never a 5xx.
+func TestBadRequests(t *testing.T) {
+	url, _ := server(t)
+	huge := `{"query":"` + strings.Repeat("a", DefaultMaxBody) + `"}`
+	tests := []struct {
+		name, method, path, ctype, body string
+		status                          int
+		pointer                         string // expected errors[0].pointer or parameter, if any
+	}{
+		{"malformed JSON", "POST", "/v1/search", "application/json", `{"query":`, 400, ""},
+		{"not JSON", "POST", "/v1/search", "application/json", `query=hello`, 400, ""},
+		{"empty body", "POST", "/v1/search", "application/json", ``, 400, ""},
+		{"array body", "POST", "/v1/search", "application/json", `["a"]`, 400, ""},
+		{"two values", "POST", "/v1/search", "application/json", `{"query":"a"}{"query":"b"}`, 400, ""},
+		{"query wrong type", "POST", "/v1/search", "application/json", `{"query":42}`, 400, "/query"},
+		{"limit wrong type", "POST", "/v1/search", "application/json", `{"query":"a","limit":"10"}`, 400, "/limit"},
+		{"limit fractional", "POST", "/v1/search", "application/json", `{"query":"a","limit":2.5}`, 400, "/limit"},
+		{"limit zero", "POST", "/v1/search", "application/json", `{"query":"a","limit":0}`, 400, "/limit"},
+		{"limit too big", "POST", "/v1/search", "application/json", `{"query":"a","limit":101}`, 400, "/limit"},
+		{"limit negative", "POST", "/v1/search", "application/json", `{"query":"a","limit":-3}`, 400, "/limit"},
+		{"limit overflow", "POST", "/v1/search", "application/json", `{"query":"a","limit":1e40}`, 400, "/limit"},
+		{"empty query", "POST", "/v1/search", "application/json", `{"query":""}`, 400, "/query"},
+		{"blank query", "POST", "/v1/search", "application/json", `{"query":" \n\t "}`, 400, "/query"},
+		{"missing query", "POST", "/v1/search", "application/json", `{"limit":5}`, 400, "/query"},
+		{"unknown field", "POST", "/v1/search", "application/json", `{"query":"a","q":"b"}`, 400, "/q"},
+		{"long query", "POST", "/v1/search", "application/json", `{"query":"` + strings.Repeat("word ", 2000) + `"}`, 400, "/query"},
+		{"invalid UTF-8", "POST", "/v1/search", "application/json", "{\"query\":\"caf\xe9\"}", 400, ""},
+		{"huge body", "POST", "/v1/search", "application/json", huge, 413, ""},
+		{"wrong content type", "POST", "/v1/search", "text/csv", `a,b`, 415, ""},
+		{"unknown id", "GET", "/v1/papers/no-such-paper", "", "", 404, ""},
+		{"unknown id similar", "GET", "/v1/papers/no-such-paper/similar", "", "", 404, ""},
+		{"control char in id", "GET", "/v1/papers/a%00b", "", "", 400, "id"},
+		{"id too long", "GET", "/v1/papers/" + strings.Repeat("x", 300), "", "", 400, "id"},
+		{"similar limit text", "GET", "/v1/papers/x/similar?limit=ten", "", "", 400, "limit"},
+		{"similar limit zero", "GET", "/v1/papers/x/similar?limit=0", "", "", 400, "limit"},
+		{"similar limit big", "GET", "/v1/papers/x/similar?limit=1000", "", "", 400, "limit"},
+		{"unknown route", "GET", "/v1/nothing", "", "", 404, ""},
+		{"wrong method", "GET", "/v1/search", "", "", 405, ""},
+		{"wrong method on paper", "PUT", "/v1/papers/x", "application/json", `{}`, 405, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := do(t, tt.method, url+tt.path, tt.ctype, tt.body)
+			if resp.StatusCode != tt.status {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("Content-Type %q, want application/problem+json", ct)
+			}
+			var p Problem
+			if err := json.Unmarshal(body, &p); err != nil {
+				t.Fatalf("body is not a problem: %v: %s", err, body)
+			}
+			if p.Status != tt.status || p.Title == "" || p.Detail == "" || !strings.HasPrefix(p.Type, ProblemType) ||
+				p.Instance == "" || p.RequestID == "" || p.RequestID != resp.Header.Get("X-Request-Id") {
+				t.Errorf("incomplete problem %+v", p)
+			}
+			if tt.pointer != "" {
+				if len(p.Errors) == 0 || (p.Errors[0].Pointer != tt.pointer && p.Errors[0].Param != tt.pointer) {
+					t.Errorf("errors %+v, want one for %s", p.Errors, tt.pointer)
+				}
+			}
+		})
+	}
+}
+
+// panicky is an engine that fails in every way a bug could.
+type panicky struct{}
+
+func (panicky) Search(context.Context, search.Query) (search.Results, error) { panic("boom") }
+func (panicky) Similar(context.Context, string, int) (search.Results, error) {
+	return search.Results{}, io.ErrUnexpectedEOF
+}
+func (panicky) Get(context.Context, string) (papersearch.Paper, error) { panic(http.ErrAbortHandler) }
+func (panicky) Index(context.Context) (search.IndexInfo, error)       { return search.IndexInfo{}, nil }
+
+func TestPanicsBecomeProblems(t *testing.T) {
+	srv := httptest.NewServer(New(panicky{}, Options{}))
+	defer srv.Close()
+	resp, body := do(t, "POST", srv.URL+"/v1/search", "application/json", `{"query":"a"}`)
+	if resp.StatusCode != 500 || !strings.Contains(string(body), `"status":500`) || strings.Contains(string(body), "boom") {
+		t.Errorf("panic: status %d body %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, "GET", srv.URL+"/v1/papers/x/similar", "", "")
+	if resp.StatusCode != 500 || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("error: status %d body %s", resp.StatusCode, body)
+	}
+	// The server still answers after both.
+	if resp, _ := do(t, "GET", srv.URL+"/healthz", "", ""); resp.StatusCode != 200 {
+		t.Errorf("healthz after panic: %d", resp.StatusCode)
+	}
+}

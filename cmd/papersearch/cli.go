@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
+)
+
+// ingest adds the papers of each file to the store and prints a summary.
+func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, stdout, stderr io.Writer) error {
+	if len(files) == 0 {
+		return usageError{"ingest needs at least one corpus file (seed text or JSONL, optionally gzipped)"}
+	}
+	eng, store, err := openEngine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	for _, name := range files {
+		papers, rejected, err := readCorpus(name)
+		for _, le := range rejected {
+			fmt.Fprintf(stderr, "%s:%d: rejected: %v\n", name, le.Line, le.Err)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "%s: %d papers read, %d rejected; ingesting\n", name, len(papers), len(rejected))
+		sum, err := eng.Ingest(ctx, papers, func(p search.IngestProgress) {
+			fmt.Fprintf(stderr, "%s: %d/%d papers stored (%.1f/s, eta %s)\n", name, p.Done, p.Total,
+				float64(p.Done)/p.Elapsed.Seconds(), p.ETA().Round(time.Second))
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Fprintf(stdout, "%s: %d new, %d updated, %d unchanged, %d rejected, %d duplicates; %d embedded, %d reused; %s\n",
+			name, sum.New, sum.Updated, sum.Unchanged, len(rejected), sum.Duplicates, sum.Embedded, sum.Reused,
+			sum.Took.Round(time.Millisecond))
+	}
+	return nil
+}
+
+func readCorpus(name string) ([]papersearch.Paper, []*seeds.LineError, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	papers, rejected, err := seeds.ReadAll(f, 0)
+	if err != nil {
+		return nil, rejected, fmt.Errorf("%s: %w", name, err)
+	}
+	return papers, rejected, nil
+}
+
+// queryFlags are the flags shared by search and similar.
+type queryFlags struct {
+	limit int
+	json  bool
+}
+
+// parseQueryArgs parses flags placed before or after the one positional
+// argument, which it returns.
+func parseQueryArgs(cmd, what string, args []string) (string, queryFlags, error) {
+	var qf queryFlags
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&qf.limit, "limit", search.DefaultLimit, "number of results")
+	fs.BoolVar(&qf.json, "json", false, "print JSON")
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", qf, usageError{fmt.Sprintf("%s: %v", cmd, err)}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) != 1 {
+		return "", qf, usageError{fmt.Sprintf("%s needs exactly one %s (quote it if it has spaces)", cmd, what)}
+	}
+	if err := search.ValidateLimit(qf.limit); err != nil || qf.limit == 0 {
+		return "", qf, usageError{fmt.Sprintf("%s: --limit must be between 1 and %d", cmd, search.MaxLimit)}
+	}
+	return positional[0], qf, nil
+}
+
+func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	query, qf, err := parseQueryArgs("search", "QUERY", args)
+	if err != nil {
+		return err
+	}
+	eng, store, err := openEngine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	res, err := eng.Search(ctx, search.Query{Text: query, Limit: qf.limit})
+	if err != nil {
+		return err
+	}
+	return printResults(stdout, res, qf.json)
+}
+
+func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	id, qf, err := parseQueryArgs("similar", "paper ID", args)
+	if err != nil {
+		return err
+	}
+	eng, store, err := openEngine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	res, err := eng.Similar(ctx, id, qf.limit)
+	if errors.Is(err, search.ErrNotFound) {
+		return fmt.Errorf("no paper has the id %q", id)
+	}
+	if err != nil {
+		return err
+	}
+	return printResults(stdout, res, qf.json)
+}
+
+func printResults(w io.Writer, res search.Results, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(api.NewSearchResponse(res))
+	}
+	if len(res.Hits) == 0 {
+		_, err := fmt.Fprintln(w, "no results")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tSCORE\tID\tTITLE")
+	for _, h := range res.Hits {
+		title := h.Paper.Title
+		if h.Paper.Year != 0 {
+			title = fmt.Sprintf("%s (%s %d)", title, strings.TrimSpace(h.Paper.Venue), h.Paper.Year)
+		}
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", h.Rank, h.Score, h.ID, title)
+	}
+	return tw.Flush()
+}

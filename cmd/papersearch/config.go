@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// envPrefix prefixes every configuration variable.
+const envPrefix = "PAPERSEARCH"
+
+// Config is the service's configuration, read from PAPERSEARCH_* variables.
+type Config struct {
+	Addr         string `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"address the HTTP server listens on"`
+	DataDir      string `envconfig:"DATA_DIR" desc:"folder of the embedded store (default: the papersearch folder in the user's data folder, e.g. ~/.local/share/papersearch)"`
+	Seed         bool   `envconfig:"SEED" default:"true" desc:"ingest the shipped NeurIPS 2026 abstracts when the store is empty"`
+	EmbedWorkers int    `envconfig:"EMBED_WORKERS" default:"0" desc:"texts the local model encodes at once (0: one per CPU)"`
+	MaxBody      int64  `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
+	LogLevel     string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
+	LogFormat    string `envconfig:"LOG_FORMAT" default:"text" desc:"text or json"`
+}
+
+func loadConfig() (Config, error) {
+	var cfg Config
+	if err := envconfig.Process(envPrefix, &cfg); err != nil {
+		return cfg, fmt.Errorf("configuration: %w", err)
+	}
+	if cfg.DataDir == "" {
+		dir, err := userDataDir()
+		if err != nil {
+			return cfg, fmt.Errorf("configuration: no %s_DATA_DIR and %w", envPrefix, err)
+		}
+		cfg.DataDir = filepath.Join(dir, "papersearch")
+	}
+	if cfg.MaxBody <= 0 {
+		return cfg, fmt.Errorf("configuration: %s_MAX_BODY must be positive", envPrefix)
+	}
+	return cfg, nil
+}
+
+// storePath is the embedded store's database file.
+func (c Config) storePath() string { return filepath.Join(c.DataDir, "papersearch.db") }
+
+// userDataDir is the per-user folder for application data:
+// $XDG_DATA_HOME or ~/.local/share on Unix, Application Support on macOS,
+// %LocalAppData% on Windows.
+func userDataDir() (string, error) {
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return d, nil
+		}
+		return "", errors.New("%LocalAppData% is not set")
+	case "darwin", "ios":
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, "Library", "Application Support"), nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "share"), nil
+}
+
+func newLogger(cfg Config, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return nil, fmt.Errorf("configuration: %s_LOG_LEVEL: %w", envPrefix, err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(cfg.LogFormat) {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text", "":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("configuration: %s_LOG_FORMAT must be text or json, not %q", envPrefix, cfg.LogFormat)
+}
+
+// printUsage writes the command's help: subcommands and every variable.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `papersearch: semantic search over research-paper abstracts.
+
+Usage:
+  papersearch [serve]                 serve the HTTP API (the default)
+  papersearch ingest FILE...          add papers from seed-text or JSONL files (.gz too)
+  papersearch search [flags] QUERY    print the papers that best answer QUERY
+  papersearch similar [flags] ID      print the papers most like paper ID
+  papersearch help                    print this help
+
+Flags of search and similar:
+  --limit N   number of results, 1 to 100 (default 10)
+  --json      print the API's JSON instead of a table
+
+Configuration is read from the environment:
+
+`)
+	var cfg Config
+	format := "{{range .}}  {{usage_key .}}\n      {{usage_description .}}{{if usage_default .}} (default {{usage_default .}}){{end}}\n{{end}}"
+	if err := envconfig.Usagef(envPrefix, &cfg, w, format); err != nil {
+		fmt.Fprintln(w, err)
+	}
+}

@@ -1,0 +1,69 @@
+// Command papersearch serves semantic search over research-paper abstracts
+// and offers the same operations on the command line.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	var ue usageError
+	switch {
+	case err == nil:
+	case errors.As(err, &ue):
+		fmt.Fprintf(os.Stderr, "papersearch: %v\nRun 'papersearch help' for usage.\n", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintf(os.Stderr, "papersearch: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// usageError is a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// run executes one command line.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "help", "-h", "-help", "--help":
+		printUsage(stdout)
+		return nil
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case "serve":
+		if len(args) > 0 {
+			return usageError{"serve takes no arguments; configure it with PAPERSEARCH_* variables"}
+		}
+		return serve(ctx, cfg, log)
+	case "ingest":
+		return ingest(ctx, cfg, log, args, stdout, stderr)
+	case "search":
+		return searchCmd(ctx, cfg, log, args, stdout)
+	case "similar":
+		return similarCmd(ctx, cfg, log, args, stdout)
+	}
+	return usageError{fmt.Sprintf("unknown command %q", cmd)}
+}

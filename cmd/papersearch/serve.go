@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
+)
+
+// openEngine loads the local model and opens the embedded store under it.
+func openEngine(ctx context.Context, cfg Config, log *slog.Logger) (*search.Engine, search.Store, error) {
+	start := time.Now()
+	model, err := embed.NewLocal(cfg.EmbedWorkers)
+	if err != nil {
+		return nil, nil, err
+	}
+	info := model.Info()
+	log.Debug("model loaded", "model", info.Name, "dim", info.Dim, "took", time.Since(start).Round(time.Millisecond))
+	store, err := search.OpenSQLite(ctx, cfg.storePath(), info)
+	if errors.Is(err, search.ErrModelMismatch) {
+		return nil, nil, fmt.Errorf("%w\nto rebuild the index under %s, move %s aside and run 'papersearch ingest' on your corpus again",
+			err, info.Name, cfg.storePath())
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err := search.NewEngine(store, model, log)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return eng, store, nil
+}
+
+// serve runs the HTTP API until ctx is cancelled, seeding an empty store
+// with the shipped corpus first.
+func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
+	eng, store, err := openEngine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	count, err := store.Count(ctx)
+	if err != nil {
+		return err
+	}
+
+	var notReady atomic.Pointer[error]
+	srv := &http.Server{
+		Handler: api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, Ready: func() error {
+			if e := notReady.Load(); e != nil {
+				return *e
+			}
+			return nil
+		}}),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (set PAPERSEARCH_ADDR to use another address): %w", cfg.Addr, err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	m := store.Model()
+	log.Info("papersearch listening", "url", "http://"+ln.Addr().String(), "store", cfg.storePath(),
+		"papers", count, "model", m.Name, "dim", m.Dim)
+
+	if count == 0 && cfg.Seed {
+		if err := seed(ctx, eng, log, &notReady); err != nil {
+			shutdown(srv, log)
+			return err
+		}
+	}
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	return shutdown(srv, log)
+}
+
+// seed ingests the shipped corpus into an empty store, reporting progress
+// through the readiness check.
+func seed(ctx context.Context, eng *search.Engine, log *slog.Logger, notReady *atomic.Pointer[error]) error {
+	papers, err := seeds.NeurIPS2026()
+	if err != nil {
+		return err
+	}
+	pending := fmt.Errorf("seeding the empty store with %d papers", len(papers))
+	notReady.Store(&pending)
+	log.Info("store is empty: ingesting the seed corpus", "corpus", seeds.Name, "papers", len(papers))
+	sum, err := eng.Ingest(ctx, papers, func(p search.IngestProgress) {
+		e := fmt.Errorf("seeding the empty store: %d of %d papers done", p.Done, p.Total)
+		notReady.Store(&e)
+	})
+	if err != nil {
+		return fmt.Errorf("seed the store: %w", err)
+	}
+	notReady.Store(nil)
+	log.Info("seed corpus ingested", "new", sum.New, "embedded", sum.Embedded, "took", sum.Took.Round(time.Millisecond))
+	return nil
+}
+
+// shutdown stops accepting connections and lets requests in flight finish.
+func shutdown(srv *http.Server, log *slog.Logger) error {
+	log.Info("shutting down: draining requests in flight")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
