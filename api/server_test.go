@@ -68,7 +68,7 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 		papers = papers[:6]
 		papers = append(papers, papersearch.Paper{ID: "cs/0101001 ü", Title: "An old arXiv id",
 			Abstract: "Identifiers with slashes, spaces and accents must round-trip through the URL path.",
-			Authors: []string{"Ada Lovelace"}, Venue: "arXiv", Year: 2001})
+			Authors:  []string{"Ada Lovelace"}, Venue: "arXiv", Year: 2001})
 		if _, err := eng.Ingest(ctx, papers, nil); err != nil {
 			testServer.err = err
 			return
@@ -248,7 +248,7 @@ func (panicky) Similar(context.Context, string, int) (search.Results, error) {
 	return search.Results{}, io.ErrUnexpectedEOF
 }
 func (panicky) Get(context.Context, string) (papersearch.Paper, error) { panic(http.ErrAbortHandler) }
-func (panicky) Index(context.Context) (search.IndexInfo, error)       { return search.IndexInfo{}, nil }
+func (panicky) Index(context.Context) (search.IndexInfo, error)        { return search.IndexInfo{}, nil }
 
 func TestPanicsBecomeProblems(t *testing.T) {
 	srv := httptest.NewServer(New(panicky{}, Options{}))

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's concurrent logging.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var listenRE = regexp.MustCompile(`papersearch listening" url=(http://127\.0\.0\.1:\d+)`)
+
+// startServe runs 'papersearch serve' in-process until the returned stop
+// is called, and returns its base URL once /readyz answers 200.
+func startServe(t *testing.T) (url string, logs *syncBuffer, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, io.Discard, logs) }()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve returned %v", err)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if m := listenRE.FindStringSubmatch(logs.String()); m != nil {
+			url = m[1]
+			if resp, err := http.Get(url + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					return url, logs, stop
+				}
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve exited early: %v\n%s", err, logs)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	stop()
+	t.Fatalf("serve not ready in time:\n%s", logs)
+	return
+}
+
+func setEnv(t *testing.T) string {
+	dir := t.TempDir()
+	t.Setenv("PAPERSEARCH_DATA_DIR", dir)
+	t.Setenv("PAPERSEARCH_ADDR", "127.0.0.1:0")
+	return dir
+}
+
+func TestServeSeedsThenRestartsWithoutReembedding(t *testing.T) {
+	dir := setEnv(t)
+	url, logs, stop := startServe(t)
+	if !strings.Contains(logs.String(), "store is empty: ingesting the seed corpus") {
+		t.Errorf("first start did not seed:\n%s", logs)
+	}
+	resp, err := http.Post(url+"/v1/search", "application/json",
+		strings.NewReader(`{"query":"why do people misjudge probabilities?","limit":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sr struct {
+		Results []struct {
+			Paper struct{ Abstract string }
+		}
+		Index struct{ Papers int }
+	}
+	json.NewDecoder(resp.Body).Decode(&sr)
+	resp.Body.Close()
+	if sr.Index.Papers != 19 || len(sr.Results) != 1 ||
+		!strings.HasPrefix(sr.Results[0].Paper.Abstract, "Humans systematically misrepresent probability") {
+		t.Errorf("search on the seeded service: %+v", sr)
+	}
+	stop()
+	if _, err := os.Stat(filepath.Join(dir, "papersearch.db")); err != nil {
+		t.Fatalf("no store file in the data dir: %v", err)
+	}
+
+	// Second start: the store is kept and nothing is embedded again.
+	url, logs, stop = startServe(t)
+	defer stop()
+	if strings.Contains(logs.String(), "ingest") || !strings.Contains(logs.String(), "papers=19") {
+		t.Errorf("second start re-ingested or lost papers:\n%s", logs)
+	}
+	resp, err = http.Get(url + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"papers":19`) {
+		t.Errorf("readyz after restart: %s", body)
+	}
+}
+
+func TestCLI(t *testing.T) {
+	setEnv(t)
+	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
+	ctx := context.Background()
+	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
+	os.WriteFile(corpus, []byte(strings.Join([]string{
+		`{"id":"g1","title":"Graph neural networks for molecules","abstract":"We predict molecular properties with message passing on atom graphs.","authors":["A. Chem"],"venue":"ICML","year":2020}`,
+		`{"id":"g2","title":"Speech recognition with transformers","abstract":"An end-to-end acoustic model transcribes spoken audio into text.","year":2021}`,
+		`{"id":"bad","title":"No abstract"}`,
+		`not json`,
+		`{"id":"g3","title":"Protein structure prediction","abstract":"Deep networks fold amino acid sequences into 3D protein structures.","year":2021}`,
+	}, "\n")), 0o644)
+
+	var out, errs bytes.Buffer
+	if err := run(ctx, []string{"ingest", corpus}, &out, &errs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "3 new, 0 updated, 0 unchanged, 2 rejected") ||
+		!strings.Contains(out.String(), "3 embedded") {
+		t.Errorf("first ingest summary: %s", out.String())
+	}
+	if !strings.Contains(errs.String(), "papers.jsonl:3: rejected: abstract is empty") ||
+		!strings.Contains(errs.String(), "papers.jsonl:4: rejected: invalid JSON") {
+		t.Errorf("rejections not reported with line numbers:\n%s", errs.String())
+	}
+	out.Reset()
+	if err := run(ctx, []string{"ingest", corpus}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "0 new, 0 updated, 3 unchanged") || !strings.Contains(out.String(), "0 embedded") {
+		t.Errorf("second ingest summary: %s", out.String())
+	}
+
+	out.Reset()
+	if err := run(ctx, []string{"search", "how do proteins fold?", "--limit", "2"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "g3") || !strings.Contains(lines[1], "Protein structure prediction") {
+		t.Errorf("search output:\n%s", out.String())
+	}
+
+	out.Reset()
+	if err := run(ctx, []string{"similar", "--json", "g1"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var sr struct {
+		Results []struct{ ID string }
+		Index   struct{ Papers int }
+	}
+	if err := json.Unmarshal(out.Bytes(), &sr); err != nil {
+		t.Fatalf("similar --json: %v\n%s", err, out.String())
+	}
+	if len(sr.Results) != 2 || sr.Index.Papers != 3 {
+		t.Errorf("similar --json: %+v", sr)
+	}
+	for _, r := range sr.Results {
+		if r.ID == "g1" {
+			t.Error("similar returned the paper itself")
+		}
+	}
+
+	for _, args := range [][]string{{"similar", "nope"}, {"search"}, {"search", "a", "b"}, {"search", "--limit", "0", "x"},
+		{"frobnicate"}, {"ingest"}, {"ingest", "/no/such/file"}} {
+		if err := run(ctx, args, io.Discard, io.Discard); err == nil {
+			t.Errorf("papersearch %s succeeded", strings.Join(args, " "))
+		}
+	}
+	out.Reset()
+	if err := run(ctx, []string{"help"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "PAPERSEARCH_DATA_DIR") {
+		t.Errorf("help: %v\n%s", err, out.String())
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	setEnv(t)
+	for k, v := range map[string]string{"PAPERSEARCH_LOG_LEVEL": "loud", "PAPERSEARCH_MAX_BODY": "-1", "PAPERSEARCH_SEED": "maybe"} {
+		t.Run(k, func(t *testing.T) {
+			t.Setenv(k, v)
+			err := run(context.Background(), []string{"serve"}, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "configuration") {
+				t.Errorf("%s=%s: err = %v", k, v, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,38 @@
+package papersearch
+
+import "testing"
+
+func TestDeriveID(t *testing.T) {
+	a := DeriveID("We study  Graph\nNetworks.")
+	if len(a) != 16 {
+		t.Fatalf("id %q is not 16 hex digits", a)
+	}
+	if b := DeriveID("  we study graph networks. "); b != a {
+		t.Errorf("case and spacing changed the id: %s vs %s", a, b)
+	}
+	if c := DeriveID("We study graph networks!"); c == a {
+		t.Error("a different abstract got the same id")
+	}
+	// NFKC: the ligature "ﬁ" and "fi" are the same text.
+	if DeriveID("ﬁne tuning") != DeriveID("fine tuning") {
+		t.Error("compatibility forms changed the id")
+	}
+}
+
+func TestText(t *testing.T) {
+	tests := []struct {
+		p    Paper
+		want string
+	}{
+		{Paper{Title: "Graph nets", Abstract: "We study graphs."}, "Graph nets.\nWe study graphs."},
+		{Paper{Abstract: "We study graphs."}, "We study graphs."},
+		// A derived title repeats the abstract's opening and is not repeated.
+		{Paper{Title: "We study graphs", Abstract: "We study graphs. More."}, "We study graphs. More."},
+		{Paper{Title: "We study graphs of…", Abstract: "We study graphs of many kinds."}, "We study graphs of many kinds."},
+	}
+	for _, tt := range tests {
+		if got := tt.p.Text(); got != tt.want {
+			t.Errorf("Text(%+v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
