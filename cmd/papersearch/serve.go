@@ -79,7 +79,12 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		"papers", count, "model", m.Name, "dim", m.Dim)
 
 	if count == 0 && cfg.Seed {
-		if err := seed(ctx, eng, log, &notReady); err != nil {
+		err := seed(ctx, eng, log, &notReady)
+		if ctx.Err() != nil {
+			log.Warn("seeding interrupted; the papers stored so far are kept and the next start goes on with the rest")
+			return shutdown(srv, log)
+		}
+		if err != nil {
 			shutdown(srv, log)
 			return err
 		}
