@@ -3,8 +3,12 @@ module github.com/papersearch/papersearch
 go 1.26.8
 
 require (
+	github.com/cenkalti/backoff/v5 v5.0.3
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/kelseyhightower/envconfig v1.4.0
 	github.com/labstack/echo/v4 v4.16.4
+	github.com/sashabaranov/go-openai v1.43.0
+	golang.org/x/sync v0.25.0
 	golang.org/x/text v0.44.0
 	modernc.org/sqlite v1.62.0
 )

@@ -29,6 +29,9 @@ type Problem struct {
 	Errors []FieldProblem `json:"errors,omitempty"`
 	// RequestID is the id of the request, also sent as X-Request-Id.
 	RequestID string `json:"request_id,omitempty"`
+	// OpenAI repeats the problem as an OpenAI error object on the
+	// OpenAI-compatible endpoint, so OpenAI client libraries read it.
+	OpenAI *openAIError `json:"error,omitempty"`
 }
 
 // FieldProblem is one invalid field: a JSON pointer (RFC 6901) into the

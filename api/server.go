@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -30,6 +31,8 @@ type Engine interface {
 	Similar(ctx context.Context, id string, limit int) (search.Results, error)
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
 	Index(ctx context.Context) (search.IndexInfo, error)
+	Model() embed.ModelInfo
+	Embed(ctx context.Context, texts []string) ([][]float32, int, error)
 }
 
 // DefaultMaxBody bounds a request body, in bytes.
@@ -74,6 +77,7 @@ func New(engine Engine, opts Options) *Server {
 	e.POST("/v1/search", s.search)
 	e.GET("/v1/papers/:id", s.getPaper)
 	e.GET("/v1/papers/:id/similar", s.similar)
+	e.POST("/v1/embeddings", s.embeddings)
 	s.echo = e
 	return s
 }

@@ -55,7 +55,7 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 			testServer.err = err
 			return
 		}
-		eng, err := search.NewEngine(store, model, nil)
+		eng, err := search.NewEngine(store, model, search.Options{})
 		if err != nil {
 			testServer.err = err
 			return
@@ -249,6 +249,10 @@ func (panicky) Similar(context.Context, string, int) (search.Results, error) {
 }
 func (panicky) Get(context.Context, string) (papersearch.Paper, error) { panic(http.ErrAbortHandler) }
 func (panicky) Index(context.Context) (search.IndexInfo, error)        { return search.IndexInfo{}, nil }
+func (panicky) Model() embed.ModelInfo                                 { return embed.ModelInfo{Name: "m", Dim: 2} }
+func (panicky) Embed(context.Context, []string) ([][]float32, int, error) {
+	panic("boom")
+}
 
 func TestPanicsBecomeProblems(t *testing.T) {
 	srv := httptest.NewServer(New(panicky{}, Options{}))

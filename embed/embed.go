@@ -26,3 +26,22 @@ type ModelInfo struct {
 
 // ErrEmptyInput is returned when there is nothing to embed.
 var ErrEmptyInput = errors.New("no text to embed")
+
+// TokenCounter is implemented by embedders that can count the tokens a
+// text costs them exactly.
+type TokenCounter interface {
+	CountTokens(texts []string) int
+}
+
+// CountTokens returns the tokens texts cost e: exact when e counts them,
+// else estimated.
+func CountTokens(e Embedder, texts []string) int {
+	if tc, ok := e.(TokenCounter); ok {
+		return tc.CountTokens(texts)
+	}
+	n := 0
+	for _, t := range texts {
+		n += EstimateTokens(t)
+	}
+	return n
+}

@@ -102,3 +102,13 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	}
 	return out, nil
 }
+
+// CountTokens returns the word pieces texts are encoded into, [CLS] and
+// [SEP] included, after truncation to the model's window.
+func (l *Local) CountTokens(texts []string) int {
+	n := 0
+	for _, t := range texts {
+		n += len(l.tok.Encode(t, l.model.cfg.MaxSeqLength))
+	}
+	return n
+}

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 )
@@ -30,19 +32,52 @@ type Engine struct {
 	store    Store
 	embedder embed.Embedder
 	log      *slog.Logger
+	opts     Options
+	queries  *lru.Cache[string, []float32] // recent query vectors by text
 }
+
+// Options tune an Engine. The zero value is a working default.
+type Options struct {
+	Logger *slog.Logger
+	// QueryCacheSize is how many recent query vectors are kept (default 1024).
+	QueryCacheSize int
+	// QueryTimeout bounds embedding one query (default 5s).
+	QueryTimeout time.Duration
+	// IngestBatch is how many papers are embedded and stored together
+	// (default IngestBatch).
+	IngestBatch int
+}
+
+// Defaults of Options.
+const (
+	DefaultQueryCacheSize = 1024
+	DefaultQueryTimeout   = 5 * time.Second
+)
 
 // NewEngine returns an Engine over store. The embedder must produce the
 // vectors the store holds.
-func NewEngine(store Store, embedder embed.Embedder, log *slog.Logger) (*Engine, error) {
+func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, error) {
 	if got, want := embedder.Info(), store.Model(); got != want {
 		return nil, fmt.Errorf("%w: the index holds %s (%d dimensions), the embedder is %s (%d dimensions)",
 			ErrModelMismatch, want.Name, want.Dim, got.Name, got.Dim)
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{store: store, embedder: embedder, log: log}, nil
+	if opts.QueryCacheSize <= 0 {
+		opts.QueryCacheSize = DefaultQueryCacheSize
+	}
+	if opts.QueryTimeout <= 0 {
+		opts.QueryTimeout = DefaultQueryTimeout
+	}
+	if opts.IngestBatch <= 0 {
+		opts.IngestBatch = IngestBatch
+	}
+	cache, err := lru.New[string, []float32](opts.QueryCacheSize)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{store: store, embedder: embedder, log: opts.Logger, opts: opts, queries: cache}, nil
 }
 
 // Query is a free-text search.
@@ -121,11 +156,27 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	if err := ValidateQuery(q.Text, q.Limit); err != nil {
 		return Results{}, err
 	}
-	vecs, err := e.embedder.Embed(ctx, []string{q.Text})
+	v, err := e.queryVector(ctx, q.Text)
 	if err != nil {
-		return Results{}, fmt.Errorf("embed query: %w", err)
+		return Results{}, err
 	}
-	return e.rank(ctx, start, vecs[0], limitOrDefault(q.Limit))
+	return e.rank(ctx, start, v, limitOrDefault(q.Limit))
+}
+
+// queryVector embeds a query within the query deadline, remembering recent
+// ones. Cached vectors are shared and must not be modified.
+func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error) {
+	if v, ok := e.queries.Get(text); ok {
+		return v, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.opts.QueryTimeout)
+	defer cancel()
+	vecs, err := e.embedder.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	e.queries.Add(text, vecs[0])
+	return vecs[0], nil
 }
 
 // Similar returns the papers closest to the paper with the given id, never
@@ -179,4 +230,17 @@ func limitOrDefault(limit int) int {
 		return DefaultLimit
 	}
 	return limit
+}
+
+// Model names the embedding model of the index.
+func (e *Engine) Model() embed.ModelInfo { return e.store.Model() }
+
+// Embed embeds texts with the engine's embedder and returns the vectors and
+// the tokens they cost.
+func (e *Engine) Embed(ctx context.Context, texts []string) ([][]float32, int, error) {
+	vecs, err := e.embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, 0, err
+	}
+	return vecs, embed.CountTokens(e.embedder, texts), nil
 }

@@ -46,7 +46,7 @@ func newSeededEngine(path string) (*Engine, *countingEmbedder, Store, []papersea
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	eng, err := NewEngine(store, emb, nil)
+	eng, err := NewEngine(store, emb, Options{})
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, nil, err
@@ -264,7 +264,7 @@ func TestEngineErrors(t *testing.T) {
 	other := embed.ModelInfo{Name: "x", Dim: 384}
 	store, _ := OpenSQLite(ctx, filepath.Join(t.TempDir(), "x.db"), other)
 	defer store.Close()
-	if _, err := NewEngine(store, model, nil); !errors.Is(err, ErrModelMismatch) {
+	if _, err := NewEngine(store, model, Options{}); !errors.Is(err, ErrModelMismatch) {
 		t.Errorf("NewEngine with mismatched model: err = %v", err)
 	}
 }

@@ -106,7 +106,7 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 	e.log.Info("ingest planned", "papers", len(papers), "new", sum.New, "updated", sum.Updated,
 		"unchanged", sum.Unchanged, "to_embed", len(work)-sum.Reused)
 	for done := 0; done < len(work); {
-		batch := work[done:min(done+IngestBatch, len(work))]
+		batch := work[done:min(done+e.opts.IngestBatch, len(work))]
 		var texts []string
 		var idx []int
 		for i, d := range batch {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/kelseyhightower/envconfig"
 )
@@ -22,9 +23,19 @@ type Config struct {
 	DataDir      string `envconfig:"DATA_DIR" desc:"folder of the embedded store (default: the papersearch folder in the user's data folder, e.g. ~/.local/share/papersearch)"`
 	Seed         bool   `envconfig:"SEED" default:"true" desc:"ingest the shipped NeurIPS 2026 abstracts when the store is empty"`
 	EmbedWorkers int    `envconfig:"EMBED_WORKERS" default:"0" desc:"texts the local model encodes at once (0: one per CPU)"`
-	MaxBody      int64  `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
-	LogLevel     string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
-	LogFormat    string `envconfig:"LOG_FORMAT" default:"text" desc:"text or json"`
+
+	EmbedURL          string        `envconfig:"EMBED_URL" desc:"base URL of an OpenAI-compatible embeddings API, ending in /v1 (unset: the in-process model)"`
+	EmbedAPIKey       string        `envconfig:"EMBED_API_KEY" desc:"API key of the embeddings API (default: $OPENAI_API_KEY)"`
+	EmbedModel        string        `envconfig:"EMBED_MODEL" default:"all-MiniLM-L6-v2" desc:"model name sent to the embeddings API"`
+	EmbedDimensions   int           `envconfig:"EMBED_DIMENSIONS" desc:"dimensions to request from the embeddings API (unset: the model's own)"`
+	EmbedBatch        int           `envconfig:"EMBED_BATCH" default:"128" desc:"most texts in one embeddings request"`
+	EmbedBatchTokens  int           `envconfig:"EMBED_BATCH_TOKENS" default:"65536" desc:"most estimated tokens in one embeddings request"`
+	EmbedConcurrency  int           `envconfig:"EMBED_CONCURRENCY" default:"4" desc:"embeddings requests in flight at once"`
+	EmbedRetryMax     time.Duration `envconfig:"EMBED_RETRY_MAX" default:"2m" desc:"longest time spent retrying one embeddings request"`
+	QueryEmbedTimeout time.Duration `envconfig:"QUERY_EMBED_TIMEOUT" default:"5s" desc:"deadline for embedding one search query"`
+	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
+	LogLevel          string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
+	LogFormat         string        `envconfig:"LOG_FORMAT" default:"text" desc:"text or json"`
 }
 
 func loadConfig() (Config, error) {
@@ -38,6 +49,9 @@ func loadConfig() (Config, error) {
 			return cfg, fmt.Errorf("configuration: no %s_DATA_DIR and %w", envPrefix, err)
 		}
 		cfg.DataDir = filepath.Join(dir, "papersearch")
+	}
+	if cfg.EmbedAPIKey == "" {
+		cfg.EmbedAPIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	if cfg.MaxBody <= 0 {
 		return cfg, fmt.Errorf("configuration: %s_MAX_BODY must be positive", envPrefix)

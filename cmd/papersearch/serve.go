@@ -16,15 +16,44 @@ import (
 	"github.com/papersearch/papersearch/seeds"
 )
 
-// openEngine loads the local model and opens the embedded store under it.
+// newEmbedder returns the OpenAI-compatible client when PAPERSEARCH_EMBED_URL
+// is set and the in-process model otherwise, with the ingest batch that
+// keeps it busy.
+func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embedder, int, error) {
+	if cfg.EmbedURL == "" {
+		start := time.Now()
+		model, err := embed.NewLocal(cfg.EmbedWorkers)
+		if err != nil {
+			return nil, 0, err
+		}
+		log.Debug("local model loaded", "model", model.Info().Name, "took", time.Since(start).Round(time.Millisecond))
+		return model, search.IngestBatch, nil
+	}
+	client, err := embed.NewOpenAI(ctx, embed.OpenAIConfig{
+		BaseURL:      cfg.EmbedURL,
+		APIKey:       cfg.EmbedAPIKey,
+		Model:        cfg.EmbedModel,
+		Dimensions:   cfg.EmbedDimensions,
+		BatchSize:    cfg.EmbedBatch,
+		BatchTokens:  cfg.EmbedBatchTokens,
+		Concurrency:  cfg.EmbedConcurrency,
+		MaxRetryTime: cfg.EmbedRetryMax,
+		Logger:       log,
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("embedding endpoint %s: %w", cfg.EmbedURL, err)
+	}
+	// Enough texts per ingest batch for every request slot to be busy.
+	return client, max(cfg.EmbedBatch, 1) * max(cfg.EmbedConcurrency, 1), nil
+}
+
+// openEngine connects the embedder and opens the store under its model.
 func openEngine(ctx context.Context, cfg Config, log *slog.Logger) (*search.Engine, search.Store, error) {
-	start := time.Now()
-	model, err := embed.NewLocal(cfg.EmbedWorkers)
+	embedder, batch, err := newEmbedder(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	info := model.Info()
-	log.Debug("model loaded", "model", info.Name, "dim", info.Dim, "took", time.Since(start).Round(time.Millisecond))
+	info := embedder.Info()
 	store, err := search.OpenSQLite(ctx, cfg.storePath(), info)
 	if errors.Is(err, search.ErrModelMismatch) {
 		return nil, nil, fmt.Errorf("%w\nto rebuild the index under %s, move %s aside and run 'papersearch ingest' on your corpus again",
@@ -33,7 +62,9 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger) (*search.Engi
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, err := search.NewEngine(store, model, log)
+	eng, err := search.NewEngine(store, embedder, search.Options{
+		Logger: log, QueryTimeout: cfg.QueryEmbedTimeout, IngestBatch: batch,
+	})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

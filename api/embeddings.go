@@ -1,0 +1,155 @@
+package api
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// MaxEmbeddingInputs bounds the texts of one embeddings request, as OpenAI does.
+const MaxEmbeddingInputs = 2048
+
+// EmbeddingsRequest is the body of POST /v1/embeddings, as OpenAI defines it.
+type EmbeddingsRequest struct {
+	// Input is one string or an array of strings.
+	Input          json.RawMessage `json:"input"`
+	Model          string          `json:"model,omitempty"`
+	EncodingFormat string          `json:"encoding_format,omitempty"` // "float" (default) or "base64"
+	Dimensions     *int            `json:"dimensions,omitempty"`
+	User           string          `json:"user,omitempty"`
+}
+
+// EmbeddingsResponse is the OpenAI-compatible answer.
+type EmbeddingsResponse struct {
+	Object string      `json:"object"` // "list"
+	Data   []Embedding `json:"data"`
+	Model  string      `json:"model"`
+	Usage  Usage       `json:"usage"`
+}
+
+// Embedding is one vector: []float32, or a base64 string of little-endian
+// float32 values when encoding_format is "base64".
+type Embedding struct {
+	Object    string `json:"object"` // "embedding"
+	Index     int    `json:"index"`
+	Embedding any    `json:"embedding"`
+}
+
+// Usage counts the tokens a request cost.
+type Usage struct {
+	PromptTokens int `json:"prompt_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+}
+
+// openAIError is the OpenAI error object, sent inside the problem body as
+// its "error" member so OpenAI client libraries read it too.
+type openAIError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    string  `json:"code,omitempty"`
+}
+
+func embeddingProblem(status int, code, param, detail string) *Problem {
+	p := problem(status, code, detail)
+	if status == http.StatusBadRequest {
+		p.Title = "Invalid request"
+		if param != "" {
+			p.Errors = []FieldProblem{{Pointer: "/" + param, Detail: detail}}
+		}
+	}
+	e := &openAIError{Message: detail, Type: "invalid_request_error", Code: code}
+	if param != "" {
+		e.Param = &param
+	}
+	p.OpenAI = e
+	return p
+}
+
+func (s *Server) embeddings(c echo.Context) error {
+	var req EmbeddingsRequest
+	if err := s.decode(c, &req); err != nil {
+		return err
+	}
+	texts, p := parseInput(req.Input)
+	if p != nil {
+		return p
+	}
+	model := s.engine.Model()
+	if req.Model != "" && req.Model != model.Name {
+		return embeddingProblem(http.StatusNotFound, "model_not_found", "model",
+			fmt.Sprintf("the model %q does not exist here; this server embeds with %q", req.Model, model.Name))
+	}
+	if req.Dimensions != nil && *req.Dimensions != model.Dim {
+		return embeddingProblem(http.StatusBadRequest, "invalid_dimensions", "dimensions",
+			fmt.Sprintf("%s produces %d dimensions; dimensions must be %d or omitted", model.Name, model.Dim, model.Dim))
+	}
+	if req.EncodingFormat != "" && req.EncodingFormat != "float" && req.EncodingFormat != "base64" {
+		return embeddingProblem(http.StatusBadRequest, "invalid_encoding_format", "encoding_format",
+			fmt.Sprintf("encoding_format must be \"float\" or \"base64\", not %q", req.EncodingFormat))
+	}
+	// A large batch on the local model can take minutes: give this response
+	// time to be written, beyond the server's default write timeout.
+	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(time.Minute + time.Duration(len(texts))*2*time.Second))
+
+	vecs, tokens, err := s.engine.Embed(c.Request().Context(), texts)
+	if err != nil {
+		return err
+	}
+	resp := EmbeddingsResponse{Object: "list", Data: make([]Embedding, len(vecs)), Model: model.Name,
+		Usage: Usage{PromptTokens: tokens, TotalTokens: tokens}}
+	for i, v := range vecs {
+		var e any = v
+		if req.EncodingFormat == "base64" {
+			e = encodeBase64(v)
+		}
+		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: e}
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// parseInput accepts a string or an array of 1 to MaxEmbeddingInputs
+// non-empty strings.
+func parseInput(raw json.RawMessage) ([]string, *Problem) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, embeddingProblem(http.StatusBadRequest, "missing_input", "input", "input is required: a string or an array of strings")
+	}
+	var texts []string
+	if raw[0] == '"' {
+		var one string
+		if err := json.Unmarshal(raw, &one); err != nil {
+			return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input", "input is not a valid JSON string")
+		}
+		texts = []string{one}
+	} else if err := json.Unmarshal(raw, &texts); err != nil {
+		return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input",
+			"input must be a string or an array of strings (token arrays are not supported)")
+	}
+	if len(texts) == 0 || len(texts) > MaxEmbeddingInputs {
+		return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input",
+			fmt.Sprintf("input must hold 1 to %d strings, not %d", MaxEmbeddingInputs, len(texts)))
+	}
+	for i, t := range texts {
+		if t == "" {
+			return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input",
+				fmt.Sprintf("input[%d] is empty; every input must be a non-empty string", i))
+		}
+	}
+	return texts, nil
+}
+
+func encodeBase64(v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func topIDs(t *testing.T, base, query string, k int) []string {
+	t.Helper()
+	body := fmt.Sprintf(`{"query":%q,"limit":%d}`, query, k)
+	resp, err := http.Post(base+"/v1/search", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sr struct{ Results []struct{ ID string } }
+	if err := json.NewDecoder(resp.Body).Decode(&sr); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(sr.Results))
+	for i, r := range sr.Results {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// TestSecondInstanceOverHTTP starts papersearch on the local model, then a
+// second one whose embeddings come from the first's /v1/embeddings: both
+// answer the same questions with the same top results.
+func TestSecondInstanceOverHTTP(t *testing.T) {
+	setEnv(t)
+	first, _, stop1 := startServe(t)
+	defer stop1()
+
+	t.Setenv("PAPERSEARCH_DATA_DIR", t.TempDir())
+	t.Setenv("PAPERSEARCH_EMBED_URL", first+"/v1")
+	second, logs, stop2 := startServe(t)
+	defer stop2()
+	if !strings.Contains(logs.String(), "embedding endpoint ready") || !strings.Contains(logs.String(), "seed corpus ingested") {
+		t.Errorf("second instance did not seed through the endpoint:\n%s", logs)
+	}
+	for _, q := range []string{
+		"methods that learn from expert value functions",
+		"robots learning whole-body skills from human videos",
+		"do language models remember more than people?",
+		"legal compliance of web scraping agents",
+		"reconstructing people and scenes from a single video",
+	} {
+		a, b := topIDs(t, first, q, 3), topIDs(t, second, q, 3)
+		if strings.Join(a, ",") != strings.Join(b, ",") {
+			t.Errorf("%q: top 3 differ: local %v, over HTTP %v", q, a, b)
+		}
+	}
+}
+
+// TestInterruptedRemoteIngestStoresNothingPartial ingests through an
+// endpoint that starts refusing halfway: the batches acknowledged before are
+// stored whole, nothing of the failed batch is, and a rerun completes the
+// rest, re-embedding none of what was stored.
+func TestInterruptedRemoteIngestStoresNothingPartial(t *testing.T) {
+	setEnv(t)
+	upstream, _, stop := startServe(t)
+	defer stop()
+	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
+
+	var requests, failFrom atomic.Int64
+	failFrom.Store(4) // the probe, then two batches, then refusals
+	target, _ := url.Parse(upstream)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := requests.Add(1); n >= failFrom.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":{"message":"key revoked","type":"invalid_request_error"}}`)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+
+	t.Setenv("PAPERSEARCH_DATA_DIR", t.TempDir())
+	t.Setenv("PAPERSEARCH_EMBED_URL", proxy.URL+"/v1")
+	t.Setenv("PAPERSEARCH_EMBED_BATCH", "8")
+	t.Setenv("PAPERSEARCH_EMBED_CONCURRENCY", "1")
+	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
+	var buf bytes.Buffer
+	for i := range 40 {
+		fmt.Fprintf(&buf, `{"id":"p%02d","title":"Paper %d","abstract":"A study of topic number %d in machine learning."}`+"\n", i, i, i)
+	}
+	os.WriteFile(corpus, buf.Bytes(), 0o644)
+
+	ctx := context.Background()
+	err := run(ctx, []string{"ingest", corpus}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "key revoked") {
+		t.Fatalf("ingest through a failing endpoint: err = %v", err)
+	}
+
+	var out bytes.Buffer
+	failFrom.Store(1 << 40)
+	if err := run(ctx, []string{"ingest", corpus}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "24 new, 0 updated, 16 unchanged") || !strings.Contains(out.String(), "24 embedded") {
+		t.Errorf("rerun summary: %s (want the 16 stored before the failure unchanged, 24 new)", out.String())
+	}
+}

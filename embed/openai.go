@@ -1,0 +1,407 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cenkalti/backoff/v5"
+	openai "github.com/sashabaranov/go-openai"
+	"golang.org/x/sync/errgroup"
+)
+
+// OpenAIConfig configures an OpenAI-compatible embeddings client. Zero
+// fields take the defaults named on each.
+type OpenAIConfig struct {
+	// BaseURL is the API base, including its version path, e.g.
+	// "https://api.openai.com/v1" or "http://127.0.0.1:11434/v1".
+	BaseURL string
+	APIKey  string
+	Model   string
+	// Dimensions, if set, is requested from the endpoint and checked on every
+	// vector. If zero, the dimension is learnt from a first request.
+	Dimensions int
+	// BatchSize bounds the texts in one request (default 128).
+	BatchSize int
+	// BatchTokens bounds the estimated tokens in one request (default 65536).
+	BatchTokens int
+	// Concurrency bounds the requests in flight (default 4).
+	Concurrency int
+	// MaxRetryTime bounds the time spent retrying one request (default 2m).
+	MaxRetryTime time.Duration
+	// RequestTimeout bounds one HTTP attempt (default 5m).
+	RequestTimeout time.Duration
+	// HTTPClient, if set, sends the requests; its Transport is wrapped.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+}
+
+// Defaults of OpenAIConfig.
+const (
+	DefaultBatchSize      = 128
+	DefaultBatchTokens    = 65536
+	DefaultConcurrency    = 4
+	DefaultMaxRetryTime   = 2 * time.Minute
+	DefaultRequestTimeout = 5 * time.Minute
+)
+
+// maxWindowDepth bounds how often a text the endpoint rejects as too long is
+// halved: at most 2^4 = 16 windows.
+const maxWindowDepth = 4
+
+// OpenAI embeds texts through an OpenAI-compatible /embeddings endpoint
+// (OpenAI, Ollama, vLLM, Hugging Face TEI, llama.cpp server, papersearch).
+// Texts are batched by count and by estimated tokens, batches run with
+// bounded concurrency, and failures that can pass (429, 5xx, dropped
+// connections, timeouts, malformed responses) are retried with exponential
+// backoff and jitter, honouring Retry-After. Vectors are returned in input
+// order and L2-normalised. An OpenAI is safe for concurrent use.
+type OpenAI struct {
+	client *openai.Client
+	cfg    OpenAIConfig
+	dim    int
+	log    *slog.Logger
+}
+
+// Errors the OpenAI client reports; each is wrapped with what to fix.
+var (
+	// ErrEndpoint is wrapped by every error of the embedding endpoint.
+	ErrEndpoint = errors.New("embedding endpoint error")
+	// ErrBadResponse marks a response that does not match its request.
+	ErrBadResponse = errors.New("embedding endpoint returned an invalid response")
+)
+
+// NewOpenAI returns a client for cfg. When cfg.Dimensions is zero it embeds
+// one short text to learn the model's dimension, so a wrong URL, key or
+// model is reported here rather than halfway through an ingest.
+func NewOpenAI(ctx context.Context, cfg OpenAIConfig) (*OpenAI, error) {
+	if cfg.BaseURL == "" || cfg.Model == "" {
+		return nil, errors.New("embedding endpoint: a base URL and a model name are required")
+	}
+	setDefault(&cfg.BatchSize, DefaultBatchSize)
+	setDefault(&cfg.BatchTokens, DefaultBatchTokens)
+	setDefault(&cfg.Concurrency, DefaultConcurrency)
+	setDefault(&cfg.MaxRetryTime, DefaultMaxRetryTime)
+	setDefault(&cfg.RequestTimeout, DefaultRequestTimeout)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	hc := &http.Client{}
+	if cfg.HTTPClient != nil {
+		*hc = *cfg.HTTPClient
+	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = retryAfterTransport{base: base}
+	oc := openai.DefaultConfig(cfg.APIKey)
+	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	oc.HTTPClient = hc
+	c := &OpenAI{client: openai.NewClientWithConfig(oc), cfg: cfg, dim: cfg.Dimensions, log: log}
+	if c.dim == 0 {
+		v, err := c.Embed(ctx, []string{"dimension probe"})
+		if err != nil {
+			return nil, err
+		}
+		c.dim = len(v[0])
+		log.Info("embedding endpoint ready", "url", cfg.BaseURL, "model", cfg.Model, "dim", c.dim)
+	}
+	return c, nil
+}
+
+func setDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// Info names the endpoint's model and its dimension.
+func (c *OpenAI) Info() ModelInfo { return ModelInfo{Name: c.cfg.Model, Dim: c.dim} }
+
+// Embed returns one unit vector per text, in the order of texts.
+func (c *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, ErrEmptyInput
+	}
+	out := make([][]float32, len(texts))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.cfg.Concurrency)
+	for _, b := range c.batches(texts) {
+		g.Go(func() error {
+			vecs, err := c.embedBatch(gctx, texts[b.start:b.end])
+			if err != nil {
+				return fmt.Errorf("embed texts %d-%d of %d: %w", b.start+1, b.end, len(texts), err)
+			}
+			copy(out[b.start:b.end], vecs)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type span struct{ start, end int }
+
+// batches cuts texts into runs of at most BatchSize texts and about
+// BatchTokens estimated tokens each.
+func (c *OpenAI) batches(texts []string) []span {
+	var out []span
+	start, tokens := 0, 0
+	for i, t := range texts {
+		n := EstimateTokens(t)
+		if i > start && (i-start >= c.cfg.BatchSize || tokens+n > c.cfg.BatchTokens) {
+			out = append(out, span{start, i})
+			start, tokens = i, 0
+		}
+		tokens += n
+	}
+	return append(out, span{start, len(texts)})
+}
+
+// EstimateTokens approximates the tokens of text for batching: about four
+// bytes of English per token, and at least one.
+func EstimateTokens(text string) int { return len(text)/4 + 1 }
+
+// embedBatch embeds one batch with retries. A batch the endpoint finds too
+// large is split in two; a single text it finds too long is embedded in
+// windows whose vectors are averaged.
+func (c *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := c.request(ctx, texts)
+	if err == nil || !errors.Is(err, errTooLong) {
+		return vecs, err
+	}
+	if len(texts) > 1 {
+		half := len(texts) / 2
+		c.log.Debug("embedding endpoint rejected a batch as too large; splitting it", "texts", len(texts))
+		left, err := c.embedBatch(ctx, texts[:half])
+		if err != nil {
+			return nil, err
+		}
+		right, err := c.embedBatch(ctx, texts[half:])
+		if err != nil {
+			return nil, err
+		}
+		return append(left, right...), nil
+	}
+	v, err := c.embedWindows(ctx, texts[0], 1)
+	if err != nil {
+		return nil, err
+	}
+	return [][]float32{v}, nil
+}
+
+// embedWindows embeds a text too long for the endpoint as two halves, split
+// at a word boundary, and returns the length-weighted mean of their vectors.
+func (c *OpenAI) embedWindows(ctx context.Context, text string, depth int) ([]float32, error) {
+	if depth > maxWindowDepth {
+		return nil, fmt.Errorf("%w: a text of %d bytes is too long even in %d windows", ErrEndpoint, len(text), 1<<maxWindowDepth)
+	}
+	halves := splitHalves(text)
+	sum := make([]float32, 0)
+	for _, h := range halves {
+		vecs, err := c.request(ctx, []string{h})
+		var v []float32
+		switch {
+		case errors.Is(err, errTooLong):
+			v, err = c.embedWindows(ctx, h, depth+1)
+			if err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, err
+		default:
+			v = vecs[0]
+		}
+		if len(sum) == 0 {
+			sum = make([]float32, len(v))
+		}
+		w := float32(len(h))
+		for i := range v {
+			sum[i] += w * v[i]
+		}
+	}
+	Normalize(sum)
+	return sum, nil
+}
+
+// splitHalves cuts text in two at the white space nearest its middle.
+func splitHalves(text string) []string {
+	mid := len(text) / 2
+	cut := strings.LastIndexAny(text[:mid], " \n\t")
+	if cut <= 0 {
+		cut = mid
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+	}
+	return []string{strings.TrimSpace(text[:cut]), strings.TrimSpace(text[cut:])}
+}
+
+// errTooLong marks a rejection of input that is too long or too large.
+var errTooLong = errors.New("input too long for the embedding endpoint")
+
+// request sends one embeddings request, retrying what can pass.
+func (c *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
+	attempt := 0
+	op := func() ([][]float32, error) {
+		attempt++
+		actx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
+		slot := new(string)
+		actx = context.WithValue(actx, retryAfterKey{}, slot)
+		resp, err := c.client.CreateEmbeddings(actx, openai.EmbeddingRequestStrings{
+			Input:          texts,
+			Model:          openai.EmbeddingModel(c.cfg.Model),
+			Dimensions:     c.cfg.Dimensions,
+			EncodingFormat: openai.EmbeddingEncodingFormatFloat,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, backoff.Permanent(ctx.Err())
+			}
+			return nil, c.classify(err, *slot)
+		}
+		vecs, err := c.check(resp, len(texts))
+		if err != nil {
+			return nil, err
+		}
+		return vecs, nil
+	}
+	vecs, err := backoff.Retry(ctx, op,
+		backoff.WithBackOff(backoff.NewExponentialBackOff()),
+		backoff.WithMaxElapsedTime(c.cfg.MaxRetryTime),
+		backoff.WithNotify(func(err error, wait time.Duration) {
+			c.log.Warn("embedding request failed; retrying", "error", err, "attempt", attempt, "wait", wait.Round(time.Millisecond))
+		}))
+	if err != nil && attempt > 1 && !errors.Is(err, errTooLong) {
+		return nil, fmt.Errorf("after %d attempts: %w", attempt, err)
+	}
+	return vecs, err
+}
+
+// check validates a response against its request and returns the vectors
+// in input order, normalised.
+func (c *OpenAI) check(resp openai.EmbeddingResponse, n int) ([][]float32, error) {
+	if len(resp.Data) != n {
+		return nil, fmt.Errorf("%w: %d embeddings for %d inputs", ErrBadResponse, len(resp.Data), n)
+	}
+	out := make([][]float32, n)
+	for _, d := range resp.Data {
+		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
+			return nil, fmt.Errorf("%w: index %d is out of range or repeated", ErrBadResponse, d.Index)
+		}
+		want := c.dim
+		if want == 0 {
+			want = len(resp.Data[0].Embedding)
+		}
+		if len(d.Embedding) == 0 || len(d.Embedding) != want {
+			// A wrong dimension is a configuration problem; retrying cannot help.
+			return nil, backoff.Permanent(fmt.Errorf("%w: embedding %d has %d dimensions, want %d (is PAPERSEARCH_EMBED_MODEL the model the index was built with?)",
+				ErrBadResponse, d.Index, len(d.Embedding), want))
+		}
+		v := append([]float32(nil), d.Embedding...)
+		Normalize(v)
+		out[d.Index] = v
+	}
+	return out, nil
+}
+
+// classify turns a failed attempt into a retryable error, a RetryAfter
+// error, or a permanent error that says what to fix.
+func (c *OpenAI) classify(err error, retryAfter string) error {
+	var (
+		apiErr *openai.APIError
+		reqErr *openai.RequestError
+		status int
+		msg    string
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+	case errors.As(err, &reqErr):
+		status, msg = reqErr.HTTPStatusCode, strings.TrimSpace(string(reqErr.Body))
+		if msg == "" && reqErr.Err != nil {
+			msg = reqErr.Err.Error()
+		}
+	default:
+		// Connection refused or reset, timeouts, truncated or malformed bodies.
+		var netErr net.Error
+		if errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %s unreachable: %w", ErrEndpoint, c.cfg.BaseURL, err)
+		}
+		return fmt.Errorf("%w: %w", ErrEndpoint, err)
+	}
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	wrapped := fmt.Errorf("%w: HTTP %d from %s: %s", ErrEndpoint, status, c.cfg.BaseURL, msg)
+	switch {
+	case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500 && !tooLongMessage(msg):
+		if d, ok := parseRetryAfter(retryAfter, time.Now()); ok {
+			return fmt.Errorf("%w (Retry-After %s): %w", wrapped, d, &backoff.RetryAfterError{Duration: d})
+		}
+		return wrapped
+	case tooLongMessage(msg) || status == http.StatusRequestEntityTooLarge:
+		return backoff.Permanent(fmt.Errorf("%w: %w", errTooLong, wrapped))
+	case status == http.StatusUnauthorized:
+		return backoff.Permanent(fmt.Errorf("%w (the endpoint refused the API key: set PAPERSEARCH_EMBED_API_KEY or OPENAI_API_KEY)", wrapped))
+	case status == http.StatusForbidden:
+		return backoff.Permanent(fmt.Errorf("%w (the API key may not use model %q)", wrapped, c.cfg.Model))
+	case status == http.StatusNotFound:
+		return backoff.Permanent(fmt.Errorf("%w (unknown model %q or wrong URL: check PAPERSEARCH_EMBED_MODEL, and that PAPERSEARCH_EMBED_URL ends with /v1)", wrapped, c.cfg.Model))
+	}
+	return backoff.Permanent(wrapped)
+}
+
+// tooLongMessage recognises the ways servers say an input is too long.
+func tooLongMessage(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, s := range []string{"maximum context length", "too long", "too large", "context length", "input length", "exceeds the max", "token limit", "must have less than"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseRetryAfter reads a Retry-After value: delay seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+type retryAfterKey struct{}
+
+// retryAfterTransport records each response's Retry-After header in the
+// slot its request's context carries, which go-openai does not surface.
+type retryAfterTransport struct{ base http.RoundTripper }
+
+func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if resp != nil {
+		if slot, ok := req.Context().Value(retryAfterKey{}).(*string); ok {
+			*slot = resp.Header.Get("Retry-After")
+		}
+	}
+	return resp, err
+}
