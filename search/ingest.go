@@ -147,3 +147,45 @@ func (p IngestProgress) ETA() time.Duration {
 	}
 	return time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done))
 }
+
+// scrollPage is how many documents are read from a store at a time.
+const scrollPage = 256
+
+// Rebuild ingests every paper of src into the engine's store, embedding each
+// with the engine's embedder: the way to move an index to another model.
+func (e *Engine) Rebuild(ctx context.Context, src Store, progress func(IngestProgress)) (IngestSummary, error) {
+	var total IngestSummary
+	start := time.Now()
+	for cursor := ""; ; {
+		docs, next, err := src.Scroll(ctx, cursor, scrollPage)
+		if err != nil {
+			return total, fmt.Errorf("rebuild: %w", err)
+		}
+		papers := make([]papersearch.Paper, len(docs))
+		for i, d := range docs {
+			papers[i] = d.Paper
+		}
+		if len(papers) > 0 {
+			sum, err := e.Ingest(ctx, papers, progress)
+			total.add(sum)
+			if err != nil {
+				return total, fmt.Errorf("rebuild: %w", err)
+			}
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	total.Took = time.Since(start)
+	return total, nil
+}
+
+func (s *IngestSummary) add(o IngestSummary) {
+	s.New += o.New
+	s.Updated += o.Updated
+	s.Unchanged += o.Unchanged
+	s.Duplicates += o.Duplicates
+	s.Embedded += o.Embedded
+	s.Reused += o.Reused
+}

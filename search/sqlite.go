@@ -209,27 +209,94 @@ func (s *SQLite) Upsert(ctx context.Context, docs []Document) error {
 	return nil
 }
 
-// Get returns one document.
-func (s *SQLite) Get(ctx context.Context, id string) (Document, error) {
+const documentColumns = `id, title, abstract, authors, venue, year, url, text_hash, paper_hash, vector`
+
+// scanDocument reads one row of documentColumns (with extra destinations
+// after them, if any).
+func scanDocument(row interface{ Scan(...any) error }, extra ...any) (Document, error) {
 	var (
 		d       Document
 		authors string
 		blob    []byte
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT id, title, abstract, authors, venue, year, url, text_hash, paper_hash, vector
-		FROM papers WHERE id = ?`, id).Scan(&d.Paper.ID, &d.Paper.Title, &d.Paper.Abstract, &authors,
-		&d.Paper.Venue, &d.Paper.Year, &d.Paper.URL, &d.TextHash, &d.PaperHash, &blob)
+	dest := append([]any{&d.Paper.ID, &d.Paper.Title, &d.Paper.Abstract, &authors,
+		&d.Paper.Venue, &d.Paper.Year, &d.Paper.URL, &d.TextHash, &d.PaperHash, &blob}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return Document{}, err
+	}
+	if err := json.Unmarshal([]byte(authors), &d.Paper.Authors); err != nil {
+		return Document{}, fmt.Errorf("paper %q: authors: %w", d.Paper.ID, err)
+	}
+	d.Vector = appendVector(nil, blob)
+	return d, nil
+}
+
+// Get returns one document.
+func (s *SQLite) Get(ctx context.Context, id string) (Document, error) {
+	d, err := scanDocument(s.db.QueryRowContext(ctx, `SELECT `+documentColumns+` FROM papers WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Document{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if err != nil {
 		return Document{}, fmt.Errorf("get %q: %w", id, err)
 	}
-	if err := json.Unmarshal([]byte(authors), &d.Paper.Authors); err != nil {
-		return Document{}, fmt.Errorf("get %q: authors: %w", id, err)
-	}
-	d.Vector = appendVector(nil, blob)
 	return d, nil
+}
+
+// Scroll pages through documents in insertion order; the cursor is the
+// last row's sequence number.
+func (s *SQLite) Scroll(ctx context.Context, cursor string, limit int) ([]Document, string, error) {
+	after := int64(0)
+	if cursor != "" {
+		var err error
+		if after, err = strconv.ParseInt(cursor, 10, 64); err != nil || after < 0 {
+			return nil, "", fmt.Errorf("scroll: invalid cursor %q", cursor)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+documentColumns+`, seq FROM papers WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("scroll: %w", err)
+	}
+	defer rows.Close()
+	var (
+		docs []Document
+		seq  int64
+	)
+	for rows.Next() {
+		d, err := scanDocument(rows, &seq)
+		if err != nil {
+			return nil, "", fmt.Errorf("scroll: %w", err)
+		}
+		docs = append(docs, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("scroll: %w", err)
+	}
+	if len(docs) < limit {
+		return docs, "", nil
+	}
+	return docs, strconv.FormatInt(seq, 10), nil
+}
+
+// StoredModel reports the model recorded in the store file at path, without
+// opening it for use. It returns ErrNotFound when path has no store.
+func StoredModel(ctx context.Context, path string) (embed.ModelInfo, error) {
+	if _, err := os.Stat(path); err != nil {
+		return embed.ModelInfo{}, fmt.Errorf("%w: no store at %s", ErrNotFound, path)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return embed.ModelInfo{}, err
+	}
+	defer db.Close()
+	var m embed.ModelInfo
+	var dim string
+	err = db.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'model'), (SELECT value FROM meta WHERE key = 'dim')`).Scan(&m.Name, &dim)
+	if err != nil {
+		return m, fmt.Errorf("read the model of %s: %w", path, err)
+	}
+	m.Dim, _ = strconv.Atoi(dim)
+	return m, nil
 }
 
 // Fingerprints returns the stored hashes of the ids that exist.

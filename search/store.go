@@ -47,6 +47,10 @@ type Store interface {
 	Delete(ctx context.Context, id string) error
 	// Count returns the number of documents.
 	Count(ctx context.Context) (int, error)
+	// Scroll returns up to limit documents in a stable order, starting after
+	// cursor ("" for the first page), and the cursor of the next page, ""
+	// after the last.
+	Scroll(ctx context.Context, cursor string, limit int) ([]Document, string, error)
 	// Model reports the model whose vectors the store holds.
 	Model() embed.ModelInfo
 	// Kind names the implementation ("embedded", "qdrant").

@@ -160,6 +160,41 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
+	t.Run("Scroll", func(t *testing.T) {
+		s := open(t)
+		var docs []Document
+		for i := range 25 {
+			docs = append(docs, testDoc(i))
+		}
+		if err := s.Upsert(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		pages := 0
+		for cursor := ""; ; pages++ {
+			page, next, err := s.Scroll(ctx, cursor, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range page {
+				if seen[d.Paper.ID] {
+					t.Errorf("scroll repeated %s", d.Paper.ID)
+				}
+				seen[d.Paper.ID] = true
+				if len(d.Vector) != testModel.Dim || d.Paper.Title == "" {
+					t.Errorf("scrolled document incomplete: %+v", d.Paper)
+				}
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		if len(seen) != 25 || pages != 2 {
+			t.Errorf("scroll saw %d papers in %d pages, want 25 in 3", len(seen), pages+1)
+		}
+	})
+
 	t.Run("Fingerprints", func(t *testing.T) {
 		s := open(t)
 		if err := s.Upsert(ctx, []Document{testDoc(1), testDoc(2)}); err != nil {

@@ -113,6 +113,7 @@ Usage:
   papersearch ingest FILE...          add papers from seed-text or JSONL files (.gz too)
   papersearch search [flags] QUERY    print the papers that best answer QUERY
   papersearch similar [flags] ID      print the papers most like paper ID
+  papersearch reindex                 re-embed the whole index under the configured model
   papersearch help                    print this help
 
 Flags of search and similar:

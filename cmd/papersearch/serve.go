@@ -56,8 +56,8 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger) (*search.Engi
 	info := embedder.Info()
 	store, err := search.OpenSQLite(ctx, cfg.storePath(), info)
 	if errors.Is(err, search.ErrModelMismatch) {
-		return nil, nil, fmt.Errorf("%w\nto rebuild the index under %s, move %s aside and run 'papersearch ingest' on your corpus again",
-			err, info.Name, cfg.storePath())
+		return nil, nil, fmt.Errorf("%w\nto rebuild the index under %s, run 'papersearch reindex' with the same settings (the current index is kept as a backup)",
+			err, info.Name)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/papersearch/papersearch/search"
+)
+
+// reindex re-embeds every paper of the embedded store under the configured
+// model into a new store file, then swaps it in, keeping the old file as
+// papersearch.db.<old model>.bak.
+func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr io.Writer) error {
+	path := cfg.storePath()
+	old, err := search.StoredModel(ctx, path)
+	if err != nil {
+		return err
+	}
+	embedder, batch, err := newEmbedder(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	info := embedder.Info()
+	if old == info {
+		fmt.Fprintf(stdout, "the index at %s already uses %s (%d dimensions); nothing to do\n", path, info.Name, info.Dim)
+		return nil
+	}
+	tmp := path + ".reindex"
+	if err := removeStore(tmp); err != nil {
+		return err
+	}
+	src, err := search.OpenSQLite(ctx, path, old)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := search.OpenSQLite(ctx, tmp, info)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	eng, err := search.NewEngine(dst, embedder, search.Options{Logger: log, IngestBatch: batch})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "reindexing %s from %s (%d dimensions) to %s (%d dimensions)\n", path, old.Name, old.Dim, info.Name, info.Dim)
+	sum, err := eng.Rebuild(ctx, src, func(p search.IngestProgress) {
+		fmt.Fprintf(stderr, "reindex: %d/%d papers of this page embedded (%.1f/s)\n", p.Done, p.Total, float64(p.Done)/p.Elapsed.Seconds())
+	})
+	if err != nil {
+		return fmt.Errorf("reindex stopped; %s is unchanged: %w", path, err)
+	}
+	if err := errors.Join(src.Close(), dst.Close()); err != nil {
+		return err
+	}
+	backup := path + "." + strings.Map(safeRune, old.Name) + ".bak"
+	if err := os.Rename(path, backup); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "reindexed %d papers under %s in %s; the old index is kept as %s\n",
+		sum.New, info.Name, sum.Took.Round(time.Millisecond), backup)
+	return nil
+}
+
+// removeStore deletes a store file and its SQLite side files, if present.
+func removeStore(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func safeRune(r rune) rune {
+	if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_' {
+		return r
+	}
+	return '_'
+}

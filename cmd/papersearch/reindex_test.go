@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// hashEndpoint is an OpenAI-compatible endpoint of another model: a
+// deterministic 16-dimensional embedding of each text's words.
+func hashEndpoint(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+			Model string   `json:"model"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		type item struct {
+			Object    string    `json:"object"`
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i, text := range req.Input {
+			v := make([]float32, 64)
+			for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+				h := fnv.New32a()
+				h.Write([]byte(w))
+				v[h.Sum32()%64]++
+			}
+			data = append(data, item{"embedding", i, v})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model,
+			"usage": map[string]int{"prompt_tokens": 1, "total_tokens": 1}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+func TestModelChangeRefusedThenReindexed(t *testing.T) {
+	dir := setEnv(t)
+	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
+	ctx := context.Background()
+	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
+	os.WriteFile(corpus, []byte(`{"id":"a","abstract":"Graph neural networks predict molecular properties."}
+{"id":"b","abstract":"Speech recognition transcribes audio with transformers."}
+{"id":"c","abstract":"Protein folding from amino acid sequences."}
+`), 0o644)
+	if err := run(ctx, []string{"ingest", corpus}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Setenv("PAPERSEARCH_EMBED_URL", hashEndpoint(t))
+	t.Setenv("PAPERSEARCH_EMBED_MODEL", "hash-64")
+	err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard)
+	for _, want := range []string{"all-MiniLM-L6-v2 (384 dimensions)", "hash-64 (64 dimensions)", "papersearch reindex"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("search under another model: err = %v, want it to mention %q", err, want)
+		}
+	}
+
+	var out bytes.Buffer
+	if err := run(ctx, []string{"reindex"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "reindexed 3 papers under hash-64") {
+		t.Errorf("reindex output: %s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "papersearch.db.all-MiniLM-L6-v2.bak")); err != nil {
+		t.Errorf("old index not kept: %v", err)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"search", "protein folding sequences", "--limit", "1"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), " c ") {
+		t.Errorf("search after reindex:\n%q", out.String())
+	}
+	out.Reset()
+	if err := run(ctx, []string{"reindex"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "nothing to do") {
+		t.Errorf("second reindex: %v %s", err, out.String())
+	}
+}
