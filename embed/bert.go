@@ -25,11 +25,18 @@ type bertConfig struct {
 	Source       string  `json:"source"`
 }
 
-// linear is a dense layer y = x·Wᵀ + b with W stored [out, in].
+// linear is a dense layer y = x·Wᵀ + b; W ([out, in] in the weight file)
+// is kept packed for the matrix kernels.
 type linear struct {
-	w       []float32
+	wp      []float32 // Wᵀ packed by packNT
 	b       []float32
 	in, out int
+}
+
+func newLinear(w, b []float32, out, in int) linear {
+	l := linear{wp: make([]float32, packedLen(in, out)), b: b, in: in, out: out}
+	packNT(l.wp, out, in, w, in)
+	return l
 }
 
 type layerNorm struct{ gamma, beta []float32 }
@@ -46,6 +53,8 @@ type bertLayer struct {
 // bert is a BERT encoder with its sentence pooling, loaded for inference.
 type bert struct {
 	cfg     bertConfig
+	kern    kernel    // the matrix micro-kernel for this CPU
+	kernel  string    // its name
 	wordEmb []float32 // [vocab, hidden]
 	posEmb  []float32 // [maxPositions, hidden]
 	typeEmb []float32 // [hidden], token type 0
@@ -74,8 +83,15 @@ func loadBERT(weights []byte) (*bert, error) {
 		errs = append(errs, err)
 		return t
 	}
+	raw := func(prefix string, out, in int) ([]float32, []float32) {
+		return get(prefix+".weight", out, in), get(prefix+".bias", out)
+	}
 	lin := func(prefix string, out, in int) linear {
-		return linear{w: get(prefix+".weight", out, in), b: get(prefix+".bias", out), in: in, out: out}
+		w, b := raw(prefix, out, in)
+		if w == nil || b == nil {
+			return linear{}
+		}
+		return newLinear(w, b, out, in)
 	}
 	norm := func(prefix string) layerNorm {
 		return layerNorm{gamma: get(prefix+".weight", h), beta: get(prefix+".bias", h)}
@@ -88,15 +104,11 @@ func loadBERT(weights []byte) (*bert, error) {
 	m.embNorm = norm("embeddings.LayerNorm")
 	for i := 0; i < cfg.Layers; i++ {
 		p := fmt.Sprintf("encoder.layer.%d.", i)
-		q := lin(p+"attention.self.query", h, h)
-		k := lin(p+"attention.self.key", h, h)
-		v := lin(p+"attention.self.value", h, h)
+		qw, qb := raw(p+"attention.self.query", h, h)
+		kw, kb := raw(p+"attention.self.key", h, h)
+		vw, vb := raw(p+"attention.self.value", h, h)
 		m.layers = append(m.layers, bertLayer{
-			qkv: linear{
-				w:  concat(q.w, k.w, v.w),
-				b:  concat(q.b, k.b, v.b),
-				in: h, out: 3 * h,
-			},
+			qkv:      newLinear(concat(qw, kw, vw), concat(qb, kb, vb), 3*h, h),
 			attnOut:  lin(p+"attention.output.dense", h, h),
 			attnNorm: norm(p + "attention.output.LayerNorm"),
 			ffnIn:    lin(p+"intermediate.dense", cfg.Intermediate, h),
@@ -109,6 +121,7 @@ func loadBERT(weights []byte) (*bert, error) {
 			return nil, err
 		}
 	}
+	m.kern, m.kernel = bestKernel()
 	return m, nil
 }
 
@@ -122,7 +135,9 @@ func concat(parts ...[]float32) []float32 {
 
 // scratch holds one worker's activations, reused across sequences.
 type scratch struct {
-	x, qkv, ctx, tmp, ffn, scores, vt []float32
+	x, qkv, ctx, tmp, ffn, scores []float32
+	kp, vp                        []float32 // one head's keys and values, packed
+	g                             gemm
 }
 
 func (s *scratch) grow(seq int, cfg bertConfig) {
@@ -139,7 +154,9 @@ func (s *scratch) grow(seq int, cfg bertConfig) {
 	need(&s.tmp, seq*h)
 	need(&s.ffn, seq*cfg.Intermediate)
 	need(&s.scores, seq*seq)
-	need(&s.vt, seq*(h/cfg.Heads))
+	dh := h / cfg.Heads
+	need(&s.kp, packedLen(dh, seq))
+	need(&s.vp, packedLen(seq, dh))
 }
 
 // encode runs the encoder over one sequence of token ids and writes the
@@ -148,6 +165,7 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 	cfg := m.cfg
 	h, seq := cfg.Hidden, len(ids)
 	s.grow(seq, cfg)
+	s.g.kern = m.kern
 	eps := float32(cfg.LayerNormEps)
 
 	// Embeddings: word + position + token type, then layer norm.
@@ -167,32 +185,28 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 	for li := range m.layers {
 		l := &m.layers[li]
 		// Self-attention.
-		l.qkv.forward(s.x, seq, s.qkv)
+		l.qkv.forward(&s.g, s.x, seq, s.qkv)
 		for hd := 0; hd < heads; hd++ {
 			q := s.qkv[hd*dh:]
 			k := s.qkv[h+hd*dh:]
 			v := s.qkv[2*h+hd*dh:]
 			// scores = q·kᵀ, [seq, seq]
-			gemmNT(seq, seq, dh, q, 3*h, k, 3*h, s.scores, seq)
+			packNT(s.kp, seq, dh, k, 3*h)
+			s.g.mul(seq, seq, dh, q, 3*h, s.kp, s.scores, seq)
 			for t := 0; t < seq; t++ {
 				softmaxScaled(s.scores[t*seq:(t+1)*seq], scale)
 			}
-			// ctx_h = scores·v: transpose v_h to [dh, seq] so both operands
-			// are read along rows.
-			for t := 0; t < seq; t++ {
-				for d := 0; d < dh; d++ {
-					s.vt[d*seq+t] = v[t*3*h+d]
-				}
-			}
-			gemmNT(seq, dh, seq, s.scores, seq, s.vt, seq, s.ctx[hd*dh:], h)
+			// ctx_h = scores·v, [seq, dh], written into its columns of ctx.
+			packNN(s.vp, seq, dh, v, 3*h)
+			s.g.mul(seq, dh, seq, s.scores, seq, s.vp, s.ctx[hd*dh:], h)
 		}
-		l.attnOut.forward(s.ctx, seq, s.tmp)
+		l.attnOut.forward(&s.g, s.ctx, seq, s.tmp)
 		add(s.x, s.tmp)
 		l.attnNorm.apply(s.x, h, eps)
 		// Feed-forward.
-		l.ffnIn.forward(s.x, seq, s.ffn)
+		l.ffnIn.forward(&s.g, s.x, seq, s.ffn)
 		gelu(s.ffn)
-		l.ffnOut.forward(s.ffn, seq, s.tmp)
+		l.ffnOut.forward(&s.g, s.ffn, seq, s.tmp)
 		add(s.x, s.tmp)
 		l.ffnNorm.apply(s.x, h, eps)
 	}
@@ -216,8 +230,8 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 }
 
 // forward computes y = x·Wᵀ + b for seq rows of x.
-func (l *linear) forward(x []float32, seq int, y []float32) {
-	gemmNT(seq, l.out, l.in, x, l.in, l.w, l.in, y, l.out)
+func (l *linear) forward(g *gemm, x []float32, seq int, y []float32) {
+	g.mul(seq, l.out, l.in, x, l.in, l.wp, y, l.out)
 	for t := 0; t < seq; t++ {
 		add(y[t*l.out:(t+1)*l.out], l.b)
 	}

@@ -1,52 +1,138 @@
 package embed
 
-// gemmNT computes C = A·Bᵀ for row-major A [m, k] (row stride lda),
-// B [n, k] (row stride ldb) and C [m, n] (row stride ldc), overwriting C.
-// Both operands are read along their rows, which is the layout of PyTorch's
-// dense weights ([out, in]) and of the attention products.
-func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	i := 0
-	for ; i+4 <= m; i += 4 {
-		a0 := a[i*lda : i*lda+k]
-		a1 := a[(i+1)*lda : (i+1)*lda+k]
-		a2 := a[(i+2)*lda : (i+2)*lda+k]
-		a3 := a[(i+3)*lda : (i+3)*lda+k]
-		j := 0
-		for ; j+2 <= n; j += 2 {
-			b0 := b[j*ldb : j*ldb+k]
-			b1 := b[(j+1)*ldb : (j+1)*ldb+k]
-			b1 = b1[:len(b0)]
-			a0, a1, a2, a3 := a0[:len(b0)], a1[:len(b0)], a2[:len(b0)], a3[:len(b0)]
-			var c00, c01, c10, c11, c20, c21, c30, c31 float32
-			for p := range b0 {
-				x0, x1 := b0[p], b1[p]
-				y0, y1, y2, y3 := a0[p], a1[p], a2[p], a3[p]
-				c00 += y0 * x0
-				c01 += y0 * x1
-				c10 += y1 * x0
-				c11 += y1 * x1
-				c20 += y2 * x0
-				c21 += y2 * x1
-				c30 += y3 * x0
-				c31 += y3 * x1
+// Matrix products for the encoder. B operands are packed once into panels
+// of panelWidth columns (k rows of panelWidth contiguous floats), so a
+// micro-kernel computes a tileRows×panelWidth tile of C reading A along its
+// rows and B along its panel: the layout SIMD kernels want.
+
+const (
+	panelWidth = 16
+	tileRows   = 6
+)
+
+// kernel computes C[0:6][0:16] = A[0:6][0:k] · Bpanel[0:k][0:16], with A
+// rows lda apart and C rows ldc apart, overwriting C. The slices must hold
+// the whole tile.
+type kernel func(k int, a []float32, lda int, b []float32, c []float32, ldc int)
+
+// kernelGo is the portable micro-kernel, and the reference the SIMD kernels
+// are tested against.
+func kernelGo(k int, a []float32, lda int, b []float32, c []float32, ldc int) {
+	var acc [tileRows][panelWidth]float32
+	for p := 0; p < k; p++ {
+		brow := b[p*panelWidth : p*panelWidth+panelWidth]
+		for r := range tileRows {
+			x := a[r*lda+p]
+			row := &acc[r]
+			for j, y := range brow {
+				row[j] += x * y
 			}
-			c[i*ldc+j], c[i*ldc+j+1] = c00, c01
-			c[(i+1)*ldc+j], c[(i+1)*ldc+j+1] = c10, c11
-			c[(i+2)*ldc+j], c[(i+2)*ldc+j+1] = c20, c21
-			c[(i+3)*ldc+j], c[(i+3)*ldc+j+1] = c30, c31
-		}
-		for ; j < n; j++ {
-			b0 := b[j*ldb : j*ldb+k]
-			c[i*ldc+j] = Dot(a0, b0)
-			c[(i+1)*ldc+j] = Dot(a1, b0)
-			c[(i+2)*ldc+j] = Dot(a2, b0)
-			c[(i+3)*ldc+j] = Dot(a3, b0)
 		}
 	}
-	for ; i < m; i++ {
-		ai := a[i*lda : i*lda+k]
-		for j := 0; j < n; j++ {
-			c[i*ldc+j] = Dot(ai, b[j*ldb:j*ldb+k])
+	for r := range tileRows {
+		copy(c[r*ldc:r*ldc+panelWidth], acc[r][:])
+	}
+}
+
+// packedLen is the length of B [k, n] packed into panels.
+func packedLen(k, n int) int { return (n + panelWidth - 1) / panelWidth * panelWidth * k }
+
+// packNT packs Bᵀ for B stored [n, k] with row stride ldb (PyTorch's
+// [out, in] weights, or the keys of attention): panel j row p holds
+// B[j·16 .. j·16+15][p]. Columns past n are zero.
+func packNT(dst []float32, n, k int, b []float32, ldb int) {
+	for j := 0; j*panelWidth < n; j++ {
+		panel := dst[j*k*panelWidth : (j+1)*k*panelWidth]
+		for c := 0; c < panelWidth; c++ {
+			col := j*panelWidth + c
+			if col >= n {
+				for p := 0; p < k; p++ {
+					panel[p*panelWidth+c] = 0
+				}
+				continue
+			}
+			src := b[col*ldb : col*ldb+k]
+			for p, v := range src {
+				panel[p*panelWidth+c] = v
+			}
+		}
+	}
+}
+
+// packNN packs B stored [k, n] with row stride ldb (the values of
+// attention): panel j row p holds B[p][j·16 .. j·16+15]. Columns past n are
+// zero.
+func packNN(dst []float32, k, n int, b []float32, ldb int) {
+	for j := 0; j*panelWidth < n; j++ {
+		panel := dst[j*k*panelWidth : (j+1)*k*panelWidth]
+		cols := min(panelWidth, n-j*panelWidth)
+		for p := 0; p < k; p++ {
+			row := panel[p*panelWidth : (p+1)*panelWidth]
+			copy(row, b[p*ldb+j*panelWidth:p*ldb+j*panelWidth+cols])
+			clear(row[cols:])
+		}
+	}
+}
+
+// gemm holds a micro-kernel and the scratch space for ragged edges.
+type gemm struct {
+	kern kernel
+	tmpA []float32 // tileRows×k rows of A padded with zeros
+	tmpC []float32 // one tileRows×panelWidth tile
+}
+
+// mul computes C [m, n] = A [m, k] · B, for B packed by packNT or packNN,
+// overwriting C. A rows are lda apart, C rows ldc apart.
+func (g *gemm) mul(m, n, k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := range m {
+			clear(c[i*ldc : i*ldc+n])
+		}
+		return
+	}
+	// Bounds, checked once so the kernel may read and write without them.
+	_ = a[(m-1)*lda+k-1]
+	_ = bp[packedLen(k, n)-1]
+	_ = c[(m-1)*ldc+n-1]
+
+	full := m / tileRows * tileRows
+	rest := m - full
+	if rest > 0 {
+		// Copy the last rows of A into a zero-padded full tile.
+		if cap(g.tmpA) < tileRows*k {
+			g.tmpA = make([]float32, tileRows*k)
+		}
+		g.tmpA = g.tmpA[:tileRows*k]
+		clear(g.tmpA)
+		for r := range rest {
+			copy(g.tmpA[r*k:(r+1)*k], a[(full+r)*lda:(full+r)*lda+k])
+		}
+	}
+	if g.tmpC == nil {
+		g.tmpC = make([]float32, tileRows*panelWidth)
+	}
+	for j := 0; j*panelWidth < n; j++ {
+		panel := bp[j*k*panelWidth : (j+1)*k*panelWidth]
+		col := j * panelWidth
+		cols := min(panelWidth, n-col)
+		for i := 0; i < full; i += tileRows {
+			if cols == panelWidth {
+				g.kern(k, a[i*lda:], lda, panel, c[i*ldc+col:], ldc)
+				continue
+			}
+			g.kern(k, a[i*lda:], lda, panel, g.tmpC, panelWidth)
+			for r := range tileRows {
+				copy(c[(i+r)*ldc+col:(i+r)*ldc+col+cols], g.tmpC[r*panelWidth:])
+			}
+		}
+		if rest > 0 {
+			g.kern(k, g.tmpA, k, panel, g.tmpC, panelWidth)
+			for r := range rest {
+				copy(c[(full+r)*ldc+col:(full+r)*ldc+col+cols], g.tmpC[r*panelWidth:])
+			}
 		}
 	}
 }

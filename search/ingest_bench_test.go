@@ -1,0 +1,107 @@
+package search_test
+
+import (
+	"compress/gzip"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
+)
+
+// mlPapers reads the first n records of the shared ML paper corpus.
+func mlPapers(b *testing.B, n int) []papersearch.Paper {
+	b.Helper()
+	f, err := os.Open("../../shared/data/papers/ml-papers.jsonl.gz")
+	if err != nil {
+		b.Skipf("shared corpus not available: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rd, err := seeds.NewReader(zr, seeds.JSONL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []papersearch.Paper
+	for len(out) < n {
+		p, err := rd.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func ingestOnce(b *testing.B, emb embed.Embedder, batch int, papers []papersearch.Paper) time.Duration {
+	b.Helper()
+	store, err := search.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "p.db"), emb.Info())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	eng, err := search.NewEngine(store, emb, search.Options{IngestBatch: batch})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	sum, err := eng.Ingest(context.Background(), papers, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if sum.Embedded != len(papers) {
+		b.Fatalf("embedded %d of %d", sum.Embedded, len(papers))
+	}
+	return time.Since(start)
+}
+
+// BenchmarkIngest300 ingests 300 real ML papers with the in-process model
+// and through the OpenAI-compatible client talking to papersearch's own
+// /v1/embeddings (the same model behind HTTP), reporting papers/s.
+//
+//	go test -run '^$' -bench Ingest300 -benchtime 1x ./search/
+func BenchmarkIngest300(b *testing.B) {
+	papers := mlPapers(b, 300)
+	local, err := embed.NewLocal(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("in-process", func(b *testing.B) {
+		var d time.Duration
+		for b.Loop() {
+			d += ingestOnce(b, local, search.IngestBatch, papers)
+		}
+		b.ReportMetric(float64(len(papers)*b.N)/d.Seconds(), "papers/s")
+	})
+	b.Run("http", func(b *testing.B) {
+		store, err := search.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "srv.db"), local.Info())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer store.Close()
+		eng, _ := search.NewEngine(store, local, search.Options{})
+		srv := httptest.NewServer(api.New(eng, api.Options{}))
+		defer srv.Close()
+		const batch, concurrency = 16, 2
+		client, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: srv.URL + "/v1",
+			Model: local.Info().Name, Dimensions: local.Info().Dim, BatchSize: batch, Concurrency: concurrency})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var d time.Duration
+		for b.Loop() {
+			d += ingestOnce(b, client, batch*concurrency, papers)
+		}
+		b.ReportMetric(float64(len(papers)*b.N)/d.Seconds(), "papers/s")
+	})
+}
