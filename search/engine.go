@@ -207,16 +207,21 @@ func (e *Engine) rank(ctx context.Context, start time.Time, v []float32, limit i
 	if err != nil {
 		return Results{}, fmt.Errorf("retrieve: %w", err)
 	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	papers, err := e.store.Lookup(ctx, ids)
+	if err != nil {
+		return Results{}, fmt.Errorf("fetch hits: %w", err)
+	}
 	hits := make([]Hit, 0, len(cands))
 	for _, c := range cands {
-		doc, err := e.store.Get(ctx, c.ID)
-		if errors.Is(err, ErrNotFound) {
+		p, ok := papers[c.ID]
+		if !ok {
 			continue // deleted since retrieval
 		}
-		if err != nil {
-			return Results{}, fmt.Errorf("fetch hit: %w", err)
-		}
-		hits = append(hits, Hit{ID: c.ID, Rank: len(hits) + 1, Score: c.Score, Paper: doc.Paper})
+		hits = append(hits, Hit{ID: c.ID, Rank: len(hits) + 1, Score: c.Score, Paper: p})
 	}
 	info, err := e.Index(ctx)
 	if err != nil {

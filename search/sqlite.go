@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
@@ -241,6 +242,34 @@ func (s *SQLite) Get(ctx context.Context, id string) (Document, error) {
 		return Document{}, fmt.Errorf("get %q: %w", id, err)
 	}
 	return d, nil
+}
+
+// Lookup returns the papers of those ids that exist.
+func (s *SQLite) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
+	out := make(map[string]papersearch.Paper, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		part := ids[start:min(start+500, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT `+documentColumns+` FROM papers WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("lookup: %w", err)
+		}
+		for rows.Next() {
+			d, err := scanDocument(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("lookup: %w", err)
+			}
+			out[d.Paper.ID] = d.Paper
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("lookup: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // Scroll pages through documents in insertion order; the cursor is the

@@ -38,6 +38,8 @@ type Store interface {
 	Upsert(ctx context.Context, docs []Document) error
 	// Get returns the document with the given paper id, or ErrNotFound.
 	Get(ctx context.Context, id string) (Document, error)
+	// Lookup returns the papers of those of ids that exist, by id.
+	Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error)
 	// Fingerprints returns the hashes stored for those of ids that exist.
 	Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error)
 	// Nearest returns up to k documents by descending cosine similarity to

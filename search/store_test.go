@@ -200,6 +200,13 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.Upsert(ctx, []Document{testDoc(1), testDoc(2)}); err != nil {
 			t.Fatal(err)
 		}
+		papers, err := s.Lookup(ctx, []string{"p002", "p404", "p001"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(papers) != 2 || papers["p002"].Title != "Paper 2" || papers["p001"].Year != 2001 {
+			t.Errorf("Lookup = %+v", papers)
+		}
 		fps, err := s.Fingerprints(ctx, []string{"p001", "p002", "p404"})
 		if err != nil {
 			t.Fatal(err)

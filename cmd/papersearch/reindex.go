@@ -17,6 +17,9 @@ import (
 // model into a new store file, then swaps it in, keeping the old file as
 // papersearch.db.<old model>.bak.
 func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr io.Writer) error {
+	if cfg.QdrantURL != "" {
+		return errors.New("reindex rebuilds the embedded store; with Qdrant, set PAPERSEARCH_COLLECTION to a new collection and run 'papersearch ingest' on your corpus")
+	}
 	path := cfg.storePath()
 	old, err := search.StoredModel(ctx, path)
 	if err != nil {

@@ -53,12 +53,7 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger) (*search.Engi
 	if err != nil {
 		return nil, nil, err
 	}
-	info := embedder.Info()
-	store, err := search.OpenSQLite(ctx, cfg.storePath(), info)
-	if errors.Is(err, search.ErrModelMismatch) {
-		return nil, nil, fmt.Errorf("%w\nto rebuild the index under %s, run 'papersearch reindex' with the same settings (the current index is kept as a backup)",
-			err, info.Name)
-	}
+	store, err := openStore(ctx, cfg, log, embedder.Info())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,6 +65,35 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger) (*search.Engi
 		return nil, nil, err
 	}
 	return eng, store, nil
+}
+
+// openStore opens Qdrant when PAPERSEARCH_QDRANT_URL is set and the
+// embedded store otherwise, for vectors of model.
+func openStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.ModelInfo) (search.Store, error) {
+	if cfg.QdrantURL != "" {
+		store, err := search.OpenQdrant(ctx, search.QdrantConfig{
+			URL: cfg.QdrantURL, APIKey: cfg.QdrantAPIKey, Collection: cfg.Collection,
+			Shards: cfg.QdrantShards, Replication: cfg.QdrantReplication, Logger: log,
+		}, model)
+		if errors.Is(err, search.ErrModelMismatch) {
+			return nil, fmt.Errorf("%w\nto index under %s, set PAPERSEARCH_COLLECTION to a new collection and run 'papersearch ingest' on your corpus", err, model.Name)
+		}
+		return store, err
+	}
+	store, err := search.OpenSQLite(ctx, cfg.storePath(), model)
+	if errors.Is(err, search.ErrModelMismatch) {
+		return nil, fmt.Errorf("%w\nto rebuild the index under %s, run 'papersearch reindex' with the same settings (the current index is kept as a backup)",
+			err, model.Name)
+	}
+	return store, err
+}
+
+// storeLocation says where the store lives, for logs.
+func storeLocation(cfg Config) string {
+	if cfg.QdrantURL != "" {
+		return cfg.QdrantURL + " collection " + cfg.Collection
+	}
+	return cfg.storePath()
 }
 
 // serve runs the HTTP API until ctx is cancelled, seeding an empty store
@@ -106,7 +130,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	m := store.Model()
-	log.Info("papersearch listening", "url", "http://"+ln.Addr().String(), "store", cfg.storePath(),
+	log.Info("papersearch listening", "url", "http://"+ln.Addr().String(), "store", store.Kind(), "at", storeLocation(cfg),
 		"papers", count, "model", m.Name, "dim", m.Dim)
 
 	if count == 0 && cfg.Seed {

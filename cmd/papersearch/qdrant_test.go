@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+)
+
+// TestQdrantAnswersLikeEmbedded serves the seed corpus from the embedded
+// store and from Qdrant: the same questions get the same top results.
+func TestQdrantAnswersLikeEmbedded(t *testing.T) {
+	qurl := os.Getenv("PAPERSEARCH_TEST_QDRANT_URL")
+	if qurl == "" {
+		t.Skip("PAPERSEARCH_TEST_QDRANT_URL is not set: start one with deploy/qdrant-local.sh up and export the URL it prints")
+	}
+	setEnv(t)
+	embedded, _, stop1 := startServe(t)
+	defer stop1()
+
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	coll := "seed_test_" + hex.EncodeToString(suffix)
+	t.Setenv("PAPERSEARCH_QDRANT_URL", qurl)
+	t.Setenv("PAPERSEARCH_COLLECTION", coll)
+	onQdrant, logs, stop2 := startServe(t)
+	defer func() {
+		stop2()
+		q, err := search.OpenQdrant(context.Background(), search.QdrantConfig{URL: qurl, Collection: coll},
+			embed.ModelInfo{Name: "all-MiniLM-L6-v2", Dim: 384})
+		if err == nil {
+			q.Drop(context.Background())
+			q.Close()
+		}
+	}()
+	if !strings.Contains(logs.String(), "store=qdrant") || !strings.Contains(logs.String(), "seed corpus ingested") {
+		t.Fatalf("second instance is not seeding Qdrant:\n%s", logs)
+	}
+	for _, q := range []string{
+		"why does asking the teacher for feedback during training help an agent copy its behaviour?",
+		"do brain signal foundation models rediscover the classic hand-designed features?",
+		"grouping devices in decentralized training by per-category similarity of their local data",
+		"why do people overweight small chances and underweight large ones?",
+		"are browsing bots respecting websites' legal rules about automated data collection?",
+		"3D reconstruction from several cameras mounted on a self-driving car",
+		"an LLM assistant that debugs chip hardware designs by inspecting signal traces",
+	} {
+		a, b := topIDs(t, embedded, q, 3), topIDs(t, onQdrant, q, 3)
+		if len(a) != 3 || strings.Join(a, ",") != strings.Join(b, ",") {
+			t.Errorf("%q: embedded %v, qdrant %v", q, a, b)
+		}
+	}
+}

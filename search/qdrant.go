@@ -1,0 +1,395 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+)
+
+// QdrantConfig configures the Qdrant store. Zero fields take the defaults
+// named on each.
+type QdrantConfig struct {
+	// URL is the gRPC endpoint, e.g. "http://127.0.0.1:6334"; https means
+	// TLS. The port defaults to 6334.
+	URL    string
+	APIKey string
+	// Collection is the collection's name (default "papers").
+	Collection string
+	// Shards and Replication apply when the collection is created
+	// (defaults: Qdrant's own, one shard per node and replication 1).
+	Shards      uint32
+	Replication uint32
+	Logger      *slog.Logger
+}
+
+// DefaultCollection is the collection used when none is configured.
+const DefaultCollection = "papers"
+
+// Names of the collection's vector, its metadata keys and payload fields.
+const (
+	qdrantDense      = "dense"
+	metaModel        = "papersearch_model"
+	metaDim          = "papersearch_dim"
+	metaSchema       = "papersearch_schema"
+	fieldPaperID     = "paper_id"
+	fieldTitle       = "title"
+	fieldAbstract    = "abstract"
+	fieldAuthors     = "authors"
+	fieldVenue       = "venue"
+	fieldYear        = "year"
+	fieldURL         = "url"
+	fieldTextHash    = "text_hash"
+	fieldPaperHash   = "paper_hash"
+	qdrantUpsertSize = 256
+)
+
+// pointNamespace derives point ids: UUIDv5 of the paper id in it.
+var pointNamespace = uuid.MustParse("6f1d5c4e-8a0b-5b7e-9c3d-2e4f6a8b0c1d")
+
+// pointID returns the Qdrant point id of a paper: a UUIDv5 of its id.
+func pointID(paperID string) *qdrant.PointId {
+	return qdrant.NewIDUUID(uuid.NewSHA1(pointNamespace, []byte(paperID)).String())
+}
+
+// Qdrant is the Store on a Qdrant server or cluster, over gRPC. Each paper
+// is one point with a named dense vector (cosine) and the paper in its
+// payload; year, venue, authors and the paper id are indexed. Writes wait
+// until Qdrant has applied them; reads need one replica to answer, so a
+// replicated collection keeps answering while a node is down.
+type Qdrant struct {
+	client *qdrant.Client
+	coll   string
+	model  embed.ModelInfo
+	log    *slog.Logger
+	read   *qdrant.ReadConsistency
+}
+
+// OpenQdrant connects to Qdrant and opens, or creates, the collection for
+// vectors of model. A collection built with another model or dimension is
+// refused with an error wrapping ErrModelMismatch.
+func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*Qdrant, error) {
+	if model.Name == "" || model.Dim <= 0 {
+		return nil, fmt.Errorf("open qdrant store: invalid model %+v", model)
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("qdrant URL %q: want http://host:port or https://host:port (the gRPC port, 6334 by default)", cfg.URL)
+	}
+	port := 6334
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil {
+			return nil, fmt.Errorf("qdrant URL %q: bad port", cfg.URL)
+		}
+	}
+	if cfg.Collection == "" {
+		cfg.Collection = DefaultCollection
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	client, err := qdrant.NewClient(&qdrant.Config{
+		Host: u.Hostname(), Port: port, APIKey: cfg.APIKey, UseTLS: u.Scheme == "https",
+		SkipCompatibilityCheck: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to qdrant at %s: %w", cfg.URL, err)
+	}
+	q := &Qdrant{client: client, coll: cfg.Collection, model: model, log: log,
+		read: qdrant.NewReadConsistencyFactor(1)}
+	if err := q.ensureCollection(ctx, cfg); err != nil {
+		client.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
+func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
+	exists, err := q.client.CollectionExists(ctx, q.coll)
+	if err != nil {
+		return fmt.Errorf("qdrant at %s: %w", cfg.URL, err)
+	}
+	if !exists {
+		err := q.client.CreateCollection(ctx, &qdrant.CreateCollection{
+			CollectionName: q.coll,
+			VectorsConfig: qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
+				qdrantDense: {Size: uint64(q.model.Dim), Distance: qdrant.Distance_Cosine},
+			}),
+			ShardNumber:       optional(cfg.Shards),
+			ReplicationFactor: optional(cfg.Replication),
+			Metadata: qdrant.NewValueMap(map[string]any{
+				metaModel: q.model.Name, metaDim: int64(q.model.Dim), metaSchema: int64(schemaVersion),
+			}),
+		})
+		if err != nil && status.Code(err) != codes.AlreadyExists {
+			return fmt.Errorf("create qdrant collection %s: %w", q.coll, err)
+		}
+		if err == nil {
+			q.log.Info("created qdrant collection", "collection", q.coll, "dim", q.model.Dim,
+				"shards", cfg.Shards, "replication", cfg.Replication)
+		}
+		indexes := []struct {
+			field string
+			typ   qdrant.FieldType
+		}{
+			{fieldPaperID, qdrant.FieldType_FieldTypeKeyword},
+			{fieldYear, qdrant.FieldType_FieldTypeInteger},
+			{fieldVenue, qdrant.FieldType_FieldTypeKeyword},
+			{fieldAuthors, qdrant.FieldType_FieldTypeKeyword},
+		}
+		for _, ix := range indexes {
+			_, err := q.client.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
+				CollectionName: q.coll, FieldName: ix.field, FieldType: qdrant.PtrOf(ix.typ), Wait: qdrant.PtrOf(true),
+			})
+			if err != nil {
+				return fmt.Errorf("index %s of qdrant collection %s: %w", ix.field, q.coll, err)
+			}
+		}
+	}
+	info, err := q.client.GetCollectionInfo(ctx, q.coll)
+	if err != nil {
+		return fmt.Errorf("read qdrant collection %s: %w", q.coll, err)
+	}
+	meta := info.GetConfig().GetMetadata()
+	name := meta[metaModel].GetStringValue()
+	dim := int(meta[metaDim].GetIntegerValue())
+	if name == "" {
+		return fmt.Errorf("qdrant collection %s was not created by papersearch (no model recorded); choose another PAPERSEARCH_COLLECTION", q.coll)
+	}
+	if name != q.model.Name || dim != q.model.Dim {
+		return fmt.Errorf("%w: qdrant collection %s holds %s (%d dimensions), the embedder is %s (%d dimensions)",
+			ErrModelMismatch, q.coll, name, dim, q.model.Name, q.model.Dim)
+	}
+	return nil
+}
+
+func optional(v uint32) *uint32 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+// Kind returns "qdrant".
+func (q *Qdrant) Kind() string { return "qdrant" }
+
+// Model returns the model the collection's vectors come from.
+func (q *Qdrant) Model() embed.ModelInfo { return q.model }
+
+// Collection returns the collection's name.
+func (q *Qdrant) Collection() string { return q.coll }
+
+// Close closes the connection.
+func (q *Qdrant) Close() error { return q.client.Close() }
+
+// Drop deletes the whole collection. Tests use it to clean up.
+func (q *Qdrant) Drop(ctx context.Context) error { return q.client.DeleteCollection(ctx, q.coll) }
+
+// Upsert writes docs in batches, each acknowledged once Qdrant applied it.
+func (q *Qdrant) Upsert(ctx context.Context, docs []Document) error {
+	for _, d := range docs {
+		if len(d.Vector) != q.model.Dim {
+			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, ErrDimension, len(d.Vector), q.model.Dim)
+		}
+	}
+	for start := 0; start < len(docs); start += qdrantUpsertSize {
+		batch := docs[start:min(start+qdrantUpsertSize, len(docs))]
+		points := make([]*qdrant.PointStruct, len(batch))
+		for i, d := range batch {
+			payload, err := qdrant.TryValueMap(payloadOf(d))
+			if err != nil {
+				return fmt.Errorf("upsert %s: payload: %w", d.Paper.ID, err)
+			}
+			points[i] = &qdrant.PointStruct{
+				Id:      pointID(d.Paper.ID),
+				Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{qdrantDense: qdrant.NewVectorDense(d.Vector)}),
+				Payload: payload,
+			}
+		}
+		_, err := q.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: q.coll, Wait: qdrant.PtrOf(true), Points: points})
+		if err != nil {
+			return fmt.Errorf("upsert %d papers into qdrant: %w", len(batch), err)
+		}
+	}
+	return nil
+}
+
+func payloadOf(d Document) map[string]any {
+	authors := make([]any, len(d.Paper.Authors))
+	for i, a := range d.Paper.Authors {
+		authors[i] = a
+	}
+	return map[string]any{
+		fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
+		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
+		fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
+	}
+}
+
+func documentOf(payload map[string]*qdrant.Value, vectors *qdrant.VectorsOutput) Document {
+	str := func(k string) string { return payload[k].GetStringValue() }
+	var authors []string
+	for _, v := range payload[fieldAuthors].GetListValue().GetValues() {
+		authors = append(authors, v.GetStringValue())
+	}
+	if authors == nil {
+		authors = []string{}
+	}
+	d := Document{
+		Paper: papersearch.Paper{ID: str(fieldPaperID), Title: str(fieldTitle), Abstract: str(fieldAbstract),
+			Authors: authors, Venue: str(fieldVenue), Year: int(payload[fieldYear].GetIntegerValue()), URL: str(fieldURL)},
+		TextHash:  str(fieldTextHash),
+		PaperHash: str(fieldPaperHash),
+	}
+	if v := vectors.GetVectors().GetVectors()[qdrantDense]; v != nil {
+		d.Vector = append([]float32(nil), v.GetDense().GetData()...)
+		if len(d.Vector) == 0 {
+			d.Vector = append([]float32(nil), v.GetData()...)
+		}
+	}
+	return d
+}
+
+// get fetches points by paper id, with or without vectors.
+func (q *Qdrant) get(ctx context.Context, ids []string, vectors bool) ([]Document, error) {
+	pids := make([]*qdrant.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = pointID(id)
+	}
+	points, err := q.client.Get(ctx, &qdrant.GetPoints{
+		CollectionName: q.coll, Ids: pids, WithPayload: qdrant.NewWithPayload(true),
+		WithVectors: qdrant.NewWithVectors(vectors), ReadConsistency: q.read,
+	})
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]Document, 0, len(points))
+	for _, p := range points {
+		docs = append(docs, documentOf(p.GetPayload(), p.GetVectors()))
+	}
+	return docs, nil
+}
+
+// Get returns one document.
+func (q *Qdrant) Get(ctx context.Context, id string) (Document, error) {
+	docs, err := q.get(ctx, []string{id}, true)
+	if err != nil {
+		return Document{}, fmt.Errorf("get %q: %w", id, err)
+	}
+	if len(docs) == 0 {
+		return Document{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return docs[0], nil
+}
+
+// Lookup returns the papers of those ids that exist, in one request.
+func (q *Qdrant) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
+	docs, err := q.get(ctx, ids, false)
+	if err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	out := make(map[string]papersearch.Paper, len(docs))
+	for _, d := range docs {
+		out[d.Paper.ID] = d.Paper
+	}
+	return out, nil
+}
+
+// Fingerprints returns the stored hashes of the ids that exist.
+func (q *Qdrant) Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error) {
+	out := make(map[string]Fingerprint, len(ids))
+	for start := 0; start < len(ids); start += 1000 {
+		docs, err := q.get(ctx, ids[start:min(start+1000, len(ids))], false)
+		if err != nil {
+			return nil, fmt.Errorf("fingerprints: %w", err)
+		}
+		for _, d := range docs {
+			out[d.Paper.ID] = Fingerprint{TextHash: d.TextHash, PaperHash: d.PaperHash}
+		}
+	}
+	return out, nil
+}
+
+// Nearest asks Qdrant for the k nearest points by cosine similarity.
+func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, exclude ...string) ([]Candidate, error) {
+	if len(v) != q.model.Dim {
+		return nil, fmt.Errorf("nearest: %w: %d, want %d", ErrDimension, len(v), q.model.Dim)
+	}
+	var filter *qdrant.Filter
+	if len(exclude) > 0 {
+		pids := make([]*qdrant.PointId, len(exclude))
+		for i, id := range exclude {
+			pids[i] = pointID(id)
+		}
+		filter = &qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewHasID(pids...)}}
+	}
+	points, err := q.client.Query(ctx, &qdrant.QueryPoints{
+		CollectionName: q.coll, Query: qdrant.NewQueryDense(v), Using: qdrant.PtrOf(qdrantDense),
+		Filter: filter, Limit: qdrant.PtrOf(uint64(k)), WithPayload: qdrant.NewWithPayloadInclude(fieldPaperID),
+		ReadConsistency: q.read,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nearest: %w", err)
+	}
+	out := make([]Candidate, len(points))
+	for i, p := range points {
+		out[i] = Candidate{ID: p.GetPayload()[fieldPaperID].GetStringValue(), Score: p.GetScore()}
+	}
+	return out, nil
+}
+
+// Delete removes one document.
+func (q *Qdrant) Delete(ctx context.Context, id string) error {
+	if _, err := q.Get(ctx, id); err != nil {
+		return err
+	}
+	_, err := q.client.Delete(ctx, &qdrant.DeletePoints{CollectionName: q.coll, Wait: qdrant.PtrOf(true),
+		Points: qdrant.NewPointsSelector(pointID(id))})
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", id, err)
+	}
+	return nil
+}
+
+// Count returns the exact number of documents.
+func (q *Qdrant) Count(ctx context.Context) (int, error) {
+	n, err := q.client.Count(ctx, &qdrant.CountPoints{CollectionName: q.coll, Exact: qdrant.PtrOf(true)})
+	if err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	return int(n), nil
+}
+
+// Scroll pages through documents in point-id order; the cursor is the next
+// page's first point id.
+func (q *Qdrant) Scroll(ctx context.Context, cursor string, limit int) ([]Document, string, error) {
+	req := &qdrant.ScrollPoints{CollectionName: q.coll, Limit: qdrant.PtrOf(uint32(limit)),
+		WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true), ReadConsistency: q.read}
+	if cursor != "" {
+		if _, err := uuid.Parse(cursor); err != nil {
+			return nil, "", fmt.Errorf("scroll: invalid cursor %q", cursor)
+		}
+		req.Offset = qdrant.NewIDUUID(cursor)
+	}
+	points, next, err := q.client.ScrollAndOffset(ctx, req)
+	if err != nil {
+		return nil, "", fmt.Errorf("scroll: %w", err)
+	}
+	docs := make([]Document, len(points))
+	for i, p := range points {
+		docs[i] = documentOf(p.GetPayload(), p.GetVectors())
+	}
+	return docs, next.GetUuid(), nil
+}
+
+var _ Store = (*Qdrant)(nil)
