@@ -3,6 +3,7 @@ module github.com/papersearch/papersearch
 go 1.26.8
 
 require (
+	github.com/blevesearch/go-porterstemmer v1.0.3
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/golang-lru/v2 v2.0.7

@@ -28,7 +28,7 @@ import (
 // Engine is what the server needs from the search engine.
 type Engine interface {
 	Search(ctx context.Context, q search.Query) (search.Results, error)
-	Similar(ctx context.Context, id string, limit int) (search.Results, error)
+	Similar(ctx context.Context, q search.SimilarQuery) (search.Results, error)
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
 	Index(ctx context.Context) (search.IndexInfo, error)
 	Model() embed.ModelInfo
@@ -139,8 +139,20 @@ func (s *Server) readyz(c echo.Context) error {
 
 // SearchRequest is the body of POST /v1/search.
 type SearchRequest struct {
-	Query string `json:"query"`
-	Limit *int   `json:"limit,omitempty"`
+	// Query is the question in plain words; it may be omitted when Like
+	// names papers.
+	Query string `json:"query,omitempty"`
+	// Like and Unlike are paper ids to move the results toward and away from.
+	Like   []string `json:"like,omitempty"`
+	Unlike []string `json:"unlike,omitempty"`
+	// Filters restrict the papers considered.
+	Filters *search.Filter `json:"filters,omitempty"`
+	// Mode is "hybrid" (default), "dense" or "lexical".
+	Mode   string `json:"mode,omitempty"`
+	Limit  *int   `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	// Explain adds an explanation to each result.
+	Explain bool `json:"explain,omitempty"`
 }
 
 // Result is one hit of a response.
@@ -148,9 +160,13 @@ type Result = search.Hit
 
 // SearchResponse is the body of a successful search or similar request.
 type SearchResponse struct {
-	Results []Result         `json:"results"`
-	Index   search.IndexInfo `json:"index"`
-	TookMS  float64          `json:"took_ms"`
+	Results []Result `json:"results"`
+	// NextCursor fetches the next page; null on the last page.
+	NextCursor *string          `json:"next_cursor"`
+	Index      search.IndexInfo `json:"index"`
+	// Degraded names retrievals that failed, whose results are missing.
+	Degraded []string `json:"degraded"`
+	TookMS   float64  `json:"took_ms"`
 }
 
 func (s *Server) search(c echo.Context) error {
@@ -165,10 +181,20 @@ func (s *Server) search(c echo.Context) error {
 			return toProblem(&search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)})
 		}
 	}
-	if err := search.ValidateQuery(req.Query, limit); err != nil {
-		return err
+	q := search.Query{Text: req.Query, Like: req.Like, Unlike: req.Unlike, Mode: search.Mode(req.Mode),
+		Limit: limit, Cursor: req.Cursor, Explain: req.Explain}
+	if req.Filters != nil {
+		q.Filter = *req.Filters
 	}
-	res, err := s.engine.Search(c.Request().Context(), search.Query{Text: req.Query, Limit: limit})
+	for _, ids := range [][]string{req.Like, req.Unlike} {
+		for _, id := range ids {
+			if !validID(id) {
+				return invalid("like and unlike must hold paper ids",
+					FieldProblem{Pointer: "/like", Detail: fmt.Sprintf("%q is not a valid paper id", id)})
+			}
+		}
+	}
+	res, err := s.engine.Search(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
@@ -195,16 +221,42 @@ func (s *Server) similar(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit := search.DefaultLimit
-	if raw := c.QueryParam("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > search.MaxLimit {
-			return invalid("limit must be an integer between 1 and 100",
-				FieldProblem{Param: "limit", Detail: fmt.Sprintf("must be an integer between 1 and %d, got %q", search.MaxLimit, raw)})
+	sq := search.SimilarQuery{ID: id, Limit: search.DefaultLimit, Mode: search.Mode(c.QueryParam("mode")),
+		Cursor: c.QueryParam("cursor")}
+	params := c.QueryParams()
+	for name := range params {
+		switch name {
+		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author":
+		default:
+			return invalid(fmt.Sprintf("unknown parameter %q", name), FieldProblem{Param: name, Detail: "is not a parameter of this request"})
 		}
-		limit = n
 	}
-	res, err := s.engine.Similar(c.Request().Context(), id, limit)
+	for _, p := range []struct {
+		name   string
+		lo, hi int
+		dst    *int
+	}{{"limit", 1, search.MaxLimit, &sq.Limit}, {"year_min", 0, 9999, &sq.Filter.YearMin}, {"year_max", 0, 9999, &sq.Filter.YearMax}} {
+		raw := c.QueryParam(p.name)
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < p.lo || n > p.hi {
+			return invalid(fmt.Sprintf("%s must be an integer between %d and %d", p.name, p.lo, p.hi),
+				FieldProblem{Param: p.name, Detail: fmt.Sprintf("must be an integer between %d and %d, got %q", p.lo, p.hi, raw)})
+		}
+		*p.dst = n
+	}
+	sq.Filter.Venues = params["venue"]
+	sq.Filter.Author = c.QueryParam("author")
+	switch raw := c.QueryParam("explain"); raw {
+	case "", "false", "0":
+	case "true", "1":
+		sq.Explain = true
+	default:
+		return invalid("explain must be true or false", FieldProblem{Param: "explain", Detail: fmt.Sprintf("must be true or false, got %q", raw)})
+	}
+	res, err := s.engine.Similar(c.Request().Context(), sq)
 	if err != nil {
 		return err
 	}
@@ -226,22 +278,30 @@ func NewSearchResponse(res search.Results) SearchResponse {
 			hits[i].Paper.Authors = []string{}
 		}
 	}
-	return SearchResponse{
-		Results: hits,
-		Index:   res.Index,
-		TookMS:  float64(res.Took.Microseconds()) / 1000,
+	out := SearchResponse{Results: hits, Index: res.Index, Degraded: res.Degraded,
+		TookMS: float64(res.Took.Microseconds()) / 1000}
+	if out.Degraded == nil {
+		out.Degraded = []string{}
 	}
+	if res.NextCursor != "" {
+		out.NextCursor = &res.NextCursor
+	}
+	return out
 }
 
 // pathID returns the :id path parameter, unescaped and validated.
 func pathID(c echo.Context) (string, error) {
-	raw := c.Param("id")
-	id, err := url.PathUnescape(raw)
-	if err != nil || id == "" || len(id) > papersearch.MaxIDLength || !utf8.ValidString(id) || strings.ContainsFunc(id, isControl) {
+	id, err := url.PathUnescape(c.Param("id"))
+	if err != nil || !validID(id) {
 		return "", invalid("the paper id in the path is not a valid id",
 			FieldProblem{Param: "id", Detail: fmt.Sprintf("must be 1 to %d bytes of UTF-8 text without control characters", papersearch.MaxIDLength)})
 	}
 	return id, nil
+}
+
+// validID reports whether id can name a paper.
+func validID(id string) bool {
+	return id != "" && len(id) <= papersearch.MaxIDLength && utf8.ValidString(id) && !strings.ContainsFunc(id, isControl)
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }

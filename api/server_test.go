@@ -244,7 +244,7 @@ func TestBadRequests(t *testing.T) {
 type panicky struct{}
 
 func (panicky) Search(context.Context, search.Query) (search.Results, error) { panic("boom") }
-func (panicky) Similar(context.Context, string, int) (search.Results, error) {
+func (panicky) Similar(context.Context, search.SimilarQuery) (search.Results, error) {
 	return search.Results{}, io.ErrUnexpectedEOF
 }
 func (panicky) Get(context.Context, string) (papersearch.Paper, error) { panic(http.ErrAbortHandler) }

@@ -21,6 +21,11 @@ const (
 	MaxLimit     = 100
 	// MaxQueryBytes bounds free-text query length, in bytes.
 	MaxQueryBytes = 4096
+	// CandidateDepth is how many candidates each retrieval contributes to
+	// fusion.
+	CandidateDepth = 100
+	// MaxExamples bounds the like and unlike paper ids of a query.
+	MaxExamples = 20
 )
 
 // ErrInvalidQuery is wrapped by errors that describe a bad query.
@@ -39,6 +44,8 @@ type Engine struct {
 // Options tune an Engine. The zero value is a working default.
 type Options struct {
 	Logger *slog.Logger
+	// Fusion merges dense and lexical results (default DefaultFusion).
+	Fusion *Fusion
 	// QueryCacheSize is how many recent query vectors are kept (default 1024).
 	QueryCacheSize int
 	// QueryTimeout bounds embedding one query (default 5s).
@@ -73,6 +80,9 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.IngestBatch <= 0 {
 		opts.IngestBatch = IngestBatch
 	}
+	if opts.Fusion == nil {
+		opts.Fusion = &DefaultFusion
+	}
 	cache, err := lru.New[string, []float32](opts.QueryCacheSize)
 	if err != nil {
 		return nil, err
@@ -80,18 +90,26 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	return &Engine{store: store, embedder: embedder, log: opts.Logger, opts: opts, queries: cache}, nil
 }
 
-// Query is a free-text search.
-type Query struct {
-	Text  string
-	Limit int // 1..MaxLimit; 0 means DefaultLimit
+// Get returns one paper, or ErrNotFound.
+func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) {
+	doc, err := e.store.Get(ctx, id)
+	if err != nil {
+		return papersearch.Paper{}, err
+	}
+	return doc.Paper, nil
 }
 
-// Hit is one ranked result.
-type Hit struct {
-	ID    string            `json:"id"`
-	Rank  int               `json:"rank"` // 1-based
-	Score float32           `json:"score"`
-	Paper papersearch.Paper `json:"paper"`
+// Model names the embedding model of the index.
+func (e *Engine) Model() embed.ModelInfo { return e.store.Model() }
+
+// Embed embeds texts with the engine's embedder and returns the vectors and
+// the tokens they cost.
+func (e *Engine) Embed(ctx context.Context, texts []string) ([][]float32, int, error) {
+	vecs, err := e.embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, 0, err
+	}
+	return vecs, embed.CountTokens(e.embedder, texts), nil
 }
 
 // IndexInfo describes the index that answered a query.
@@ -100,13 +118,6 @@ type IndexInfo struct {
 	Model  string `json:"model"`
 	Dim    int    `json:"dim"`
 	Papers int    `json:"papers"`
-}
-
-// Results is a ranked page of hits.
-type Results struct {
-	Hits  []Hit
-	Index IndexInfo
-	Took  time.Duration
 }
 
 // Index describes the index the engine serves.
@@ -119,9 +130,9 @@ func (e *Engine) Index(ctx context.Context) (IndexInfo, error) {
 	return IndexInfo{Store: e.store.Kind(), Model: m.Name, Dim: m.Dim, Papers: n}, nil
 }
 
-// ValidateQuery checks a free-text query and a limit, returning an error
-// wrapping ErrInvalidQuery that names the field at fault.
-func ValidateQuery(text string, limit int) error {
+// ValidateText checks a free-text query, returning an error wrapping
+// ErrInvalidQuery that names the field at fault.
+func ValidateText(text string) error {
 	switch {
 	case !utf8.ValidString(text):
 		return &FieldError{Field: "query", Reason: "must be valid UTF-8"}
@@ -130,7 +141,7 @@ func ValidateQuery(text string, limit int) error {
 	case len(text) > MaxQueryBytes:
 		return &FieldError{Field: "query", Reason: fmt.Sprintf("must be at most %d bytes", MaxQueryBytes)}
 	}
-	return ValidateLimit(limit)
+	return nil
 }
 
 // ValidateLimit checks a result limit; 0 stands for DefaultLimit.
@@ -141,7 +152,8 @@ func ValidateLimit(limit int) error {
 	return nil
 }
 
-// FieldError is an invalid query field. It wraps ErrInvalidQuery.
+// FieldError is an invalid query field. It wraps ErrInvalidQuery. Field is
+// a path into the request, such as "query" or "filters/year_min".
 type FieldError struct {
 	Field  string
 	Reason string
@@ -149,19 +161,6 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + " " + e.Reason }
 func (e *FieldError) Unwrap() error { return ErrInvalidQuery }
-
-// Search embeds the query text and returns the papers closest to it.
-func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
-	start := time.Now()
-	if err := ValidateQuery(q.Text, q.Limit); err != nil {
-		return Results{}, err
-	}
-	v, err := e.queryVector(ctx, q.Text)
-	if err != nil {
-		return Results{}, err
-	}
-	return e.rank(ctx, start, v, limitOrDefault(q.Limit))
-}
 
 // queryVector embeds a query within the query deadline, remembering recent
 // ones. Cached vectors are shared and must not be modified.
@@ -177,75 +176,4 @@ func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error
 	}
 	e.queries.Add(text, vecs[0])
 	return vecs[0], nil
-}
-
-// Similar returns the papers closest to the paper with the given id, never
-// the paper itself. An unknown id is ErrNotFound.
-func (e *Engine) Similar(ctx context.Context, id string, limit int) (Results, error) {
-	start := time.Now()
-	if err := ValidateLimit(limit); err != nil {
-		return Results{}, err
-	}
-	doc, err := e.store.Get(ctx, id)
-	if err != nil {
-		return Results{}, err
-	}
-	return e.rank(ctx, start, doc.Vector, limitOrDefault(limit), id)
-}
-
-// Get returns one paper, or ErrNotFound.
-func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) {
-	doc, err := e.store.Get(ctx, id)
-	if err != nil {
-		return papersearch.Paper{}, err
-	}
-	return doc.Paper, nil
-}
-
-func (e *Engine) rank(ctx context.Context, start time.Time, v []float32, limit int, exclude ...string) (Results, error) {
-	cands, err := e.store.Nearest(ctx, v, limit, exclude...)
-	if err != nil {
-		return Results{}, fmt.Errorf("retrieve: %w", err)
-	}
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	papers, err := e.store.Lookup(ctx, ids)
-	if err != nil {
-		return Results{}, fmt.Errorf("fetch hits: %w", err)
-	}
-	hits := make([]Hit, 0, len(cands))
-	for _, c := range cands {
-		p, ok := papers[c.ID]
-		if !ok {
-			continue // deleted since retrieval
-		}
-		hits = append(hits, Hit{ID: c.ID, Rank: len(hits) + 1, Score: c.Score, Paper: p})
-	}
-	info, err := e.Index(ctx)
-	if err != nil {
-		return Results{}, err
-	}
-	return Results{Hits: hits, Index: info, Took: time.Since(start)}, nil
-}
-
-func limitOrDefault(limit int) int {
-	if limit == 0 {
-		return DefaultLimit
-	}
-	return limit
-}
-
-// Model names the embedding model of the index.
-func (e *Engine) Model() embed.ModelInfo { return e.store.Model() }
-
-// Embed embeds texts with the engine's embedder and returns the vectors and
-// the tokens they cost.
-func (e *Engine) Embed(ctx context.Context, texts []string) ([][]float32, int, error) {
-	vecs, err := e.embedder.Embed(ctx, texts)
-	if err != nil {
-		return nil, 0, err
-	}
-	return vecs, embed.CountTokens(e.embedder, texts), nil
 }

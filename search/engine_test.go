@@ -183,7 +183,7 @@ func TestSimilarContactPaper(t *testing.T) {
 		seedID(t, papers, "AI agents deployed on the open web"),
 		seedID(t, papers, "**This position paper argues"),
 	}
-	res, err := eng.Similar(context.Background(), contact, 18)
+	res, err := eng.Similar(context.Background(), SimilarQuery{ID: contact, Limit: 18})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestEngineErrors(t *testing.T) {
 			t.Errorf("Search(%.20q, limit %d): err = %v, want ErrInvalidQuery", q.Text, q.Limit, err)
 		}
 	}
-	if _, err := eng.Similar(ctx, "no-such-paper", 10); !errors.Is(err, ErrNotFound) {
+	if _, err := eng.Similar(ctx, SimilarQuery{ID: "no-such-paper", Limit: 10}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Similar unknown id: err = %v, want ErrNotFound", err)
 	}
 	other := embed.ModelInfo{Name: "x", Dim: 384}

@@ -3,9 +3,11 @@ package search
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/qdrant/go-client/qdrant"
@@ -29,15 +31,28 @@ type QdrantConfig struct {
 	// (defaults: Qdrant's own, one shard per node and replication 1).
 	Shards      uint32
 	Replication uint32
+	// AvgDocLen is the average analysed length of a document that BM25
+	// normalises by, fixed when the collection is created (default
+	// DefaultAvgDocLen). Qdrant computes the IDF itself.
+	AvgDocLen float64
 	Logger      *slog.Logger
 }
 
 // DefaultCollection is the collection used when none is configured.
 const DefaultCollection = "papers"
 
+// DefaultAvgDocLen is the BM25 average document length of a new Qdrant
+// collection, in analysed terms: about that of a title and abstract
+// (SciFact's is 126, the ML papers' 112).
+const DefaultAvgDocLen = 120
+
 // Names of the collection's vector, its metadata keys and payload fields.
 const (
 	qdrantDense      = "dense"
+	qdrantSparse     = "bm25"
+	metaAvgDocLen    = "papersearch_avgdl"
+	fieldVenueKey    = "venue_key"
+	fieldAuthorNames = "author_names"
 	metaModel        = "papersearch_model"
 	metaDim          = "papersearch_dim"
 	metaSchema       = "papersearch_schema"
@@ -72,6 +87,7 @@ type Qdrant struct {
 	model  embed.ModelInfo
 	log    *slog.Logger
 	read   *qdrant.ReadConsistency
+	avgdl  float64 // BM25 average document length of the collection
 }
 
 // OpenQdrant connects to Qdrant and opens, or creates, the collection for
@@ -93,6 +109,9 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 	}
 	if cfg.Collection == "" {
 		cfg.Collection = DefaultCollection
+	}
+	if cfg.AvgDocLen <= 0 {
+		cfg.AvgDocLen = DefaultAvgDocLen
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -125,10 +144,14 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 			VectorsConfig: qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
 				qdrantDense: {Size: uint64(q.model.Dim), Distance: qdrant.Distance_Cosine},
 			}),
+			SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{
+				qdrantSparse: {Modifier: qdrant.Modifier_Idf.Enum()},
+			}),
 			ShardNumber:       optional(cfg.Shards),
 			ReplicationFactor: optional(cfg.Replication),
 			Metadata: qdrant.NewValueMap(map[string]any{
 				metaModel: q.model.Name, metaDim: int64(q.model.Dim), metaSchema: int64(schemaVersion),
+				metaAvgDocLen: cfg.AvgDocLen,
 			}),
 		})
 		if err != nil && status.Code(err) != codes.AlreadyExists {
@@ -138,18 +161,24 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 			q.log.Info("created qdrant collection", "collection", q.coll, "dim", q.model.Dim,
 				"shards", cfg.Shards, "replication", cfg.Replication)
 		}
+		prefixText := qdrant.NewPayloadIndexParamsText(&qdrant.TextIndexParams{
+			Tokenizer: qdrant.TokenizerType_Prefix, Lowercase: qdrant.PtrOf(true)})
 		indexes := []struct {
-			field string
-			typ   qdrant.FieldType
+			field  string
+			typ    qdrant.FieldType
+			params *qdrant.PayloadIndexParams
 		}{
-			{fieldPaperID, qdrant.FieldType_FieldTypeKeyword},
-			{fieldYear, qdrant.FieldType_FieldTypeInteger},
-			{fieldVenue, qdrant.FieldType_FieldTypeKeyword},
-			{fieldAuthors, qdrant.FieldType_FieldTypeKeyword},
+			{fieldPaperID, qdrant.FieldType_FieldTypeKeyword, nil},
+			{fieldYear, qdrant.FieldType_FieldTypeInteger, nil},
+			{fieldVenue, qdrant.FieldType_FieldTypeKeyword, nil},
+			{fieldVenueKey, qdrant.FieldType_FieldTypeKeyword, nil},
+			{fieldAuthors, qdrant.FieldType_FieldTypeKeyword, nil},
+			{fieldAuthorNames, qdrant.FieldType_FieldTypeText, prefixText},
 		}
 		for _, ix := range indexes {
 			_, err := q.client.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
-				CollectionName: q.coll, FieldName: ix.field, FieldType: qdrant.PtrOf(ix.typ), Wait: qdrant.PtrOf(true),
+				CollectionName: q.coll, FieldName: ix.field, FieldType: qdrant.PtrOf(ix.typ),
+				FieldIndexParams: ix.params, Wait: qdrant.PtrOf(true),
 			})
 			if err != nil {
 				return fmt.Errorf("index %s of qdrant collection %s: %w", ix.field, q.coll, err)
@@ -170,7 +199,67 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 		return fmt.Errorf("%w: qdrant collection %s holds %s (%d dimensions), the embedder is %s (%d dimensions)",
 			ErrModelMismatch, q.coll, name, dim, q.model.Name, q.model.Dim)
 	}
+	q.avgdl = meta[metaAvgDocLen].GetDoubleValue()
+	if q.avgdl <= 0 {
+		q.avgdl = DefaultAvgDocLen
+	}
 	return nil
+}
+
+// sparseTerm maps an analysed term to its sparse vector index.
+func sparseTerm(term string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(term))
+	return h.Sum32()
+}
+
+// sparseBM25 is a document's BM25 term weights (without IDF, which Qdrant
+// applies) as a sparse vector.
+func (q *Qdrant) sparseBM25(terms []string) *qdrant.Vector {
+	counts := termCounts(terms)
+	idx := make([]uint32, 0, len(counts))
+	val := make([]float32, 0, len(counts))
+	for t, tf := range counts {
+		idx = append(idx, sparseTerm(t))
+		val = append(val, float32(tfWeight(tf, len(terms), q.avgdl)))
+	}
+	return qdrant.NewVectorSparse(idx, val)
+}
+
+// filterOf translates a Filter into Qdrant conditions.
+func filterOf(f Filter) *qdrant.Filter {
+	if f.empty() {
+		return nil
+	}
+	var must, mustNot []*qdrant.Condition
+	if f.YearMin != 0 || f.YearMax != 0 {
+		r := &qdrant.Range{}
+		if f.YearMin != 0 {
+			r.Gte = qdrant.PtrOf(float64(f.YearMin))
+		}
+		if f.YearMax != 0 {
+			r.Lte = qdrant.PtrOf(float64(f.YearMax))
+		}
+		must = append(must, qdrant.NewRange(fieldYear, r))
+	}
+	if len(f.Venues) > 0 {
+		keys := make([]string, len(f.Venues))
+		for i, v := range f.Venues {
+			keys[i] = strings.ToLower(strings.TrimSpace(v))
+		}
+		must = append(must, qdrant.NewMatchKeywords(fieldVenueKey, keys...))
+	}
+	if words := authorWords(f.Author); len(words) > 0 {
+		must = append(must, qdrant.NewMatchText(fieldAuthorNames, strings.Join(words, " ")))
+	}
+	if len(f.Exclude) > 0 {
+		pids := make([]*qdrant.PointId, len(f.Exclude))
+		for i, id := range f.Exclude {
+			pids[i] = pointID(id)
+		}
+		mustNot = append(mustNot, qdrant.NewHasID(pids...))
+	}
+	return &qdrant.Filter{Must: must, MustNot: mustNot}
 }
 
 func optional(v uint32) *uint32 {
@@ -211,8 +300,11 @@ func (q *Qdrant) Upsert(ctx context.Context, docs []Document) error {
 				return fmt.Errorf("upsert %s: payload: %w", d.Paper.ID, err)
 			}
 			points[i] = &qdrant.PointStruct{
-				Id:      pointID(d.Paper.ID),
-				Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{qdrantDense: qdrant.NewVectorDense(d.Vector)}),
+				Id: pointID(d.Paper.ID),
+				Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{
+					qdrantDense:  qdrant.NewVectorDense(d.Vector),
+					qdrantSparse: q.sparseBM25(Analyze(d.Paper.Text())),
+				}),
 				Payload: payload,
 			}
 		}
@@ -226,13 +318,16 @@ func (q *Qdrant) Upsert(ctx context.Context, docs []Document) error {
 
 func payloadOf(d Document) map[string]any {
 	authors := make([]any, len(d.Paper.Authors))
+	names := make([]any, len(d.Paper.Authors))
 	for i, a := range d.Paper.Authors {
 		authors[i] = a
+		names[i] = strings.Join(authorWords(a), " ")
 	}
 	return map[string]any{
 		fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
+		fieldVenueKey: strings.ToLower(strings.TrimSpace(d.Paper.Venue)), fieldAuthorNames: names,
 	}
 }
 
@@ -320,26 +415,46 @@ func (q *Qdrant) Fingerprints(ctx context.Context, ids []string) (map[string]Fin
 	return out, nil
 }
 
-// Nearest asks Qdrant for the k nearest points by cosine similarity.
-func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, exclude ...string) ([]Candidate, error) {
+// Nearest asks Qdrant for the k nearest allowed points by cosine similarity.
+func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error) {
 	if len(v) != q.model.Dim {
 		return nil, fmt.Errorf("nearest: %w: %d, want %d", ErrDimension, len(v), q.model.Dim)
 	}
-	var filter *qdrant.Filter
-	if len(exclude) > 0 {
-		pids := make([]*qdrant.PointId, len(exclude))
-		for i, id := range exclude {
-			pids[i] = pointID(id)
-		}
-		filter = &qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewHasID(pids...)}}
+	out, err := q.query(ctx, qdrant.NewQueryDense(v), qdrantDense, k, f)
+	if err != nil {
+		return nil, fmt.Errorf("nearest: %w", err)
 	}
+	return out, nil
+}
+
+// Lexical asks Qdrant for the k best allowed points by BM25: the query's
+// term counts against the documents' BM25 weights, with Qdrant's IDF.
+func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f Filter) ([]Candidate, error) {
+	counts := termCounts(terms)
+	if len(counts) == 0 {
+		return nil, nil
+	}
+	idx := make([]uint32, 0, len(counts))
+	val := make([]float32, 0, len(counts))
+	for t, n := range counts {
+		idx = append(idx, sparseTerm(t))
+		val = append(val, float32(n))
+	}
+	out, err := q.query(ctx, qdrant.NewQuerySparse(idx, val), qdrantSparse, k, f)
+	if err != nil {
+		return nil, fmt.Errorf("lexical: %w", err)
+	}
+	return out, nil
+}
+
+func (q *Qdrant) query(ctx context.Context, query *qdrant.Query, using string, k int, f Filter) ([]Candidate, error) {
 	points, err := q.client.Query(ctx, &qdrant.QueryPoints{
-		CollectionName: q.coll, Query: qdrant.NewQueryDense(v), Using: qdrant.PtrOf(qdrantDense),
-		Filter: filter, Limit: qdrant.PtrOf(uint64(k)), WithPayload: qdrant.NewWithPayloadInclude(fieldPaperID),
+		CollectionName: q.coll, Query: query, Using: qdrant.PtrOf(using),
+		Filter: filterOf(f), Limit: qdrant.PtrOf(uint64(k)), WithPayload: qdrant.NewWithPayloadInclude(fieldPaperID),
 		ReadConsistency: q.read,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("nearest: %w", err)
+		return nil, err
 	}
 	out := make([]Candidate, len(points))
 	for i, p := range points {

@@ -20,8 +20,9 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
 
-// schemaVersion is the layout of the embedded store's tables.
-const schemaVersion = 1
+// schemaVersion is the layout of the embedded store's tables. Version 2
+// added the analysed terms of each paper.
+const schemaVersion = 2
 
 const schema = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -39,21 +40,32 @@ CREATE TABLE IF NOT EXISTS papers (
 	url        TEXT NOT NULL,
 	text_hash  TEXT NOT NULL,
 	paper_hash TEXT NOT NULL,
-	vector     BLOB NOT NULL
+	vector     BLOB NOT NULL,
+	terms      TEXT NOT NULL DEFAULT ''
 );`
 
 // SQLite is the embedded Store: one SQLite database file holding papers,
-// vectors and the index metadata, with every vector also kept in one
-// contiguous in-memory matrix that dense retrieval scans exactly.
+// vectors, analysed terms and the index metadata. In memory it keeps every
+// vector in one contiguous matrix that dense retrieval scans exactly, the
+// BM25 inverted index, and the fields filters test, all by row. Rows are
+// append-only: replacing or deleting a paper retires its row, and the
+// retired rows are dropped by a rebuild once they are a quarter of all.
 type SQLite struct {
 	db    *sql.DB
 	path  string
 	model embed.ModelInfo
 
 	mu      sync.RWMutex
-	ids     []string       // row -> paper id
-	rows    map[string]int // paper id -> row
+	ids     []string       // row -> paper id; "" for a retired row
+	rows    map[string]int // paper id -> live row
 	vectors []float32      // row-major, len(ids)*model.Dim
+	years   []int32        // row -> year
+	venues  []string       // row -> venue, lower-cased
+	authors [][][]string   // row -> author -> lower-case name words
+	lex     *lexicalIndex
+	retired int
+
+	scores sync.Pool // *[]float32 of BM25 scores by row
 }
 
 // OpenSQLite opens or creates the store at path for vectors of model. A
@@ -71,7 +83,7 @@ func OpenSQLite(ctx context.Context, path string, model embed.ModelInfo) (*SQLit
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &SQLite{db: db, path: path, model: model, rows: map[string]int{}}
+	s := &SQLite{db: db, path: path, model: model}
 	if err := s.init(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -99,7 +111,17 @@ func (s *SQLite) init(ctx context.Context) error {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return err
 	}
-	if v, ok := meta["schema_version"]; ok && v != strconv.Itoa(schemaVersion) {
+	switch v := meta["schema_version"]; v {
+	case "", strconv.Itoa(schemaVersion):
+	case "1":
+		// Version 1 lacked the terms column; load fills it in.
+		if _, err := s.db.ExecContext(ctx, `ALTER TABLE papers ADD COLUMN terms TEXT NOT NULL DEFAULT ''`); err != nil {
+			return fmt.Errorf("upgrade schema: %w", err)
+		}
+		if _, err := s.db.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'schema_version'`, strconv.Itoa(schemaVersion)); err != nil {
+			return fmt.Errorf("upgrade schema: %w", err)
+		}
+	default:
 		return fmt.Errorf("store schema version %s, this build reads %d", v, schemaVersion)
 	}
 	if name, ok := meta["model"]; ok {
@@ -118,30 +140,125 @@ func (s *SQLite) init(ctx context.Context) error {
 	return s.load(ctx)
 }
 
-// load reads every vector into the in-memory matrix.
+// load reads every paper's vector, terms and filter fields into memory,
+// replacing what was there.
 func (s *SQLite) load(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, vector FROM papers ORDER BY seq`)
+	s.ids, s.vectors, s.years, s.venues, s.authors = nil, nil, nil, nil, nil
+	s.rows, s.lex, s.retired = map[string]int{}, newLexicalIndex(), 0
+	rows, err := s.db.QueryContext(ctx, `SELECT id, title, abstract, authors, venue, year, terms, vector FROM papers ORDER BY seq`)
 	if err != nil {
-		return fmt.Errorf("load vectors: %w", err)
+		return fmt.Errorf("load: %w", err)
 	}
 	defer rows.Close()
-	dim := s.model.Dim
+	type missing struct{ id, terms string }
+	var fill []missing
 	for rows.Next() {
 		var (
-			id   string
-			blob []byte
+			p       papersearch.Paper
+			authors string
+			terms   string
+			blob    []byte
 		)
-		if err := rows.Scan(&id, &blob); err != nil {
-			return fmt.Errorf("load vectors: %w", err)
+		if err := rows.Scan(&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &terms, &blob); err != nil {
+			return fmt.Errorf("load: %w", err)
 		}
-		if len(blob) != 4*dim {
-			return fmt.Errorf("load vectors: paper %s: %w: %d bytes, want %d", id, ErrDimension, len(blob), 4*dim)
+		if len(blob) != 4*s.model.Dim {
+			return fmt.Errorf("load: paper %s: %w: %d bytes, want %d", p.ID, ErrDimension, len(blob), 4*s.model.Dim)
 		}
-		s.rows[id] = len(s.ids)
-		s.ids = append(s.ids, id)
-		s.vectors = appendVector(s.vectors, blob)
+		if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
+			return fmt.Errorf("load: paper %s: authors: %w", p.ID, err)
+		}
+		if terms == "" {
+			terms = strings.Join(Analyze(p.Text()), " ")
+			fill = append(fill, missing{p.ID, terms})
+		}
+		s.appendRow(p, appendVector(nil, blob), strings.Fields(terms))
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	rows.Close()
+	for _, m := range fill {
+		if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = ? WHERE id = ?`, m.terms, m.id); err != nil {
+			return fmt.Errorf("load: store terms of %s: %w", m.id, err)
+		}
+	}
+	return nil
+}
+
+// appendRow adds a live paper at a new row. The caller holds s.mu.
+func (s *SQLite) appendRow(p papersearch.Paper, vec []float32, terms []string) {
+	row := len(s.ids)
+	s.rows[p.ID] = row
+	s.ids = append(s.ids, p.ID)
+	s.vectors = append(s.vectors, vec...)
+	s.years = append(s.years, int32(p.Year))
+	s.venues = append(s.venues, strings.ToLower(p.Venue))
+	names := make([][]string, len(p.Authors))
+	for i, a := range p.Authors {
+		names[i] = authorWords(a)
+	}
+	s.authors = append(s.authors, names)
+	s.lex.add(row, terms)
+}
+
+// retireRow takes a paper's row out of every retrieval. The caller holds s.mu.
+func (s *SQLite) retireRow(id string) {
+	r, ok := s.rows[id]
+	if !ok {
+		return
+	}
+	delete(s.rows, id)
+	s.ids[r] = ""
+	s.authors[r] = nil
+	s.lex.remove(r)
+	s.retired++
+}
+
+// compactLocked rebuilds the in-memory index without retired rows once they
+// are a quarter of all rows. The caller holds s.mu.
+func (s *SQLite) compactLocked(ctx context.Context) error {
+	if s.retired < 1024 || s.retired < len(s.ids)/4 {
+		return nil
+	}
+	return s.load(ctx)
+}
+
+// allow returns the filter's test of a row, or nil when it allows every
+// live row. The caller holds s.mu.
+func (s *SQLite) allow(f Filter) func(row int) bool {
+	excluded := map[int]bool{}
+	for _, id := range f.Exclude {
+		if r, ok := s.rows[id]; ok {
+			excluded[r] = true
+		}
+	}
+	venues := map[string]bool{}
+	for _, v := range f.Venues {
+		venues[strings.ToLower(strings.TrimSpace(v))] = true
+	}
+	author := authorWords(f.Author)
+	return func(row int) bool {
+		if s.ids[row] == "" || excluded[row] {
+			return false
+		}
+		y := int(s.years[row])
+		if f.YearMin != 0 && y < f.YearMin || f.YearMax != 0 && y > f.YearMax {
+			return false
+		}
+		if len(venues) > 0 && !venues[s.venues[row]] {
+			return false
+		}
+		if len(author) > 0 {
+			for _, name := range s.authors[row] {
+				if authorMatches(name, author) {
+					return true
+				}
+			}
+			return false
+		}
+		return true
+	}
 }
 
 // Kind returns "embedded".
@@ -171,23 +288,25 @@ func (s *SQLite) Upsert(ctx context.Context, docs []Document) error {
 		return fmt.Errorf("upsert: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO papers (id, title, abstract, authors, venue, year, url, text_hash, paper_hash, vector)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO papers (id, title, abstract, authors, venue, year, url, text_hash, paper_hash, vector, terms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET title=excluded.title, abstract=excluded.abstract, authors=excluded.authors,
 			venue=excluded.venue, year=excluded.year, url=excluded.url, text_hash=excluded.text_hash,
-			paper_hash=excluded.paper_hash, vector=excluded.vector`)
+			paper_hash=excluded.paper_hash, vector=excluded.vector, terms=excluded.terms`)
 	if err != nil {
 		return fmt.Errorf("upsert: %w", err)
 	}
 	defer stmt.Close()
-	for _, d := range docs {
+	terms := make([][]string, len(docs))
+	for i, d := range docs {
 		p := d.Paper
 		authors, err := json.Marshal(nonNil(p.Authors))
 		if err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
 		}
+		terms[i] = Analyze(p.Text())
 		if _, err := stmt.ExecContext(ctx, p.ID, p.Title, p.Abstract, string(authors), p.Venue, p.Year, p.URL,
-			d.TextHash, d.PaperHash, vectorBlob(d.Vector)); err != nil {
+			d.TextHash, d.PaperHash, vectorBlob(d.Vector), strings.Join(terms[i], " ")); err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
 		}
 	}
@@ -197,17 +316,11 @@ func (s *SQLite) Upsert(ctx context.Context, docs []Document) error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dim := s.model.Dim
-	for _, d := range docs {
-		if r, ok := s.rows[d.Paper.ID]; ok {
-			copy(s.vectors[r*dim:(r+1)*dim], d.Vector)
-			continue
-		}
-		s.rows[d.Paper.ID] = len(s.ids)
-		s.ids = append(s.ids, d.Paper.ID)
-		s.vectors = append(s.vectors, d.Vector...)
+	for i, d := range docs {
+		s.retireRow(d.Paper.ID)
+		s.appendRow(d.Paper, d.Vector, terms[i])
 	}
-	return nil
+	return s.compactLocked(context.WithoutCancel(ctx))
 }
 
 const documentColumns = `id, title, abstract, authors, venue, year, url, text_hash, paper_hash, vector`
@@ -359,8 +472,8 @@ func (s *SQLite) Fingerprints(ctx context.Context, ids []string) (map[string]Fin
 	return out, nil
 }
 
-// Nearest scans every vector exactly and keeps the k best.
-func (s *SQLite) Nearest(ctx context.Context, v []float32, k int, exclude ...string) ([]Candidate, error) {
+// Nearest scans every allowed vector exactly and keeps the k best.
+func (s *SQLite) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error) {
 	dim := s.model.Dim
 	if len(v) != dim {
 		return nil, fmt.Errorf("nearest: %w: %d, want %d", ErrDimension, len(v), dim)
@@ -368,22 +481,45 @@ func (s *SQLite) Nearest(ctx context.Context, v []float32, k int, exclude ...str
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	top := newTopK(k)
-	skip := map[int]bool{}
-	for _, id := range exclude {
-		if r, ok := s.rows[id]; ok {
-			skip[r] = true
-		}
-	}
+	allow := s.allow(f)
+	plain := f.empty()
 	for r, id := range s.ids {
 		if r%4096 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if skip[r] {
+		if id == "" || !plain && !allow(r) {
 			continue
 		}
 		top.push(Candidate{ID: id, Score: embed.Dot(v, s.vectors[r*dim:(r+1)*dim])})
 	}
 	return top.sorted(), nil
+}
+
+// Lexical ranks the allowed papers by BM25 for the analysed query terms
+// and keeps the k best.
+func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f Filter) ([]Candidate, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	buf, _ := s.scores.Get().(*[]float32)
+	if buf == nil {
+		buf = new([]float32)
+	}
+	defer s.scores.Put(buf)
+	if cap(*buf) < len(s.ids) {
+		*buf = make([]float32, len(s.ids))
+	}
+	scores := (*buf)[:len(s.ids)]
+	var allow func(int) bool
+	if !f.empty() {
+		allow = s.allow(f)
+	}
+	touched := s.lex.score(terms, allow, scores, nil)
+	top := newTopK(k)
+	for _, r := range touched {
+		top.push(Candidate{ID: s.ids[r], Score: scores[r]})
+		scores[r] = 0
+	}
+	return top.sorted(), ctx.Err()
 }
 
 // Delete removes one document.
@@ -397,28 +533,15 @@ func (s *SQLite) Delete(ctx context.Context, id string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.rows[id]
-	if !ok {
-		return nil
-	}
-	// Move the last row into the hole.
-	dim, last := s.model.Dim, len(s.ids)-1
-	if r != last {
-		copy(s.vectors[r*dim:(r+1)*dim], s.vectors[last*dim:(last+1)*dim])
-		s.ids[r] = s.ids[last]
-		s.rows[s.ids[r]] = r
-	}
-	s.ids = s.ids[:last]
-	s.vectors = s.vectors[:last*dim]
-	delete(s.rows, id)
-	return nil
+	s.retireRow(id)
+	return s.compactLocked(context.WithoutCancel(ctx))
 }
 
 // Count returns the number of documents.
 func (s *SQLite) Count(context.Context) (int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.ids), nil
+	return len(s.rows), nil
 }
 
 func nonNil(s []string) []string {

@@ -26,7 +26,8 @@ type Document struct {
 // Candidate is a document id with its score for one retrieval.
 type Candidate struct {
 	ID string
-	// Score is the cosine similarity to the query vector, in [-1, 1].
+	// Score is the cosine similarity to the query vector, in [-1, 1], for
+	// dense retrieval, and the BM25 score (0 or more) for lexical retrieval.
 	Score float32
 }
 
@@ -42,9 +43,12 @@ type Store interface {
 	Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error)
 	// Fingerprints returns the hashes stored for those of ids that exist.
 	Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error)
-	// Nearest returns up to k documents by descending cosine similarity to
-	// the unit vector v, leaving out the ids in exclude.
-	Nearest(ctx context.Context, v []float32, k int, exclude ...string) ([]Candidate, error)
+	// Nearest returns up to k documents allowed by f, by descending cosine
+	// similarity to the unit vector v.
+	Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error)
+	// Lexical returns up to k documents allowed by f, by descending BM25
+	// score for the analysed query terms (see Analyze).
+	Lexical(ctx context.Context, terms []string, k int, f Filter) ([]Candidate, error)
 	// Delete removes a document; deleting an absent id returns ErrNotFound.
 	Delete(ctx context.Context, id string) error
 	// Count returns the number of documents.

@@ -90,7 +90,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if n, _ := s.Count(ctx); n != 0 {
 			t.Errorf("a rejected batch stored %d papers", n)
 		}
-		if _, err := s.Nearest(ctx, make([]float32, 3), 5); !errors.Is(err, ErrDimension) {
+		if _, err := s.Nearest(ctx, make([]float32, 3), 5, Filter{}); !errors.Is(err, ErrDimension) {
 			t.Errorf("Nearest short vector: err = %v, want ErrDimension", err)
 		}
 	})
@@ -105,7 +105,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatal(err)
 		}
 		q := docs[17].Vector
-		got, err := s.Nearest(ctx, q, 5)
+		got, err := s.Nearest(ctx, q, 5, Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("scores not descending: %v", got)
 			}
 		}
-		ex, _ := s.Nearest(ctx, q, 5, "p017")
+		ex, _ := s.Nearest(ctx, q, 5, Filter{Exclude: []string{"p017"}})
 		for _, c := range ex {
 			if c.ID == "p017" {
 				t.Error("excluded id came back")
@@ -136,7 +136,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if len(ex) != 5 {
 			t.Errorf("with exclusion got %d results, want 5", len(ex))
 		}
-		all, _ := s.Nearest(ctx, q, 500)
+		all, _ := s.Nearest(ctx, q, 500, Filter{})
 		if len(all) != 50 {
 			t.Errorf("k larger than the store: got %d, want 50", len(all))
 		}
@@ -154,7 +154,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if _, err := s.Get(ctx, "p001"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("deleted paper still there: %v", err)
 		}
-		got, _ := s.Nearest(ctx, docs[2].Vector, 10)
+		got, _ := s.Nearest(ctx, docs[2].Vector, 10, Filter{})
 		if len(got) != 2 || got[0].ID != "p003" {
 			t.Errorf("after delete Nearest = %v", got)
 		}
@@ -252,7 +252,7 @@ func TestSQLiteSurvivesReopen(t *testing.T) {
 	if n, _ := s.Count(ctx); n != 2 {
 		t.Fatalf("after reopen Count = %d, want 2", n)
 	}
-	got, _ := s.Nearest(ctx, docs[2].Vector, 1)
+	got, _ := s.Nearest(ctx, docs[2].Vector, 1, Filter{})
 	if len(got) != 1 || got[0].ID != "p003" {
 		t.Errorf("after reopen Nearest = %v", got)
 	}

@@ -126,7 +126,7 @@ func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string
 		return err
 	}
 	defer store.Close()
-	res, err := eng.Similar(ctx, id, qf.limit)
+	res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: qf.limit})
 	if errors.Is(err, search.ErrNotFound) {
 		return fmt.Errorf("no paper has the id %q", id)
 	}

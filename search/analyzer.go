@@ -1,0 +1,79 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	porter "github.com/blevesearch/go-porterstemmer"
+)
+
+// The lexical side's one analyser, shared by both stores, the query, and
+// the explanations. It behaves as Lucene's EnglishAnalyzer does for
+// Pyserini's BM25 baselines: text is lower-cased and split at every
+// character that is not a letter or digit, an English possessive ('s) is
+// dropped, Lucene's English stop words are removed, and what remains is
+// Porter-stemmed.
+
+// stopWords is Lucene's English stop word set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET).
+var stopWords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "but": true,
+	"by": true, "for": true, "if": true, "in": true, "into": true, "is": true, "it": true, "no": true,
+	"not": true, "of": true, "on": true, "or": true, "such": true, "that": true, "the": true,
+	"their": true, "then": true, "there": true, "these": true, "they": true, "this": true, "to": true,
+	"was": true, "will": true, "with": true,
+}
+
+// Token is one indexed term with the word of the text it came from.
+type Token struct {
+	Term string // stemmed index term
+	Word string // the word as written, lower-cased
+}
+
+// Analyze returns the index terms of text, in order, repeats kept.
+func Analyze(text string) []string {
+	toks := Tokens(text)
+	terms := make([]string, len(toks))
+	for i, t := range toks {
+		terms[i] = t.Term
+	}
+	return terms
+}
+
+// Tokens returns the index terms of text with the words they came from.
+func Tokens(text string) []Token {
+	var out []Token
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			i += size
+			continue
+		}
+		start := i
+		for i < len(text) {
+			r, size = utf8.DecodeRuneInString(text[i:])
+			if !isWordRune(r) {
+				break
+			}
+			i += size
+		}
+		word := strings.ToLower(text[start:i])
+		// Possessive: "model's" and "model’s" index as "model".
+		if rest := text[i:]; strings.HasPrefix(rest, "'s") || strings.HasPrefix(rest, "’s") {
+			j := i + len("'s")
+			if strings.HasPrefix(rest, "’s") {
+				j = i + len("’s")
+			}
+			if next, _ := utf8.DecodeRuneInString(text[j:]); j == len(text) || !isWordRune(next) {
+				i = j
+			}
+		}
+		if stopWords[word] {
+			continue
+		}
+		out = append(out, Token{Term: porter.StemString(word), Word: word})
+	}
+	return out
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -1,0 +1,115 @@
+package search
+
+import (
+	"context"
+	"strings"
+
+	"github.com/papersearch/papersearch/embed"
+)
+
+// maxSentences bounds the sentences of one abstract considered for its
+// best sentence.
+const maxSentences = 24
+
+func explainRanks(x fused) *Explanation {
+	ex := &Explanation{DenseRank: x.DenseRank, LexicalRank: x.LexicalRank, MatchedTerms: []string{}}
+	if x.DenseRank > 0 {
+		s := x.DenseScore
+		ex.DenseScore = &s
+	}
+	if x.LexicalRank > 0 {
+		s := x.LexicalScore
+		ex.LexicalScore = &s
+	}
+	return ex
+}
+
+// explainText fills each hit's matched terms and best sentence: the
+// abstract sentence whose embedding is closest to the query vector or, with
+// no vector, the one matching most query terms.
+func (e *Engine) explainText(ctx context.Context, hits []Hit, query string, queryVec []float32) {
+	qtoks := Tokens(query)
+	var (
+		sentences [][]string
+		all       []string
+	)
+	for i := range hits {
+		h := &hits[i]
+		docTerms := map[string]bool{}
+		for _, t := range Analyze(h.Paper.Text()) {
+			docTerms[t] = true
+		}
+		seen := map[string]bool{}
+		for _, t := range qtoks {
+			if docTerms[t.Term] && !seen[t.Word] {
+				seen[t.Word] = true
+				h.Explanation.MatchedTerms = append(h.Explanation.MatchedTerms, t.Word)
+			}
+		}
+		ss := splitSentences(h.Paper.Abstract)
+		if len(ss) > maxSentences {
+			ss = ss[:maxSentences]
+		}
+		sentences = append(sentences, ss)
+		all = append(all, ss...)
+	}
+	var vecs [][]float32
+	if queryVec != nil && len(all) > 0 {
+		var err error
+		if vecs, err = e.embedder.Embed(ctx, all); err != nil {
+			e.log.Warn("explain: could not embed sentences; choosing them by matched terms", "error", err)
+			vecs = nil
+		}
+	}
+	qterms := map[string]bool{}
+	for _, t := range qtoks {
+		qterms[t.Term] = true
+	}
+	next := 0
+	for i, ss := range sentences {
+		best, bestScore := "", -2.0
+		for _, s := range ss {
+			var score float64
+			if vecs != nil {
+				score = float64(embed.Dot(queryVec, vecs[next]))
+			} else {
+				for _, t := range Analyze(s) {
+					if qterms[t] {
+						score++
+					}
+				}
+			}
+			next++
+			if score > bestScore {
+				best, bestScore = s, score
+			}
+		}
+		hits[i].Explanation.BestSentence = best
+	}
+}
+
+// splitSentences cuts text after each ., ? or ! followed by white space,
+// except in "e.g." and "i.e.".
+func splitSentences(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i+1 < len(text); i++ {
+		switch text[i] {
+		case '.', '?', '!':
+			if text[i+1] != ' ' && text[i+1] != '\n' {
+				continue
+			}
+			if i >= 3 && (text[i-3:i+1] == "e.g." || text[i-3:i+1] == "i.e.") {
+				continue
+			}
+			if s := strings.TrimSpace(text[start : i+1]); s != "" {
+				out = append(out, s)
+			}
+			start = i + 1
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}

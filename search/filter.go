@@ -1,0 +1,72 @@
+package search
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Filter restricts which papers a retrieval may return. It is applied
+// inside each retrieval, before its top k are taken. The zero Filter allows
+// every paper.
+type Filter struct {
+	// YearMin and YearMax bound the publication year, inclusive; 0 leaves
+	// that side open.
+	YearMin int `json:"year_min,omitempty"`
+	YearMax int `json:"year_max,omitempty"`
+	// Venues, if not empty, lists the venues allowed (case-insensitive).
+	Venues []string `json:"venues,omitempty"`
+	// Author, if set, keeps papers with an author whose name has words
+	// starting with each word of Author (case-insensitive): "hinton",
+	// "geoff hin" and "g hinton" all match "Geoffrey Hinton".
+	Author string `json:"author,omitempty"`
+	// Exclude lists paper ids never returned.
+	Exclude []string `json:"-"`
+}
+
+// MaxFilterVenues bounds the venues of a filter.
+const MaxFilterVenues = 100
+
+// Validate checks the filter, naming the field at fault.
+func (f Filter) Validate() error {
+	switch {
+	case f.YearMin < 0 || f.YearMin > 9999:
+		return &FieldError{Field: "filters/year_min", Reason: "must be a year between 0 and 9999"}
+	case f.YearMax < 0 || f.YearMax > 9999:
+		return &FieldError{Field: "filters/year_max", Reason: "must be a year between 0 and 9999"}
+	case f.YearMax != 0 && f.YearMin > f.YearMax:
+		return &FieldError{Field: "filters/year_min", Reason: "must not be after year_max"}
+	case len(f.Venues) > MaxFilterVenues:
+		return &FieldError{Field: "filters/venues", Reason: fmt.Sprintf("must list at most %d venues", MaxFilterVenues)}
+	case len(f.Author) > 200:
+		return &FieldError{Field: "filters/author", Reason: "must be at most 200 bytes"}
+	}
+	return nil
+}
+
+// empty reports whether the filter allows every paper.
+func (f Filter) empty() bool {
+	return f.YearMin == 0 && f.YearMax == 0 && len(f.Venues) == 0 && strings.TrimSpace(f.Author) == "" && len(f.Exclude) == 0
+}
+
+// authorWords splits an author filter or name into lower-case words.
+func authorWords(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isWordRune(r) })
+}
+
+// authorMatches reports whether one author's name words match the filter's
+// words: each filter word starts some name word.
+func authorMatches(nameWords, filterWords []string) bool {
+	for _, fw := range filterWords {
+		found := false
+		for _, nw := range nameWords {
+			if strings.HasPrefix(nw, fw) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

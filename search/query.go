@@ -1,0 +1,354 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+)
+
+// Mode selects the retrievals a query uses.
+type Mode string
+
+const (
+	Hybrid  Mode = "hybrid"  // dense and lexical, fused (the default)
+	Dense   Mode = "dense"   // embedding similarity only
+	Lexical Mode = "lexical" // BM25 only
+)
+
+// Query is a search: free text, example papers, or both.
+type Query struct {
+	// Text is the question, in plain words. It may be empty when Like
+	// names papers.
+	Text string
+	// Like and Unlike are paper ids: the dense side moves the query toward
+	// the liked papers and away from the disliked ones. They never come back
+	// as results themselves.
+	Like, Unlike []string
+	Filter       Filter
+	Mode         Mode // "" means Hybrid
+	Limit        int  // 1..MaxLimit; 0 means DefaultLimit
+	// Cursor continues from the page that returned it.
+	Cursor  string
+	Explain bool
+}
+
+// Hit is one ranked result.
+type Hit struct {
+	ID          string            `json:"id"`
+	Rank        int               `json:"rank"` // 1-based, across pages
+	Score       float64           `json:"score"`
+	Paper       papersearch.Paper `json:"paper"`
+	Explanation *Explanation      `json:"explanation,omitempty"`
+}
+
+// Explanation says why a paper was returned.
+type Explanation struct {
+	// DenseRank and LexicalRank are the paper's 1-based places in the dense
+	// and lexical candidate lists, 0 when absent; the scores are those
+	// lists' scores (cosine similarity, BM25).
+	DenseRank    int      `json:"dense_rank"`
+	DenseScore   *float32 `json:"dense_score,omitempty"`
+	LexicalRank  int      `json:"lexical_rank"`
+	LexicalScore *float32 `json:"lexical_score,omitempty"`
+	// MatchedTerms are the query's words found in the paper (after
+	// stemming: "networks" matches "network").
+	MatchedTerms []string `json:"matched_terms"`
+	// BestSentence is the abstract sentence closest to the query.
+	BestSentence string `json:"best_sentence,omitempty"`
+}
+
+// Results is a ranked page of hits.
+type Results struct {
+	Hits []Hit
+	// NextCursor continues to the next page; "" on the last.
+	NextCursor string
+	// Degraded names the retrievals that failed, so results come from the
+	// others: "dense" when the query could not be embedded.
+	Degraded []string
+	Index    IndexInfo
+	Took     time.Duration
+}
+
+// maxSeen bounds how deep cursors page: the ids already returned travel in
+// the cursor.
+const maxSeen = 1000
+
+// cursorState is what a cursor carries: the query it belongs to and the
+// papers already returned, which later pages exclude, so a page never
+// repeats a paper and every paper not yet returned stays eligible however
+// the store changes.
+type cursorState struct {
+	V     int      `json:"v"`
+	Query string   `json:"q"`
+	Seen  []string `json:"s"`
+}
+
+func encodeCursor(c cursorState) string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s, fingerprint string) (cursorState, error) {
+	var c cursorState
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || json.Unmarshal(b, &c) != nil || c.V != 1 {
+		return c, &FieldError{Field: "cursor", Reason: "is not a cursor this service issued"}
+	}
+	if c.Query != fingerprint {
+		return c, &FieldError{Field: "cursor", Reason: "belongs to a different query; send the same query with it"}
+	}
+	return c, nil
+}
+
+// fingerprint identifies what a cursor may continue.
+func (q Query) fingerprint(kind string) string {
+	b, _ := json.Marshal([]any{kind, q.Text, q.Like, q.Unlike, q.Filter, q.Mode})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// validate checks the whole query and fills defaults.
+func (q *Query) validate() error {
+	if q.Text != "" || len(q.Like) == 0 {
+		if err := ValidateText(q.Text); err != nil {
+			if len(q.Like) == 0 && strings.TrimSpace(q.Text) == "" {
+				return &FieldError{Field: "query", Reason: "must not be empty unless like names papers"}
+			}
+			return err
+		}
+	}
+	if err := ValidateLimit(q.Limit); err != nil {
+		return err
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultLimit
+	}
+	switch q.Mode {
+	case "":
+		q.Mode = Hybrid
+	case Hybrid, Dense, Lexical:
+	default:
+		return &FieldError{Field: "mode", Reason: "must be hybrid, dense or lexical"}
+	}
+	if len(q.Like) > MaxExamples || len(q.Unlike) > MaxExamples {
+		return &FieldError{Field: "like", Reason: fmt.Sprintf("like and unlike may name at most %d papers each", MaxExamples)}
+	}
+	if q.Mode == Lexical && strings.TrimSpace(q.Text) == "" {
+		return &FieldError{Field: "query", Reason: "must not be empty in lexical mode"}
+	}
+	return q.Filter.Validate()
+}
+
+// Search answers a query: dense and lexical retrieval inside the filter,
+// fused, one page at a time.
+func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
+	start := time.Now()
+	if err := q.validate(); err != nil {
+		return Results{}, err
+	}
+	seen, err := e.seen(q.Cursor, q.fingerprint("search"))
+	if err != nil {
+		return Results{}, err
+	}
+	var (
+		res      Results
+		dense    []Candidate
+		lexical  []Candidate
+		queryVec []float32
+	)
+	filter := q.Filter
+	filter.Exclude = slices.Concat(q.Like, q.Unlike, seen)
+	terms := Analyze(q.Text)
+
+	if q.Mode != Lexical {
+		queryVec, err = e.denseQuery(ctx, q)
+		switch {
+		case errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidQuery):
+			return Results{}, err
+		case err != nil && q.Mode == Hybrid && len(terms) > 0:
+			e.log.Warn("dense retrieval unavailable; answering from lexical retrieval alone", "error", err)
+			res.Degraded = append(res.Degraded, "dense")
+		case err != nil:
+			return Results{}, err
+		default:
+			if dense, err = e.store.Nearest(ctx, queryVec, CandidateDepth, filter); err != nil {
+				return Results{}, fmt.Errorf("dense retrieval: %w", err)
+			}
+		}
+	}
+	if q.Mode != Dense && len(terms) > 0 {
+		if lexical, err = e.store.Lexical(ctx, terms, CandidateDepth, filter); err != nil {
+			return Results{}, fmt.Errorf("lexical retrieval: %w", err)
+		}
+	}
+	ranked := e.merge(q.Mode, dense, lexical)
+	return e.page(ctx, start, res, ranked, q, seen, q.fingerprint("search"), terms, queryVec)
+}
+
+// SimilarQuery asks for the papers most like one paper.
+type SimilarQuery struct {
+	ID      string
+	Filter  Filter
+	Mode    Mode
+	Limit   int
+	Cursor  string
+	Explain bool
+}
+
+// Similar returns the papers closest to the paper with the given id, never
+// the paper itself: its stored vector on the dense side and its own text as
+// the lexical query, fused as Search does. An unknown id is ErrNotFound.
+func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) {
+	start := time.Now()
+	doc, err := e.store.Get(ctx, sq.ID)
+	if err != nil {
+		return Results{}, err
+	}
+	q := Query{Text: doc.Paper.Text(), Filter: sq.Filter, Mode: sq.Mode, Limit: sq.Limit, Cursor: sq.Cursor, Explain: sq.Explain}
+	if err := ValidateLimit(q.Limit); err != nil {
+		return Results{}, err
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultLimit
+	}
+	switch q.Mode {
+	case "":
+		q.Mode = Hybrid
+	case Hybrid, Dense, Lexical:
+	default:
+		return Results{}, &FieldError{Field: "mode", Reason: "must be hybrid, dense or lexical"}
+	}
+	if err := q.Filter.Validate(); err != nil {
+		return Results{}, err
+	}
+	fp := Query{Text: sq.ID, Filter: sq.Filter, Mode: q.Mode}.fingerprint("similar")
+	seen, err := e.seen(sq.Cursor, fp)
+	if err != nil {
+		return Results{}, err
+	}
+	filter := sq.Filter
+	filter.Exclude = append([]string{sq.ID}, seen...)
+	terms := Analyze(q.Text)
+	var dense, lexical []Candidate
+	if q.Mode != Lexical {
+		if dense, err = e.store.Nearest(ctx, doc.Vector, CandidateDepth, filter); err != nil {
+			return Results{}, fmt.Errorf("dense retrieval: %w", err)
+		}
+	}
+	if q.Mode != Dense {
+		if lexical, err = e.store.Lexical(ctx, terms, CandidateDepth, filter); err != nil {
+			return Results{}, fmt.Errorf("lexical retrieval: %w", err)
+		}
+	}
+	return e.page(ctx, start, Results{}, e.merge(q.Mode, dense, lexical), q, seen, fp, terms, doc.Vector)
+}
+
+func (e *Engine) seen(cursor, fingerprint string) ([]string, error) {
+	if cursor == "" {
+		return nil, nil
+	}
+	c, err := decodeCursor(cursor, fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	return c.Seen, nil
+}
+
+func (e *Engine) merge(mode Mode, dense, lexical []Candidate) []fused {
+	switch {
+	case mode == Dense || len(lexical) == 0 && len(dense) > 0:
+		return single(dense, true)
+	case mode == Lexical || len(dense) == 0:
+		return single(lexical, false)
+	}
+	return fuse(dense, lexical, *e.opts.Fusion)
+}
+
+// denseQuery builds the dense query vector: the embedded text, moved toward
+// liked and away from disliked papers (Rocchio: 1·query + 0.75·mean(liked) −
+// 0.25·mean(disliked)), then normalised.
+func (e *Engine) denseQuery(ctx context.Context, q Query) ([]float32, error) {
+	dim := e.store.Model().Dim
+	v := make([]float32, dim)
+	if strings.TrimSpace(q.Text) != "" {
+		qv, err := e.queryVector(ctx, q.Text)
+		if err != nil {
+			return nil, err
+		}
+		copy(v, qv)
+	}
+	for _, side := range []struct {
+		field  string
+		ids    []string
+		weight float32
+	}{{"like", q.Like, 0.75}, {"unlike", q.Unlike, -0.25}} {
+		if len(side.ids) == 0 {
+			continue
+		}
+		w := side.weight / float32(len(side.ids))
+		if strings.TrimSpace(q.Text) == "" && side.field == "like" {
+			w = 1 / float32(len(side.ids))
+		}
+		for _, id := range side.ids {
+			doc, err := e.store.Get(ctx, id)
+			if errors.Is(err, ErrNotFound) {
+				return nil, &FieldError{Field: side.field, Reason: fmt.Sprintf("names %q, which is not a paper here", id)}
+			}
+			if err != nil {
+				return nil, err
+			}
+			for i, x := range doc.Vector {
+				v[i] += w * x
+			}
+		}
+	}
+	embed.Normalize(v)
+	return v, nil
+}
+
+// page takes the next page from ranked, fetches the papers and explains them.
+func (e *Engine) page(ctx context.Context, start time.Time, res Results, ranked []fused, q Query, seen []string,
+	fingerprint string, terms []string, queryVec []float32) (Results, error) {
+	pageLen := min(q.Limit, len(ranked))
+	ids := make([]string, pageLen)
+	for i := range ids {
+		ids[i] = ranked[i].ID
+	}
+	papers, err := e.store.Lookup(ctx, ids)
+	if err != nil {
+		return Results{}, fmt.Errorf("fetch hits: %w", err)
+	}
+	for _, x := range ranked[:pageLen] {
+		p, ok := papers[x.ID]
+		if !ok {
+			continue // deleted since retrieval
+		}
+		h := Hit{ID: x.ID, Rank: len(seen) + len(res.Hits) + 1, Score: x.Score, Paper: p}
+		if q.Explain {
+			h.Explanation = explainRanks(x)
+		}
+		res.Hits = append(res.Hits, h)
+	}
+	if q.Explain {
+		e.explainText(ctx, res.Hits, q.Text, queryVec)
+	}
+	if len(ranked) > pageLen && len(seen)+pageLen < maxSeen {
+		res.NextCursor = encodeCursor(cursorState{V: 1, Query: fingerprint, Seen: append(slices.Clip(seen), ids...)})
+	}
+	info, err := e.Index(ctx)
+	if err != nil {
+		return Results{}, err
+	}
+	res.Index, res.Took = info, time.Since(start)
+	return res, nil
+}
