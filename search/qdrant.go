@@ -35,7 +35,7 @@ type QdrantConfig struct {
 	// normalises by, fixed when the collection is created (default
 	// DefaultAvgDocLen). Qdrant computes the IDF itself.
 	AvgDocLen float64
-	Logger      *slog.Logger
+	Logger    *slog.Logger
 }
 
 // DefaultCollection is the collection used when none is configured.
