@@ -3,14 +3,14 @@ package api
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/papersearch/papersearch/embed"
 )
 
 // MaxEmbeddingInputs bounds the texts of one embeddings request, as OpenAI does.
@@ -108,7 +108,7 @@ func (s *Server) embeddings(c echo.Context) error {
 	for i, v := range vecs {
 		var e any = v
 		if req.EncodingFormat == "base64" {
-			e = encodeBase64(v)
+			e = base64.StdEncoding.EncodeToString(embed.EncodeVector(v))
 		}
 		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: e}
 	}
@@ -144,12 +144,4 @@ func parseInput(raw json.RawMessage) ([]string, *Problem) {
 		}
 	}
 	return texts, nil
-}
-
-func encodeBase64(v []float32) string {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return base64.StdEncoding.EncodeToString(b)
 }

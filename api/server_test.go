@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -152,6 +153,39 @@ func TestSearchGetSimilar(t *testing.T) {
 		}
 	}
 
+	// Explanations, filters and pages.
+	_, body = do(t, "POST", url+"/v1/search", "application/json",
+		`{"query":"brain signal foundation models","limit":2,"explain":true,"filters":{"year_min":2026,"venues":["neurips"]}}`)
+	var ex struct {
+		Results []struct {
+			Explanation *struct {
+				DenseRank    int      `json:"dense_rank"`
+				MatchedTerms []string `json:"matched_terms"`
+				BestSentence string   `json:"best_sentence"`
+			}
+		}
+		NextCursor *string `json:"next_cursor"`
+		Degraded   []string
+	}
+	if err := json.Unmarshal(body, &ex); err != nil || len(ex.Results) != 2 || ex.Results[0].Explanation == nil ||
+		ex.Results[0].Explanation.BestSentence == "" || ex.NextCursor == nil || ex.Degraded == nil {
+		t.Errorf("explained search: %v %s", err, body)
+	}
+	_, body = do(t, "POST", url+"/v1/search", "application/json",
+		fmt.Sprintf(`{"query":"brain signal foundation models","limit":2,"explain":true,"filters":{"year_min":2026,"venues":["neurips"]},"cursor":%q}`, *ex.NextCursor))
+	var page2 SearchResponse
+	if json.Unmarshal(body, &page2); len(page2.Results) != 2 || page2.Results[0].Rank != 3 {
+		t.Errorf("second page: %s", body)
+	}
+	_, body = do(t, "POST", url+"/v1/search", "application/json", `{"query":"brain","filters":{"year_max":2000}}`)
+	if json.Unmarshal(body, &page2); len(page2.Results) != 0 || page2.NextCursor != nil {
+		t.Errorf("filtered to nothing: %s", body)
+	}
+	resp, body = do(t, "GET", url+"/v1/papers/"+papers[3].ID+"/similar?limit=2&mode=lexical&explain=true&venue=NeurIPS&year_min=2020", "", "")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"lexical_rank":1`) {
+		t.Errorf("similar with parameters: %d %s", resp.StatusCode, body)
+	}
+
 	// An id with a slash, a space and an accent, escaped in the path.
 	resp, body = do(t, "GET", url+"/v1/papers/cs%2F0101001%20%C3%BC", "", "")
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "old arXiv") {
@@ -210,6 +244,17 @@ func TestBadRequests(t *testing.T) {
 		{"similar limit text", "GET", "/v1/papers/x/similar?limit=ten", "", "", 400, "limit"},
 		{"similar limit zero", "GET", "/v1/papers/x/similar?limit=0", "", "", 400, "limit"},
 		{"similar limit big", "GET", "/v1/papers/x/similar?limit=1000", "", "", 400, "limit"},
+		{"filters wrong type", "POST", "/v1/search", "application/json", `{"query":"a","filters":{"year_min":"2020"}}`, 400, "/filters/year_min"},
+		{"filters year order", "POST", "/v1/search", "application/json", `{"query":"a","filters":{"year_min":2022,"year_max":2020}}`, 400, "/filters/year_min"},
+		{"filters unknown field", "POST", "/v1/search", "application/json", `{"query":"a","filters":{"decade":1990}}`, 400, "/decade"},
+		{"bad mode", "POST", "/v1/search", "application/json", `{"query":"a","mode":"fuzzy"}`, 400, "/mode"},
+		{"garbage cursor", "POST", "/v1/search", "application/json", `{"query":"a","cursor":"%%%"}`, 400, "/cursor"},
+		{"unknown like id", "POST", "/v1/search", "application/json", `{"like":["no-such-paper"]}`, 400, "/like"},
+		{"like wrong type", "POST", "/v1/search", "application/json", `{"like":"abc"}`, 400, "/like"},
+		{"no query no like", "POST", "/v1/search", "application/json", `{"unlike":["x"]}`, 400, "/query"},
+		{"similar unknown param", "GET", "/v1/papers/x/similar?color=red", "", "", 400, "color"},
+		{"similar bad year", "GET", "/v1/papers/x/similar?year_min=soon", "", "", 400, "year_min"},
+		{"similar bad explain", "GET", "/v1/papers/x/similar?explain=maybe", "", "", 400, "explain"},
 		{"unknown route", "GET", "/v1/nothing", "", "", 404, ""},
 		{"wrong method", "GET", "/v1/search", "", "", 405, ""},
 		{"wrong method on paper", "PUT", "/v1/papers/x", "application/json", `{}`, 405, ""},

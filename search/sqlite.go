@@ -3,11 +3,9 @@ package search
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -172,7 +170,7 @@ func (s *SQLite) load(ctx context.Context) error {
 			terms = strings.Join(Analyze(p.Text()), " ")
 			fill = append(fill, missing{p.ID, terms})
 		}
-		s.appendRow(p, appendVector(nil, blob), strings.Fields(terms))
+		s.appendRow(p, embed.DecodeVector(blob), strings.Fields(terms))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load: %w", err)
@@ -306,7 +304,7 @@ func (s *SQLite) Upsert(ctx context.Context, docs []Document) error {
 		}
 		terms[i] = Analyze(p.Text())
 		if _, err := stmt.ExecContext(ctx, p.ID, p.Title, p.Abstract, string(authors), p.Venue, p.Year, p.URL,
-			d.TextHash, d.PaperHash, vectorBlob(d.Vector), strings.Join(terms[i], " ")); err != nil {
+			d.TextHash, d.PaperHash, embed.EncodeVector(d.Vector), strings.Join(terms[i], " ")); err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
 		}
 	}
@@ -341,7 +339,7 @@ func scanDocument(row interface{ Scan(...any) error }, extra ...any) (Document, 
 	if err := json.Unmarshal([]byte(authors), &d.Paper.Authors); err != nil {
 		return Document{}, fmt.Errorf("paper %q: authors: %w", d.Paper.ID, err)
 	}
-	d.Vector = appendVector(nil, blob)
+	d.Vector = embed.DecodeVector(blob)
 	return d, nil
 }
 
@@ -549,21 +547,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func vectorBlob(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func appendVector(dst []float32, blob []byte) []float32 {
-	for i := 0; i+4 <= len(blob); i += 4 {
-		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(blob[i:])))
-	}
-	return dst
 }
 
 var _ Store = (*SQLite)(nil)

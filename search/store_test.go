@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch"
@@ -157,6 +158,91 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		got, _ := s.Nearest(ctx, docs[2].Vector, 10, Filter{})
 		if len(got) != 2 || got[0].ID != "p003" {
 			t.Errorf("after delete Nearest = %v", got)
+		}
+	})
+
+	t.Run("LexicalAndFilters", func(t *testing.T) {
+		s := open(t)
+		mk := func(i int, title, abstract string, authors []string, venue string, year int) Document {
+			d := testDoc(i)
+			d.Paper = papersearch.Paper{ID: fmt.Sprintf("p%03d", i), Title: title, Abstract: abstract, Authors: authors, Venue: venue, Year: year}
+			fp := FingerprintOf(d.Paper)
+			d.TextHash, d.PaperHash = fp.TextHash, fp.PaperHash
+			return d
+		}
+		docs := []Document{
+			mk(1, "Graph neural networks", "Message passing over molecular graphs predicts properties of graphs.", []string{"Geoffrey Hinton"}, "ICML", 2019),
+			mk(2, "Speech recognition", "Transformers transcribe speech; a graph of phonemes helps.", []string{"Yann LeCun"}, "NeurIPS", 2021),
+			mk(3, "Protein folding", "Residue contact maps fold proteins.", []string{"Ada Lovelace", "Geoff Smith"}, "ICLR", 2023),
+			mk(4, "Graph graph graph", "Graphs, graphs and more graph theory for graph people.", []string{"Alan Turing"}, "ICML", 2023),
+		}
+		if err := s.Upsert(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		ids := func(cs []Candidate) string {
+			var out []string
+			for _, c := range cs {
+				out = append(out, c.ID)
+			}
+			return strings.Join(out, ",")
+		}
+		got, err := s.Lexical(ctx, Analyze("graphs"), 10, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids(got) != "p004,p001,p002" {
+			t.Errorf("Lexical(graphs) = %s (%v), want p004,p001,p002", ids(got), got)
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].Score > got[i-1].Score || got[i].Score <= 0 {
+				t.Errorf("lexical scores not positive and descending: %v", got)
+			}
+		}
+		if got, _ := s.Lexical(ctx, Analyze("zebra"), 10, Filter{}); len(got) != 0 {
+			t.Errorf("Lexical(zebra) = %v, want nothing", got)
+		}
+		for _, tt := range []struct {
+			f    Filter
+			want string
+		}{
+			{Filter{YearMin: 2021}, "p004,p002"},
+			{Filter{YearMax: 2020}, "p001"},
+			{Filter{Venues: []string{"icml"}}, "p004,p001"},
+			{Filter{Author: "geoff"}, "p001"},
+			{Filter{Author: "lecun yann"}, "p002"},
+			{Filter{Exclude: []string{"p004"}}, "p001,p002"},
+			{Filter{YearMin: 2030}, ""},
+		} {
+			got, err := s.Lexical(ctx, Analyze("graph"), 10, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids(got) != tt.want {
+				t.Errorf("Lexical(graph, %+v) = %s, want %s", tt.f, ids(got), tt.want)
+			}
+		}
+		// The same filters apply to dense retrieval.
+		all, _ := s.Nearest(ctx, docs[0].Vector, 10, Filter{Author: "geoff", YearMin: 2020})
+		if ids(all) != "p003" {
+			t.Errorf("Nearest with author and year filter = %s, want p003", ids(all))
+		}
+		all, _ = s.Nearest(ctx, docs[0].Vector, 10, Filter{Venues: []string{"NeurIPS", "ICLR"}})
+		if len(all) != 2 {
+			t.Errorf("Nearest with venues = %v, want 2 papers", all)
+		}
+		// Replacing a paper's text moves it in the lexical index.
+		changed := mk(4, "Speech", "Nothing about that topic.", nil, "ICML", 2023)
+		if err := s.Upsert(ctx, []Document{changed}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, Filter{}); ids(got) != "p001,p002" {
+			t.Errorf("after replacing p004: %s", ids(got))
+		}
+		if err := s.Delete(ctx, "p001"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, Filter{}); ids(got) != "p002" {
+			t.Errorf("after deleting p001: %s", ids(got))
 		}
 	})
 

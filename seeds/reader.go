@@ -148,10 +148,13 @@ func (r *Reader) scan() (bool, error) {
 	}
 }
 
-// jsonRecord is the wire form of a JSONL record. Year is a json.Number so
-// that both 2021 and "2021" are accepted.
+// jsonRecord is the wire form of a JSONL record. Year is raw so that both
+// 2021 and "2021" are accepted. BEIR corpora name the id "_id" and the
+// abstract "text"; both spellings are read.
 type jsonRecord struct {
 	ID       string          `json:"id"`
+	BEIRID   string          `json:"_id"`
+	Text     string          `json:"text"`
 	Title    string          `json:"title"`
 	Abstract string          `json:"abstract"`
 	Authors  json.RawMessage `json:"authors"`
@@ -193,6 +196,12 @@ func decodeRecord(line []byte) (papersearch.Paper, error) {
 	year, err := decodeYear(rec.Year)
 	if err != nil {
 		return papersearch.Paper{}, err
+	}
+	if rec.ID == "" {
+		rec.ID = rec.BEIRID
+	}
+	if rec.Abstract == "" {
+		rec.Abstract = rec.Text
 	}
 	return Complete(papersearch.Paper{
 		ID:       rec.ID,

@@ -120,6 +120,8 @@ Usage:
   papersearch search [flags] QUERY    print the papers that best answer QUERY
   papersearch similar [flags] ID      print the papers most like paper ID
   papersearch reindex                 re-embed the whole index under the configured model
+  papersearch eval --corpus C --queries Q --qrels R [--mode all] [--json] [--fusion-sweep]
+                                      measure nDCG@10, recall@100 and MRR@10 on BEIR files
   papersearch help                    print this help
 
 Flags of search and similar:

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+)
+
+// evalCmd builds a fresh index of a BEIR corpus and reports nDCG@10,
+// recall@100 and MRR@10 per mode.
+func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	corpus := fs.String("corpus", "", "BEIR corpus: JSONL (or .jsonl.gz) with _id, title, text")
+	queriesFile := fs.String("queries", "", "BEIR queries: JSONL with _id, text")
+	qrelsFile := fs.String("qrels", "", "BEIR judgements: TSV with a header, query-id corpus-id score")
+	mode := fs.String("mode", "all", "all, hybrid, dense or lexical")
+	asJSON := fs.Bool("json", false, "print JSON")
+	sweep := fs.Bool("fusion-sweep", false, "also measure RRF and weighted fusion at dense weights 0.1 to 0.9")
+	if err := fs.Parse(args); err != nil {
+		return usageError{"eval: " + err.Error()}
+	}
+	if *corpus == "" || *queriesFile == "" || *qrelsFile == "" || fs.NArg() > 0 {
+		return usageError{"eval needs --corpus, --queries and --qrels (BEIR files)"}
+	}
+	modes := []search.Mode{search.Lexical, search.Dense, search.Hybrid}
+	switch *mode {
+	case "all":
+	case "hybrid", "dense", "lexical":
+		modes = []search.Mode{search.Mode(*mode)}
+	default:
+		return usageError{"eval: --mode must be all, hybrid, dense or lexical"}
+	}
+
+	papers, rejected, err := readCorpus(*corpus)
+	if err != nil {
+		return err
+	}
+	if len(rejected) > 0 {
+		fmt.Fprintf(stderr, "%s: %d records rejected, first: line %d: %v\n", *corpus, len(rejected), rejected[0].Line, rejected[0].Err)
+	}
+	queries, err := readWith(*queriesFile, search.ReadQueries)
+	if err != nil {
+		return err
+	}
+	qrels, err := readWith(*qrelsFile, search.ReadQrels)
+	if err != nil {
+		return err
+	}
+
+	inner, _, err := newEmbedder(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	cachePath, err := embed.DefaultCachePath()
+	if err != nil {
+		return err
+	}
+	cache, err := embed.NewCache(inner, cachePath)
+	if err != nil {
+		return err
+	}
+	defer cache.Close()
+	store, cleanup, err := evalStore(ctx, cfg, log, cache.Info(), papers)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	eng, err := search.NewEngine(store, cache, search.Options{Logger: log, IngestBatch: 64})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "eval: indexing %d documents into a fresh %s index (embeddings cached in %s)\n", len(papers), store.Kind(), cachePath)
+	last := time.Now()
+	sum, err := eng.Ingest(ctx, papers, func(p search.IngestProgress) {
+		if time.Since(last) > 5*time.Second || p.Done == p.Total {
+			last = time.Now()
+			fmt.Fprintf(stderr, "eval: %d/%d documents indexed (%.1f/s, eta %s)\n", p.Done, p.Total,
+				float64(p.Done)/p.Elapsed.Seconds(), p.ETA().Round(time.Second))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "eval: indexed in %s; running %d queries per mode\n", sum.Took.Round(time.Millisecond), len(queries))
+
+	var results []search.Metrics
+	for _, m := range modes {
+		r, err := eng.Evaluate(ctx, queries, qrels, m)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	if *sweep {
+		fusions := []search.Fusion{{Method: search.RRF}}
+		for w := 1; w <= 9; w++ {
+			fusions = append(fusions, search.Fusion{Method: search.Weighted, DenseWeight: float64(w) / 10})
+		}
+		for _, f := range fusions {
+			r, err := eng.WithFusion(f).Evaluate(ctx, queries, qrels, search.Hybrid)
+			if err != nil {
+				return err
+			}
+			results = append(results, r)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"corpus": *corpus, "documents": len(papers), "model": cache.Info().Name,
+			"store": store.Kind(), "results": results})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODE\tFUSION\tnDCG@10\tRECALL@100\tMRR@10\tQUERIES")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.4f\t%d\n", r.Mode, r.Fusion, r.NDCG10, r.Recall100, r.MRR10, r.Queries)
+	}
+	return tw.Flush()
+}
+
+func readWith[T any](name string, read func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	f, err := os.Open(name)
+	if err != nil {
+		return zero, err
+	}
+	defer f.Close()
+	v, err := read(f)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
+}
+
+// evalStore is a fresh, empty store for an evaluation and its cleanup: a
+// new Qdrant collection (BM25 normalised by this corpus's average length)
+// when Qdrant is configured, else an embedded store in a temporary folder.
+func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.ModelInfo, papers []papersearch.Paper) (search.Store, func(), error) {
+	if cfg.QdrantURL != "" {
+		var total int
+		for _, p := range papers {
+			total += len(search.Analyze(p.Text()))
+		}
+		suffix := make([]byte, 4)
+		rand.Read(suffix)
+		q, err := search.OpenQdrant(ctx, search.QdrantConfig{URL: cfg.QdrantURL, APIKey: cfg.QdrantAPIKey,
+			Collection: "eval_" + hex.EncodeToString(suffix), Shards: cfg.QdrantShards, Replication: cfg.QdrantReplication,
+			AvgDocLen: float64(total) / float64(max(len(papers), 1)), Logger: log}, model)
+		if err != nil {
+			return nil, nil, err
+		}
+		return q, func() { q.Drop(context.Background()); q.Close() }, nil
+	}
+	dir, err := os.MkdirTemp("", "papersearch-eval-")
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := search.OpenSQLite(ctx, filepath.Join(dir, "eval.db"), model)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return s, func() { s.Close(); os.RemoveAll(dir) }, nil
+}

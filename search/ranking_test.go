@@ -1,0 +1,304 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
+
+// The metrics, against examples computed by hand with trec_eval's
+// definitions.
+func TestMetrics(t *testing.T) {
+	rels := map[string]int{"d2": 1, "d3": 1, "d9": 1}
+	ranked := []string{"d1", "d2", "d3"}
+	// DCG = 1/log2(3) + 1/log2(4) = 1.130930; IDCG = 1 + 1/log2(3) + 1/log2(4) = 2.130930.
+	if got := NDCG(ranked, rels, 10); !near(got, 0.530721) {
+		t.Errorf("nDCG@10 = %.6f, want 0.530721", got)
+	}
+	if got := Recall(ranked, rels, 100); !near(got, 2.0/3) {
+		t.Errorf("recall@100 = %.6f, want 0.666667", got)
+	}
+	if got := MRR(ranked, rels, 10); !near(got, 0.5) {
+		t.Errorf("MRR@10 = %.6f, want 0.5", got)
+	}
+	// Cut-offs: nothing relevant in the first 1.
+	if NDCG(ranked, rels, 1) != 0 || MRR(ranked, rels, 1) != 0 || Recall(ranked, rels, 1) != 0 {
+		t.Error("metrics at cut-off 1 should be 0")
+	}
+	// Graded: DCG = 1 + 2/log2(3) = 2.261860; IDCG = 2 + 1/log2(3) = 2.630930.
+	if got := NDCG([]string{"b", "a"}, map[string]int{"a": 2, "b": 1}, 10); !near(got, 0.859718) {
+		t.Errorf("graded nDCG = %.6f, want 0.859718", got)
+	}
+	// Perfect and empty rankings.
+	if got := NDCG([]string{"d2", "d3", "d9"}, rels, 10); !near(got, 1) {
+		t.Errorf("perfect nDCG = %f", got)
+	}
+	if NDCG(nil, rels, 10) != 0 || Recall(nil, rels, 100) != 0 || MRR(nil, rels, 10) != 0 {
+		t.Error("an empty ranking scores 0")
+	}
+}
+
+func TestReadQueriesAndQrels(t *testing.T) {
+	qs, err := ReadQueries(strings.NewReader(`{"_id":"0","text":"a claim"}` + "\n\n" + `{"_id":"2","text":"another"}`))
+	if err != nil || len(qs) != 2 || qs[1].ID != "2" || qs[0].Text != "a claim" {
+		t.Fatalf("queries %v %v", qs, err)
+	}
+	qr, err := ReadQrels(strings.NewReader("query-id\tcorpus-id\tscore\n0\t31715818\t1\n0\t42\t2\n2\t7\t1\n"))
+	if err != nil || len(qr) != 2 || qr["0"]["42"] != 2 || qr["2"]["7"] != 1 {
+		t.Fatalf("qrels %v %v", qr, err)
+	}
+	if _, err := ReadQrels(strings.NewReader("h\th\tscore\n0\t1\n")); err == nil {
+		t.Error("short qrels line accepted")
+	}
+}
+
+// Fusion, against rankings computed by hand.
+func TestFusion(t *testing.T) {
+	dense := []Candidate{{"A", 0.9}, {"B", 0.5}, {"C", 0.1}}
+	lexical := []Candidate{{"C", 10}, {"A", 6}, {"D", 2}}
+	ids := func(fs []fused) string {
+		var s []string
+		for _, f := range fs {
+			s = append(s, f.ID)
+		}
+		return strings.Join(s, ",")
+	}
+	// RRF: A = 1/61 + 1/62, C = 1/63 + 1/61, B = 1/62, D = 1/63.
+	rrf := fuse(dense, lexical, Fusion{Method: RRF})
+	if got := ids(rrf); got != "A,C,B,D" {
+		t.Errorf("RRF order %s, want A,C,B,D", got)
+	}
+	if !near(rrf[0].Score, 1.0/61+1.0/62) || rrf[0].DenseRank != 1 || rrf[0].LexicalRank != 2 || rrf[3].DenseRank != 0 {
+		t.Errorf("RRF first %+v, last %+v", rrf[0], rrf[3])
+	}
+	// Weighted 0.5: dense normalised A=1, B=0.5, C=0; lexical C=1, A=0.5, D=0.
+	// A = 0.75, C = 0.5, B = 0.25, D = 0.
+	w := fuse(dense, lexical, Fusion{Method: Weighted, DenseWeight: 0.5})
+	if got := ids(w); got != "A,C,B,D" || !near(w[0].Score, 0.75) || !near(w[1].Score, 0.5) {
+		t.Errorf("weighted 0.5: %s %+v", got, w)
+	}
+	// Weighted 0.8: A = 0.9, B = 0.4, C = 0.2, D = 0.
+	w = fuse(dense, lexical, Fusion{Method: Weighted, DenseWeight: 0.8})
+	if got := ids(w); got != "A,B,C,D" || !near(w[1].Score, 0.4) {
+		t.Errorf("weighted 0.8: %s %+v", got, w)
+	}
+	// Ties break by id; a list of equal scores normalises to 1.
+	tie := fuse([]Candidate{{"Y", 1}, {"X", 1}}, nil, Fusion{Method: Weighted, DenseWeight: 0.5})
+	if ids(tie) != "X,Y" || !near(tie[0].Score, 0.5) {
+		t.Errorf("ties: %+v", tie)
+	}
+}
+
+func TestAnalyze(t *testing.T) {
+	got := strings.Join(Analyze("The cat's Networks are RUNNING with dogs; e.g. 3D-printed U.S. models’"), " ")
+	want := "cat network run dog e g 3d print u s model"
+	if got != want {
+		t.Errorf("Analyze = %q, want %q", got, want)
+	}
+	toks := Tokens("Studies of networks")
+	if len(toks) != 2 || toks[0].Word != "studies" || toks[0].Term != "studi" || toks[1].Term != "network" {
+		t.Errorf("Tokens = %+v", toks)
+	}
+}
+
+// BM25 against a score computed by hand with Lucene's formula.
+func TestBM25(t *testing.T) {
+	x := newLexicalIndex()
+	x.add(0, []string{"cat", "cat", "dog"})
+	x.add(1, []string{"dog", "bird"})
+	scores := make([]float32, 2)
+	x.score([]string{"cat"}, nil, scores, nil)
+	// idf = ln(1 + 1.5/1.5) = ln 2; tf part = 2·1.9 / (2 + 0.9·(0.6 + 0.4·3/2.5)).
+	if want := math.Ln2 * 3.8 / (2 + 0.9*(0.6+0.4*3/2.5)); !near(float64(scores[0]), want) || scores[1] != 0 {
+		t.Errorf("cat: scores %v, want [%f 0]", scores, want)
+	}
+	clear(scores)
+	x.score([]string{"dog"}, nil, scores, nil)
+	if !(scores[1] > scores[0]) || !near(float64(scores[1]), math.Log(1.2)*1.9/(1+0.9*(0.6+0.4*2/2.5))) {
+		t.Errorf("dog: scores %v; the shorter document should win", scores)
+	}
+	x.remove(1)
+	clear(scores)
+	x.score([]string{"dog"}, nil, scores, nil)
+	if scores[1] != 0 || scores[0] == 0 {
+		t.Errorf("after removing row 1: %v", scores)
+	}
+}
+
+// failingEmbedder cannot embed, as when the endpoint is down.
+type failingEmbedder struct{ info embed.ModelInfo }
+
+func (f failingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("endpoint down")
+}
+func (f failingEmbedder) Info() embed.ModelInfo { return f.info }
+
+func TestDegradedToLexical(t *testing.T) {
+	eng, papers := sharedSeeded(t)
+	broken, err := NewEngine(eng.store, failingEmbedder{eng.store.Model()}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := broken.Search(ctx, Query{Text: "OneVeriAgent RTL debugging waveforms", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Degraded, []string{"dense"}) || len(res.Hits) == 0 || res.Hits[0].ID != seedID(t, papers, "Long-horizon RTL agents") {
+		t.Errorf("degraded search: %+v", res)
+	}
+	if _, err := broken.Search(ctx, Query{Text: "anything", Mode: Dense}); err == nil {
+		t.Error("dense mode with a failing embedder succeeded")
+	}
+	// Similar needs no query embedding.
+	if _, err := broken.Similar(ctx, SimilarQuery{ID: papers[0].ID}); err != nil {
+		t.Errorf("similar with a failing embedder: %v", err)
+	}
+}
+
+func TestModesLikeAndExplain(t *testing.T) {
+	eng, papers := sharedSeeded(t)
+	ctx := context.Background()
+	rtl := seedID(t, papers, "Long-horizon RTL agents")
+	for _, m := range []Mode{Hybrid, Dense, Lexical} {
+		res, err := eng.Search(ctx, Query{Text: "RTL agents debugging hardware with waveform viewers", Mode: m, Limit: 3})
+		if err != nil || len(res.Hits) == 0 || res.Hits[0].ID != rtl {
+			t.Errorf("mode %s: %v %+v", m, err, res.Hits)
+		}
+	}
+	// Like alone: papers like the contact paper, never the paper itself.
+	contact := seedID(t, papers, "Accurate contact modeling")
+	res, err := eng.Search(ctx, Query{Like: []string{contact}, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{seedID(t, papers, "We introduce $\\textbf{UniCon3R}$"): true, seedID(t, papers, "Humanoid whole-body loco-manipulation requires"): true}
+	for _, h := range res.Hits[:2] {
+		if !want[h.ID] {
+			t.Errorf("like contact paper: top 2 %v", res.Hits[:2])
+		}
+	}
+	for _, h := range res.Hits {
+		if h.ID == contact {
+			t.Error("a liked paper came back")
+		}
+	}
+	// Unlike pushes the interaction papers down for a humanoid question.
+	q := Query{Text: "humanoid robots learning whole-body skills", Limit: 5, Mode: Dense}
+	base, _ := eng.Search(ctx, q)
+	q.Unlike = []string{seedID(t, papers, "Humanoid whole-body loco-manipulation requires")}
+	moved, _ := eng.Search(ctx, q)
+	if base.Hits[0].Score == moved.Hits[0].Score {
+		t.Error("unlike changed nothing")
+	}
+	if _, err := eng.Search(ctx, Query{Like: []string{"no-such-id"}}); !errors.Is(err, ErrInvalidQuery) {
+		t.Errorf("unknown like id: %v", err)
+	}
+
+	res, err = eng.Search(ctx, Query{Text: "networks that recover hand contact with objects", Limit: 2, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := res.Hits[0].Explanation
+	if ex == nil || res.Hits[0].ID != contact || ex.DenseRank == 0 || ex.LexicalRank == 0 || ex.DenseScore == nil ||
+		!slices.Contains(ex.MatchedTerms, "contact") || !slices.Contains(ex.MatchedTerms, "hand") ||
+		ex.BestSentence == "" || !strings.Contains(res.Hits[0].Paper.Abstract, ex.BestSentence) {
+		t.Errorf("explanation %+v", ex)
+	}
+}
+
+func TestFiltersAndCursor(t *testing.T) {
+	ctx := context.Background()
+	eng, _, _ := seededEngine(t, filepath.Join(t.TempDir(), "p.db"))
+	papers := []papersearch.Paper{
+		{ID: "a", Title: "Graph networks for molecules", Abstract: "Message passing predicts molecular properties.", Authors: []string{"Geoffrey Hinton"}, Venue: "ICML", Year: 2019},
+		{ID: "b", Title: "Graph attention", Abstract: "Attention over graph neighbourhoods.", Authors: []string{"Yann LeCun"}, Venue: "NeurIPS", Year: 2021},
+		{ID: "c", Title: "Graphs of proteins", Abstract: "Protein structure as a residue graph.", Authors: []string{"Ada Lovelace", "Geoff Smith"}, Venue: "ICLR", Year: 2023},
+		{ID: "d", Title: "Speech", Abstract: "Speech recognition with transformers.", Authors: []string{"Alan Turing"}, Venue: "ICML", Year: 2023},
+	}
+	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(f Filter, mode Mode) string {
+		res, err := eng.Search(ctx, Query{Text: "graph", Filter: f, Mode: mode, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s []string
+		for _, h := range res.Hits {
+			s = append(s, h.ID)
+		}
+		slices.Sort(s)
+		return strings.Join(s, ",")
+	}
+	for _, m := range []Mode{Lexical, Dense} {
+		for _, tt := range []struct {
+			f    Filter
+			want string
+		}{
+			{Filter{YearMin: 2021}, map[Mode]string{Lexical: "b,c", Dense: "b,c,d"}[m]},
+			{Filter{YearMax: 2020}, "a"},
+			{Filter{Venues: []string{"icml", "ICLR"}}, map[Mode]string{Lexical: "a,c", Dense: "a,c,d"}[m]},
+			{Filter{Author: "geoff"}, "a,c"},
+			{Filter{Author: "Geoffrey Hin"}, "a"},
+			{Filter{Author: "smith geoff", YearMin: 2020}, "c"},
+			{Filter{YearMin: 2030}, ""},
+		} {
+			if got := ids(tt.f, m); got != tt.want {
+				t.Errorf("%s %+v: %q, want %q", m, tt.f, got, tt.want)
+			}
+		}
+	}
+	if _, err := eng.Search(ctx, Query{Text: "x", Filter: Filter{YearMin: 2022, YearMax: 2020}}); !errors.Is(err, ErrInvalidQuery) {
+		t.Errorf("year_min after year_max: %v", err)
+	}
+
+	// Pages of 1 through the 4 papers; a paper added between pages neither
+	// repeats nor hides any.
+	var seen []string
+	q := Query{Text: "graph", Mode: Dense, Limit: 1}
+	for page := 0; ; page++ {
+		res, err := eng.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.Hits {
+			if slices.Contains(seen, h.ID) {
+				t.Fatalf("page %d repeats %s", page, h.ID)
+			}
+			if h.Rank != len(seen)+1 {
+				t.Errorf("rank %d on page %d, want %d", h.Rank, page, len(seen)+1)
+			}
+			seen = append(seen, h.ID)
+		}
+		if page == 1 {
+			if _, err := eng.Ingest(ctx, []papersearch.Paper{{ID: "e", Title: "Graph graph graph", Abstract: "Graphs."}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		q.Cursor = res.NextCursor
+	}
+	slices.Sort(seen)
+	if strings.Join(seen, ",") != "a,b,c,d,e" {
+		t.Errorf("pages returned %v, want every paper once", seen)
+	}
+	// A cursor belongs to its query.
+	if _, err := eng.Search(ctx, Query{Text: "speech", Cursor: q.Cursor}); !errors.Is(err, ErrInvalidQuery) {
+		t.Errorf("cursor of another query: %v", err)
+	}
+	if _, err := eng.Search(ctx, Query{Text: "graph", Cursor: "garbage!"}); !errors.Is(err, ErrInvalidQuery) {
+		t.Errorf("garbage cursor: %v", err)
+	}
+}
