@@ -141,8 +141,8 @@ func (g *gemm) mul(m, n, k int, a []float32, lda int, bp []float32, c []float32,
 // is their cosine similarity, in [-1, 1].
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
+	s, i := dotSIMD(a, b)
 	var s0, s1, s2, s3 float32
-	i := 0
 	for ; i+4 <= len(a); i += 4 {
 		s0 += a[i] * b[i]
 		s1 += a[i+1] * b[i+1]
@@ -152,5 +152,5 @@ func Dot(a, b []float32) float32 {
 	for ; i < len(a); i++ {
 		s0 += a[i] * b[i]
 	}
-	return s0 + s1 + s2 + s3
+	return s + s0 + s1 + s2 + s3
 }

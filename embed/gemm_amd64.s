@@ -85,3 +85,91 @@ loop:
 	// it) runs far slower otherwise.
 	VZEROUPPER
 	RET
+
+// func dotAVX2(a *float32, b *float32, n int) float32
+//
+// The inner product of a[0:n] and b[0:n], n a positive multiple of 8.
+// Four accumulators hide the FMA latency.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	CMPQ CX, $32
+	JLT  tail8
+
+loop32:
+	VMOVUPS     (SI), Y4
+	VMOVUPS     32(SI), Y5
+	VMOVUPS     64(SI), Y6
+	VMOVUPS     96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	CMPQ        CX, $32
+	JGE         loop32
+
+tail8:
+	CMPQ        CX, $8
+	JLT         done
+	VMOVUPS     (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         tail8
+
+done:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
+// func dotInt8AVX2(a *int8, b *int8, n int) int32
+//
+// Σ a[i]·b[i] for int8 a and b, n a positive multiple of 32: both are
+// sign-extended to int16 and multiplied pairwise-summed into int32 lanes
+// (VPMADDWD), two accumulators. |sum| ≤ n·127² fits int32 for n < 133,000.
+TEXT ·dotInt8AVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+
+loop32:
+	VPMOVSXBW (SI), Y2
+	VPMOVSXBW (DI), Y3
+	VPMADDWD  Y3, Y2, Y2
+	VPADDD    Y2, Y0, Y0
+	VPMOVSXBW 16(SI), Y4
+	VPMOVSXBW 16(DI), Y5
+	VPMADDWD  Y5, Y4, Y4
+	VPADDD    Y4, Y1, Y1
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	SUBQ      $32, CX
+	JNZ       loop32
+
+	VPADDD       Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPHADDD      X0, X0, X0
+	VPHADDD      X0, X0, X0
+	VMOVD        X0, AX
+	VZEROUPPER
+	MOVL         AX, ret+24(FP)
+	RET

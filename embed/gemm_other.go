@@ -4,3 +4,9 @@ package embed
 
 // bestKernel picks the fastest micro-kernel this CPU runs.
 func bestKernel() (kernel, string) { return kernelGo, "go" }
+
+// dotSIMD handles nothing here; Dot computes in Go.
+func dotSIMD(a, b []float32) (float32, int) { return 0, 0 }
+
+// dotInt8SIMD handles nothing here; DotInt8 computes in Go.
+func dotInt8SIMD(a, b []int8) (int32, int) { return 0, 0 }

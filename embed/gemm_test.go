@@ -114,3 +114,69 @@ func BenchmarkGemm(b *testing.B) {
 		})
 	}
 }
+
+func TestDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 384, 1000} {
+		a, b := randomMatrix(r, n), randomMatrix(r, n+3)
+		var want float64
+		for i := range n {
+			want += float64(a[i]) * float64(b[i])
+		}
+		if got := float64(Dot(a, b)); math.Abs(got-want) > 1e-4*(1+math.Sqrt(float64(n))) {
+			t.Errorf("n=%d: Dot = %g, want %g", n, got, want)
+		}
+	}
+}
+
+// BenchmarkDot384 is one dense-scan step: the inner product of two
+// 384-dimensional vectors.
+func BenchmarkDot384(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	x, y := randomMatrix(r, 384), randomMatrix(r, 384)
+	var s float32
+	for b.Loop() {
+		s += Dot(x, y)
+	}
+	_ = s
+}
+
+func TestQuantizeAndDotInt8(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 31, 32, 33, 384, 1001} {
+		v, q := randomMatrix(r, n), randomMatrix(r, n)
+		Normalize(v)
+		Normalize(q)
+		cv, cq := make([]int8, n), make([]int8, n)
+		sv, sq := Quantize(cv, v), Quantize(cq, q)
+		var want int32
+		var exact float64
+		for i := range n {
+			want += int32(cv[i]) * int32(cq[i])
+			exact += float64(q[i]) * float64(v[i])
+		}
+		got := DotInt8(cq, cv)
+		if got != want {
+			t.Errorf("n=%d: DotInt8 = %d, want %d", n, got, want)
+		}
+		// The quantised product of unit vectors is within 0.02 of the exact one.
+		if approx := float64(got) * float64(sv) * float64(sq); math.Abs(approx-exact) > 0.02 {
+			t.Errorf("n=%d: quantised dot %g, exact %g", n, approx, exact)
+		}
+	}
+	if s := Quantize(make([]int8, 3), make([]float32, 3)); s != 0 {
+		t.Errorf("zero vector scale %g", s)
+	}
+}
+
+func BenchmarkDotInt8_384(b *testing.B) {
+	r := rand.New(rand.NewPCG(13, 14))
+	x, y := make([]int8, 384), make([]int8, 384)
+	Quantize(x, randomMatrix(r, 384))
+	Quantize(y, randomMatrix(r, 384))
+	var s int32
+	for b.Loop() {
+		s += DotInt8(x, y)
+	}
+	_ = s
+}

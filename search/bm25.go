@@ -45,6 +45,8 @@ type posting struct {
 type lexicalIndex struct {
 	termIDs  map[string]int32
 	postings [][]posting // by term id
+	df       []int32     // live documents holding each term, by term id
+	rowTerms [][]int32   // by row: the distinct terms of that row, to update df on removal
 	docLen   []int32     // by row; -1 marks a removed row
 	live     int
 	totalLen int64
@@ -56,16 +58,23 @@ func newLexicalIndex() *lexicalIndex { return &lexicalIndex{termIDs: map[string]
 func (x *lexicalIndex) add(row int, terms []string) {
 	for len(x.docLen) <= row {
 		x.docLen = append(x.docLen, -1)
+		x.rowTerms = append(x.rowTerms, nil)
 	}
-	for term, tf := range termCounts(terms) {
+	counts := termCounts(terms)
+	ids := make([]int32, 0, len(counts))
+	for term, tf := range counts {
 		id, ok := x.termIDs[term]
 		if !ok {
 			id = int32(len(x.postings))
 			x.termIDs[term] = id
 			x.postings = append(x.postings, nil)
+			x.df = append(x.df, 0)
 		}
 		x.postings[id] = append(x.postings[id], posting{row: int32(row), tf: int32(tf)})
+		x.df[id]++
+		ids = append(ids, id)
 	}
+	x.rowTerms[row] = ids
 	x.docLen[row] = int32(len(terms))
 	x.live++
 	x.totalLen += int64(len(terms))
@@ -77,18 +86,11 @@ func (x *lexicalIndex) remove(row int) {
 		x.live--
 		x.totalLen -= int64(x.docLen[row])
 		x.docLen[row] = -1
-	}
-}
-
-// df counts the live documents holding a term.
-func (x *lexicalIndex) df(id int32) int {
-	n := 0
-	for _, p := range x.postings[id] {
-		if x.docLen[p.row] >= 0 {
-			n++
+		for _, id := range x.rowTerms[row] {
+			x.df[id]--
 		}
+		x.rowTerms[row] = nil
 	}
-	return n
 }
 
 // score adds each live, allowed row's BM25 score for the query terms to
@@ -104,7 +106,7 @@ func (x *lexicalIndex) score(query []string, allow func(row int) bool, scores []
 		if !ok {
 			continue
 		}
-		w := idf(x.live, x.df(id)) * float64(qtf)
+		w := idf(x.live, int(x.df[id])) * float64(qtf)
 		for _, p := range x.postings[id] {
 			dl := x.docLen[p.row]
 			if dl < 0 || (allow != nil && !allow(int(p.row))) {

@@ -39,7 +39,7 @@ func (f Fusion) String() string {
 // by `papersearch eval --fusion-sweep` on SciFact (BEIR, train split, 809
 // queries) with all-MiniLM-L6-v2 and BM25 (k1 0.9, b 0.4), nDCG@10:
 // see the table in docs/ranking.md and the closing note of the issue.
-var DefaultFusion = Fusion{Method: Weighted, DenseWeight: 0.5}
+var DefaultFusion = Fusion{Method: Weighted, DenseWeight: 0.4}
 
 // fused is one candidate after fusion, with where it stood in each list.
 type fused struct {

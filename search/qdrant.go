@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -53,6 +54,7 @@ const (
 	metaAvgDocLen    = "papersearch_avgdl"
 	fieldVenueKey    = "venue_key"
 	fieldAuthorNames = "author_names"
+	fieldDocLen      = "doc_len"
 	metaModel        = "papersearch_model"
 	metaDim          = "papersearch_dim"
 	metaSchema       = "papersearch_schema"
@@ -328,6 +330,7 @@ func payloadOf(d Document) map[string]any {
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
 		fieldVenueKey: strings.ToLower(strings.TrimSpace(d.Paper.Venue)), fieldAuthorNames: names,
+		fieldDocLen: int64(len(Analyze(d.Paper.Text()))),
 	}
 }
 
@@ -508,3 +511,84 @@ func (q *Qdrant) Scroll(ctx context.Context, cursor string, limit int) ([]Docume
 }
 
 var _ Store = (*Qdrant)(nil)
+
+// avgDocLenDrift is how far the collection's true average document length
+// may drift from the one its BM25 weights were computed with before
+// RefreshLexical re-weights every point.
+const avgDocLenDrift = 0.01
+
+// RefreshLexical keeps BM25's length normalisation true to the collection:
+// when the average analysed length of its papers has drifted more than 1%
+// from the one the sparse weights were computed with, it recomputes every
+// point's weights and records the new average. Ingest calls it when done.
+func (q *Qdrant) RefreshLexical(ctx context.Context) error {
+	var total, n int64
+	scroll := func(withPayload *qdrant.WithPayloadSelector, fn func(*qdrant.RetrievedPoint) error) error {
+		var offset *qdrant.PointId
+		for {
+			points, next, err := q.client.ScrollAndOffset(ctx, &qdrant.ScrollPoints{CollectionName: q.coll,
+				Limit: qdrant.PtrOf(uint32(1000)), Offset: offset, WithPayload: withPayload, ReadConsistency: q.read})
+			if err != nil {
+				return err
+			}
+			for _, p := range points {
+				if err := fn(p); err != nil {
+					return err
+				}
+			}
+			if next == nil {
+				return nil
+			}
+			offset = next
+		}
+	}
+	err := scroll(qdrant.NewWithPayloadInclude(fieldDocLen), func(p *qdrant.RetrievedPoint) error {
+		total += p.GetPayload()[fieldDocLen].GetIntegerValue()
+		n++
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("refresh lexical weights: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	avg := float64(total) / float64(n)
+	if math.Abs(avg-q.avgdl)/q.avgdl <= avgDocLenDrift {
+		return nil
+	}
+	q.log.Info("re-weighting BM25 vectors for the collection's average length", "collection", q.coll,
+		"was", q.avgdl, "now", avg, "papers", n)
+	old := q.avgdl
+	q.avgdl = avg
+	var batch []*qdrant.PointVectors
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := q.client.UpdateVectors(ctx, &qdrant.UpdatePointVectors{CollectionName: q.coll, Wait: qdrant.PtrOf(true), Points: batch})
+		batch = batch[:0]
+		return err
+	}
+	err = scroll(qdrant.NewWithPayloadInclude(fieldTitle, fieldAbstract), func(p *qdrant.RetrievedPoint) error {
+		paper := papersearch.Paper{Title: p.GetPayload()[fieldTitle].GetStringValue(), Abstract: p.GetPayload()[fieldAbstract].GetStringValue()}
+		batch = append(batch, &qdrant.PointVectors{Id: p.GetId(),
+			Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{qdrantSparse: q.sparseBM25(Analyze(paper.Text()))})})
+		if len(batch) == 256 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err == nil {
+		err = q.client.UpdateCollection(ctx, &qdrant.UpdateCollection{CollectionName: q.coll,
+			Metadata: qdrant.NewValueMap(map[string]any{metaAvgDocLen: avg})})
+	}
+	if err != nil {
+		q.avgdl = old
+		return fmt.Errorf("refresh lexical weights: %w", err)
+	}
+	return nil
+}

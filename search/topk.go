@@ -56,3 +56,50 @@ func (h *candHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return c
 }
+
+// rowTopK keeps the k rows with the largest approximate scores, for a first
+// pass that needs no ids or tie-breaking.
+type rowTopK struct {
+	k     int
+	items rowHeap
+}
+
+type rowScore struct {
+	row   int
+	score float32
+}
+
+func newRowTopK(k int) *rowTopK { return &rowTopK{k: k, items: make(rowHeap, 0, k)} }
+
+func (t *rowTopK) push(row int, score float32) {
+	if len(t.items) < t.k {
+		heap.Push(&t.items, rowScore{row, score})
+		return
+	}
+	if score > t.items[0].score {
+		t.items[0] = rowScore{row, score}
+		heap.Fix(&t.items, 0)
+	}
+}
+
+// rows returns the kept rows in no particular order.
+func (t *rowTopK) rows() []int {
+	out := make([]int, len(t.items))
+	for i, x := range t.items {
+		out[i] = x.row
+	}
+	return out
+}
+
+type rowHeap []rowScore
+
+func (h rowHeap) Len() int           { return len(h) }
+func (h rowHeap) Less(i, j int) bool { return h[i].score < h[j].score }
+func (h rowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *rowHeap) Push(x any)        { *h = append(*h, x.(rowScore)) }
+func (h *rowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

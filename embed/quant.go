@@ -1,0 +1,40 @@
+package embed
+
+import "math"
+
+// Quantize writes v as int8 codes into dst (len(v)) and returns the scale:
+// v[i] ≈ scale · dst[i]. Each vector gets its own scale, its largest
+// magnitude over 127, so no code saturates.
+func Quantize(dst []int8, v []float32) float32 {
+	var maxAbs float32
+	for _, x := range v {
+		maxAbs = max(maxAbs, float32(math.Abs(float64(x))))
+	}
+	if maxAbs == 0 {
+		clear(dst)
+		return 0
+	}
+	inv := 127 / maxAbs
+	for i, x := range v {
+		dst[i] = int8(math.Round(float64(x * inv)))
+	}
+	return maxAbs / 127
+}
+
+// DotInt8 returns the inner product of two int8 code vectors (b at least
+// as long as a). Multiplied by both scales it approximates the inner
+// product of the vectors they encode. Vectors must be shorter than 133,000
+// so the sum fits an int32.
+func DotInt8(a, b []int8) int32 {
+	b = b[:len(a)]
+	s, i := dotInt8SIMD(a, b)
+	var s0, s1 int32
+	for ; i+2 <= len(a); i += 2 {
+		s0 += int32(a[i]) * int32(b[i])
+		s1 += int32(a[i+1]) * int32(b[i+1])
+	}
+	if i < len(a) {
+		s0 += int32(a[i]) * int32(b[i])
+	}
+	return s + s0 + s1
+}
