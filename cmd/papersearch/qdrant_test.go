@@ -28,6 +28,10 @@ func TestQdrantAnswersLikeEmbedded(t *testing.T) {
 	coll := "seed_test_" + hex.EncodeToString(suffix)
 	t.Setenv("PAPERSEARCH_QDRANT_URL", qurl)
 	t.Setenv("PAPERSEARCH_COLLECTION", coll)
+	// One shard, as on a single Qdrant node: Qdrant computes BM25's IDF per
+	// shard, so only a one-shard collection has the embedded store's exact
+	// statistics on a corpus this small.
+	t.Setenv("PAPERSEARCH_QDRANT_SHARDS", "1")
 	onQdrant, logs, stop2 := startServe(t)
 	defer func() {
 		stop2()
