@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -34,7 +35,18 @@ const MaxIDLength = 200
 func (p Paper) Text() string {
 	title := strings.TrimSpace(strings.TrimSuffix(p.Title, "…"))
 	abstract := strings.TrimSpace(p.Abstract)
-	if title == "" || strings.HasPrefix(Normalize(abstract), Normalize(title)) {
+	if title == "" {
+		return abstract
+	}
+	// Only the abstract's opening can repeat the title; normalise no more.
+	head := abstract
+	if n := 2*len(title) + 16; len(head) > n {
+		for n > 0 && !utf8.RuneStart(head[n]) {
+			n--
+		}
+		head = head[:n]
+	}
+	if strings.HasPrefix(Normalize(head), Normalize(title)) {
 		return abstract
 	}
 	return title + ".\n" + abstract

@@ -1,6 +1,10 @@
 package search
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // BM25 parameters: the setting that reproduces Pyserini's published SciFact
 // result (k1 = 0.9, b = 0.4).
@@ -50,6 +54,9 @@ type lexicalIndex struct {
 	docLen   []int32     // by row; -1 marks a removed row
 	live     int
 	totalLen int64
+	// norms caches k1·(1 - b + b·dl/avgdl) by row for the current avgdl;
+	// add and remove invalidate it.
+	norms []float32
 }
 
 func newLexicalIndex() *lexicalIndex { return &lexicalIndex{termIDs: map[string]int32{}} }
@@ -78,6 +85,7 @@ func (x *lexicalIndex) add(row int, terms []string) {
 	x.docLen[row] = int32(len(terms))
 	x.live++
 	x.totalLen += int64(len(terms))
+	x.norms = nil
 }
 
 // remove marks row as gone; its postings are skipped until the index is rebuilt.
@@ -90,7 +98,56 @@ func (x *lexicalIndex) remove(row int) {
 			x.df[id]--
 		}
 		x.rowTerms[row] = nil
+		x.norms = nil
 	}
+}
+
+// MaxQueryTerms bounds the distinct terms a lexical query is scored with: a
+// longer query (a paper's own text, in similar-paper search) keeps the
+// MaxQueryTerms with the largest query-tf·idf, as Lucene's MoreLikeThis
+// does (25 is its default); the rest add little but time.
+const MaxQueryTerms = 25
+
+type queryTerm struct {
+	id     int32
+	weight float64 // query tf × idf
+}
+
+// queryTerms returns the query's known terms with their weights, pruned to
+// MaxQueryTerms.
+func (x *lexicalIndex) queryTerms(query []string) []queryTerm {
+	var out []queryTerm
+	for term, qtf := range termCounts(query) {
+		if id, ok := x.termIDs[term]; ok && x.df[id] > 0 {
+			out = append(out, queryTerm{id, idf(x.live, int(x.df[id])) * float64(qtf)})
+		}
+	}
+	if len(out) > MaxQueryTerms {
+		slices.SortFunc(out, func(a, b queryTerm) int {
+			if c := cmp.Compare(b.weight, a.weight); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		out = out[:MaxQueryTerms]
+	}
+	return out
+}
+
+// lengthNorms returns, by row, BM25's length normalisation k1·(1 - b +
+// b·dl/avgdl), computed once per change of the index. Readers holding the
+// store's read lock may race to fill it; each fills an identical slice.
+func (x *lexicalIndex) lengthNorms() []float32 {
+	if n := x.norms; n != nil {
+		return n
+	}
+	avgdl := float64(x.totalLen) / float64(max(x.live, 1))
+	n := make([]float32, len(x.docLen))
+	for r, dl := range x.docLen {
+		n[r] = float32(BM25K1 * (1 - BM25B + BM25B*float64(dl)/avgdl))
+	}
+	x.norms = n
+	return n
 }
 
 // score adds each live, allowed row's BM25 score for the query terms to
@@ -100,22 +157,18 @@ func (x *lexicalIndex) score(query []string, allow func(row int) bool, scores []
 	if x.live == 0 {
 		return touched
 	}
-	avgdl := float64(x.totalLen) / float64(x.live)
-	for term, qtf := range termCounts(query) {
-		id, ok := x.termIDs[term]
-		if !ok {
-			continue
-		}
-		w := idf(x.live, int(x.df[id])) * float64(qtf)
-		for _, p := range x.postings[id] {
-			dl := x.docLen[p.row]
-			if dl < 0 || (allow != nil && !allow(int(p.row))) {
+	norms := x.lengthNorms()
+	for _, qt := range x.queryTerms(query) {
+		w := float32(qt.weight * (BM25K1 + 1))
+		for _, p := range x.postings[qt.id] {
+			if x.docLen[p.row] < 0 || (allow != nil && !allow(int(p.row))) {
 				continue
 			}
 			if scores[p.row] == 0 {
 				touched = append(touched, p.row)
 			}
-			scores[p.row] += float32(w * tfWeight(int(p.tf), int(dl), avgdl))
+			tf := float32(p.tf)
+			scores[p.row] += w * tf / (tf + norms[p.row])
 		}
 	}
 	return touched

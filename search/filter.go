@@ -48,6 +48,12 @@ func (f Filter) empty() bool {
 	return f.YearMin == 0 && f.YearMax == 0 && len(f.Venues) == 0 && strings.TrimSpace(f.Author) == "" && len(f.Exclude) == 0
 }
 
+// withoutExclude is f with no excluded ids.
+func (f Filter) withoutExclude() Filter {
+	f.Exclude = nil
+	return f
+}
+
 // authorWords splits an author filter or name into lower-case words.
 func authorWords(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isWordRune(r) })

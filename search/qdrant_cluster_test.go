@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"hash/fnv"
 	"os"
 	"os/exec"
 	"strings"
@@ -22,11 +21,7 @@ import (
 // pseudo-random unit vector seeded by its id.
 var hashModel = embed.ModelInfo{Name: "hash-test-384", Dim: 384}
 
-func hashVector(id string) []float32 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return randomUnit(h.Sum64(), hashModel.Dim)
-}
+func hashVector(id string) []float32 { return embed.HashVector(id, hashModel.Dim) }
 
 func readMLPapers(t *testing.T) []papersearch.Paper {
 	t.Helper()

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 )
@@ -170,26 +172,38 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	filter.Exclude = slices.Concat(q.Like, q.Unlike, seen)
 	terms := Analyze(q.Text)
 
+	// The lexical side runs while the query is embedded and searched.
+	lexDone := make(chan error, 1)
+	go func() {
+		var err error
+		if q.Mode != Dense && len(terms) > 0 {
+			if lexical, err = e.store.Lexical(ctx, terms, CandidateDepth, filter); err != nil {
+				err = fmt.Errorf("lexical retrieval: %w", err)
+			}
+		}
+		lexDone <- err
+	}()
 	if q.Mode != Lexical {
 		queryVec, err = e.denseQuery(ctx, q)
 		switch {
 		case errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidQuery):
-			return Results{}, err
+		case err != nil && ctx.Err() != nil:
 		case err != nil && q.Mode == Hybrid && len(terms) > 0:
 			e.log.Warn("dense retrieval unavailable; answering from lexical retrieval alone", "error", err)
 			res.Degraded = append(res.Degraded, "dense")
+			err = nil
 		case err != nil:
-			return Results{}, err
 		default:
 			if dense, err = e.store.Nearest(ctx, queryVec, CandidateDepth, filter); err != nil {
-				return Results{}, fmt.Errorf("dense retrieval: %w", err)
+				err = fmt.Errorf("dense retrieval: %w", err)
 			}
 		}
 	}
-	if q.Mode != Dense && len(terms) > 0 {
-		if lexical, err = e.store.Lexical(ctx, terms, CandidateDepth, filter); err != nil {
-			return Results{}, fmt.Errorf("lexical retrieval: %w", err)
-		}
+	if lexErr := <-lexDone; err == nil {
+		err = lexErr
+	}
+	if err != nil {
+		return Results{}, err
 	}
 	ranked := e.merge(q.Mode, dense, lexical)
 	return e.page(ctx, start, res, ranked, q, seen, q.fingerprint("search"), terms, queryVec)
@@ -238,17 +252,30 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	}
 	filter := sq.Filter
 	filter.Exclude = append([]string{sq.ID}, seen...)
-	terms := Analyze(q.Text)
+	terms := doc.Terms
+	if terms == nil {
+		terms = Analyze(q.Text)
+	}
 	var dense, lexical []Candidate
+	g, gctx := errgroup.WithContext(ctx)
 	if q.Mode != Lexical {
-		if dense, err = e.store.Nearest(ctx, doc.Vector, CandidateDepth, filter); err != nil {
-			return Results{}, fmt.Errorf("dense retrieval: %w", err)
-		}
+		g.Go(func() (err error) {
+			if dense, err = e.store.Nearest(gctx, doc.Vector, CandidateDepth, filter); err != nil {
+				return fmt.Errorf("dense retrieval: %w", err)
+			}
+			return nil
+		})
 	}
 	if q.Mode != Dense {
-		if lexical, err = e.store.Lexical(ctx, terms, CandidateDepth, filter); err != nil {
-			return Results{}, fmt.Errorf("lexical retrieval: %w", err)
-		}
+		g.Go(func() (err error) {
+			if lexical, err = e.store.Lexical(gctx, terms, CandidateDepth, filter); err != nil {
+				return fmt.Errorf("lexical retrieval: %w", err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Results{}, err
 	}
 	return e.page(ctx, start, Results{}, e.merge(q.Mode, dense, lexical), q, seen, fp, terms, doc.Vector)
 }

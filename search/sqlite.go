@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,22 +228,16 @@ func (s *SQLite) compactLocked(ctx context.Context) error {
 	return s.load(ctx)
 }
 
-// allow returns the filter's test of a row, or nil when it allows every
-// live row. The caller holds s.mu.
+// allow returns the filter's test of a row, excluded ids aside (those are
+// dropped after ranking). The caller holds s.mu.
 func (s *SQLite) allow(f Filter) func(row int) bool {
-	excluded := map[int]bool{}
-	for _, id := range f.Exclude {
-		if r, ok := s.rows[id]; ok {
-			excluded[r] = true
-		}
-	}
 	venues := map[string]bool{}
 	for _, v := range f.Venues {
 		venues[strings.ToLower(strings.TrimSpace(v))] = true
 	}
 	author := authorWords(f.Author)
 	return func(row int) bool {
-		if s.ids[row] == "" || excluded[row] {
+		if s.ids[row] == "" {
 			return false
 		}
 		y := int(s.years[row])
@@ -348,15 +343,17 @@ func scanDocument(row interface{ Scan(...any) error }, extra ...any) (Document, 
 	return d, nil
 }
 
-// Get returns one document.
+// Get returns one document, with its analysed terms.
 func (s *SQLite) Get(ctx context.Context, id string) (Document, error) {
-	d, err := scanDocument(s.db.QueryRowContext(ctx, `SELECT `+documentColumns+` FROM papers WHERE id = ?`, id))
+	var terms string
+	d, err := scanDocument(s.db.QueryRowContext(ctx, `SELECT `+documentColumns+`, terms FROM papers WHERE id = ?`, id), &terms)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Document{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if err != nil {
 		return Document{}, fmt.Errorf("get %q: %w", id, err)
 	}
+	d.Terms = strings.Fields(terms)
 	return d, nil
 }
 
@@ -481,8 +478,11 @@ func (s *SQLite) Fingerprints(ctx context.Context, ids []string) (map[string]Fin
 // their float32 vectors. On a million random 384-d vectors this finds the
 // exact top 10 with recall@10 of 1.0 (papersearch bench).
 const (
-	RescoreFactor = 10
+	RescoreFactor = 4
 	MinRescore    = 200
+	// parallelScanRows is the store size from which the first pass runs on
+	// every core.
+	parallelScanRows = 16384
 )
 
 // Nearest finds the k allowed vectors with the largest cosine similarity to
@@ -497,23 +497,62 @@ func (s *SQLite) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]C
 	qscale := embed.Quantize(qcodes, v)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	first := newRowTopK(max(RescoreFactor*k, MinRescore))
+	excluded := s.excludedRows(f.Exclude)
+	keep := max(RescoreFactor*k, MinRescore) + len(excluded)
 	allow := s.allow(f)
-	plain := f.empty()
-	for r, id := range s.ids {
-		if r%8192 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+	plain := f.withoutExclude().empty()
+	scan := func(from, to int, first *rowTopK) {
+		for r := from; r < to; r++ {
+			if r%8192 == 0 && ctx.Err() != nil {
+				return
+			}
+			if s.ids[r] == "" || !plain && !allow(r) {
+				continue
+			}
+			first.push(r, float32(embed.DotInt8(qcodes, s.codes[r*dim:(r+1)*dim]))*s.scales[r]*qscale)
 		}
-		if id == "" || !plain && !allow(r) {
-			continue
+	}
+	// Large stores split the first pass across the cores.
+	parts := 1
+	if len(s.ids) >= parallelScanRows {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	firsts := make([]*rowTopK, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		firsts[p] = newRowTopK(keep)
+		from, to := p*len(s.ids)/parts, (p+1)*len(s.ids)/parts
+		wg.Add(1)
+		go func() { defer wg.Done(); scan(from, to, firsts[p]) }()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	first := firsts[0]
+	for _, other := range firsts[1:] {
+		for _, x := range other.items {
+			first.push(x.row, x.score)
 		}
-		first.push(r, float32(embed.DotInt8(qcodes, s.codes[r*dim:(r+1)*dim]))*s.scales[r]*qscale)
 	}
 	top := newTopK(k)
 	for _, r := range first.rows() {
-		top.push(Candidate{ID: s.ids[r], Score: embed.Dot(v, s.vectors[r*dim:(r+1)*dim])})
+		if !excluded[r] {
+			top.push(Candidate{ID: s.ids[r], Score: embed.Dot(v, s.vectors[r*dim:(r+1)*dim])})
+		}
 	}
 	return top.sorted(), nil
+}
+
+// excludedRows maps the live rows of ids. The caller holds s.mu.
+func (s *SQLite) excludedRows(ids []string) map[int]bool {
+	out := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		if r, ok := s.rows[id]; ok {
+			out[r] = true
+		}
+	}
+	return out
 }
 
 // Lexical ranks the allowed papers by BM25 for the analysed query terms
@@ -531,13 +570,16 @@ func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f Filter) (
 	}
 	scores := (*buf)[:len(s.ids)]
 	var allow func(int) bool
-	if !f.empty() {
+	if !f.withoutExclude().empty() {
 		allow = s.allow(f)
 	}
+	excluded := s.excludedRows(f.Exclude)
 	touched := s.lex.score(terms, allow, scores, nil)
 	top := newTopK(k)
 	for _, r := range touched {
-		top.push(Candidate{ID: s.ids[r], Score: scores[r]})
+		if !excluded[int(r)] {
+			top.push(Candidate{ID: s.ids[r], Score: scores[r]})
+		}
 		scores[r] = 0
 	}
 	return top.sorted(), ctx.Err()

@@ -21,6 +21,9 @@ type Document struct {
 	// identifies every field of the paper. See Fingerprint.
 	TextHash  string
 	PaperHash string
+	// Terms, when a store keeps them, are the analysed terms of Paper.Text()
+	// (see Analyze); nil otherwise.
+	Terms []string
 }
 
 // Candidate is a document id with its score for one retrieval.

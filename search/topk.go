@@ -58,10 +58,11 @@ func (h *candHeap) Pop() any {
 }
 
 // rowTopK keeps the k rows with the largest approximate scores, for a first
-// pass that needs no ids or tie-breaking.
+// pass that needs no ids or tie-breaking. It is a min-heap on score kept by
+// hand, so pushing allocates nothing.
 type rowTopK struct {
 	k     int
-	items rowHeap
+	items []rowScore
 }
 
 type rowScore struct {
@@ -69,16 +70,40 @@ type rowScore struct {
 	score float32
 }
 
-func newRowTopK(k int) *rowTopK { return &rowTopK{k: k, items: make(rowHeap, 0, k)} }
+func newRowTopK(k int) *rowTopK { return &rowTopK{k: k, items: make([]rowScore, 0, k)} }
 
 func (t *rowTopK) push(row int, score float32) {
-	if len(t.items) < t.k {
-		heap.Push(&t.items, rowScore{row, score})
+	h := t.items
+	if len(h) < t.k {
+		h = append(h, rowScore{row, score})
+		for i := len(h) - 1; i > 0; { // sift up
+			parent := (i - 1) / 2
+			if h[parent].score <= h[i].score {
+				break
+			}
+			h[parent], h[i] = h[i], h[parent]
+			i = parent
+		}
+		t.items = h
 		return
 	}
-	if score > t.items[0].score {
-		t.items[0] = rowScore{row, score}
-		heap.Fix(&t.items, 0)
+	if score <= h[0].score {
+		return
+	}
+	h[0] = rowScore{row, score}
+	for i := 0; ; { // sift down
+		l, smallest := 2*i+1, i
+		if l < len(h) && h[l].score < h[smallest].score {
+			smallest = l
+		}
+		if r := l + 1; r < len(h) && h[r].score < h[smallest].score {
+			smallest = r
+		}
+		if smallest == i {
+			break
+		}
+		h[i], h[smallest] = h[smallest], h[i]
+		i = smallest
 	}
 }
 
@@ -89,17 +114,4 @@ func (t *rowTopK) rows() []int {
 		out[i] = x.row
 	}
 	return out
-}
-
-type rowHeap []rowScore
-
-func (h rowHeap) Len() int           { return len(h) }
-func (h rowHeap) Less(i, j int) bool { return h[i].score < h[j].score }
-func (h rowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *rowHeap) Push(x any)        { *h = append(*h, x.(rowScore)) }
-func (h *rowHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

@@ -122,6 +122,9 @@ Usage:
   papersearch reindex                 re-embed the whole index under the configured model
   papersearch eval --corpus C --queries Q --qrels R [--mode all] [--json] [--fusion-sweep]
                                       measure nDCG@10, recall@100 and MRR@10 on BEIR files
+  papersearch bench [--papers F] [--clients C] [--duration D] [--store embedded|qdrant]
+                    [--vectors model|hash] [--synthetic N] [--json]
+                                      measure ingest, latency, throughput, memory and disk
   papersearch help                    print this help
 
 Flags of search and similar:

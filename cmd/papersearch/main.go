@@ -64,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return searchCmd(ctx, cfg, log, args, stdout)
 	case "similar":
 		return similarCmd(ctx, cfg, log, args, stdout)
+	case "bench":
+		return benchCmd(ctx, cfg, log, args, stdout, stderr)
 	case "eval":
 		return evalCmd(ctx, cfg, log, args, stdout, stderr)
 	case "reindex":

@@ -1,0 +1,21 @@
+package embed
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+)
+
+// HashVector returns a deterministic pseudo-random unit vector of dim
+// dimensions seeded by key. Benchmarks and load tests give papers such
+// vectors when the store, not the model, is what they measure.
+func HashVector(key string, dim int) []float32 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	r := rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15))
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	Normalize(v)
+	return v
+}
