@@ -2,10 +2,17 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
 )
 
 func TestPercentile(t *testing.T) {
@@ -36,5 +43,19 @@ func TestDrive(t *testing.T) {
 	})
 	if r.Requests < 100 || r.Errors == 0 || r.Errors > r.Requests/5 || r.P50 < time.Millisecond || r.RPS <= 0 {
 		t.Errorf("Drive = %+v", r)
+	}
+}
+
+// BenchmarkEncodeSearchResponse encodes a page of ten results with
+// abstracts, as every search and similar response does.
+func BenchmarkEncodeSearchResponse(b *testing.B) {
+	res := search.Results{Index: search.IndexInfo{Store: "embedded", Model: "all-MiniLM-L6-v2", Dim: 384, Papers: 29100}}
+	for i := range 10 {
+		res.Hits = append(res.Hits, search.Hit{ID: fmt.Sprint("p", i), Rank: i + 1, Score: 0.5,
+			Paper: papersearch.Paper{ID: fmt.Sprint("p", i), Title: "A title of a paper", Abstract: strings.Repeat("An abstract sentence. ", 60),
+				Authors: []string{"Ada Lovelace", "Alan Turing"}, Venue: "NeurIPS", Year: 2026}})
+	}
+	for b.Loop() {
+		json.NewEncoder(io.Discard).Encode(NewSearchResponse(res))
 	}
 }

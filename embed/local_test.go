@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -111,5 +112,15 @@ func TestHalfToFloat(t *testing.T) {
 		if got := halfToFloat(tt.h); got != tt.want {
 			t.Errorf("halfToFloat(%#x) = %g, want %g", tt.h, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkTokenize is WordPiece tokenisation of one abstract.
+func BenchmarkTokenize(b *testing.B) {
+	l := testLocal(b)
+	text := strings.Repeat("Transformers model long documents with sparse attention patterns, improving efficiency. ", 12)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		l.Tokenizer().Encode(text, l.MaxTokens())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -300,5 +301,31 @@ func TestFiltersAndCursor(t *testing.T) {
 	}
 	if _, err := eng.Search(ctx, Query{Text: "graph", Cursor: "garbage!"}); !errors.Is(err, ErrInvalidQuery) {
 		t.Errorf("garbage cursor: %v", err)
+	}
+}
+
+// BenchmarkFuse fuses two candidate lists of CandidateDepth, as every
+// hybrid query does.
+func BenchmarkFuse(b *testing.B) {
+	var dense, lexical []Candidate
+	for i := range CandidateDepth {
+		dense = append(dense, Candidate{ID: "d" + strconv.Itoa(i), Score: 1 - float32(i)/100})
+		lexical = append(lexical, Candidate{ID: "d" + strconv.Itoa(i*3%150), Score: 20 - float32(i)/10})
+	}
+	for _, f := range []Fusion{{Method: RRF}, DefaultFusion} {
+		b.Run(string(f.Method), func(b *testing.B) {
+			for b.Loop() {
+				fuse(dense, lexical, f)
+			}
+		})
+	}
+}
+
+// BenchmarkAnalyze analyses one abstract for BM25.
+func BenchmarkAnalyze(b *testing.B) {
+	text := strings.Repeat("Transformers model long documents with sparse attention patterns, improving efficiency. ", 12)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Analyze(text)
 	}
 }

@@ -544,6 +544,24 @@ func (s *SQLite) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]C
 	return top.sorted(), nil
 }
 
+// NearestExact is Nearest by a full float32 scan, with no first pass: the
+// reference that benchmarks measure Nearest's recall against.
+func (s *SQLite) NearestExact(ctx context.Context, v []float32, k int) ([]Candidate, error) {
+	dim := s.model.Dim
+	if len(v) != dim {
+		return nil, fmt.Errorf("nearest: %w: %d, want %d", ErrDimension, len(v), dim)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	top := newTopK(k)
+	for r, id := range s.ids {
+		if id != "" {
+			top.push(Candidate{ID: id, Score: embed.Dot(v, s.vectors[r*dim:(r+1)*dim])})
+		}
+	}
+	return top.sorted(), ctx.Err()
+}
+
 // excludedRows maps the live rows of ids. The caller holds s.mu.
 func (s *SQLite) excludedRows(ids []string) map[int]bool {
 	out := make(map[int]bool, len(ids))
