@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -33,6 +34,8 @@ type Engine interface {
 	Index(ctx context.Context) (search.IndexInfo, error)
 	Model() embed.ModelInfo
 	Embed(ctx context.Context, texts []string) ([][]float32, int, error)
+	Ingest(ctx context.Context, papers []papersearch.Paper, progress func(search.IngestProgress)) (search.IngestSummary, error)
+	Delete(ctx context.Context, id string) error
 }
 
 // DefaultMaxBody bounds a request body, in bytes.
@@ -45,20 +48,52 @@ type Options struct {
 	// Ready, if set, is asked by /readyz after the store answers; an error
 	// (such as "seeding 5 of 19 papers") makes the service report not ready.
 	Ready func() error
+	// APIKey, if set, is the bearer token the write endpoints require.
+	APIKey string
+	// OpenWrites allows writes without a key; set it only when the service
+	// listens on loopback.
+	OpenWrites bool
+	// RateLimit, if its Rate is positive, limits requests per client address.
+	RateLimit RateLimit
 }
 
 // Server is the HTTP API. It implements http.Handler.
 type Server struct {
-	echo    *echo.Echo
-	engine  Engine
-	log     *slog.Logger
-	maxBody int64
-	ready   func() error
+	echo       *echo.Echo
+	engine     Engine
+	log        *slog.Logger
+	maxBody    int64
+	ready      func() error
+	apiKey     string
+	openWrites bool
+	probe      atomic.Pointer[probeResult] // the embedder's last readiness probe
+}
+
+// probeResult is a readiness probe of the embedder and when it ran.
+type probeResult struct {
+	at  time.Time
+	err error
+}
+
+// probeEvery is how long a readiness probe of the embedder is trusted.
+const probeEvery = 5 * time.Second
+
+// embedderHealth embeds a short text at most every probeEvery, within 2 s.
+func (s *Server) embedderHealth(ctx context.Context) error {
+	if p := s.probe.Load(); p != nil && time.Since(p.at) < probeEvery {
+		return p.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, _, err := s.engine.Embed(ctx, []string{"papersearch readiness probe"})
+	s.probe.Store(&probeResult{at: time.Now(), err: err})
+	return err
 }
 
 // New returns a Server answering from engine.
 func New(engine Engine, opts Options) *Server {
-	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready}
+	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready,
+		apiKey: opts.APIKey, openWrites: opts.OpenWrites}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -71,6 +106,9 @@ func New(engine Engine, opts Options) *Server {
 	e.Use(middleware.RequestID())
 	e.Use(s.recoverPanics)
 	e.Use(s.logRequests)
+	if opts.RateLimit.Rate > 0 {
+		e.Use(newLimiter(opts.RateLimit).middleware)
+	}
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
@@ -78,6 +116,8 @@ func New(engine Engine, opts Options) *Server {
 	e.GET("/v1/papers/:id", s.getPaper)
 	e.GET("/v1/papers/:id/similar", s.similar)
 	e.POST("/v1/embeddings", s.embeddings)
+	e.POST("/v1/papers", s.ingest, s.requireKey)
+	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
 	s.echo = e
 	return s
 }
@@ -134,7 +174,13 @@ func (s *Server) readyz(c echo.Context) error {
 			return problem(http.StatusServiceUnavailable, "not-ready", err.Error())
 		}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "index": info})
+	// The embedder failing degrades search (lexical results only) but the
+	// service still answers, so it stays ready and says what is degraded.
+	if err := s.embedderHealth(c.Request().Context()); err != nil {
+		return c.JSON(http.StatusOK, map[string]any{"status": "degraded", "degraded": []string{"dense"},
+			"detail": "query embedding fails: " + err.Error(), "index": info})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "degraded": []string{}, "index": info})
 }
 
 // SearchRequest is the body of POST /v1/search.
@@ -306,38 +352,39 @@ func validID(id string) bool {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-// decode reads a JSON request body strictly: bounded in size, valid UTF-8,
-// one JSON object, no unknown fields, the right types.
-func (s *Server) decode(c echo.Context, dst any) error {
+// readBody reads a JSON request body: bounded in size, valid UTF-8, not empty.
+func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	req := c.Request()
 	if ct := req.Header.Get(echo.HeaderContentType); ct != "" && !strings.Contains(ct, "json") &&
 		!strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
-		return problem(http.StatusUnsupportedMediaType, "unsupported-media-type",
+		return nil, problem(http.StatusUnsupportedMediaType, "unsupported-media-type",
 			fmt.Sprintf("the request body must be JSON (Content-Type: application/json), not %s", ct))
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, s.maxBody))
 	if err != nil {
 		var maxErr *http.MaxBytesError
 		if errors.As(err, &maxErr) {
-			return err
+			return nil, err
 		}
-		return problem(http.StatusBadRequest, "unreadable-body", "the request body could not be read: "+err.Error())
+		return nil, problem(http.StatusBadRequest, "unreadable-body", "the request body could not be read: "+err.Error())
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return problem(http.StatusBadRequest, "malformed-json", "the request body is empty; send a JSON object")
+		return nil, problem(http.StatusBadRequest, "malformed-json", "the request body is empty; send a JSON object")
 	}
 	if !utf8.Valid(body) {
-		return problem(http.StatusBadRequest, "invalid-utf8", "the request body is not valid UTF-8")
+		return nil, problem(http.StatusBadRequest, "invalid-utf8", "the request body is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonProblem(err)
+	return body, nil
+}
+
+// decode reads a JSON request body strictly: bounded in size, valid UTF-8,
+// one JSON value, no unknown fields, the right types.
+func (s *Server) decode(c echo.Context, dst any) error {
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
 	}
-	if dec.More() {
-		return problem(http.StatusBadRequest, "malformed-json", "the request body holds more than one JSON value")
-	}
-	return nil
+	return decodeStrict(body, dst)
 }
 
 // jsonProblem explains a JSON decoding error, naming the field at fault.

@@ -23,6 +23,7 @@ import (
 // one paper whose id needs escaping, shared by the tests of this package.
 var testServer struct {
 	once   sync.Once
+	engine *search.Engine
 	url    string
 	papers []papersearch.Paper
 	err    error
@@ -75,7 +76,7 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 			return
 		}
 		srv := httptest.NewServer(New(eng, Options{}))
-		testServer.url, testServer.papers = srv.URL, papers
+		testServer.url, testServer.papers, testServer.engine = srv.URL, papers, eng
 		testServer.close = func() { srv.Close(); store.Close(); os.RemoveAll(dir) }
 	})
 	if testServer.err != nil {
@@ -298,6 +299,10 @@ func (panicky) Model() embed.ModelInfo                                 { return 
 func (panicky) Embed(context.Context, []string) ([][]float32, int, error) {
 	panic("boom")
 }
+func (panicky) Ingest(context.Context, []papersearch.Paper, func(search.IngestProgress)) (search.IngestSummary, error) {
+	panic("boom")
+}
+func (panicky) Delete(context.Context, string) error { panic("boom") }
 
 func TestPanicsBecomeProblems(t *testing.T) {
 	srv := httptest.NewServer(New(panicky{}, Options{}))

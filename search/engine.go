@@ -177,3 +177,6 @@ func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error
 	e.queries.Add(text, vecs[0])
 	return vecs[0], nil
 }
+
+// Delete removes one paper, or returns ErrNotFound.
+func (e *Engine) Delete(ctx context.Context, id string) error { return e.store.Delete(ctx, id) }

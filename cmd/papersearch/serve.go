@@ -110,13 +110,18 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 
 	var notReady atomic.Pointer[error]
+	loopback := isLoopback(cfg.Addr)
+	if cfg.APIKey == "" && !loopback {
+		log.Warn("write endpoints are disabled: set PAPERSEARCH_API_KEY to enable POST and DELETE /v1/papers", "addr", cfg.Addr)
+	}
 	srv := &http.Server{
 		Handler: api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, Ready: func() error {
 			if e := notReady.Load(); e != nil {
 				return *e
 			}
 			return nil
-		}}),
+		}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback,
+			RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -172,6 +177,19 @@ func seed(ctx context.Context, eng *search.Engine, log *slog.Logger, notReady *a
 	notReady.Store(nil)
 	log.Info("seed corpus ingested", "new", sum.New, "embedded", sum.Embedded, "took", sum.Took.Round(time.Millisecond))
 	return nil
+}
+
+// isLoopback reports whether addr (host:port) only listens on this machine.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // shutdown stops accepting connections and lets requests in flight finish.
