@@ -89,13 +89,19 @@ const maxTitleRunes = 96
 // word boundary after at most 96 characters and ended with "…" when cut.
 func DeriveTitle(abstract string) string {
 	s := stripMarkup(abstract)
+	if strings.TrimSpace(s) == "" {
+		s = abstract // nothing but markup: keep it as written
+	}
 	if i := sentenceEnd(s); i > 0 {
 		s = s[:i]
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) <= maxTitleRunes {
-		return strings.TrimRight(s, ".")
+		if t := strings.TrimRight(s, "."); t != "" {
+			return t
+		}
+		return s
 	}
 	cut := maxTitleRunes
 	for i := maxTitleRunes; i > maxTitleRunes/2; i-- {

@@ -36,3 +36,11 @@ func TestText(t *testing.T) {
 		}
 	}
 }
+
+func TestDeriveTitleOfMarkupOnly(t *testing.T) {
+	for _, abstract := range []string{"$", "**", "$\\alpha$", ".", "...", "$ ."} {
+		if got := DeriveTitle(abstract); got == "" {
+			t.Errorf("DeriveTitle(%q) is empty", abstract)
+		}
+	}
+}

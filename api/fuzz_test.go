@@ -1,0 +1,73 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+)
+
+// echoEngine answers every call with a small fixed result, so fuzzing
+// reaches past decoding without a model.
+type echoEngine struct{}
+
+func (echoEngine) Search(ctx context.Context, q search.Query) (search.Results, error) {
+	if err := q.Filter.Validate(); err != nil {
+		return search.Results{}, err
+	}
+	return search.Results{Hits: []search.Hit{{ID: "a", Rank: 1, Paper: papersearch.Paper{ID: "a", Title: q.Text}}}}, nil
+}
+func (echoEngine) Similar(context.Context, search.SimilarQuery) (search.Results, error) {
+	return search.Results{}, nil
+}
+func (echoEngine) Get(context.Context, string) (papersearch.Paper, error) {
+	return papersearch.Paper{}, search.ErrNotFound
+}
+func (echoEngine) Index(context.Context) (search.IndexInfo, error) { return search.IndexInfo{}, nil }
+func (echoEngine) Model() embed.ModelInfo                          { return embed.ModelInfo{Name: "m", Dim: 2} }
+func (echoEngine) Embed(_ context.Context, texts []string) ([][]float32, int, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0}
+	}
+	return out, len(texts), nil
+}
+func (echoEngine) Ingest(_ context.Context, papers []papersearch.Paper, _ func(search.IngestProgress)) (search.IngestSummary, error) {
+	return search.IngestSummary{New: len(papers)}, nil
+}
+func (echoEngine) Delete(context.Context, string) error { return nil }
+
+// FuzzRequests sends arbitrary bodies to every JSON endpoint: the answer is
+// never a 5xx, and every error is a problem+json body.
+func FuzzRequests(f *testing.F) {
+	f.Add(`{"query":"graphs","limit":5,"filters":{"year_min":2020,"venues":["ICML"]},"mode":"hybrid","explain":true}`)
+	f.Add(`{"query":"x","like":["a"],"cursor":"eyJ2IjoxfQ"}`)
+	f.Add(`{"input":["a","b"],"model":"m","encoding_format":"base64"}`)
+	f.Add(`{"papers":[{"id":"a","abstract":"b","year":"2020"}]}`)
+	f.Add("{\"query\":\"\xff\"}")
+	f.Add(`{"limit":1e400}`)
+	h := New(echoEngine{}, Options{OpenWrites: true})
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/v1/search", "/v1/embeddings", "/v1/papers"} {
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code >= 500 {
+				t.Fatalf("%s %q: status %d: %s", path, body, rec.Code, rec.Body)
+			}
+			if rec.Code >= 400 {
+				var p Problem
+				if rec.Header().Get("Content-Type") != "application/problem+json" || json.Unmarshal(rec.Body.Bytes(), &p) != nil || p.Status != rec.Code {
+					t.Fatalf("%s %q: %d without a problem body: %s", path, body, rec.Code, rec.Body)
+				}
+			}
+		}
+	})
+}
