@@ -12,13 +12,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 )
 
 // hashEndpoint is an OpenAI-compatible endpoint of another model: a
 // deterministic 16-dimensional embedding of each text's words.
-func hashEndpoint(t *testing.T) string {
+func hashEndpoint(t *testing.T) string { return slowHashEndpoint(t, 0) }
+
+// slowHashEndpoint is hashEndpoint taking delay to answer each request, as a
+// remote model would.
+func slowHashEndpoint(t *testing.T, delay time.Duration) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(delay)
 		var req struct {
 			Input []string `json:"input"`
 			Model string   `json:"model"`

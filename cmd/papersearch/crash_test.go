@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+)
+
+// crashRounds is how many times each crash test kills the process.
+const crashRounds = 6
+
+// buildBinary builds papersearch once for the tests that run it as a process.
+var buildBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "papersearch-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "papersearch")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// crashEnv is the environment of a papersearch process under test: its own
+// data dir and the fast hash embedding endpoint.
+func crashEnv(t *testing.T, dataDir, embedURL string, extra ...string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"PAPERSEARCH_DATA_DIR=" + dataDir, "PAPERSEARCH_EMBED_URL=" + embedURL, "PAPERSEARCH_EMBED_MODEL=hash-64",
+		"PAPERSEARCH_EMBED_BATCH=25", "PAPERSEARCH_EMBED_CONCURRENCY=1", "PAPERSEARCH_SEED=false", "PAPERSEARCH_RATE_LIMIT=0"}
+	return append(env, extra...)
+}
+
+func writeCorpus(t *testing.T, n int) string {
+	path := filepath.Join(t.TempDir(), "corpus.jsonl")
+	var b bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":"c%04d","title":"Crash paper %d","abstract":"Paper %d about topic %d and method %d.","year":%d}`+"\n",
+			i, i, i, i%37, i%11, 1990+i%30)
+	}
+	os.WriteFile(path, b.Bytes(), 0o644)
+	return path
+}
+
+// openCrashStore opens the store the process wrote, as the next start would.
+func openCrashStore(t *testing.T, dataDir, qdrantURL, coll string) search.Store {
+	t.Helper()
+	model := embed.ModelInfo{Name: "hash-64", Dim: 64}
+	if qdrantURL != "" {
+		q, err := search.OpenQdrant(context.Background(), search.QdrantConfig{URL: qdrantURL, Collection: coll}, model)
+		if err != nil {
+			t.Fatalf("reopen qdrant after kill: %v", err)
+		}
+		return q
+	}
+	s, err := search.OpenSQLite(context.Background(), filepath.Join(dataDir, "papersearch.db"), model)
+	if err != nil {
+		t.Fatalf("reopen store after kill: %v", err)
+	}
+	// Exactly once: no id appears in two rows.
+	db, _ := sql.Open("sqlite", "file:"+filepath.Join(dataDir, "papersearch.db")+"?mode=ro")
+	var rows, distinct int
+	db.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT id) FROM papers`).Scan(&rows, &distinct)
+	db.Close()
+	if rows != distinct {
+		t.Errorf("%d rows for %d distinct papers", rows, distinct)
+	}
+	return s
+}
+
+var storedRE = regexp.MustCompile(`: (\d+)/(\d+) papers stored`)
+
+// crashBackends are the stores the crash tests run against.
+func crashBackends(t *testing.T) map[string]string {
+	b := map[string]string{"embedded": ""}
+	if u := os.Getenv("PAPERSEARCH_TEST_QDRANT_URL"); u != "" {
+		b["qdrant"] = u
+	}
+	return b
+}
+
+// TestKillDuringIngest kills 'papersearch ingest' with SIGKILL at random
+// moments: after each kill the store opens, every batch the process had
+// reported stored is there exactly once, and a final run completes the rest
+// with no duplicates.
+func TestKillDuringIngest(t *testing.T) {
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	corpus := writeCorpus(t, n)
+	embedURL := slowHashEndpoint(t, 15*time.Millisecond) // 120 requests: kills land mid-ingest
+	for name, qurl := range crashBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			dataDir := t.TempDir()
+			suffix := make([]byte, 4)
+			rand.Read(suffix)
+			coll := "crash_" + hex.EncodeToString(suffix)
+			env := crashEnv(t, dataDir, embedURL, "PAPERSEARCH_QDRANT_URL="+qurl, "PAPERSEARCH_COLLECTION="+coll)
+			if qurl == "" {
+				env = crashEnv(t, dataDir, embedURL)
+			}
+			r := mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), 1))
+			acked, killed := 0, 0
+			for round := range crashRounds {
+				cmd := exec.Command(bin, "ingest", corpus)
+				cmd.Env = env
+				stderr, _ := cmd.StderrPipe()
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				var mu sync.Mutex
+				lastStored := 0
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					sc := bufio.NewScanner(stderr)
+					for sc.Scan() {
+						if m := storedRE.FindStringSubmatch(sc.Text()); m != nil {
+							v, _ := strconv.Atoi(m[1])
+							mu.Lock()
+							lastStored = v
+							mu.Unlock()
+						}
+					}
+				}()
+				time.Sleep(time.Duration(100+r.IntN(900)) * time.Millisecond)
+				cmd.Process.Signal(syscall.SIGKILL)
+				cmd.Wait()
+				<-done
+				mu.Lock()
+				roundAcked := lastStored
+				mu.Unlock()
+				killed++
+				store := openCrashStore(t, dataDir, qurl, coll)
+				count, err := store.Count(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				// This run's acknowledged batches come on top of earlier runs'.
+				if count < acked+roundAcked {
+					t.Errorf("round %d: %d papers stored, but %d were acknowledged", round, count, acked+roundAcked)
+				}
+				acked = count
+				store.Close()
+				t.Logf("round %d: killed after %d acknowledged this run; %d of %d stored", round, roundAcked, count, n)
+			}
+			// A run to the end completes the rest, without duplicates.
+			cmd := exec.Command(bin, "ingest", corpus)
+			cmd.Env = env
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("final ingest: %v", err)
+			}
+			store := openCrashStore(t, dataDir, qurl, coll)
+			defer store.Close()
+			if q, ok := store.(*search.Qdrant); ok {
+				defer q.Drop(context.Background())
+			}
+			count, _ := store.Count(context.Background())
+			if count != n {
+				t.Errorf("after the final run %d papers, want %d (%s)", count, n, out)
+			}
+			t.Logf("crash-kill rounds: %d, papers lost: %d, final count %d of %d", killed, n-count, count, n)
+		})
+	}
+}
+
+// TestKillDuringPost kills 'papersearch serve' with SIGKILL while a client
+// posts papers: every paper whose POST was answered 200 is there after the
+// restart.
+func TestKillDuringPost(t *testing.T) {
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedURL := hashEndpoint(t)
+	for name, qurl := range crashBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			dataDir := t.TempDir()
+			suffix := make([]byte, 4)
+			rand.Read(suffix)
+			coll := "crashpost_" + hex.EncodeToString(suffix)
+			r := mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), 2))
+			var acked []string
+			next := 0
+			for round := range crashRounds {
+				ln, _ := net.Listen("tcp", "127.0.0.1:0")
+				addr := ln.Addr().String()
+				ln.Close()
+				env := crashEnv(t, dataDir, embedURL, "PAPERSEARCH_ADDR="+addr)
+				if qurl != "" {
+					env = append(env, "PAPERSEARCH_QDRANT_URL="+qurl, "PAPERSEARCH_COLLECTION="+coll)
+				}
+				cmd := exec.Command(bin, "serve")
+				cmd.Env = env
+				cmd.Stderr = io.Discard
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				base := "http://" + addr
+				for i := 0; i < 200; i++ {
+					if resp, err := http.Get(base + "/healthz"); err == nil {
+						resp.Body.Close()
+						break
+					}
+					time.Sleep(25 * time.Millisecond)
+				}
+				stop := time.After(time.Duration(150+r.IntN(600)) * time.Millisecond)
+				killedAt := make(chan struct{})
+				go func() { <-stop; cmd.Process.Signal(syscall.SIGKILL); close(killedAt) }()
+			post:
+				for {
+					select {
+					case <-killedAt:
+						break post
+					default:
+					}
+					var b strings.Builder
+					var ids []string
+					b.WriteString(`{"papers":[`)
+					for j := range 10 {
+						id := fmt.Sprintf("post%05d", next)
+						next++
+						ids = append(ids, id)
+						if j > 0 {
+							b.WriteString(",")
+						}
+						fmt.Fprintf(&b, `{"id":%q,"abstract":"Posted paper %s on topic %d."}`, id, id, next%17)
+					}
+					b.WriteString("]}")
+					resp, err := http.Post(base+"/v1/papers", "application/json", strings.NewReader(b.String()))
+					if err != nil {
+						continue // the server died mid-request: not acknowledged
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						acked = append(acked, ids...)
+					}
+				}
+				cmd.Wait()
+				store := openCrashStore(t, dataDir, qurl, coll)
+				got, err := store.Lookup(context.Background(), acked)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(acked) {
+					t.Errorf("round %d: %d of %d acknowledged papers missing", round, len(acked)-len(got), len(acked))
+				}
+				if round == crashRounds-1 {
+					if q, ok := store.(*search.Qdrant); ok {
+						q.Drop(context.Background())
+					}
+				}
+				store.Close()
+				t.Logf("round %d: %d papers acknowledged so far, all present", round, len(acked))
+			}
+			t.Logf("crash-kill rounds during POST: %d, acknowledged papers: %d, lost: 0 expected", crashRounds, len(acked))
+		})
+	}
+}
