@@ -274,7 +274,7 @@ func softmaxScaled(row []float32, scale float32) {
 	}
 	var sum float32
 	for i, v := range row {
-		e := float32(math.Exp(float64((v - maxv) * scale)))
+		e := expf((v - maxv) * scale)
 		row[i] = e
 		sum += e
 	}
@@ -284,10 +284,10 @@ func softmaxScaled(row []float32, scale float32) {
 	}
 }
 
-// gelu applies the exact (erf) GELU in place.
+// gelu applies the erf GELU in place.
 func gelu(x []float32) {
 	for i, v := range x {
-		x[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2)))
+		x[i] = 0.5 * v * (1 + erff(v*(1/math.Sqrt2)))
 	}
 }
 

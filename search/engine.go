@@ -92,11 +92,15 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 
 // Get returns one paper, or ErrNotFound.
 func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) {
-	doc, err := e.store.Get(ctx, id)
+	papers, err := e.store.Lookup(ctx, []string{id})
 	if err != nil {
 		return papersearch.Paper{}, err
 	}
-	return doc.Paper, nil
+	p, ok := papers[id]
+	if !ok {
+		return papersearch.Paper{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return p, nil
 }
 
 // Model names the embedding model of the index.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -67,6 +68,8 @@ type SQLite struct {
 	retired int
 
 	scores sync.Pool // *[]float32 of BM25 scores by row
+
+	inFlight atomic.Int32 // dense queries running now
 }
 
 // OpenSQLite opens or creates the store at path for vectors of model. A
@@ -357,7 +360,11 @@ func (s *SQLite) Get(ctx context.Context, id string) (Document, error) {
 	return d, nil
 }
 
-// Lookup returns the papers of those ids that exist.
+// paperColumns are the columns of a paper alone, for reads that need no
+// vector.
+const paperColumns = `id, title, abstract, authors, venue, year, url`
+
+// Lookup returns the papers of those ids that exist, reading no vectors.
 func (s *SQLite) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
 	out := make(map[string]papersearch.Paper, len(ids))
 	for start := 0; start < len(ids); start += 500 {
@@ -366,17 +373,24 @@ func (s *SQLite) Lookup(ctx context.Context, ids []string) (map[string]papersear
 		for i, id := range part {
 			args[i] = id
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT `+documentColumns+` FROM papers WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		rows, err := s.db.QueryContext(ctx, `SELECT `+paperColumns+` FROM papers WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("lookup: %w", err)
 		}
 		for rows.Next() {
-			d, err := scanDocument(rows)
-			if err != nil {
+			var (
+				p       papersearch.Paper
+				authors string
+			)
+			if err := rows.Scan(&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("lookup: %w", err)
 			}
-			out[d.Paper.ID] = d.Paper
+			if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("lookup: paper %q: authors: %w", p.ID, err)
+			}
+			out[p.ID] = p
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return nil, fmt.Errorf("lookup: %w", err)
@@ -512,10 +526,13 @@ func (s *SQLite) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]C
 			first.push(r, float32(embed.DotInt8(qcodes, s.codes[r*dim:(r+1)*dim]))*s.scales[r]*qscale)
 		}
 	}
-	// Large stores split the first pass across the cores.
+	// A large store's first pass is split across the cores that other
+	// queries leave idle; under load each query scans alone.
+	running := int(s.inFlight.Add(1))
+	defer s.inFlight.Add(-1)
 	parts := 1
 	if len(s.ids) >= parallelScanRows {
-		parts = runtime.GOMAXPROCS(0)
+		parts = max(1, runtime.GOMAXPROCS(0)-running+1)
 	}
 	firsts := make([]*rowTopK, parts)
 	var wg sync.WaitGroup

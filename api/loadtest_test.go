@@ -1,0 +1,189 @@
+package api
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
+)
+
+// loadDuration is how long the load test drives the server; the 60 s
+// unless PAPERSEARCH_LOAD_DURATION says otherwise.
+func loadDuration() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("PAPERSEARCH_LOAD_DURATION")); err == nil {
+		return d
+	}
+	return 60 * time.Second
+}
+
+// TestLoad drives a real server on loopback with 32 concurrent clients over
+// the 29,100 ML papers (hash vectors; free-text queries use the real model),
+// mixing similar-paper, get, free-text search and a trickle of ingests. It
+// requires zero 5xx, zero failed connections and similar-paper p99 under
+// 100 ms.
+func TestLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the load test runs for a minute; skipped with -short")
+	}
+	f, err := os.Open("../../shared/data/papers/ml-papers.jsonl.gz")
+	if err != nil {
+		t.Skipf("the load test needs ../shared/data/papers: %v", err)
+	}
+	zr, _ := gzip.NewReader(f)
+	papers, _, err := seeds.ReadAll(zr, seeds.JSONL)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	model, err := embed.NewLocal(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := search.OpenSQLite(ctx, filepath.Join(t.TempDir(), "load.db"), model.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for i := 0; i < len(papers); i += 1000 {
+		var docs []search.Document
+		for _, p := range papers[i:min(i+1000, len(papers))] {
+			fp := search.FingerprintOf(p)
+			docs = append(docs, search.Document{Paper: p, Vector: embed.HashVector(p.ID, 384), TextHash: fp.TextHash, PaperHash: fp.PaperHash})
+		}
+		if err := store.Upsert(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eng, err := search.NewEngine(store, model, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: New(eng, Options{OpenWrites: true}), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+
+	type kindStats struct {
+		name string
+		lat  []time.Duration
+		errs int
+	}
+	kinds := map[string]*kindStats{}
+	var stats = make(chan struct {
+		kind string
+		d    time.Duration
+		err  error
+	}, 1024)
+	collected := make(chan struct{})
+	go func() {
+		for s := range stats {
+			k := kinds[s.kind]
+			if k == nil {
+				k = &kindStats{name: s.kind}
+				kinds[s.kind] = k
+			}
+			if s.err != nil {
+				k.errs++
+			} else {
+				k.lat = append(k.lat, s.d)
+			}
+		}
+		close(collected)
+	}()
+	send := func(c *http.Client, req *http.Request) error {
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode >= 500 || resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	total := Drive(ctx, 32, loadDuration(), func(ctx context.Context, c *http.Client, n int) error {
+		p := papers[(n*7919)%len(papers)]
+		var (
+			kind string
+			req  *http.Request
+		)
+		switch r := n % 200; {
+		case r == 0: // a trickle of ingests: 0.5%
+			kind = "ingest"
+			body, _ := json.Marshal(IngestRequest{Papers: []papersearch.Paper{{ID: fmt.Sprintf("load-%d", n),
+				Title: "Load test paper", Abstract: "A paper added while the service is under load, about " + p.Title}}})
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/papers", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+		case r < 6: // free-text search: 2.5%
+			kind = "search"
+			body, _ := json.Marshal(SearchRequest{Query: p.Title})
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/search", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+		case r < 140: // similar: 67%
+			kind = "similar"
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(p.ID)+"/similar?limit=10", nil)
+		default: // get: 30%
+			kind = "get"
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(p.ID), nil)
+		}
+		start := time.Now()
+		err := send(c, req)
+		if ctx.Err() == nil {
+			stats <- struct {
+				kind string
+				d    time.Duration
+				err  error
+			}{kind, time.Since(start), err}
+		}
+		return err
+	})
+	close(stats)
+	<-collected
+	t.Logf("load: 32 clients for %s: %d requests, %d errors, %.0f req/s, p50 %.2f ms, p99 %.2f ms",
+		loadDuration(), total.Requests, total.Errors, total.RPS, ms(total.P50), ms(total.P99))
+	for _, name := range []string{"similar", "get", "search", "ingest"} {
+		k := kinds[name]
+		if k == nil {
+			t.Errorf("no %s requests were made", name)
+			continue
+		}
+		sorted := sortedDurations(k.lat)
+		t.Logf("load: %-7s %6d requests, %d errors, p50 %.2f ms, p99 %.2f ms", name, len(k.lat)+k.errs, k.errs,
+			ms(Percentile(sorted, 50)), ms(Percentile(sorted, 99)))
+		if k.errs > 0 {
+			t.Errorf("%s: %d failed requests (5xx or dropped connections)", name, k.errs)
+		}
+		if name == "similar" && Percentile(sorted, 99) >= 100*time.Millisecond {
+			t.Errorf("similar p99 %v, want under 100 ms", Percentile(sorted, 99))
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func sortedDurations(d []time.Duration) []time.Duration {
+	out := append([]time.Duration(nil), d...)
+	slices.Sort(out)
+	return out
+}
