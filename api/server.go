@@ -244,6 +244,10 @@ func (s *Server) search(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(res.Degraded) > 0 {
+		// First-hand news for /readyz, sooner than its next probe.
+		s.probe.Store(&probeResult{at: time.Now(), err: fmt.Errorf("a search just now answered degraded: %v", res.Degraded)})
+	}
 	return respond(c, res)
 }
 

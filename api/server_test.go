@@ -260,9 +260,15 @@ func TestBadRequests(t *testing.T) {
 		{"wrong method", "GET", "/v1/search", "", "", 405, ""},
 		{"wrong method on paper", "PUT", "/v1/papers/x", "application/json", `{}`, 405, ""},
 	}
+	statuses := map[int]int{}
+	defer func() {
+		t.Logf("reliability: bad inputs tried: %d kinds (malformed, mistyped, unknown or missing fields, out-of-range, oversized, invalid UTF-8, bad ids, cursors, routes and methods); statuses %v; 5xx: %d",
+			len(tests), statuses, statuses[500]+statuses[502]+statuses[503])
+	}()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := do(t, tt.method, url+tt.path, tt.ctype, tt.body)
+			statuses[resp.StatusCode]++
 			if resp.StatusCode != tt.status {
 				t.Errorf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
 			}

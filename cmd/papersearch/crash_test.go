@@ -7,11 +7,15 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,7 +188,7 @@ func TestKillDuringIngest(t *testing.T) {
 			if count != n {
 				t.Errorf("after the final run %d papers, want %d (%s)", count, n, out)
 			}
-			t.Logf("crash-kill rounds: %d, papers lost: %d, final count %d of %d", killed, n-count, count, n)
+			t.Logf("crash-kill rounds during ingest (%s): %d, papers lost: %d, final count %d of %d", name, killed, n-count, count, n)
 		})
 	}
 }
@@ -206,7 +210,7 @@ func TestKillDuringPost(t *testing.T) {
 			coll := "crashpost_" + hex.EncodeToString(suffix)
 			r := mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), 2))
 			var acked []string
-			next := 0
+			next, lost := 0, 0
 			for round := range crashRounds {
 				ln, _ := net.Listen("tcp", "127.0.0.1:0")
 				addr := ln.Addr().String()
@@ -269,7 +273,8 @@ func TestKillDuringPost(t *testing.T) {
 					t.Fatal(err)
 				}
 				if len(got) != len(acked) {
-					t.Errorf("round %d: %d of %d acknowledged papers missing", round, len(acked)-len(got), len(acked))
+					lost = len(acked) - len(got)
+					t.Errorf("round %d: %d of %d acknowledged papers missing", round, lost, len(acked))
 				}
 				if round == crashRounds-1 {
 					if q, ok := store.(*search.Qdrant); ok {
@@ -279,7 +284,148 @@ func TestKillDuringPost(t *testing.T) {
 				store.Close()
 				t.Logf("round %d: %d papers acknowledged so far, all present", round, len(acked))
 			}
-			t.Logf("crash-kill rounds during POST: %d, acknowledged papers: %d, lost: 0 expected", crashRounds, len(acked))
+			t.Logf("crash-kill rounds during POST (%s): %d, acknowledged papers: %d, papers lost: %d", name, crashRounds, len(acked), lost)
 		})
+	}
+}
+
+// startBinary runs 'papersearch serve' as a process on a free loopback port
+// and returns its base URL once it answers.
+func startBinary(t *testing.T, env []string) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(env, "PAPERSEARCH_ADDR="+addr)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + addr
+	for i := 0; i < 400; i++ {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return cmd, base, &logs
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	t.Fatalf("serve did not become ready:\n%s", logs.String())
+	return nil, "", nil
+}
+
+// TestSigtermDrainsRequests sends SIGTERM while requests are in flight:
+// they complete, new connections are refused, and the process exits 0.
+func TestSigtermDrainsRequests(t *testing.T) {
+	// A slow embedding endpoint keeps each ingest request in flight ~300 ms.
+	embedURL := slowHashEndpoint(t, 300*time.Millisecond)
+	cmd, base, logs := startBinary(t, crashEnv(t, t.TempDir(), embedURL))
+	results := make(chan int, 4)
+	for i := range 4 {
+		go func() {
+			body := fmt.Sprintf(`{"papers":[{"id":"drain%d","abstract":"In flight at shutdown %d."}]}`, i, i)
+			resp, err := http.Post(base+"/v1/papers", "application/json", strings.NewReader(body))
+			if err != nil {
+				results <- 0
+				return
+			}
+			resp.Body.Close()
+			results <- resp.StatusCode
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	for range 4 {
+		if code := <-results; code != http.StatusOK {
+			t.Errorf("a request in flight at SIGTERM got %d, want 200", code)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), "draining requests in flight") || !strings.Contains(logs.String(), "msg=stopped") {
+		t.Errorf("shutdown not logged:\n%s", logs.String())
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("the server still answers after shutdown")
+	}
+}
+
+// TestEmbedderDownDegrades runs the service on an embedding endpoint that
+// then fails, and one slower than the query deadline: free-text search
+// still answers 200 from the lexical side, saying degraded ["dense"];
+// /readyz reports it; similar papers are unaffected.
+func TestEmbedderDownDegrades(t *testing.T) {
+	var mu sync.Mutex
+	mode := "up"
+	hash := hashEndpoint(t)
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		m := mode
+		mu.Unlock()
+		switch m {
+		case "down":
+			http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
+			return
+		case "slow":
+			time.Sleep(3 * time.Second)
+		}
+		u, _ := url.Parse(hash)
+		proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+		proxy.ServeHTTP(w, r)
+	}))
+	defer endpoint.Close()
+	dataDir := t.TempDir()
+	env := crashEnv(t, dataDir, endpoint.URL+"/v1", "PAPERSEARCH_SEED=true", "PAPERSEARCH_EMBED_RETRY_MAX=1s",
+		"PAPERSEARCH_QUERY_EMBED_TIMEOUT=500ms")
+	cmd, base, logs := startBinary(t, env)
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+
+	for _, m := range []string{"down", "slow"} {
+		mu.Lock()
+		mode = m
+		mu.Unlock()
+		start := time.Now()
+		resp, err := http.Post(base+"/v1/search", "application/json",
+			strings.NewReader(fmt.Sprintf(`{"query":"expert value functions imitation %s","limit":3}`, m)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"degraded":["dense"]`) || !strings.Contains(string(body), `"rank":1`) {
+			t.Errorf("embedder %s: search %d %s\n%s", m, resp.StatusCode, body, logs.String())
+		}
+		if d := time.Since(start); d > 2500*time.Millisecond {
+			t.Errorf("embedder %s: degraded search took %v", m, d)
+		}
+		resp, _ = http.Get(base + "/readyz")
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"degraded":["dense"]`) {
+			t.Errorf("embedder %s: readyz %d %s", m, resp.StatusCode, body)
+		}
+		t.Logf("fault: embedder %s: search answered 200 with degraded [dense] in %v; readyz: %s", m, time.Since(start).Round(time.Millisecond), body)
+	}
+	// Similar papers need no query embedding.
+	var sr struct{ Results []struct{ ID string } }
+	r2, _ := http.Post(base+"/v1/search", "application/json", strings.NewReader(`{"query":"contact","mode":"lexical","limit":1}`))
+	json.NewDecoder(r2.Body).Decode(&sr)
+	r2.Body.Close()
+	if len(sr.Results) == 1 {
+		r3, _ := http.Get(base + "/v1/papers/" + sr.Results[0].ID + "/similar?limit=3")
+		b3, _ := io.ReadAll(r3.Body)
+		r3.Body.Close()
+		if r3.StatusCode != 200 || !strings.Contains(string(b3), `"degraded":[]`) {
+			t.Errorf("similar with the embedder down: %d %s", r3.StatusCode, b3)
+		}
 	}
 }
