@@ -313,10 +313,6 @@ func (s *Server) similar(c echo.Context) error {
 	return respond(c, res)
 }
 
-func respond(c echo.Context, res search.Results) error {
-	return c.JSON(http.StatusOK, NewSearchResponse(res))
-}
-
 // NewSearchResponse is the JSON body the API returns for res.
 func NewSearchResponse(res search.Results) SearchResponse {
 	hits := res.Hits

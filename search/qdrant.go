@@ -9,7 +9,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/google/uuid"
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
@@ -163,33 +165,23 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 			q.log.Info("created qdrant collection", "collection", q.coll, "dim", q.model.Dim,
 				"shards", cfg.Shards, "replication", cfg.Replication)
 		}
-		prefixText := qdrant.NewPayloadIndexParamsText(&qdrant.TextIndexParams{
-			Tokenizer: qdrant.TokenizerType_Prefix, Lowercase: qdrant.PtrOf(true)})
-		indexes := []struct {
-			field  string
-			typ    qdrant.FieldType
-			params *qdrant.PayloadIndexParams
-		}{
-			{fieldPaperID, qdrant.FieldType_FieldTypeKeyword, nil},
-			{fieldYear, qdrant.FieldType_FieldTypeInteger, nil},
-			{fieldVenue, qdrant.FieldType_FieldTypeKeyword, nil},
-			{fieldVenueKey, qdrant.FieldType_FieldTypeKeyword, nil},
-			{fieldAuthors, qdrant.FieldType_FieldTypeKeyword, nil},
-			{fieldAuthorNames, qdrant.FieldType_FieldTypeText, prefixText},
-		}
-		for _, ix := range indexes {
-			_, err := q.client.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
-				CollectionName: q.coll, FieldName: ix.field, FieldType: qdrant.PtrOf(ix.typ),
-				FieldIndexParams: ix.params, Wait: qdrant.PtrOf(true),
-			})
-			if err != nil {
-				return fmt.Errorf("index %s of qdrant collection %s: %w", ix.field, q.coll, err)
-			}
-		}
 	}
-	info, err := q.client.GetCollectionInfo(ctx, q.coll)
+	// A collection just created, or whose creation a crash interrupted, may
+	// not answer until the cluster has set up its shards.
+	info, err := backoff.Retry(ctx, func() (*qdrant.CollectionInfo, error) {
+		info, err := q.client.GetCollectionInfo(ctx, q.coll)
+		if c := status.Code(err); c == codes.InvalidArgument || c == codes.PermissionDenied || c == codes.Unauthenticated {
+			return nil, backoff.Permanent(err)
+		}
+		return info, err
+	}, backoff.WithMaxElapsedTime(30*time.Second))
 	if err != nil {
 		return fmt.Errorf("read qdrant collection %s: %w", q.coll, err)
+	}
+	// Indexes are ensured on every open, so a crash between creating the
+	// collection and indexing it leaves nothing missing.
+	if err := q.ensureIndexes(ctx); err != nil {
+		return err
 	}
 	meta := info.GetConfig().GetMetadata()
 	name := meta[metaModel].GetStringValue()
@@ -204,6 +196,34 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 	q.avgdl = meta[metaAvgDocLen].GetDoubleValue()
 	if q.avgdl <= 0 {
 		q.avgdl = DefaultAvgDocLen
+	}
+	return nil
+}
+
+// ensureIndexes creates the payload indexes filters use, where missing.
+func (q *Qdrant) ensureIndexes(ctx context.Context) error {
+	prefixText := qdrant.NewPayloadIndexParamsText(&qdrant.TextIndexParams{
+		Tokenizer: qdrant.TokenizerType_Prefix, Lowercase: qdrant.PtrOf(true)})
+	indexes := []struct {
+		field  string
+		typ    qdrant.FieldType
+		params *qdrant.PayloadIndexParams
+	}{
+		{fieldPaperID, qdrant.FieldType_FieldTypeKeyword, nil},
+		{fieldYear, qdrant.FieldType_FieldTypeInteger, nil},
+		{fieldVenue, qdrant.FieldType_FieldTypeKeyword, nil},
+		{fieldVenueKey, qdrant.FieldType_FieldTypeKeyword, nil},
+		{fieldAuthors, qdrant.FieldType_FieldTypeKeyword, nil},
+		{fieldAuthorNames, qdrant.FieldType_FieldTypeText, prefixText},
+	}
+	for _, ix := range indexes {
+		_, err := q.client.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
+			CollectionName: q.coll, FieldName: ix.field, FieldType: qdrant.PtrOf(ix.typ),
+			FieldIndexParams: ix.params, Wait: qdrant.PtrOf(true),
+		})
+		if err != nil {
+			return fmt.Errorf("index %s of qdrant collection %s: %w", ix.field, q.coll, err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,89 @@
+package api
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
+)
+
+func TestExports(t *testing.T) {
+	url, papers := server(t)
+	get := func(accept string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", url+"/v1/search", strings.NewReader(`{"query":"hand object contact","limit":3}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, string(b)
+	}
+
+	resp, body := get("text/csv")
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") || len(rows) != 4 ||
+		strings.Join(rows[0], ",") != "rank,id,score,title,authors,venue,year,url,abstract" || rows[1][0] != "1" {
+		t.Errorf("CSV: %v %q\n%s", err, resp.Header.Get("Content-Type"), body)
+	}
+	if resp.Header.Get("X-Next-Cursor") == "" {
+		t.Error("CSV export lost the next cursor")
+	}
+
+	resp, body = get("application/x-ndjson")
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	var hit struct {
+		ID   string
+		Rank int
+	}
+	if resp.Header.Get("Content-Type") != "application/x-ndjson" || len(lines) != 3 || json.Unmarshal([]byte(lines[2]), &hit) != nil || hit.Rank != 3 {
+		t.Errorf("NDJSON: %q\n%s", resp.Header.Get("Content-Type"), body)
+	}
+
+	resp, body = get("application/x-bibtex")
+	bare := strings.NewReplacer(`\{`, "", `\}`, "").Replace(body) // escaped braces aside, braces balance
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-bibtex") || strings.Count(body, "@inproceedings{") != 3 ||
+		strings.Count(bare, "{") != strings.Count(bare, "}") {
+		t.Errorf("BibTeX: %q\n%s", resp.Header.Get("Content-Type"), body)
+	}
+	// JSON stays the default, and similar honours Accept too.
+	if resp, body := get("text/html, */*"); !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Errorf("default: %q %.80s", resp.Header.Get("Content-Type"), body)
+	}
+	req, _ := http.NewRequest("GET", url+"/v1/papers/"+papers[3].ID+"/similar?limit=2", nil)
+	req.Header.Set("Accept", "application/x-bibtex")
+	r2, err := http.DefaultClient.Do(req)
+	if err != nil || r2.StatusCode != 200 || !strings.HasPrefix(r2.Header.Get("Content-Type"), "application/x-bibtex") {
+		t.Errorf("similar as BibTeX: %v %v", err, r2.Header)
+	}
+	r2.Body.Close()
+}
+
+func TestBibTeX(t *testing.T) {
+	p := papersearch.Paper{ID: "acl2021-24", Title: "A {Bidirectional} Transformer & 100% _Alignment_", Authors: []string{"Jingyi Zhang", "Josef van Genabith"},
+		Venue: "ACL", Year: 2021, URL: "https://aclanthology.org/2021.acl-long.24/", Abstract: "Costs $5 #1 ~ok^"}
+	key := CitationKey(p)
+	if key != CitationKey(p) || !strings.HasPrefix(key, "zhang2021bidirectional_") {
+		t.Errorf("key %q", key)
+	}
+	got := BibTeX([]search.Hit{{ID: p.ID, Paper: p}})
+	for _, want := range []string{"@inproceedings{" + key + ",", `title = {{A \{Bidirectional\} Transformer \& 100\% \_Alignment\_}}`,
+		"author = {Jingyi Zhang and Josef van Genabith}", "booktitle = {ACL}", "year = {2021}", `abstract = {Costs \$5 \#1 \textasciitilde{}ok\textasciicircum{}}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("BibTeX lacks %q:\n%s", want, got)
+		}
+	}
+	if k := CitationKey(papersearch.Paper{ID: "x", Title: "On it"}); !strings.HasPrefix(k, "anon_") {
+		t.Errorf("key without author, year or long word: %q", k)
+	}
+}
