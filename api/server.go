@@ -55,6 +55,9 @@ type Options struct {
 	OpenWrites bool
 	// RateLimit, if its Rate is positive, limits requests per client address.
 	RateLimit RateLimit
+	// Metrics, if set, are served at /metrics and updated by every request;
+	// New creates its own otherwise.
+	Metrics *Metrics
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -106,6 +109,16 @@ func New(engine Engine, opts Options) *Server {
 	e.Use(middleware.RequestID())
 	e.Use(s.recoverPanics)
 	e.Use(s.logRequests)
+	metrics := opts.Metrics
+	if metrics == nil {
+		metrics = NewMetrics()
+	}
+	metrics.indexed(func(ctx context.Context) (int, error) {
+		info, err := engine.Index(ctx)
+		return info.Papers, err
+	})
+	e.Use(metrics.middleware)
+	e.GET("/metrics", metrics.handler())
 	if opts.RateLimit.Rate > 0 {
 		e.Use(newLimiter(opts.RateLimit).middleware)
 	}
@@ -151,6 +164,9 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		req := c.Request()
+		if !s.log.Enabled(req.Context(), slog.LevelInfo) {
+			return nil
+		}
 		s.log.Info("request", "method", req.Method, "path", req.URL.Path, "status", c.Response().Status,
 			"bytes", c.Response().Size, "duration_ms", float64(time.Since(start).Microseconds())/1000,
 			"request_id", requestID(c), "remote", c.RealIP())

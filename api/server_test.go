@@ -24,6 +24,8 @@ import (
 var testServer struct {
 	once   sync.Once
 	engine *search.Engine
+	store  search.Store
+	model  *embed.Local
 	url    string
 	papers []papersearch.Paper
 	err    error
@@ -77,6 +79,7 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 		}
 		srv := httptest.NewServer(New(eng, Options{}))
 		testServer.url, testServer.papers, testServer.engine = srv.URL, papers, eng
+		testServer.store, testServer.model = store, model
 		testServer.close = func() { srv.Close(); store.Close(); os.RemoveAll(dir) }
 	})
 	if testServer.err != nil {

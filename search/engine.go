@@ -53,6 +53,10 @@ type Options struct {
 	// IngestBatch is how many papers are embedded and stored together
 	// (default IngestBatch).
 	IngestBatch int
+	// Observe, if set, is told the duration and outcome of every embedding
+	// call (op "embed") and store operation ("nearest", "lexical", "lookup",
+	// "get", "upsert", "count"), for metrics.
+	Observe func(op string, d time.Duration, err error)
 }
 
 // Defaults of Options.
@@ -83,6 +87,11 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.Fusion == nil {
 		opts.Fusion = &DefaultFusion
 	}
+	if opts.Observe == nil {
+		opts.Observe = func(string, time.Duration, error) {}
+	}
+	store = observedStore{Store: store, observe: opts.Observe}
+	embedder = observedEmbedder{Embedder: embedder, observe: opts.Observe}
 	cache, err := lru.New[string, []float32](opts.QueryCacheSize)
 	if err != nil {
 		return nil, err
@@ -184,3 +193,82 @@ func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error
 
 // Delete removes one paper, or returns ErrNotFound.
 func (e *Engine) Delete(ctx context.Context, id string) error { return e.store.Delete(ctx, id) }
+
+// observedStore reports the latency and outcome of the store operations on
+// the query and ingest paths.
+type observedStore struct {
+	Store
+	observe func(op string, d time.Duration, err error)
+}
+
+func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error) {
+	start := time.Now()
+	c, err := s.Store.Nearest(ctx, v, k, f)
+	s.observe("nearest", time.Since(start), err)
+	return c, err
+}
+
+func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f Filter) ([]Candidate, error) {
+	start := time.Now()
+	c, err := s.Store.Lexical(ctx, terms, k, f)
+	s.observe("lexical", time.Since(start), err)
+	return c, err
+}
+
+func (s observedStore) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
+	start := time.Now()
+	p, err := s.Store.Lookup(ctx, ids)
+	s.observe("lookup", time.Since(start), err)
+	return p, err
+}
+
+func (s observedStore) Get(ctx context.Context, id string) (Document, error) {
+	start := time.Now()
+	d, err := s.Store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		s.observe("get", time.Since(start), nil) // an answer, not a failure
+	} else {
+		s.observe("get", time.Since(start), err)
+	}
+	return d, err
+}
+
+func (s observedStore) Upsert(ctx context.Context, docs []Document) error {
+	start := time.Now()
+	err := s.Store.Upsert(ctx, docs)
+	s.observe("upsert", time.Since(start), err)
+	return err
+}
+
+func (s observedStore) Count(ctx context.Context) (int, error) {
+	start := time.Now()
+	n, err := s.Store.Count(ctx)
+	s.observe("count", time.Since(start), err)
+	return n, err
+}
+
+// RefreshLexical passes through to stores that keep BM25 statistics.
+func (s observedStore) RefreshLexical(ctx context.Context) error {
+	if r, ok := s.Store.(lexicalRefresher); ok {
+		return r.RefreshLexical(ctx)
+	}
+	return nil
+}
+
+// observedEmbedder reports the latency and outcome of every embedding call.
+type observedEmbedder struct {
+	embed.Embedder
+	observe func(op string, d time.Duration, err error)
+}
+
+func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	start := time.Now()
+	v, err := e.Embedder.Embed(ctx, texts)
+	e.observe("embed", time.Since(start), err)
+	return v, err
+}
+
+// CountTokens passes through to embedders that count tokens exactly.
+func (e observedEmbedder) CountTokens(texts []string) int {
+	return embed.CountTokens(e.Embedder, texts)
+}

@@ -490,9 +490,9 @@ func (s *SQLite) Fingerprints(ctx context.Context, ids []string) (map[string]Fin
 // first pass scans every allowed paper's int8 codes and keeps the best
 // max(RescoreFactor·k, MinRescore), which are then scored exactly with
 // their float32 vectors. On a million random 384-d vectors this finds the
-// exact top 10 with recall@10 of 1.0 (papersearch bench).
+// exact top 10 with recall@10 of 1.0 (papersearch bench --synthetic).
 const (
-	RescoreFactor = 4
+	RescoreFactor = 2
 	MinRescore    = 200
 	// parallelScanRows is the store size from which the first pass runs on
 	// every core.

@@ -48,7 +48,8 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 }
 
 // openEngine connects the embedder and opens the store under its model.
-func openEngine(ctx context.Context, cfg Config, log *slog.Logger) (*search.Engine, search.Store, error) {
+// observe, if not nil, receives the engine's operation timings.
+func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...func(string, time.Duration, error)) (*search.Engine, search.Store, error) {
 	embedder, batch, err := newEmbedder(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
@@ -57,9 +58,11 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger) (*search.Engi
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, err := search.NewEngine(store, embedder, search.Options{
-		Logger: log, QueryTimeout: cfg.QueryEmbedTimeout, IngestBatch: batch,
-	})
+	opts := search.Options{Logger: log, QueryTimeout: cfg.QueryEmbedTimeout, IngestBatch: batch}
+	if len(observe) > 0 {
+		opts.Observe = observe[0]
+	}
+	eng, err := search.NewEngine(store, embedder, opts)
 	if err != nil {
 		store.Close()
 		return nil, nil, err
@@ -99,7 +102,8 @@ func storeLocation(cfg Config) string {
 // serve runs the HTTP API until ctx is cancelled, seeding an empty store
 // with the shipped corpus first.
 func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
-	eng, store, err := openEngine(ctx, cfg, log)
+	metrics := api.NewMetrics()
+	eng, store, err := openEngine(ctx, cfg, log, metrics.Observe)
 	if err != nil {
 		return err
 	}
@@ -120,7 +124,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 				return *e
 			}
 			return nil
-		}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback,
+		}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Metrics: metrics,
 			RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,

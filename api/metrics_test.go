@@ -1,0 +1,59 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/papersearch/papersearch/search"
+)
+
+func TestMetrics(t *testing.T) {
+	server(t)
+	m := NewMetrics()
+	eng, err := search.NewEngine(testServer.store, testServer.model, search.Options{Observe: m.Observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(eng, Options{Metrics: m}))
+	defer srv.Close()
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", "/v1/search", `{"query":"brain signals","limit":2}`},
+		{"POST", "/v1/search", `{"query":""}`},
+		{"GET", "/v1/papers/nope", ""},
+		{"GET", "/nowhere", ""},
+	} {
+		req, _ := http.NewRequest(r.method, srv.URL+r.path, strings.NewReader(r.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	body := string(b)
+	for _, want := range []string{
+		`papersearch_http_requests_total{method="POST",route="/v1/search",status="200"} 1`,
+		`papersearch_http_requests_total{method="POST",route="/v1/search",status="400"} 1`,
+		`papersearch_http_requests_total{method="GET",route="/v1/papers/:id",status="404"} 1`,
+		`papersearch_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`papersearch_http_request_duration_seconds_bucket{method="POST",route="/v1/search"`,
+		`papersearch_operation_duration_seconds_count{op="embed"}`,
+		`papersearch_operation_duration_seconds_count{op="nearest"}`,
+		`papersearch_operation_duration_seconds_count{op="lexical"}`,
+		`papersearch_papers_indexed`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
