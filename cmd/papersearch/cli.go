@@ -13,6 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/search"
@@ -38,10 +41,9 @@ func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, s
 			return err
 		}
 		fmt.Fprintf(stderr, "%s: %d papers read, %d rejected; ingesting\n", name, len(papers), len(rejected))
-		sum, err := eng.Ingest(ctx, papers, func(p search.IngestProgress) {
-			fmt.Fprintf(stderr, "%s: %d/%d papers stored (%.1f/s, eta %s)\n", name, p.Done, p.Total,
-				float64(p.Done)/p.Elapsed.Seconds(), p.ETA().Round(time.Second))
-		})
+		report, finish := progressReporter(stderr, name, cfg.ProgressEvery)
+		sum, err := eng.Ingest(ctx, papers, report)
+		finish()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -50,6 +52,38 @@ func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, s
 			sum.Took.Round(time.Millisecond))
 	}
 	return nil
+}
+
+// progressReporter shows ingest progress: a bar with rate and ETA when w is
+// a terminal, else a plain line after a stored batch at most every period
+// (and always the last). finish ends the bar.
+func progressReporter(w io.Writer, name string, period time.Duration) (report func(search.IngestProgress), finish func()) {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		var bar *progressbar.ProgressBar
+		return func(p search.IngestProgress) {
+				if bar == nil {
+					bar = progressbar.NewOptions(p.Total, progressbar.OptionSetWriter(w),
+						progressbar.OptionSetDescription(name), progressbar.OptionShowCount(),
+						progressbar.OptionShowIts(), progressbar.OptionSetItsString("papers"),
+						progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond))
+				}
+				bar.Set(p.Done)
+			}, func() {
+				if bar != nil {
+					bar.Finish()
+					fmt.Fprintln(w)
+				}
+			}
+	}
+	var last time.Time
+	return func(p search.IngestProgress) {
+		if time.Since(last) < period && p.Done < p.Total {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(w, "%s: %d/%d papers stored (%.1f/s, eta %s)\n", name, p.Done, p.Total,
+			float64(p.Done)/p.Elapsed.Seconds(), p.ETA().Round(time.Second))
+	}, func() {}
 }
 
 func readCorpus(name string) ([]papersearch.Paper, []*seeds.LineError, error) {

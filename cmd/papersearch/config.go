@@ -34,17 +34,18 @@ type Config struct {
 	EmbedRetryMax     time.Duration `envconfig:"EMBED_RETRY_MAX" default:"2m" desc:"longest time spent retrying one embeddings request"`
 	QueryEmbedTimeout time.Duration `envconfig:"QUERY_EMBED_TIMEOUT" default:"5s" desc:"deadline for embedding one search query"`
 
-	QdrantURL         string  `envconfig:"QDRANT_URL" desc:"gRPC URL of a Qdrant server or cluster node, e.g. http://127.0.0.1:6334 (https: TLS; unset: the embedded store)"`
-	QdrantAPIKey      string  `envconfig:"QDRANT_API_KEY" desc:"API key of the Qdrant server"`
-	Collection        string  `envconfig:"COLLECTION" default:"papers" desc:"Qdrant collection to use (created when missing)"`
-	QdrantShards      uint32  `envconfig:"QDRANT_SHARDS" desc:"shards of a new Qdrant collection (unset: Qdrant's default)"`
-	QdrantReplication uint32  `envconfig:"QDRANT_REPLICATION" desc:"replicas of each shard of a new Qdrant collection (e.g. 2 on a 3-node cluster)"`
-	MaxBody           int64   `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
-	APIKey            string  `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
-	RateLimit         float64 `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
-	RateBurst         int     `envconfig:"RATE_BURST" default:"40" desc:"burst of requests allowed per client address"`
-	LogLevel          string  `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
-	LogFormat         string  `envconfig:"LOG_FORMAT" default:"text" desc:"text or json"`
+	QdrantURL         string        `envconfig:"QDRANT_URL" desc:"gRPC URL of a Qdrant server or cluster node, e.g. http://127.0.0.1:6334 (https: TLS; unset: the embedded store)"`
+	QdrantAPIKey      string        `envconfig:"QDRANT_API_KEY" desc:"API key of the Qdrant server"`
+	Collection        string        `envconfig:"COLLECTION" default:"papers" desc:"Qdrant collection to use (created when missing)"`
+	QdrantShards      uint32        `envconfig:"QDRANT_SHARDS" desc:"shards of a new Qdrant collection (unset: Qdrant's default)"`
+	QdrantReplication uint32        `envconfig:"QDRANT_REPLICATION" desc:"replicas of each shard of a new Qdrant collection (e.g. 2 on a 3-node cluster)"`
+	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
+	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
+	RateLimit         float64       `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
+	RateBurst         int           `envconfig:"RATE_BURST" default:"40" desc:"burst of requests allowed per client address"`
+	LogLevel          string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
+	ProgressEvery     time.Duration `envconfig:"PROGRESS_EVERY" default:"2s" desc:"how often ingest prints a progress line when not on a terminal (0: every batch)"`
+	LogFormat         string        `envconfig:"LOG_FORMAT" default:"text" desc:"text or json"`
 }
 
 func loadConfig() (Config, error) {
