@@ -18,6 +18,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/api/client"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 )
@@ -138,6 +139,17 @@ func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	if err != nil {
 		return err
 	}
+	if cfg.Server != "" {
+		c, err := client.New(cfg.Server, cfg.APIKey, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.Search(ctx, api.SearchRequest{Query: query, Limit: &qf.limit})
+		if err != nil {
+			return fmt.Errorf("%s: %w", cfg.Server, err)
+		}
+		return printResults(stdout, resp, qf.json)
+	}
 	eng, store, err := openEngine(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -147,13 +159,24 @@ func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	if err != nil {
 		return err
 	}
-	return printResults(stdout, res, qf.json)
+	return printResults(stdout, api.NewSearchResponse(res), qf.json)
 }
 
 func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	id, qf, err := parseQueryArgs("similar", "paper ID", args)
 	if err != nil {
 		return err
+	}
+	if cfg.Server != "" {
+		c, err := client.New(cfg.Server, cfg.APIKey, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit})
+		if err != nil {
+			return fmt.Errorf("%s: %w", cfg.Server, err)
+		}
+		return printResults(stdout, resp, qf.json)
 	}
 	eng, store, err := openEngine(ctx, cfg, log)
 	if err != nil {
@@ -167,22 +190,22 @@ func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string
 	if err != nil {
 		return err
 	}
-	return printResults(stdout, res, qf.json)
+	return printResults(stdout, api.NewSearchResponse(res), qf.json)
 }
 
-func printResults(w io.Writer, res search.Results, asJSON bool) error {
+func printResults(w io.Writer, res api.SearchResponse, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(api.NewSearchResponse(res))
+		return enc.Encode(res)
 	}
-	if len(res.Hits) == 0 {
+	if len(res.Results) == 0 {
 		_, err := fmt.Fprintln(w, "no results")
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tSCORE\tID\tTITLE")
-	for _, h := range res.Hits {
+	for _, h := range res.Results {
 		title := h.Paper.Title
 		if h.Paper.Year != 0 {
 			title = fmt.Sprintf("%s (%s %d)", title, strings.TrimSpace(h.Paper.Venue), h.Paper.Year)

@@ -20,6 +20,7 @@ const envPrefix = "PAPERSEARCH"
 // Config is the service's configuration, read from PAPERSEARCH_* variables.
 type Config struct {
 	Addr         string `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"address the HTTP server listens on"`
+	Server       string `envconfig:"SERVER" desc:"base URL of a papersearch service that search and similar query instead of the local store"`
 	DataDir      string `envconfig:"DATA_DIR" desc:"folder of the embedded store (default: the papersearch folder in the user's data folder, e.g. ~/.local/share/papersearch)"`
 	Seed         bool   `envconfig:"SEED" default:"true" desc:"ingest the shipped NeurIPS 2026 abstracts when the store is empty"`
 	EmbedWorkers int    `envconfig:"EMBED_WORKERS" default:"0" desc:"texts the local model encodes at once (0: one per CPU)"`

@@ -116,3 +116,33 @@ func TestInterruptedRemoteIngestStoresNothingPartial(t *testing.T) {
 		t.Errorf("rerun summary: %s (want the 16 stored before the failure unchanged, 24 new)", out.String())
 	}
 }
+
+// TestCLIAgainstServer runs search and similar through PAPERSEARCH_SERVER.
+func TestCLIAgainstServer(t *testing.T) {
+	setEnv(t)
+	base, _, stop := startServe(t)
+	defer stop()
+	t.Setenv("PAPERSEARCH_SERVER", base)
+	t.Setenv("PAPERSEARCH_DATA_DIR", filepath.Join(t.TempDir(), "never-created"))
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"search", "why do people misjudge probabilities?", "--limit", "1"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Humans systematically misrepresent probability") {
+		t.Errorf("remote search:\n%s", out.String())
+	}
+	id := topIDs(t, base, "hand object contact", 1)[0]
+	out.Reset()
+	if err := run(context.Background(), []string{"similar", "--json", "--limit", "2", id}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"rank": 2`) || strings.Contains(out.String(), `"id": "`+id+`"`) {
+		t.Errorf("remote similar:\n%s", out.String())
+	}
+	if err := run(context.Background(), []string{"similar", "no-such-paper"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "404") && !strings.Contains(err.Error(), "not found") {
+		t.Errorf("remote similar of an unknown id: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(os.Getenv("PAPERSEARCH_DATA_DIR"))); err == nil {
+		t.Error("the CLI opened a local store although PAPERSEARCH_SERVER is set")
+	}
+}

@@ -1,0 +1,148 @@
+// Package client is a small typed Go client of the papersearch HTTP API.
+// Errors the service answers with are *api.Problem values (errors.As).
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api"
+)
+
+// Client calls one papersearch service. The zero HTTP client is replaced by
+// one with a 60 s timeout.
+type Client struct {
+	base   string
+	http   *http.Client
+	apiKey string
+}
+
+// New returns a client of the service at baseURL (e.g.
+// "http://127.0.0.1:8080"). apiKey, if not empty, is sent to write
+// endpoints as a bearer token.
+func New(baseURL, apiKey string, hc *http.Client) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("papersearch server %q: want http(s)://host:port", baseURL)
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 60 * time.Second}
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), http: hc, apiKey: apiKey}, nil
+}
+
+// SimilarParams are the options of a similar-paper request.
+type SimilarParams struct {
+	Limit            int
+	Mode             string
+	Cursor           string
+	Explain          bool
+	YearMin, YearMax int
+	Venues           []string
+	Author           string
+}
+
+// Search runs POST /v1/search.
+func (c *Client) Search(ctx context.Context, req api.SearchRequest) (api.SearchResponse, error) {
+	var out api.SearchResponse
+	return out, c.do(ctx, http.MethodPost, "/v1/search", req, &out)
+}
+
+// Similar runs GET /v1/papers/{id}/similar.
+func (c *Client) Similar(ctx context.Context, id string, p SimilarParams) (api.SearchResponse, error) {
+	q := url.Values{}
+	set := func(k, v string) {
+		if v != "" && v != "0" {
+			q.Set(k, v)
+		}
+	}
+	set("limit", strconv.Itoa(p.Limit))
+	set("mode", p.Mode)
+	set("cursor", p.Cursor)
+	set("year_min", strconv.Itoa(p.YearMin))
+	set("year_max", strconv.Itoa(p.YearMax))
+	set("author", p.Author)
+	if p.Explain {
+		q.Set("explain", "true")
+	}
+	for _, v := range p.Venues {
+		q.Add("venue", v)
+	}
+	path := "/v1/papers/" + url.PathEscape(id) + "/similar"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out api.SearchResponse
+	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
+// Get runs GET /v1/papers/{id}.
+func (c *Client) Get(ctx context.Context, id string) (papersearch.Paper, error) {
+	var out papersearch.Paper
+	return out, c.do(ctx, http.MethodGet, "/v1/papers/"+url.PathEscape(id), nil, &out)
+}
+
+// Ingest runs POST /v1/papers.
+func (c *Client) Ingest(ctx context.Context, papers []papersearch.Paper) (api.IngestResponse, error) {
+	var out api.IngestResponse
+	return out, c.do(ctx, http.MethodPost, "/v1/papers", api.IngestRequest{Papers: papers}, &out)
+}
+
+// Delete runs DELETE /v1/papers/{id}.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/papers/"+url.PathEscape(id), nil, nil)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.apiKey != "" && (method == http.MethodPost && path == "/v1/papers" || method == http.MethodDelete) {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("papersearch %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("papersearch %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 400 {
+		p := &api.Problem{}
+		if json.Unmarshal(b, p) != nil || p.Status == 0 {
+			p = &api.Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), Detail: strings.TrimSpace(string(b))}
+		}
+		return p
+	}
+	if out == nil || len(b) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("papersearch %s %s: decode the answer: %w", method, path, err)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/api/client"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+)
+
+// TestClient runs every call against a real server on loopback.
+func TestClient(t *testing.T) {
+	ctx := context.Background()
+	model, err := embed.NewLocal(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := search.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"), model.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	eng, _ := search.NewEngine(store, model, search.Options{})
+	srv := httptest.NewServer(api.New(eng, api.Options{APIKey: "k"}))
+	defer srv.Close()
+
+	c, err := client.New(srv.URL, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	papers := []papersearch.Paper{
+		{ID: "a", Title: "Graph networks for molecules", Abstract: "Message passing predicts molecular properties.", Venue: "ICML", Year: 2020},
+		{ID: "b", Title: "Protein folding", Abstract: "Deep networks fold amino acid sequences.", Venue: "NeurIPS", Year: 2021},
+		{ID: "c", Title: "Speech recognition", Abstract: "Transformers transcribe spoken audio.", Venue: "ICML", Year: 2022},
+	}
+	ir, err := c.Ingest(ctx, papers)
+	if err != nil || ir.New != 3 {
+		t.Fatalf("ingest: %+v %v", ir, err)
+	}
+	res, err := c.Search(ctx, api.SearchRequest{Query: "how do proteins fold", Limit: ptr(2)})
+	if err != nil || len(res.Results) != 2 || res.Results[0].ID != "b" {
+		t.Fatalf("search: %+v %v", res, err)
+	}
+	sim, err := c.Similar(ctx, "a", client.SimilarParams{Limit: 5, Venues: []string{"ICML"}, Explain: true})
+	if err != nil || len(sim.Results) != 1 || sim.Results[0].ID != "c" || sim.Results[0].Explanation == nil {
+		t.Fatalf("similar: %+v %v", sim, err)
+	}
+	if p, err := c.Get(ctx, "b"); err != nil || p.Title != "Protein folding" {
+		t.Fatalf("get: %+v %v", p, err)
+	}
+	if err := c.Delete(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	var prob *api.Problem
+	if _, err := c.Get(ctx, "c"); !errors.As(err, &prob) || prob.Status != http.StatusNotFound {
+		t.Errorf("get deleted: %v", err)
+	}
+	if _, err := c.Search(ctx, api.SearchRequest{Query: "x", Limit: ptr(500)}); !errors.As(err, &prob) || prob.Status != 400 || len(prob.Errors) == 0 {
+		t.Errorf("bad limit: %v", err)
+	}
+	noKey, _ := client.New(srv.URL, "", nil)
+	if _, err := noKey.Ingest(ctx, papers[:1]); !errors.As(err, &prob) || prob.Status != 401 {
+		t.Errorf("ingest without key: %v", err)
+	}
+	if _, err := client.New("localhost:8080", "", nil); err == nil {
+		t.Error("a URL without scheme was accepted")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
