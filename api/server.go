@@ -123,6 +123,7 @@ func New(engine Engine, opts Options) *Server {
 		e.Use(newLimiter(opts.RateLimit).middleware)
 	}
 
+	e.GET("/", s.page)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.POST("/v1/search", s.search)
@@ -278,6 +279,9 @@ func (s *Server) getPaper(c echo.Context) error {
 	}
 	if p.Authors == nil {
 		p.Authors = []string{}
+	}
+	if exportType(c.Request().Header.Get(echo.HeaderAccept)) == MediaBibTeX {
+		return c.Blob(http.StatusOK, MediaBibTeX+"; charset=utf-8", []byte(BibTeX([]search.Hit{{ID: p.ID, Paper: p}})))
 	}
 	return c.JSON(http.StatusOK, p)
 }
