@@ -124,6 +124,7 @@ func New(engine Engine, opts Options) *Server {
 	}
 
 	e.GET("/", s.page)
+	e.GET("/openapi.json", s.openapi)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.POST("/v1/search", s.search)
