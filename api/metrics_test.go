@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/papersearch/papersearch/search"
 )
@@ -31,15 +32,26 @@ func TestMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		t.Logf("%s %s: %d %.200s", r.method, r.path, resp.StatusCode, b)
 	}
-	resp, err := http.Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	// A request is counted after its response is written, so the client can
+	// be ahead of the counters for a moment: read until they catch up.
+	var body string
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		resp, err := http.Get(srv.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		if strings.Contains(body, `route="/v1/search",status="200"`) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	body := string(b)
 	for _, want := range []string{
 		`papersearch_http_requests_total{method="POST",route="/v1/search",status="200"} 1`,
 		`papersearch_http_requests_total{method="POST",route="/v1/search",status="400"} 1`,
@@ -53,7 +65,17 @@ func TestMetrics(t *testing.T) {
 		`go_goroutines`,
 	} {
 		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %s", want)
+			t.Errorf("/metrics lacks %s; it has:\n%s", want, grepLines(body, "papersearch_http_requests_total"))
 		}
 	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
