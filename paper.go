@@ -113,6 +113,21 @@ func DeriveTitle(abstract string) string {
 	return strings.TrimRight(string(r[:cut]), " ,;:-—") + "…"
 }
 
+// Sentences cuts text after each full stop, question or exclamation mark
+// followed by white space (not in "e.g." or "i.e."), trimming each piece.
+func Sentences(text string) []string {
+	var out []string
+	for text = strings.TrimSpace(text); text != ""; {
+		i := sentenceEnd(text)
+		if i < 0 {
+			i = len(text)
+		}
+		out = append(out, strings.TrimSpace(text[:i]))
+		text = strings.TrimSpace(text[i:])
+	}
+	return out
+}
+
 // sentenceEnd returns the byte offset just past the first sentence's full
 // stop, question or exclamation mark (one followed by white space), or -1.
 func sentenceEnd(s string) int {

@@ -44,3 +44,19 @@ func TestDeriveTitleOfMarkupOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestSentences(t *testing.T) {
+	got := Sentences("  First one, e.g. this. Second?  Third! Last without end")
+	want := []string{"First one, e.g. this.", "Second?", "Third!", "Last without end"}
+	if len(got) != len(want) {
+		t.Fatalf("Sentences = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("sentence %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	if Sentences("   ") != nil {
+		t.Error("blank text has sentences")
+	}
+}

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/csv"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,19 +14,8 @@ import (
 func TestExports(t *testing.T) {
 	url, papers := server(t)
 	get := func(accept string) (*http.Response, string) {
-		req, _ := http.NewRequest("POST", url+"/v1/search", strings.NewReader(`{"query":"hand object contact","limit":3}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", accept)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, string(b)
+		resp, body := do(t, "POST", url+"/v1/search", "application/json", `{"query":"hand object contact","limit":3}`, "Accept", accept)
+		return resp, string(body)
 	}
 
 	resp, body := get("text/csv")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,23 +13,13 @@ import (
 	"github.com/papersearch/papersearch/search"
 )
 
+// withBearer sends a JSON request with the key as a bearer token, if any.
 func withBearer(t *testing.T, method, url, key, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	if key == "" {
+		return do(t, method, url, "application/json", body)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return do(t, method, url, "application/json", body, "Authorization", "Bearer "+key)
 }
 
 func TestWriteEndpointsNeedTheKey(t *testing.T) {

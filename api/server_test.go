@@ -88,7 +88,9 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 	return testServer.url, testServer.papers
 }
 
-func do(t *testing.T, method, url, contentType, body string) (*http.Response, []byte) {
+// do sends one request and returns the response with its body; headers are
+// name, value pairs.
+func do(t *testing.T, method, url, contentType, body string, headers ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -96,6 +98,9 @@ func do(t *testing.T, method, url, contentType, body string) (*http.Response, []
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

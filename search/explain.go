@@ -2,8 +2,8 @@ package search
 
 import (
 	"context"
-	"strings"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 )
 
@@ -46,7 +46,7 @@ func (e *Engine) explainText(ctx context.Context, hits []Hit, query string, quer
 				h.Explanation.MatchedTerms = append(h.Explanation.MatchedTerms, t.Word)
 			}
 		}
-		ss := splitSentences(h.Paper.Abstract)
+		ss := papersearch.Sentences(h.Paper.Abstract)
 		if len(ss) > maxSentences {
 			ss = ss[:maxSentences]
 		}
@@ -86,30 +86,4 @@ func (e *Engine) explainText(ctx context.Context, hits []Hit, query string, quer
 		}
 		hits[i].Explanation.BestSentence = best
 	}
-}
-
-// splitSentences cuts text after each ., ? or ! followed by white space,
-// except in "e.g." and "i.e.".
-func splitSentences(text string) []string {
-	var out []string
-	start := 0
-	for i := 0; i+1 < len(text); i++ {
-		switch text[i] {
-		case '.', '?', '!':
-			if text[i+1] != ' ' && text[i+1] != '\n' {
-				continue
-			}
-			if i >= 3 && (text[i-3:i+1] == "e.g." || text[i-3:i+1] == "i.e.") {
-				continue
-			}
-			if s := strings.TrimSpace(text[start : i+1]); s != "" {
-				out = append(out, s)
-			}
-			start = i + 1
-		}
-	}
-	if s := strings.TrimSpace(text[start:]); s != "" {
-		out = append(out, s)
-	}
-	return out
 }

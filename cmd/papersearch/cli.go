@@ -140,15 +140,9 @@ func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return err
 	}
 	if cfg.Server != "" {
-		c, err := client.New(cfg.Server, cfg.APIKey, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := c.Search(ctx, api.SearchRequest{Query: query, Limit: &qf.limit})
-		if err != nil {
-			return fmt.Errorf("%s: %w", cfg.Server, err)
-		}
-		return printResults(stdout, resp, qf.json)
+		return remote(cfg, stdout, qf, func(c *client.Client) (api.SearchResponse, error) {
+			return c.Search(ctx, api.SearchRequest{Query: query, Limit: &qf.limit})
+		})
 	}
 	eng, store, err := openEngine(ctx, cfg, log)
 	if err != nil {
@@ -168,15 +162,9 @@ func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string
 		return err
 	}
 	if cfg.Server != "" {
-		c, err := client.New(cfg.Server, cfg.APIKey, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit})
-		if err != nil {
-			return fmt.Errorf("%s: %w", cfg.Server, err)
-		}
-		return printResults(stdout, resp, qf.json)
+		return remote(cfg, stdout, qf, func(c *client.Client) (api.SearchResponse, error) {
+			return c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit})
+		})
 	}
 	eng, store, err := openEngine(ctx, cfg, log)
 	if err != nil {
@@ -191,6 +179,19 @@ func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string
 		return err
 	}
 	return printResults(stdout, api.NewSearchResponse(res), qf.json)
+}
+
+// remote answers a query through the service at PAPERSEARCH_SERVER.
+func remote(cfg Config, stdout io.Writer, qf queryFlags, call func(*client.Client) (api.SearchResponse, error)) error {
+	c, err := client.New(cfg.Server, cfg.APIKey, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := call(c)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Server, err)
+	}
+	return printResults(stdout, resp, qf.json)
 }
 
 func printResults(w io.Writer, res api.SearchResponse, asJSON bool) error {
