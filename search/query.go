@@ -129,6 +129,21 @@ func (q *Query) validate() error {
 			return err
 		}
 	}
+	if err := q.validateShape(); err != nil {
+		return err
+	}
+	if len(q.Like) > MaxExamples || len(q.Unlike) > MaxExamples {
+		return &FieldError{Field: "like", Reason: fmt.Sprintf("like and unlike may name at most %d papers each", MaxExamples)}
+	}
+	if q.Mode == Lexical && strings.TrimSpace(q.Text) == "" {
+		return &FieldError{Field: "query", Reason: "must not be empty in lexical mode"}
+	}
+	return nil
+}
+
+// validateShape checks the limit, mode and filter that searches and
+// similar-paper queries share, filling the default limit and mode.
+func (q *Query) validateShape() error {
 	if err := ValidateLimit(q.Limit); err != nil {
 		return err
 	}
@@ -141,12 +156,6 @@ func (q *Query) validate() error {
 	case Hybrid, Dense, Lexical:
 	default:
 		return &FieldError{Field: "mode", Reason: "must be hybrid, dense or lexical"}
-	}
-	if len(q.Like) > MaxExamples || len(q.Unlike) > MaxExamples {
-		return &FieldError{Field: "like", Reason: fmt.Sprintf("like and unlike may name at most %d papers each", MaxExamples)}
-	}
-	if q.Mode == Lexical && strings.TrimSpace(q.Text) == "" {
-		return &FieldError{Field: "query", Reason: "must not be empty in lexical mode"}
 	}
 	return q.Filter.Validate()
 }
@@ -229,20 +238,7 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 		return Results{}, err
 	}
 	q := Query{Text: doc.Paper.Text(), Filter: sq.Filter, Mode: sq.Mode, Limit: sq.Limit, Cursor: sq.Cursor, Explain: sq.Explain}
-	if err := ValidateLimit(q.Limit); err != nil {
-		return Results{}, err
-	}
-	if q.Limit == 0 {
-		q.Limit = DefaultLimit
-	}
-	switch q.Mode {
-	case "":
-		q.Mode = Hybrid
-	case Hybrid, Dense, Lexical:
-	default:
-		return Results{}, &FieldError{Field: "mode", Reason: "must be hybrid, dense or lexical"}
-	}
-	if err := q.Filter.Validate(); err != nil {
+	if err := q.validateShape(); err != nil {
 		return Results{}, err
 	}
 	fp := Query{Text: sq.ID, Filter: sq.Filter, Mode: q.Mode}.fingerprint("similar")
