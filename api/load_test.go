@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,16 +34,33 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
+// TestDrive counts every call and every failure, whatever the machine's
+// speed: the run is ended by the 200th call, not by a clock.
 func TestDrive(t *testing.T) {
-	r := Drive(context.Background(), 4, 300*time.Millisecond, func(ctx context.Context, _ *http.Client, n int) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls, failures atomic.Int64
+	r := Drive(ctx, 4, time.Hour, func(ctx context.Context, _ *http.Client, n int) error {
+		if calls.Add(1) == 200 {
+			cancel()
+		}
 		time.Sleep(time.Millisecond)
 		if n%10 == 0 {
+			failures.Add(1)
 			return errors.New("every tenth fails")
 		}
 		return nil
 	})
-	if r.Requests < 100 || r.Errors == 0 || r.Errors > r.Requests/5 || r.P50 < time.Millisecond || r.RPS <= 0 {
-		t.Errorf("Drive = %+v", r)
+	// A call failing after the end of the run is not counted: at most one
+	// per client.
+	if n := int(calls.Load()); r.Requests > n || r.Requests < n-4 {
+		t.Errorf("Drive counted %d requests of %d calls", r.Requests, n)
+	}
+	if f := int(failures.Load()); r.Errors > f || r.Errors < f-4 || r.Errors == 0 {
+		t.Errorf("Drive counted %d errors of %d failures", r.Errors, f)
+	}
+	if r.P50 < time.Millisecond || r.P99 < r.P50 || r.Max < r.P99 || r.RPS <= 0 {
+		t.Errorf("Drive = %+v: every call sleeps at least 1 ms", r)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 )
@@ -34,15 +35,15 @@ func loadDuration() time.Duration {
 // TestLoad drives a real server on loopback with 32 concurrent clients over
 // the 29,100 ML papers (hash vectors; free-text queries use the real model),
 // mixing similar-paper, get, free-text search and a trickle of ingests. It
-// requires zero 5xx, zero failed connections and similar-paper p99 under
-// 100 ms.
+// fails on any error, 5xx, timeout or dropped connection, and on any
+// acknowledged write that is not stored; it logs latencies but asserts none.
 func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the load test runs for a minute; skipped with -short")
 	}
 	f, err := os.Open("../../shared/data/papers/ml-papers.jsonl.gz")
 	if err != nil {
-		t.Skipf("the load test needs ../shared/data/papers: %v", err)
+		testenv.Missing(t, "the load test needs ../shared/data/papers: %v", err)
 	}
 	zr, _ := gzip.NewReader(f)
 	papers, _, err := seeds.ReadAll(zr, seeds.JSONL)
@@ -83,129 +84,127 @@ func TestLoad(t *testing.T) {
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
 
-	// measure drives the server once and reports the similar-paper p99 and
-	// whether anything failed.
-	measure := func(attempt int) (time.Duration, bool) {
-		type kindStats struct {
-			name string
-			lat  []time.Duration
-			errs int
-		}
-		kinds := map[string]*kindStats{}
-		var (
-			similarP99 time.Duration
-			failed     bool
-		)
-		var stats = make(chan struct {
-			kind string
-			d    time.Duration
-			err  error
-		}, 1024)
-		collected := make(chan struct{})
-		go func() {
-			for s := range stats {
-				k := kinds[s.kind]
-				if k == nil {
-					k = &kindStats{name: s.kind}
-					kinds[s.kind] = k
-				}
-				if s.err != nil {
-					k.errs++
-				} else {
-					k.lat = append(k.lat, s.d)
-				}
-			}
-			close(collected)
-		}()
-		send := func(c *http.Client, req *http.Request) error {
-			resp, err := c.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			io.Copy(io.Discard, resp.Body)
-			if resp.StatusCode >= 500 || resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("status %d", resp.StatusCode)
-			}
-			return nil
-		}
-		total := Drive(ctx, 32, loadDuration(), func(ctx context.Context, c *http.Client, n int) error {
-			p := papers[(n*7919)%len(papers)]
-			var (
-				kind string
-				req  *http.Request
-			)
-			switch r := n % 200; {
-			case r == 0: // a trickle of ingests: 0.5%
-				kind = "ingest"
-				body, _ := json.Marshal(IngestRequest{Papers: []papersearch.Paper{{ID: fmt.Sprintf("load-%d", n),
-					Title: "Load test paper", Abstract: "A paper added while the service is under load, about " + p.Title}}})
-				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/papers", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-			case r < 6: // free-text search: 2.5%
-				kind = "search"
-				body, _ := json.Marshal(SearchRequest{Query: p.Title})
-				req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/search", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-			case r < 140: // similar: 67%
-				kind = "similar"
-				req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(p.ID)+"/similar?limit=10", nil)
-			default: // get: 30%
-				kind = "get"
-				req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(p.ID), nil)
-			}
-			start := time.Now()
-			err := send(c, req)
-			if ctx.Err() == nil {
-				stats <- struct {
-					kind string
-					d    time.Duration
-					err  error
-				}{kind, time.Since(start), err}
-			}
-			return err
-		})
-		close(stats)
-		<-collected
-		t.Logf("load: 32 clients for %s (measurement %d): %d requests, %d errors, %.0f req/s, p50 %.2f ms, p99 %.2f ms",
-			loadDuration(), attempt, total.Requests, total.Errors, total.RPS, ms(total.P50), ms(total.P99))
-		for _, name := range []string{"similar", "get", "search", "ingest"} {
-			k := kinds[name]
+	type kindStats struct {
+		lat  []time.Duration
+		errs int
+	}
+	type sample struct {
+		kind string
+		d    time.Duration
+		err  error
+		id   string // the paper an acknowledged ingest stored
+	}
+	kinds := map[string]*kindStats{}
+	var acked []string
+	stats := make(chan sample, 1024)
+	collected := make(chan struct{})
+	go func() {
+		for s := range stats {
+			k := kinds[s.kind]
 			if k == nil {
-				t.Errorf("no %s requests were made", name)
-				failed = true
+				k = &kindStats{}
+				kinds[s.kind] = k
+			}
+			if s.err != nil {
+				k.errs++
 				continue
 			}
-			sorted := sortedDurations(k.lat)
-			t.Logf("load: %-7s %6d requests, %d errors, p50 %.2f ms, p99 %.2f ms", name, len(k.lat)+k.errs, k.errs,
-				ms(Percentile(sorted, 50)), ms(Percentile(sorted, 99)))
-			if k.errs > 0 {
-				t.Errorf("%s: %d failed requests (5xx or dropped connections)", name, k.errs)
-				failed = true
-			}
-			if name == "similar" {
-				similarP99 = Percentile(sorted, 99)
+			k.lat = append(k.lat, s.d)
+			if s.id != "" {
+				acked = append(acked, s.id)
 			}
 		}
-
-		return similarP99, failed
+		close(collected)
+	}()
+	send := func(c *http.Client, req *http.Request) error {
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
 	}
-	// Latency on a shared 2-core machine can be disturbed from outside the
-	// test; one more measurement is taken before a latency miss fails.
-	// Errors fail at once.
-	for attempt := 1; ; attempt++ {
-		p99, failed := measure(attempt)
-		if failed {
-			t.FailNow()
+	total := Drive(ctx, 32, loadDuration(), func(ctx context.Context, c *http.Client, n int) error {
+		p := papers[(n*7919)%len(papers)]
+		var (
+			kind, id string
+			req      *http.Request
+		)
+		switch r := n % 200; {
+		case r == 0: // a trickle of ingests: 0.5%
+			kind, id = "ingest", fmt.Sprintf("load-%d", n)
+			body, _ := json.Marshal(IngestRequest{Papers: []papersearch.Paper{{ID: id,
+				Title: "Load test paper", Abstract: "A paper added while the service is under load, about " + p.Title}}})
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/papers", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+		case r < 6: // free-text search: 2.5%
+			kind = "search"
+			body, _ := json.Marshal(SearchRequest{Query: p.Title})
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/search", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+		case r < 140: // similar: 67%
+			kind = "similar"
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(p.ID)+"/similar?limit=10", nil)
+		default: // get: 30%
+			kind = "get"
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(p.ID), nil)
 		}
-		if p99 < 100*time.Millisecond {
-			return
+		start := time.Now()
+		err := send(c, req)
+		if ctx.Err() == nil {
+			if kind != "ingest" {
+				id = ""
+			}
+			stats <- sample{kind, time.Since(start), err, id}
 		}
-		if attempt == 2 {
-			t.Fatalf("similar p99 %v in both measurements, want under 100 ms", p99)
+		return err
+	})
+	close(stats)
+	<-collected
+	t.Logf("load: 32 clients for %s: %d requests, %d errors, %.0f req/s, p50 %.2f ms, p99 %.2f ms",
+		loadDuration(), total.Requests, total.Errors, total.RPS, ms(total.P50), ms(total.P99))
+	for _, name := range []string{"similar", "get", "search", "ingest"} {
+		k := kinds[name]
+		if k == nil {
+			t.Errorf("no %s requests were made", name)
+			continue
 		}
-		t.Logf("load: similar p99 %v over 100 ms in measurement %d; measuring once more", p99, attempt)
+		sorted := sortedDurations(k.lat)
+		// Latency is reported, never asserted: the p99 target is measured
+		// by papersearch bench (docs/performance.md).
+		t.Logf("load: %-7s %6d requests, %d errors, p50 %.2f ms, p99 %.2f ms", name, len(k.lat)+k.errs, k.errs,
+			ms(Percentile(sorted, 50)), ms(Percentile(sorted, 99)))
+		if k.errs > 0 {
+			t.Errorf("%s: %d failed requests (non-200, timeouts or dropped connections)", name, k.errs)
+		}
 	}
+	// Every write the server acknowledged is stored and served.
+	lost := 0
+	for _, id := range acked {
+		if _, err := store.Get(ctx, id); err != nil {
+			lost++
+			if lost <= 3 {
+				t.Errorf("acknowledged paper %s is lost: %v", id, err)
+			}
+		}
+		resp, err := http.Get(base + "/v1/papers/" + url.PathEscape(id))
+		if err != nil {
+			t.Errorf("acknowledged paper %s: GET: %v", id, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("acknowledged paper %s: GET answered %d", id, resp.StatusCode)
+		}
+	}
+	if len(acked) == 0 {
+		t.Error("no ingest was acknowledged")
+	}
+	t.Logf("load: %d acknowledged writes, %d lost", len(acked), lost)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

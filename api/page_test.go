@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/papersearch/papersearch/internal/testenv"
 )
 
 // chromium finds the browser for the page test: $PAPERSEARCH_CHROMIUM, or
@@ -23,7 +25,7 @@ func chromium(t *testing.T) string {
 			return path
 		}
 	}
-	t.Skip("no Chromium: install Debian's chromium (.ci/run does) or set PAPERSEARCH_CHROMIUM")
+	testenv.Missing(t, "no Chromium: install Debian's chromium (.ci/run does) or set PAPERSEARCH_CHROMIUM")
 	return ""
 }
 

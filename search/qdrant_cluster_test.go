@@ -13,6 +13,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -57,7 +58,7 @@ func qdrantCtl(t *testing.T, args ...string) {
 func TestQdrantClusterSurvivesLostNode(t *testing.T) {
 	urls := strings.Split(os.Getenv("PAPERSEARCH_TEST_QDRANT_CLUSTER"), ",")
 	if len(urls) != 3 {
-		t.Skip("PAPERSEARCH_TEST_QDRANT_CLUSTER is not three gRPC URLs: start a cluster with deploy/qdrant-local.sh up --nodes 3")
+		testenv.Missing(t, "PAPERSEARCH_TEST_QDRANT_CLUSTER is not three gRPC URLs: start a cluster with deploy/qdrant-local.sh up --nodes 3")
 	}
 	ctx := context.Background()
 	papers := readMLPapers(t)

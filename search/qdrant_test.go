@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/testenv"
 )
 
 // qdrantURL returns the Qdrant the integration tests use, from
@@ -20,7 +21,7 @@ func qdrantURL(t *testing.T) string {
 	t.Helper()
 	u := os.Getenv("PAPERSEARCH_TEST_QDRANT_URL")
 	if u == "" {
-		t.Skip("PAPERSEARCH_TEST_QDRANT_URL is not set: start one with deploy/qdrant-local.sh up and export the URL it prints")
+		testenv.Missing(t, "PAPERSEARCH_TEST_QDRANT_URL is not set: start one with deploy/qdrant-local.sh up and export the URL it prints")
 	}
 	return u
 }

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/papersearch/papersearch/internal/testenv"
 )
 
 // TestNotebook executes examples/papersearch.ipynb against a live service
@@ -12,7 +14,7 @@ import (
 func TestNotebook(t *testing.T) {
 	nbconvert, err := exec.LookPath("jupyter-nbconvert")
 	if err != nil {
-		t.Skip("jupyter-nbconvert is not installed (Debian: jupyter-nbconvert python3-pandas python3-requests python3-matplotlib python3-ipykernel; .ci/run installs them)")
+		testenv.Missing(t, "jupyter-nbconvert is not installed (Debian: jupyter-nbconvert python3-pandas python3-requests python3-matplotlib python3-ipykernel; .ci/run installs them)")
 	}
 	setEnv(t)
 	base, _, stop := startServe(t)

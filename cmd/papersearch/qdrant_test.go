@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestQdrantAnswersLikeEmbedded(t *testing.T) {
 	qurl := os.Getenv("PAPERSEARCH_TEST_QDRANT_URL")
 	if qurl == "" {
-		t.Skip("PAPERSEARCH_TEST_QDRANT_URL is not set: start one with deploy/qdrant-local.sh up and export the URL it prints")
+		testenv.Missing(t, "PAPERSEARCH_TEST_QDRANT_URL is not set: start one with deploy/qdrant-local.sh up and export the URL it prints")
 	}
 	setEnv(t)
 	embedded, _, stop1 := startServe(t)
