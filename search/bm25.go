@@ -54,8 +54,8 @@ type lexicalIndex struct {
 	docLen   []int32     // by row; -1 marks a removed row
 	live     int
 	totalLen int64
-	// norms caches k1·(1 - b + b·dl/avgdl) by row for the current avgdl;
-	// add and remove invalidate it.
+	// norms holds k1·(1 - b + b·dl/avgdl) by row for the current avgdl;
+	// add and remove clear it, commit fills it again.
 	norms []float32
 }
 
@@ -134,19 +134,19 @@ func (x *lexicalIndex) queryTerms(query []string) []queryTerm {
 	return out
 }
 
-// lengthNorms returns, by row, BM25's length normalisation k1·(1 - b +
-// b·dl/avgdl), computed once per change of the index. Readers holding the
-// store's read lock may race to fill it; each fills an identical slice.
-func (x *lexicalIndex) lengthNorms() []float32 {
-	if n := x.norms; n != nil {
-		return n
-	}
+// commit recomputes what depends on the whole index, BM25's length
+// normalisation k1·(1 - b + b·dl/avgdl) by row, after a change. The owner
+// calls it under the same write lock as the change, so readers never write.
+func (x *lexicalIndex) commit() { x.norms = x.computeNorms() }
+
+// computeNorms returns BM25's length normalisation by row for the index as
+// it is now.
+func (x *lexicalIndex) computeNorms() []float32 {
 	avgdl := float64(x.totalLen) / float64(max(x.live, 1))
 	n := make([]float32, len(x.docLen))
 	for r, dl := range x.docLen {
 		n[r] = float32(BM25K1 * (1 - BM25B + BM25B*float64(dl)/avgdl))
 	}
-	x.norms = n
 	return n
 }
 
@@ -157,7 +157,10 @@ func (x *lexicalIndex) score(query []string, allow func(row int) bool, scores []
 	if x.live == 0 {
 		return touched
 	}
-	norms := x.lengthNorms()
+	norms := x.norms
+	if norms == nil { // changed and not yet committed: compute, keep nothing
+		norms = x.computeNorms()
+	}
 	for _, qt := range x.queryTerms(query) {
 		w := float32(qt.weight * (BM25K1 + 1))
 		for _, p := range x.postings[qt.id] {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"strconv"
+	"sync"
 	"strings"
 	"time"
 
@@ -91,7 +92,13 @@ type Qdrant struct {
 	model  embed.ModelInfo
 	log    *slog.Logger
 	read   *qdrant.ReadConsistency
-	avgdl  float64 // BM25 average document length of the collection
+
+	// lexMu guards avgdl, the BM25 average document length the sparse
+	// vectors are weighted with. Upserts hold it for reading for their
+	// whole write, RefreshLexical for writing for its whole re-weighting,
+	// so no point is written with a length it is not re-weighted from.
+	lexMu sync.RWMutex
+	avgdl float64
 }
 
 // OpenQdrant connects to Qdrant and opens, or creates, the collection for
@@ -236,7 +243,7 @@ func sparseTerm(term string) uint32 {
 }
 
 // sparseBM25 is a document's BM25 term weights (without IDF, which Qdrant
-// applies) as a sparse vector.
+// applies) as a sparse vector. The caller holds q.lexMu.
 func (q *Qdrant) sparseBM25(terms []string) *qdrant.Vector {
 	counts := termCounts(terms)
 	idx := make([]uint32, 0, len(counts))
@@ -313,6 +320,8 @@ func (q *Qdrant) Upsert(ctx context.Context, docs []Document) error {
 			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, ErrDimension, len(d.Vector), q.model.Dim)
 		}
 	}
+	q.lexMu.RLock()
+	defer q.lexMu.RUnlock()
 	for start := 0; start < len(docs); start += qdrantUpsertSize {
 		batch := docs[start:min(start+qdrantUpsertSize, len(docs))]
 		points := make([]*qdrant.PointStruct, len(batch))
@@ -542,6 +551,8 @@ const avgDocLenDrift = 0.01
 // from the one the sparse weights were computed with, it recomputes every
 // point's weights and records the new average. Ingest calls it when done.
 func (q *Qdrant) RefreshLexical(ctx context.Context) error {
+	q.lexMu.Lock()
+	defer q.lexMu.Unlock()
 	var total, n int64
 	scroll := func(withPayload *qdrant.WithPayloadSelector, fn func(*qdrant.RetrievedPoint) error) error {
 		var offset *qdrant.PointId

@@ -55,6 +55,11 @@ type SQLite struct {
 	path  string
 	model embed.ModelInfo
 
+	// writeMu serialises changes, so the in-memory index applies them in
+	// the order they were committed to the file; it is held for the whole
+	// of a change, from the transaction to the last in-memory update.
+	writeMu sync.Mutex
+	// mu guards everything below; a change holds it while it updates memory.
 	mu      sync.RWMutex
 	ids     []string       // row -> paper id; "" for a retired row
 	rows    map[string]int // paper id -> live row
@@ -188,6 +193,7 @@ func (s *SQLite) load(ctx context.Context) error {
 			return fmt.Errorf("load: store terms of %s: %w", m.id, err)
 		}
 	}
+	s.lex.commit()
 	return nil
 }
 
@@ -222,13 +228,15 @@ func (s *SQLite) retireRow(id string) {
 	s.retired++
 }
 
-// compactLocked rebuilds the in-memory index without retired rows once they
-// are a quarter of all rows. The caller holds s.mu.
-func (s *SQLite) compactLocked(ctx context.Context) error {
-	if s.retired < 1024 || s.retired < len(s.ids)/4 {
-		return nil
+// commitLocked finishes a change of the in-memory index: it rebuilds it
+// without retired rows once they are a quarter of all rows, and recomputes
+// what depends on the whole index. The caller holds s.mu for writing.
+func (s *SQLite) commitLocked(ctx context.Context) error {
+	if s.retired >= 1024 && s.retired >= len(s.ids)/4 {
+		return s.load(ctx)
 	}
-	return s.load(ctx)
+	s.lex.commit()
+	return nil
 }
 
 // allow returns the filter's test of a row, excluded ids aside (those are
@@ -284,6 +292,8 @@ func (s *SQLite) Upsert(ctx context.Context, docs []Document) error {
 			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, ErrDimension, len(d.Vector), s.model.Dim)
 		}
 	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("upsert: %w", err)
@@ -321,7 +331,7 @@ func (s *SQLite) Upsert(ctx context.Context, docs []Document) error {
 		s.retireRow(d.Paper.ID)
 		s.appendRow(d.Paper, d.Vector, terms[i])
 	}
-	return s.compactLocked(context.WithoutCancel(ctx))
+	return s.commitLocked(context.WithoutCancel(ctx))
 }
 
 const documentColumns = `id, title, abstract, authors, venue, year, url, text_hash, paper_hash, vector`
@@ -622,6 +632,8 @@ func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f Filter) (
 
 // Delete removes one document.
 func (s *SQLite) Delete(ctx context.Context, id string) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	res, err := s.db.ExecContext(ctx, `DELETE FROM papers WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)
@@ -632,7 +644,7 @@ func (s *SQLite) Delete(ctx context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.retireRow(id)
-	return s.compactLocked(context.WithoutCancel(ctx))
+	return s.commitLocked(context.WithoutCancel(ctx))
 }
 
 // Count returns the number of documents.

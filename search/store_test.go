@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/papersearch/papersearch"
@@ -351,4 +352,122 @@ func TestSQLiteSurvivesReopen(t *testing.T) {
 	if _, err := OpenSQLite(ctx, path, wider); !errors.Is(err, ErrModelMismatch) {
 		t.Errorf("open with another dimension: err = %v, want ErrModelMismatch", err)
 	}
+}
+
+// TestSQLiteConcurrentWritesOfOneID writes one id from many goroutines at
+// once, each with another abstract and vector, while readers run lexical
+// and dense queries. Afterwards the in-memory index must hold what the file
+// holds, before and after a reopen: a change is applied to memory in the
+// order it was committed to disk.
+func TestSQLiteConcurrentWritesOfOneID(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := OpenSQLite(ctx, path, testModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	if err := s.Upsert(ctx, []Document{testDoc(1), testDoc(2)}); err != nil {
+		t.Fatal(err)
+	}
+	variant := func(i int) Document {
+		// Each variant has a word of its own, so lexical search tells them apart.
+		p := papersearch.Paper{ID: "same", Title: "Contested paper",
+			Abstract: fmt.Sprintf("A contested abstract about %s.", variantWord(i))}
+		fp := FingerprintOf(p)
+		return Document{Paper: p, Vector: randomUnit(uint64(1000+i), testModel.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+	}
+	const writers, rounds = 8, 40
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for r := range 4 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := s.Lexical(ctx, Analyze(variantWord(n%writers)+" contested"), 5, Filter{}); err != nil {
+					t.Error(err)
+				}
+				if _, err := s.Nearest(ctx, randomUnit(uint64(r), testModel.Dim), 3, Filter{}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	for round := range rounds {
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := s.Upsert(ctx, []Document{variant(w)}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if !memoryMatchesDisk(t, s, variant, writers) {
+			t.Fatalf("round %d: memory and disk disagree", round)
+		}
+	}
+	close(stop)
+	readers.Wait()
+	before, _ := s.Get(ctx, "same")
+	s.Close()
+	if s, err = OpenSQLite(ctx, path, testModel); err != nil {
+		t.Fatal(err)
+	}
+	if !memoryMatchesDisk(t, s, variant, writers) {
+		t.Fatal("after reopen: memory and disk disagree")
+	}
+	if after, _ := s.Get(ctx, "same"); after.Paper.Abstract != before.Paper.Abstract {
+		t.Errorf("reopened file holds %q, the running store held %q", after.Paper.Abstract, before.Paper.Abstract)
+	}
+	if n, _ := s.Count(ctx); n != 3 {
+		t.Errorf("Count = %d, want 3", n)
+	}
+}
+
+func variantWord(i int) string {
+	return []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}[i]
+}
+
+// memoryMatchesDisk reports whether the in-memory vector and lexical terms
+// of "same" are those of the version in the file.
+func memoryMatchesDisk(t *testing.T, s *SQLite, variant func(int) Document, writers int) bool {
+	t.Helper()
+	ctx := context.Background()
+	disk, err := s.Get(ctx, "same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.RLock()
+	row, ok := s.rows["same"]
+	var mem []float32
+	if ok {
+		mem = append(mem, s.vectors[row*testModel.Dim:(row+1)*testModel.Dim]...)
+	}
+	s.mu.RUnlock()
+	if !ok || embed.Dot(mem, disk.Vector) < 0.9999 {
+		t.Errorf("the in-memory vector of %q is not the stored one (%q)", "same", disk.Paper.Abstract)
+		return false
+	}
+	ok = true
+	for w := range writers {
+		hits, err := s.Lexical(ctx, Analyze(variantWord(w)), 5, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := len(hits) == 1 && hits[0].ID == "same"
+		if want := variant(w).Paper.Abstract == disk.Paper.Abstract; found != want {
+			t.Errorf("lexical search for %q finds the paper: %v; the stored abstract is %q", variantWord(w), found, disk.Paper.Abstract)
+			ok = false
+		}
+	}
+	return ok
 }
