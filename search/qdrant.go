@@ -8,8 +8,8 @@ import (
 	"math"
 	"net/url"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
