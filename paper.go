@@ -26,9 +26,6 @@ type Paper struct {
 	URL      string   `json:"url,omitempty"`
 }
 
-// MaxIDLength is the longest paper id the service accepts, in bytes.
-const MaxIDLength = 200
-
 // Text is the text a paper is embedded and indexed from: its title followed
 // by its abstract. A title that only repeats the abstract's opening (a
 // derived display title) is not repeated.

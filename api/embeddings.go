@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"time"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -57,6 +57,40 @@ type openAIError struct {
 	Code    string  `json:"code,omitempty"`
 }
 
+// embeddingsPath is the OpenAI-compatible route.
+const embeddingsPath = "/v1/embeddings"
+
+func isEmbeddingsPath(path string) bool { return strings.TrimSuffix(path, "/") == embeddingsPath }
+
+// openAIErrorOf is the OpenAI error object of a problem: its detail as the
+// message, a type by status class, the problem type's slug as the code and
+// the first invalid field, if any, as the param.
+func openAIErrorOf(p *Problem) *openAIError {
+	e := &openAIError{Message: p.Detail, Type: "invalid_request_error",
+		Code: strings.ReplaceAll(strings.TrimPrefix(p.Type, ProblemType), "-", "_")}
+	if e.Message == "" {
+		e.Message = p.Title
+	}
+	switch {
+	case p.Status == http.StatusUnauthorized || p.Status == http.StatusForbidden:
+		e.Type = "authentication_error"
+	case p.Status == http.StatusTooManyRequests:
+		e.Type = "rate_limit_error"
+	case p.Status >= 500:
+		e.Type = "server_error"
+	}
+	if len(p.Errors) > 0 {
+		param := strings.TrimPrefix(p.Errors[0].Pointer, "/")
+		if param == "" {
+			param = p.Errors[0].Param
+		}
+		if param != "" {
+			e.Param = &param
+		}
+	}
+	return e
+}
+
 func embeddingProblem(status int, code, param, detail string) *Problem {
 	p := problem(status, code, detail)
 	if status == http.StatusBadRequest {
@@ -75,7 +109,7 @@ func embeddingProblem(status int, code, param, detail string) *Problem {
 
 func (s *Server) embeddings(c echo.Context) error {
 	var req EmbeddingsRequest
-	if err := s.decode(c, &req); err != nil {
+	if err := s.decode(c, BatchBodyFactor*s.maxBody, &req); err != nil {
 		return err
 	}
 	texts, p := parseInput(req.Input)
@@ -95,9 +129,7 @@ func (s *Server) embeddings(c echo.Context) error {
 		return embeddingProblem(http.StatusBadRequest, "invalid_encoding_format", "encoding_format",
 			fmt.Sprintf("encoding_format must be \"float\" or \"base64\", not %q", req.EncodingFormat))
 	}
-	// A large batch on the local model can take minutes: give this response
-	// time to be written, beyond the server's default write timeout.
-	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(time.Minute + time.Duration(len(texts))*2*time.Second))
+	extendWriteDeadline(c, len(texts))
 
 	vecs, tokens, err := s.engine.Embed(c.Request().Context(), texts)
 	if err != nil {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/internal/testenv"
 )
 
@@ -29,34 +31,41 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// TestSearchPage drives the page in headless Chromium as a person would:
-// types a question, sees results with highlighted words and explanations,
-// follows "Similar papers", gets BibTeX, and saves a screenshot.
-func TestSearchPage(t *testing.T) {
+// browser starts headless Chromium for one test and returns its context,
+// bounded to 90 s.
+func browser(t *testing.T) context.Context {
+	t.Helper()
 	exe := chromium(t)
-	url, _ := server(t)
 	// Chromium may still write its profile while shutting down, so the
 	// profile is removed after the browser, ignoring what it left behind.
 	profile, err := os.MkdirTemp("", "papersearch-chromium-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(profile)
+	t.Cleanup(func() { os.RemoveAll(profile) })
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
 		chromedp.UserDataDir(profile), chromedp.WindowSize(1200, 1400))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
+	t.Cleanup(cancel)
 	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	t.Cleanup(cancel)
 	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
+	return ctx
+}
 
+// TestSearchPage drives the page in headless Chromium as a person would:
+// types a question, sees results with highlighted words and explanations,
+// follows "Similar papers", gets BibTeX, and saves a screenshot.
+func TestSearchPage(t *testing.T) {
+	url, _ := server(t)
+	ctx := browser(t)
 	var firstTitle, status, marks, why string
 	var count int
-	err = chromedp.Run(ctx,
+	err := chromedp.Run(ctx,
 		chromedp.Navigate(url+"/"),
 		chromedp.WaitVisible("#q", chromedp.ByID),
 		chromedp.SendKeys("#q", "brain signal foundation models and hand-crafted features", chromedp.ByID),
@@ -110,4 +119,74 @@ func TestSearchPage(t *testing.T) {
 		t.Errorf("copy as BibTeX gave %q", bib)
 	}
 	t.Logf("page: %d similar results; screenshot %s (%d bytes); BibTeX: %.40q", count, shot, len(png), bib)
+}
+
+// TestSearchPageLinksOnlyTheWeb stores a paper with a javascript: URL
+// through the API (refused) and, as a store written before that rule
+// might hold one, straight into the engine; then it searches on the page
+// and finds every link there http or https, the stored script never run.
+func TestSearchPageLinksOnlyTheWeb(t *testing.T) {
+	server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer srv.Close()
+	evil := `{"papers":[{"id":"xss-api","title":"Zebrafish regeneration atlas","abstract":"Zebrafish fin regeneration atlas.","url":"javascript:alert(document.domain)"}]}`
+	if resp, body := do(t, "POST", srv.URL+"/v1/papers", "application/json", evil); resp.StatusCode != 400 {
+		t.Fatalf("a javascript: URL was accepted: %d %s", resp.StatusCode, body)
+	}
+	ctx := context.Background()
+	legacy := []papersearch.Paper{
+		{ID: "xss-legacy", Title: "Zebrafish heart regeneration", Abstract: "Zebrafish heart regeneration after injury.",
+			URL: "javascript:window.pwned=1"},
+		{ID: "xss-data", Title: "Zebrafish scale regeneration", Abstract: "Zebrafish scale regeneration in adults.",
+			URL: "data:text/html,<script>window.pwned=1</script>"},
+		{ID: "web-ok", Title: "Zebrafish spinal cord regeneration", Abstract: "Zebrafish spinal cord regeneration.",
+			URL: "https://example.org/zebrafish"},
+	}
+	if _, err := testServer.engine.Ingest(ctx, legacy, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, p := range legacy {
+			testServer.engine.Delete(ctx, p.ID)
+		}
+	}()
+	resp, _ := do(t, "GET", srv.URL+"/", "", "")
+	csp := resp.Header.Get("Content-Security-Policy")
+	_, scripts, _ := strings.Cut(csp, "script-src ")
+	scripts, _, _ = strings.Cut(scripts, ";")
+	if !strings.HasPrefix(scripts, "'sha256-") || strings.Contains(scripts, "unsafe-inline") {
+		t.Errorf("the page's CSP allows scripts by %q, want only its own script's hash", scripts)
+	}
+
+	var count int
+	var schemes, titles []string
+	var pwned bool
+	err := chromedp.Run(browser(t),
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible("#q", chromedp.ByID),
+		chromedp.SendKeys("#q", "zebrafish regeneration", chromedp.ByID),
+		chromedp.Click("#go", chromedp.ByID),
+		chromedp.WaitVisible(".result", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll(".result").length`, &count),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("a[href]")).map(a => new URL(a.getAttribute("href"), location.href).protocol)`, &schemes),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll(".result h2 a")).map(a => a.textContent)`, &titles),
+		chromedp.Evaluate(`!!window.pwned`, &pwned),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count < 3 {
+		t.Fatalf("%d results for the zebrafish papers", count)
+	}
+	for _, s := range schemes {
+		if s != "http:" && s != "https:" {
+			t.Errorf("a link on the page has the scheme %q", s)
+		}
+	}
+	if len(titles) != 1 || !strings.Contains(titles[0], "spinal cord") {
+		t.Errorf("linked titles %q, want only the https paper's", titles)
+	}
+	if pwned {
+		t.Error("a stored script ran")
+	}
 }

@@ -1,8 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -10,7 +10,6 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/seeds"
 )
 
 // MaxIngestPapers bounds the papers of one POST /v1/papers.
@@ -31,19 +30,12 @@ type IngestResponse struct {
 
 // ingest adds papers, idempotently by id.
 func (s *Server) ingest(c echo.Context) error {
-	var req IngestRequest
-	raw, err := s.readBody(c)
+	raw, err := s.readBody(c, BatchBodyFactor*s.maxBody)
 	if err != nil {
 		return err
 	}
-	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '{' && !bytes.Contains(t, []byte(`"papers"`)) {
-		// A single paper.
-		var p papersearch.Paper
-		if err := decodeStrict(raw, &p); err != nil {
-			return err
-		}
-		req.Papers = []papersearch.Paper{p}
-	} else if err := decodeStrict(raw, &req); err != nil {
+	req, single, err := decodeIngest(raw)
+	if err != nil {
 		return err
 	}
 	if len(req.Papers) == 0 || len(req.Papers) > MaxIngestPapers {
@@ -53,9 +45,17 @@ func (s *Server) ingest(c echo.Context) error {
 	var problems []FieldProblem
 	papers := make([]papersearch.Paper, len(req.Papers))
 	for i, p := range req.Papers {
-		done, err := seeds.Complete(p)
+		done, err := papersearch.Complete(p)
 		if err != nil {
-			problems = append(problems, FieldProblem{Pointer: fmt.Sprintf("/papers/%d", i), Detail: err.Error()})
+			pointer := fmt.Sprintf("/papers/%d", i)
+			if single {
+				pointer = ""
+			}
+			var fe *papersearch.FieldError
+			if errors.As(err, &fe) {
+				pointer += "/" + fe.Field
+			}
+			problems = append(problems, FieldProblem{Pointer: pointer, Detail: err.Error()})
 			continue
 		}
 		papers[i] = done
@@ -63,6 +63,7 @@ func (s *Server) ingest(c echo.Context) error {
 	if len(problems) > 0 {
 		return invalid(fmt.Sprintf("%d of %d papers are invalid; nothing was stored", len(problems), len(papers)), problems...)
 	}
+	extendWriteDeadline(c, len(papers))
 	sum, err := s.engine.Ingest(c.Request().Context(), papers, nil)
 	if err != nil {
 		return err
@@ -86,15 +87,39 @@ func (s *Server) deletePaper(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// decodeStrict decodes one JSON value with no unknown fields.
-func decodeStrict(raw []byte, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonProblem(err)
+// decodeIngest decodes the body of POST /v1/papers: {"papers": [...]} or
+// one paper object (single). Each paper is decoded on its own, so an error
+// names it: /papers/1/year.
+func decodeIngest(raw []byte) (req IngestRequest, single bool, err error) {
+	canon, err := canonicalJSON(raw)
+	if err != nil {
+		return req, false, decodeStrict(raw, &req) // the same check, as a problem
 	}
-	if dec.More() {
-		return problem(http.StatusBadRequest, "malformed-json", "the request body holds more than one JSON value")
+	var top map[string]json.RawMessage
+	if json.Unmarshal(canon, &top) == nil && top != nil {
+		if _, ok := top["papers"]; !ok {
+			var p papersearch.Paper
+			if err := decodeCanonical(canon, &p, ""); err != nil {
+				return req, true, err
+			}
+			return IngestRequest{Papers: []papersearch.Paper{p}}, true, nil
+		}
 	}
-	return nil
+	var envelope struct {
+		Papers []json.RawMessage `json:"papers"`
+	}
+	if err := decodeCanonical(canon, &envelope, ""); err != nil {
+		return req, false, err
+	}
+	if len(envelope.Papers) > MaxIngestPapers {
+		return req, false, invalid(fmt.Sprintf("papers must hold 1 to %d papers", MaxIngestPapers),
+			FieldProblem{Pointer: "/papers", Detail: fmt.Sprintf("holds %d papers", len(envelope.Papers))})
+	}
+	req.Papers = make([]papersearch.Paper, len(envelope.Papers))
+	for i, r := range envelope.Papers {
+		if err := decodeCanonical(r, &req.Papers[i], fmt.Sprintf("/papers/%d", i)); err != nil {
+			return req, false, err
+		}
+	}
+	return req, false, nil
 }

@@ -69,7 +69,7 @@ func TestWriteEndpointsNeedTheKey(t *testing.T) {
 	// One invalid paper rejects the request and stores nothing.
 	resp, body = withBearer(t, "POST", withKey.URL+"/v1/papers", key,
 		`{"papers":[{"id":"w2","abstract":"fine"},{"id":"w3","abstract":"  "}]}`)
-	if resp.StatusCode != 400 || !strings.Contains(string(body), `"/papers/1"`) {
+	if resp.StatusCode != 400 || !strings.Contains(string(body), `"/papers/1/abstract"`) {
 		t.Errorf("invalid paper: %d %s", resp.StatusCode, body)
 	}
 	if _, err := eng.Get(context.Background(), "w2"); !errors.Is(err, search.ErrNotFound) {

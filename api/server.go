@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -70,6 +72,7 @@ type Server struct {
 	apiKey     string
 	openWrites bool
 	probe      atomic.Pointer[probeResult] // the embedder's last readiness probe
+	pageCSP    string
 }
 
 // probeResult is a readiness probe of the embedder and when it ran.
@@ -96,7 +99,7 @@ func (s *Server) embedderHealth(ctx context.Context) error {
 // New returns a Server answering from engine.
 func New(engine Engine, opts Options) *Server {
 	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready,
-		apiKey: opts.APIKey, openWrites: opts.OpenWrites}
+		apiKey: opts.APIKey, openWrites: opts.OpenWrites, pageCSP: pageCSP(indexHTML)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -130,7 +133,7 @@ func New(engine Engine, opts Options) *Server {
 	e.POST("/v1/search", s.search)
 	e.GET("/v1/papers/:id", s.getPaper)
 	e.GET("/v1/papers/:id/similar", s.similar)
-	e.POST("/v1/embeddings", s.embeddings)
+	e.POST(embeddingsPath, s.embeddings)
 	e.POST("/v1/papers", s.ingest, s.requireKey)
 	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
 	s.echo = e
@@ -235,7 +238,7 @@ type SearchResponse struct {
 
 func (s *Server) search(c echo.Context) error {
 	var req SearchRequest
-	if err := s.decode(c, &req); err != nil {
+	if err := s.decode(c, s.maxBody, &req); err != nil {
 		return err
 	}
 	limit := search.DefaultLimit
@@ -252,7 +255,7 @@ func (s *Server) search(c echo.Context) error {
 	}
 	for _, ids := range [][]string{req.Like, req.Unlike} {
 		for _, id := range ids {
-			if !validID(id) {
+			if !papersearch.ValidID(id) {
 				return invalid("like and unlike must hold paper ids",
 					FieldProblem{Pointer: "/like", Detail: fmt.Sprintf("%q is not a valid paper id", id)})
 			}
@@ -359,35 +362,45 @@ func NewSearchResponse(res search.Results) SearchResponse {
 // pathID returns the :id path parameter, unescaped and validated.
 func pathID(c echo.Context) (string, error) {
 	id, err := url.PathUnescape(c.Param("id"))
-	if err != nil || !validID(id) {
+	if err != nil || !papersearch.ValidID(id) {
 		return "", invalid("the paper id in the path is not a valid id",
-			FieldProblem{Param: "id", Detail: fmt.Sprintf("must be 1 to %d bytes of UTF-8 text without control characters", papersearch.MaxIDLength)})
+			FieldProblem{Param: "id", Detail: papersearch.ErrBadID.Error()})
 	}
 	return id, nil
 }
 
-// validID reports whether id can name a paper.
-func validID(id string) bool {
-	return id != "" && len(id) <= papersearch.MaxIDLength && utf8.ValidString(id) && !strings.ContainsFunc(id, isControl)
-}
+// BatchBodyFactor is how many times the body limit the batch endpoints
+// (POST /v1/papers, POST /v1/embeddings) accept: 1,000 real abstracts take
+// about 1.4 MB, over the 1 MiB that bounds every other body.
+const BatchBodyFactor = 16
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
-
-// readBody reads a JSON request body: bounded in size, valid UTF-8, not empty.
-func (s *Server) readBody(c echo.Context) ([]byte, error) {
+// readBody reads a JSON request body: at most limit bytes, valid UTF-8, not
+// empty. A body that stops arriving gets 408; no problem body ever carries
+// the underlying error text (addresses, internals): that goes to the log.
+func (s *Server) readBody(c echo.Context, limit int64) ([]byte, error) {
 	req := c.Request()
 	if ct := req.Header.Get(echo.HeaderContentType); ct != "" && !strings.Contains(ct, "json") &&
 		!strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
 		return nil, problem(http.StatusUnsupportedMediaType, "unsupported-media-type",
-			fmt.Sprintf("the request body must be JSON (Content-Type: application/json), not %s", ct))
+			"the request body must be JSON (Content-Type: application/json)")
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, s.maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, limit))
 	if err != nil {
-		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
+		var (
+			maxErr *http.MaxBytesError
+			netErr net.Error
+		)
+		switch {
+		case errors.As(err, &maxErr):
 			return nil, err
+		case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
+			s.log.Info("request body timed out", "path", req.URL.Path, "request_id", requestID(c), "error", err)
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+			return nil, problem(http.StatusRequestTimeout, "request-timeout",
+				"the request body did not arrive in time; send it again, faster")
 		}
-		return nil, problem(http.StatusBadRequest, "unreadable-body", "the request body could not be read: "+err.Error())
+		s.log.Info("request body unreadable", "path", req.URL.Path, "request_id", requestID(c), "error", err)
+		return nil, problem(http.StatusBadRequest, "unreadable-body", "the request body could not be read to its end")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, problem(http.StatusBadRequest, "malformed-json", "the request body is empty; send a JSON object")
@@ -398,18 +411,26 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	return body, nil
 }
 
-// decode reads a JSON request body strictly: bounded in size, valid UTF-8,
-// one JSON value, no unknown fields, the right types.
-func (s *Server) decode(c echo.Context, dst any) error {
-	body, err := s.readBody(c)
+// decode reads a JSON request body of at most limit bytes strictly: valid
+// UTF-8, one JSON value, no unknown or repeated fields, the right types.
+func (s *Server) decode(c echo.Context, limit int64, dst any) error {
+	body, err := s.readBody(c, limit)
 	if err != nil {
 		return err
 	}
 	return decodeStrict(body, dst)
 }
 
-// jsonProblem explains a JSON decoding error, naming the field at fault.
-func jsonProblem(err error) *Problem {
+// extendWriteDeadline gives a response that waits for n texts to be
+// embedded time to be written, beyond the server's write timeout: a large
+// batch on the local model can take minutes.
+func extendWriteDeadline(c echo.Context, n int) {
+	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(time.Minute + time.Duration(n)*2*time.Second))
+}
+
+// jsonProblem explains a JSON decoding error, naming the field at fault;
+// prefix is the JSON pointer of the decoded value within the request body.
+func jsonProblem(err error, prefix string) *Problem {
 	var (
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError
@@ -421,18 +442,22 @@ func jsonProblem(err error) *Problem {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return problem(http.StatusBadRequest, "malformed-json", "the request body ends in the middle of a JSON value")
 	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			return invalid("the request body must be a JSON object",
-				FieldProblem{Pointer: "", Detail: fmt.Sprintf("expected an object, got %s", typ.Value)})
+		want := jsonKind(typ.Type.Kind().String())
+		if typ.Field == "" {
+			if prefix == "" {
+				return invalid("the request body must be "+want,
+					FieldProblem{Pointer: "", Detail: fmt.Sprintf("expected %s, got %s", want, typ.Value)})
+			}
+			return invalid(fmt.Sprintf("%s must be %s, got %s", prefix, want, typ.Value),
+				FieldProblem{Pointer: prefix, Detail: fmt.Sprintf("must be %s, got %s", want, typ.Value)})
 		}
-		return invalid(fmt.Sprintf("%s must be %s, got %s", field, jsonKind(typ.Type.Kind().String()), typ.Value),
-			FieldProblem{Pointer: "/" + strings.ReplaceAll(field, ".", "/"),
-				Detail: fmt.Sprintf("must be %s, got %s", jsonKind(typ.Type.Kind().String()), typ.Value)})
+		pointer := prefix + "/" + strings.ReplaceAll(typ.Field, ".", "/")
+		return invalid(fmt.Sprintf("%s must be %s, got %s", strings.TrimPrefix(pointer, "/"), want, typ.Value),
+			FieldProblem{Pointer: pointer, Detail: fmt.Sprintf("must be %s, got %s", want, typ.Value)})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return invalid(fmt.Sprintf("unknown field %q", name),
-			FieldProblem{Pointer: "/" + name, Detail: "is not a field of this request"})
+			FieldProblem{Pointer: prefix + "/" + name, Detail: "is not a field of this request"})
 	}
 	return problem(http.StatusBadRequest, "malformed-json", "the request body is not valid JSON: "+err.Error())
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/papersearch/papersearch"
 )
 
 // FuzzReader reads arbitrary bytes as a corpus in both formats: it never
@@ -19,7 +21,7 @@ func FuzzReader(f *testing.F) {
 				continue
 			}
 			for _, p := range papers {
-				if !ValidID(p.ID) || p.Abstract == "" || p.Title == "" || !utf8.ValidString(p.Abstract) || !utf8.ValidString(p.Title) {
+				if !papersearch.ValidID(p.ID) || p.Abstract == "" || p.Title == "" || !utf8.ValidString(p.Abstract) || !utf8.ValidString(p.Title) {
 					t.Fatalf("invalid paper accepted: %+v", p)
 				}
 			}

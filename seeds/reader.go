@@ -50,14 +50,9 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
-// Errors a record can be rejected with; a LineError wraps one of them or a
-// JSON decoding error.
-var (
-	ErrNoAbstract  = errors.New("abstract is empty")
-	ErrInvalidUTF8 = errors.New("text is not valid UTF-8")
-	ErrTooLong     = fmt.Errorf("record is longer than %d bytes", MaxRecordBytes)
-	ErrBadID       = fmt.Errorf("id is longer than %d bytes or holds control characters", papersearch.MaxIDLength)
-)
+// ErrTooLong rejects a record longer than MaxRecordBytes. A LineError wraps
+// it, a JSON decoding error or a *papersearch.FieldError.
+var ErrTooLong = fmt.Errorf("record is longer than %d bytes", MaxRecordBytes)
 
 // Reader yields the papers of a corpus one at a time, so a large file never
 // sits in memory whole.
@@ -183,7 +178,7 @@ func (r *Reader) nextJSON() (papersearch.Paper, error) {
 
 func decodeRecord(line []byte) (papersearch.Paper, error) {
 	if !utf8.Valid(line) {
-		return papersearch.Paper{}, ErrInvalidUTF8
+		return papersearch.Paper{}, papersearch.ErrInvalidUTF8
 	}
 	var rec jsonRecord
 	if err := json.Unmarshal(line, &rec); err != nil {
@@ -203,7 +198,7 @@ func decodeRecord(line []byte) (papersearch.Paper, error) {
 	if rec.Abstract == "" {
 		rec.Abstract = rec.Text
 	}
-	return Complete(papersearch.Paper{
+	return papersearch.Complete(papersearch.Paper{
 		ID:       rec.ID,
 		Title:    rec.Title,
 		Abstract: rec.Abstract,
@@ -222,26 +217,13 @@ func decodeAuthors(raw json.RawMessage) ([]string, error) {
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err == nil {
-		return cleanNames(list), nil
+		return list, nil
 	}
 	var one string
 	if err := json.Unmarshal(raw, &one); err != nil {
 		return nil, errors.New("authors must be a list of strings or a string")
 	}
-	return cleanNames(strings.FieldsFunc(one, func(r rune) bool { return r == ',' || r == ';' })), nil
-}
-
-func cleanNames(names []string) []string {
-	out := names[:0]
-	for _, n := range names {
-		if n = strings.Join(strings.Fields(n), " "); n != "" {
-			out = append(out, n)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
+	return strings.FieldsFunc(one, func(r rune) bool { return r == ',' || r == ';' }), nil
 }
 
 func decodeYear(raw json.RawMessage) (int, error) {
@@ -250,10 +232,10 @@ func decodeYear(raw json.RawMessage) (int, error) {
 		return 0, nil
 	}
 	y, err := strconv.Atoi(s)
-	if err != nil || y < 0 || y > 9999 {
-		return 0, fmt.Errorf("year %s is not a year", raw)
+	if err != nil {
+		return 0, fmt.Errorf("year %s is not a whole number", raw)
 	}
-	return y, nil
+	return y, nil // papersearch.Complete checks its range
 }
 
 func (r *Reader) nextParagraph() (papersearch.Paper, error) {
@@ -310,55 +292,11 @@ func (r *Reader) nextParagraph() (papersearch.Paper, error) {
 		}
 	}
 	if !utf8.ValidString(buf.String()) {
-		return papersearch.Paper{}, &LineError{Line: start, Err: ErrInvalidUTF8}
+		return papersearch.Paper{}, &LineError{Line: start, Err: papersearch.ErrInvalidUTF8}
 	}
-	p, err := Complete(papersearch.Paper{Abstract: buf.String()})
+	p, err := papersearch.Complete(papersearch.Paper{Abstract: buf.String()})
 	if err != nil {
 		return papersearch.Paper{}, &LineError{Line: start, Err: err}
 	}
 	return p, nil
-}
-
-// Complete validates a paper and fills what a corpus may leave out: white
-// space is tidied, a missing id is derived from the abstract and a missing
-// title from its first sentence.
-func Complete(p papersearch.Paper) (papersearch.Paper, error) {
-	p.ID = strings.TrimSpace(p.ID)
-	p.Title = strings.Join(strings.Fields(p.Title), " ")
-	p.Abstract = strings.TrimSpace(p.Abstract)
-	p.Venue = strings.TrimSpace(p.Venue)
-	p.URL = strings.TrimSpace(p.URL)
-	p.Authors = cleanNames(p.Authors)
-	for _, s := range []string{p.ID, p.Title, p.Abstract, p.Venue, p.URL} {
-		if !utf8.ValidString(s) {
-			return p, ErrInvalidUTF8
-		}
-	}
-	if p.Abstract == "" {
-		return p, ErrNoAbstract
-	}
-	if p.ID == "" {
-		p.ID = papersearch.DeriveID(p.Abstract)
-	}
-	if !ValidID(p.ID) {
-		return p, ErrBadID
-	}
-	if p.Title == "" {
-		p.Title = papersearch.DeriveTitle(p.Abstract)
-	}
-	return p, nil
-}
-
-// ValidID reports whether id can name a paper: 1 to papersearch.MaxIDLength
-// bytes of valid UTF-8 with no control characters.
-func ValidID(id string) bool {
-	if id == "" || len(id) > papersearch.MaxIDLength || !utf8.ValidString(id) {
-		return false
-	}
-	for _, r := range id {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
 }

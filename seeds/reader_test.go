@@ -108,7 +108,7 @@ func TestJSONL(t *testing.T) {
 			t.Errorf("rejection message %q does not name its line", le.Error())
 		}
 	}
-	if !errors.Is(rejected[1], ErrNoAbstract) || !errors.Is(rejected[3], ErrInvalidUTF8) {
+	if !errors.Is(rejected[1], papersearch.ErrNoAbstract) || !errors.Is(rejected[3], papersearch.ErrInvalidUTF8) {
 		t.Errorf("rejections do not wrap their reasons: %v", rejected)
 	}
 }

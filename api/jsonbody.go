@@ -1,0 +1,174 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// canonicalJSON checks a request body before it is decoded and returns it
+// in the form the decoder takes:
+//   - an object that names a key twice is refused (400, pointing at the key),
+//     as an unknown key is: the last value silently winning hides mistakes;
+//   - a number with a fraction or exponent that is a whole number within
+//     ±2^53 ("limit": 3.0, 1e2) is written as an integer, because JSON Schema
+//     counts such numbers as integers and so must the service.
+//
+// Syntax errors are reported with their offset in the body as sent.
+func canonicalJSON(body []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var (
+		out bytes.Buffer
+		// One frame per open object or array: the keys seen so far (objects)
+		// and the path to it, for pointers.
+		stack []jsonFrame
+	)
+	out.Grow(len(body))
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		top := len(stack) - 1
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			out.WriteByte(byte(d))
+			stack = stack[:top]
+			afterValue(stack)
+			continue
+		}
+		if top >= 0 && stack[top].object && !stack[top].afterKey {
+			key := tok.(string) // the decoder yields only keys here
+			if stack[top].keys[key] {
+				pointer := stack[top].pointer + "/" + escapePointer(key)
+				return nil, invalid(fmt.Sprintf("the key %q appears twice in one object", key),
+					FieldProblem{Pointer: pointer, Detail: "appears more than once; send each key once"})
+			}
+			stack[top].keys[key] = true
+			if stack[top].count > 0 {
+				out.WriteByte(',')
+			}
+			writeJSONString(&out, key)
+			out.WriteByte(':')
+			stack[top].afterKey, stack[top].key = true, key
+			continue
+		}
+		if top >= 0 && !stack[top].object && stack[top].count > 0 {
+			out.WriteByte(',')
+		}
+		switch v := tok.(type) {
+		case json.Delim: // '{' or '['
+			out.WriteByte(byte(v))
+			frame := jsonFrame{object: v == '{', pointer: childPointer(stack)}
+			if frame.object {
+				frame.keys = map[string]bool{}
+			}
+			stack = append(stack, frame)
+			continue
+		case json.Number:
+			out.WriteString(wholeNumber(v))
+		case string:
+			writeJSONString(&out, v)
+		case bool:
+			out.WriteString(strconv.FormatBool(v))
+		case nil:
+			out.WriteString("null")
+		}
+		afterValue(stack)
+	}
+	return out.Bytes(), nil
+}
+
+type jsonFrame struct {
+	object   bool
+	afterKey bool // an object's key was read; its value comes next
+	key      string
+	count    int // values written so far
+	pointer  string
+	keys     map[string]bool
+}
+
+// afterValue records that the innermost container got one more value.
+func afterValue(stack []jsonFrame) {
+	if n := len(stack); n > 0 {
+		stack[n-1].count++
+		stack[n-1].afterKey = false
+	}
+}
+
+// childPointer is the JSON pointer of the value about to be opened.
+func childPointer(stack []jsonFrame) string {
+	if len(stack) == 0 {
+		return ""
+	}
+	f := stack[len(stack)-1]
+	if f.object {
+		return f.pointer + "/" + escapePointer(f.key)
+	}
+	return f.pointer + "/" + strconv.Itoa(f.count)
+}
+
+// escapePointer escapes a key as a JSON pointer (RFC 6901) token.
+func escapePointer(key string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// maxExactInt is the largest integer a float64 holds exactly.
+const maxExactInt = 1 << 53
+
+// wholeNumber writes n as an integer literal if it is a whole number that
+// float64 holds exactly, and as sent otherwise.
+func wholeNumber(n json.Number) string {
+	s := n.String()
+	if !strings.ContainsAny(s, ".eE") {
+		return s
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= maxExactInt {
+		return s
+	}
+	return strconv.FormatInt(int64(f), 10)
+}
+
+func writeJSONString(out *bytes.Buffer, s string) {
+	b, _ := json.Marshal(s) // a string always marshals
+	out.Write(b)
+}
+
+// decodeStrict decodes one JSON value with no unknown or repeated fields
+// and whole numbers taken as integers; errors are 400 problems naming the
+// field.
+func decodeStrict(raw []byte, dst any) error {
+	canon, err := canonicalJSON(raw)
+	if err != nil {
+		var p *Problem
+		if errors.As(err, &p) {
+			return p
+		}
+		return jsonProblem(err, "")
+	}
+	return decodeCanonical(canon, dst, "")
+}
+
+// decodeCanonical decodes a body canonicalJSON has checked into dst; prefix
+// is the JSON pointer of the value within the request body.
+func decodeCanonical(canon []byte, dst any, prefix string) error {
+	dec := json.NewDecoder(bytes.NewReader(canon))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonProblem(err, prefix)
+	}
+	if dec.More() {
+		return problem(http.StatusBadRequest, "malformed-json", "the request body holds more than one JSON value")
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestCanonicalJSON(t *testing.T) {
+	tests := []struct {
+		in, want string
+		pointer  string // a duplicate key's pointer, when refused
+	}{
+		{`{"query":"a","limit":3.0}`, `{"query":"a","limit":3}`, ""},
+		{`{"limit":1e2,"x":-2.50,"y":0.0,"z":-0.0}`, `{"limit":100,"x":-2.50,"y":0,"z":0}`, ""},
+		{`{"limit":1e400}`, `{"limit":1e400}`, ""},
+		{`{"limit":9007199254740993.0}`, `{"limit":9007199254740993.0}`, ""},
+		{` [1, 2.0, [3.0, {"a": [true, false, null]}], "s\u00e9"] `, `[1,2,[3,{"a":[true,false,null]}],"sé"]`, ""},
+		{`{}`, `{}`, ""},
+		{`{"a":{},"b":[]}`, `{"a":{},"b":[]}`, ""},
+		{`{"query":"a","query":"b"}`, "", "/query"},
+		{`{"filters":{"year_min":1,"year_min":2}}`, "", "/filters/year_min"},
+		{`{"papers":[{"id":"a"},{"id":"b","year":1,"year":2}]}`, "", "/papers/1/year"},
+		{`{"a/b~":{"x":1,"x":2}}`, "", "/a~1b~0/x"},
+		{`{"a":1}{"a":2}`, `{"a":1}{"a":2}`, ""}, // two values: decoding refuses them
+	}
+	for _, tt := range tests {
+		got, err := canonicalJSON([]byte(tt.in))
+		if tt.pointer != "" {
+			var p *Problem
+			if !errors.As(err, &p) || len(p.Errors) != 1 || p.Errors[0].Pointer != tt.pointer || p.Status != 400 {
+				t.Errorf("%s: err %v, want a 400 naming %s", tt.in, err, tt.pointer)
+			}
+			continue
+		}
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s: got %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+	// A syntax error keeps its offset in the body as sent.
+	_, err := canonicalJSON([]byte(`{"query": "a",, }`))
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) || syn.Offset != 14 {
+		t.Errorf("syntax error %v, want one at byte 14", err)
+	}
+}

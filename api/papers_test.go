@@ -1,0 +1,85 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/papersearch/papersearch/search"
+)
+
+// TestIngestValidation posts papers the service must refuse, each naming
+// the paper and field at fault, and checks that nothing of a refused
+// request is stored; and papers it must take, including null as absent.
+func TestIngestValidation(t *testing.T) {
+	server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer srv.Close()
+	ok := `{"id":"v-ok","abstract":"A valid paper about validation."}`
+	tests := []struct {
+		name, body string
+		pointer    string // "" means accepted
+	}{
+		{"year negative", `{"papers":[` + ok + `,{"id":"v1","abstract":"x","year":-1}]}`, "/papers/1/year"},
+		{"year 10000", `{"papers":[{"id":"v1","abstract":"x","year":10000}]}`, "/papers/0/year"},
+		{"year huge", `{"papers":[{"id":"v1","abstract":"x","year":99999999}]}`, "/papers/0/year"},
+		{"year single object", `{"id":"v1","abstract":"x","year":-5}`, "/year"},
+		{"year wrong type in batch", `{"papers":[` + ok + `,{"id":"v1","abstract":"x","year":"2020"}]}`, "/papers/1/year"},
+		{"authors wrong type in batch", `{"papers":[` + ok + `,` + ok + `,{"abstract":"x","authors":"A"}]}`, "/papers/2/authors"},
+		{"unknown field in batch", `{"papers":[` + ok + `,{"abstract":"x","doi":"10.1/x"}]}`, "/papers/1/doi"},
+		{"javascript url", `{"papers":[{"id":"v1","abstract":"x","url":"javascript:alert(document.domain)"}]}`, "/papers/0/url"},
+		{"javascript url, mixed case", `{"papers":[{"id":"v1","abstract":"x","url":" JavaScript:alert(1)"}]}`, "/papers/0/url"},
+		{"data url", `{"papers":[{"id":"v1","abstract":"x","url":"data:text/html,<script>alert(1)</script>"}]}`, "/papers/0/url"},
+		{"relative url", `{"papers":[{"id":"v1","abstract":"x","url":"/papers/1"}]}`, "/papers/0/url"},
+		{"scheme-relative url", `{"papers":[{"id":"v1","abstract":"x","url":"//evil.example/x"}]}`, "/papers/0/url"},
+		{"ftp url", `{"papers":[{"id":"v1","abstract":"x","url":"ftp://example.org/p.pdf"}]}`, "/papers/0/url"},
+		{"url without host", `{"papers":[{"id":"v1","abstract":"x","url":"http://"}]}`, "/papers/0/url"},
+		{"url with a tab", `{"papers":[{"id":"v1","abstract":"x","url":"java\tscript:alert(1)"}]}`, "/papers/0/url"},
+		{"blank abstract", `{"papers":[{"id":"v1","abstract":" \n "}]}`, "/papers/0/abstract"},
+		{"id too long", `{"papers":[{"id":"` + strings.Repeat("é", 201) + `","abstract":"x"}]}`, "/papers/0/id"},
+		{"duplicate key", `{"papers":[{"id":"v1","abstract":"x","year":2000,"year":2001}]}`, "/papers/0/year"},
+		{"https url and edge years", `{"papers":[{"id":"v-a","abstract":"Edge years.","year":9999,"url":"https://arxiv.org/abs/1706.03762"},{"id":"v-b","abstract":"Year zero is unknown.","year":0,"url":"http://example.org/p?a=1#x"}]}`, ""},
+		{"id of 200 two-byte characters", `{"id":"` + strings.Repeat("é", 200) + `","abstract":"A long id."}`, ""},
+		{"null as absent", `{"papers":[{"id":"v-n","title":null,"abstract":"Nulls are absent.","authors":null,"venue":null,"year":null,"url":null}]}`, ""},
+		{"null author names are dropped", `{"papers":[{"id":"v-m","abstract":"Null names.","authors":["A. Author",null]}]}`, ""},
+		{"whole-number float year", `{"papers":[{"id":"v-f","abstract":"Float year.","year":2020.0}]}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := do(t, "POST", srv.URL+"/v1/papers", "application/json", tt.body)
+			if tt.pointer == "" {
+				if resp.StatusCode != 200 {
+					t.Fatalf("status %d, want 200: %s", resp.StatusCode, body)
+				}
+				var ir IngestResponse
+				json.Unmarshal(body, &ir)
+				for _, id := range ir.IDs {
+					p, err := testServer.engine.Get(context.Background(), id)
+					if err != nil {
+						t.Errorf("%s not stored: %v", id, err)
+					}
+					if p.URL != "" && !strings.HasPrefix(p.URL, "http") {
+						t.Errorf("stored url %q", p.URL)
+					}
+					testServer.engine.Delete(context.Background(), id)
+				}
+				return
+			}
+			if resp.StatusCode != 400 {
+				t.Fatalf("status %d, want 400: %s", resp.StatusCode, body)
+			}
+			var p Problem
+			if err := json.Unmarshal(body, &p); err != nil || len(p.Errors) == 0 || p.Errors[0].Pointer != tt.pointer {
+				t.Errorf("errors %+v, want one at %s: %s", p.Errors, tt.pointer, body)
+			}
+			for _, id := range []string{"v1", "v-ok"} {
+				if _, err := testServer.engine.Get(context.Background(), id); !errors.Is(err, search.ErrNotFound) {
+					t.Errorf("%s of a refused request is stored: %v", id, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,121 @@
+package papersearch
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of a paper's fields, enforced on every write: the HTTP API, corpus
+// files and the OpenAPI document all use these.
+const (
+	// MaxIDLength is the longest paper id, in characters (Unicode code points).
+	MaxIDLength = 200
+	// MinYear and MaxYear bound a paper's year and the year filters; a year of
+	// 0 means the year is unknown.
+	MinYear = 0
+	MaxYear = 9999
+	// MaxURLLength is the longest paper URL, in bytes.
+	MaxURLLength = 2048
+)
+
+// Errors a paper can be refused with; a FieldError wraps one of them.
+var (
+	ErrNoAbstract  = errors.New("abstract is empty: it must hold text other than white space")
+	ErrInvalidUTF8 = errors.New("text is not valid UTF-8")
+	ErrBadID       = fmt.Errorf("id must be 1 to %d characters without control characters", MaxIDLength)
+	ErrBadYear     = fmt.Errorf("year must be between %d and %d (0: unknown)", MinYear, MaxYear)
+	ErrBadURL      = fmt.Errorf("url must be an absolute http or https URL of at most %d bytes", MaxURLLength)
+)
+
+// FieldError is an invalid field of a paper: Field is its JSON name
+// ("year", "url", …) and Err one of the errors above.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Complete validates a paper and fills what a corpus may leave out: white
+// space is tidied, empty author names are dropped, a missing id is derived
+// from the abstract and a missing title from its first sentence. It is the
+// one check every paper passes before it is stored; the error is a
+// *FieldError naming the first invalid field.
+func Complete(p Paper) (Paper, error) {
+	p.ID = strings.TrimSpace(p.ID)
+	p.Title = strings.Join(strings.Fields(p.Title), " ")
+	p.Abstract = strings.TrimSpace(p.Abstract)
+	p.Venue = strings.TrimSpace(p.Venue)
+	p.URL = strings.TrimSpace(p.URL)
+	p.Authors = CleanNames(p.Authors)
+	for _, f := range []struct{ name, value string }{
+		{"id", p.ID}, {"title", p.Title}, {"abstract", p.Abstract}, {"venue", p.Venue}, {"url", p.URL},
+	} {
+		if !utf8.ValidString(f.value) {
+			return p, &FieldError{f.name, ErrInvalidUTF8}
+		}
+	}
+	for _, a := range p.Authors {
+		if !utf8.ValidString(a) {
+			return p, &FieldError{"authors", ErrInvalidUTF8}
+		}
+	}
+	if p.Abstract == "" {
+		return p, &FieldError{"abstract", ErrNoAbstract}
+	}
+	if p.Year < MinYear || p.Year > MaxYear {
+		return p, &FieldError{"year", ErrBadYear}
+	}
+	if p.URL != "" && !ValidURL(p.URL) {
+		return p, &FieldError{"url", ErrBadURL}
+	}
+	if p.ID == "" {
+		p.ID = DeriveID(p.Abstract)
+	}
+	if !ValidID(p.ID) {
+		return p, &FieldError{"id", ErrBadID}
+	}
+	if p.Title == "" {
+		p.Title = DeriveTitle(p.Abstract)
+	}
+	return p, nil
+}
+
+// ValidID reports whether id can name a paper: 1 to MaxIDLength characters
+// of valid UTF-8 with no control characters (U+0000–U+001F, U+007F).
+func ValidID(id string) bool {
+	if id == "" || !utf8.ValidString(id) || utf8.RuneCountInString(id) > MaxIDLength {
+		return false
+	}
+	return !strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+// ValidURL reports whether u is an absolute http or https URL with a host,
+// at most MaxURLLength bytes: the only links the service stores and shows,
+// so no javascript:, data: or relative link can reach a page.
+func ValidURL(u string) bool {
+	if len(u) > MaxURLLength || strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return false
+	}
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Host == "" || parsed.Hostname() == "" {
+		return false
+	}
+	return parsed.Scheme == "http" || parsed.Scheme == "https"
+}
+
+// CleanNames tidies a list of author names: white space collapsed, empty
+// names dropped; nil when none is left.
+func CleanNames(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if n = strings.Join(strings.Fields(n), " "); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}

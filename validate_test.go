@@ -1,0 +1,56 @@
+package papersearch
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestComplete(t *testing.T) {
+	tests := []struct {
+		name  string
+		p     Paper
+		field string // "" when valid
+		err   error
+	}{
+		{"minimal", Paper{Abstract: "We study graphs."}, "", nil},
+		{"year bounds", Paper{Abstract: "a", Year: MaxYear}, "", nil},
+		{"year below", Paper{Abstract: "a", Year: -1}, "year", ErrBadYear},
+		{"year above", Paper{Abstract: "a", Year: 10000}, "year", ErrBadYear},
+		{"year far above", Paper{Abstract: "a", Year: 99999999}, "year", ErrBadYear},
+		{"https", Paper{Abstract: "a", URL: " https://openreview.net/forum?id=x "}, "", nil},
+		{"javascript", Paper{Abstract: "a", URL: "javascript:alert(document.domain)"}, "url", ErrBadURL},
+		{"JavaScript", Paper{Abstract: "a", URL: "JAVASCRIPT:alert(1)"}, "url", ErrBadURL},
+		{"data", Paper{Abstract: "a", URL: "data:text/html;base64,PHNjcmlwdD4="}, "url", ErrBadURL},
+		{"vbscript", Paper{Abstract: "a", URL: "vbscript:msgbox"}, "url", ErrBadURL},
+		{"relative", Paper{Abstract: "a", URL: "paper.pdf"}, "url", ErrBadURL},
+		{"scheme-relative", Paper{Abstract: "a", URL: "//example.org/x"}, "url", ErrBadURL},
+		{"no host", Paper{Abstract: "a", URL: "https:///x"}, "url", ErrBadURL},
+		{"control character", Paper{Abstract: "a", URL: "https://exa\nmple.org"}, "url", ErrBadURL},
+		{"too long", Paper{Abstract: "a", URL: "https://example.org/" + strings.Repeat("a", MaxURLLength)}, "url", ErrBadURL},
+		{"blank abstract", Paper{Abstract: " \t\n"}, "abstract", ErrNoAbstract},
+		{"id of 200 characters", Paper{ID: strings.Repeat("ü", MaxIDLength), Abstract: "a"}, "", nil},
+		{"id of 201 characters", Paper{ID: strings.Repeat("a", MaxIDLength+1), Abstract: "a"}, "id", ErrBadID},
+		{"id with a control character", Paper{ID: "a\x01b", Abstract: "a"}, "id", ErrBadID},
+		{"invalid UTF-8 title", Paper{Title: "caf\xe9", Abstract: "a"}, "title", ErrInvalidUTF8},
+		{"invalid UTF-8 author", Paper{Authors: []string{"caf\xe9"}, Abstract: "a"}, "authors", ErrInvalidUTF8},
+	}
+	for _, tt := range tests {
+		got, err := Complete(tt.p)
+		if tt.field == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			} else if got.ID == "" || got.Title == "" || got.URL != strings.TrimSpace(tt.p.URL) {
+				t.Errorf("%s: not completed: %+v", tt.name, got)
+			}
+			continue
+		}
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tt.field || !errors.Is(err, tt.err) {
+			t.Errorf("%s: err %v, want %v on %s", tt.name, err, tt.err, tt.field)
+		}
+	}
+	if got, _ := Complete(Paper{Abstract: "a", Authors: []string{" Ada  Lovelace ", "", "  "}}); len(got.Authors) != 1 || got.Authors[0] != "Ada Lovelace" {
+		t.Errorf("authors not cleaned: %q", got.Authors)
+	}
+}
