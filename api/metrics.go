@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/papersearch/papersearch/search"
 )
 
 // Metrics are the service's Prometheus metrics, in a registry of their own.
@@ -39,6 +41,12 @@ func NewMetrics() *Metrics {
 	m.opErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "papersearch_operation_errors_total", Help: "Failed embedding calls and store operations, by op.",
 	}, []string{"op"})
+	// Every known series exists from the start, at zero, so a dashboard or
+	// an alert on a rate sees it before the first error.
+	for _, op := range search.Ops() {
+		m.ops.WithLabelValues(op)
+		m.opErrors.WithLabelValues(op)
+	}
 	m.registry.MustRegister(m.requests, m.latency, m.ops, m.opErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -79,3 +79,26 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestMetricsStartAtZero: before any request, every operation's error
+// counter and latency histogram is already exposed, at zero.
+func TestMetricsStartAtZero(t *testing.T) {
+	srv := httptest.NewServer(New(echoEngine{}, Options{}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, op := range search.Ops() {
+		for _, series := range []string{
+			`papersearch_operation_errors_total{op="` + op + `"} 0`,
+			`papersearch_operation_duration_seconds_count{op="` + op + `"} 0`,
+		} {
+			if !strings.Contains(string(b), series) {
+				t.Errorf("/metrics lacks %s", series)
+			}
+		}
+	}
+}

@@ -3,8 +3,8 @@ package api
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	_ "embed"
+	"encoding/base64"
 	"net/http"
 
 	"github.com/labstack/echo/v4"

@@ -39,6 +39,7 @@ type Engine struct {
 	log      *slog.Logger
 	opts     Options
 	queries  *lru.Cache[string, []float32] // recent query vectors by text
+	query    *queryEmbedder
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -50,13 +51,33 @@ type Options struct {
 	QueryCacheSize int
 	// QueryTimeout bounds embedding one query (default 5s).
 	QueryTimeout time.Duration
+	// BreakerCooldown is how long searches skip query embedding after
+	// BreakerFailures failures in a row, before a background probe may turn
+	// it on again (default DefaultBreakerCooldown).
+	BreakerCooldown time.Duration
 	// IngestBatch is how many papers are embedded and stored together
 	// (default IngestBatch).
 	IngestBatch int
 	// Observe, if set, is told the duration and outcome of every embedding
-	// call (op "embed") and store operation ("nearest", "lexical", "lookup",
-	// "get", "upsert", "count"), for metrics.
+	// call and store operation, named by one of Ops, for metrics.
 	Observe func(op string, d time.Duration, err error)
+}
+
+// The operations Options.Observe is told of.
+const (
+	OpEmbed   = "embed"
+	OpNearest = "nearest"
+	OpLexical = "lexical"
+	OpLookup  = "lookup"
+	OpGet     = "get"
+	OpUpsert  = "upsert"
+	OpCount   = "count"
+)
+
+// Ops lists every operation Options.Observe is told of, so metrics can
+// show each one from the start.
+func Ops() []string {
+	return []string{OpEmbed, OpNearest, OpLexical, OpLookup, OpGet, OpUpsert, OpCount}
 }
 
 // Defaults of Options.
@@ -81,6 +102,9 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = DefaultQueryTimeout
 	}
+	if opts.BreakerCooldown <= 0 {
+		opts.BreakerCooldown = DefaultBreakerCooldown
+	}
 	if opts.IngestBatch <= 0 {
 		opts.IngestBatch = IngestBatch
 	}
@@ -96,7 +120,8 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{store: store, embedder: embedder, log: opts.Logger, opts: opts, queries: cache}, nil
+	return &Engine{store: store, embedder: embedder, log: opts.Logger, opts: opts, queries: cache,
+		query: newQueryEmbedder(embedder, opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 
 // Get returns one paper, or ErrNotFound.
@@ -175,20 +200,19 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Field + " " + e.Reason }
 func (e *FieldError) Unwrap() error { return ErrInvalidQuery }
 
-// queryVector embeds a query within the query deadline, remembering recent
-// ones. Cached vectors are shared and must not be modified.
+// queryVector embeds a query within the query deadline, behind the circuit
+// breaker, remembering recent ones. Cached vectors are shared and must not
+// be modified.
 func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error) {
 	if v, ok := e.queries.Get(text); ok {
 		return v, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.QueryTimeout)
-	defer cancel()
-	vecs, err := e.embedder.Embed(ctx, []string{text})
+	v, err := e.query.embed(ctx, text)
 	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
+		return nil, err
 	}
-	e.queries.Add(text, vecs[0])
-	return vecs[0], nil
+	e.queries.Add(text, v)
+	return v, nil
 }
 
 // Delete removes one paper, or returns ErrNotFound.
@@ -204,21 +228,21 @@ type observedStore struct {
 func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error) {
 	start := time.Now()
 	c, err := s.Store.Nearest(ctx, v, k, f)
-	s.observe("nearest", time.Since(start), err)
+	s.observe(OpNearest, time.Since(start), err)
 	return c, err
 }
 
 func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f Filter) ([]Candidate, error) {
 	start := time.Now()
 	c, err := s.Store.Lexical(ctx, terms, k, f)
-	s.observe("lexical", time.Since(start), err)
+	s.observe(OpLexical, time.Since(start), err)
 	return c, err
 }
 
 func (s observedStore) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
 	start := time.Now()
 	p, err := s.Store.Lookup(ctx, ids)
-	s.observe("lookup", time.Since(start), err)
+	s.observe(OpLookup, time.Since(start), err)
 	return p, err
 }
 
@@ -226,9 +250,9 @@ func (s observedStore) Get(ctx context.Context, id string) (Document, error) {
 	start := time.Now()
 	d, err := s.Store.Get(ctx, id)
 	if errors.Is(err, ErrNotFound) {
-		s.observe("get", time.Since(start), nil) // an answer, not a failure
+		s.observe(OpGet, time.Since(start), nil) // an answer, not a failure
 	} else {
-		s.observe("get", time.Since(start), err)
+		s.observe(OpGet, time.Since(start), err)
 	}
 	return d, err
 }
@@ -236,14 +260,14 @@ func (s observedStore) Get(ctx context.Context, id string) (Document, error) {
 func (s observedStore) Upsert(ctx context.Context, docs []Document) error {
 	start := time.Now()
 	err := s.Store.Upsert(ctx, docs)
-	s.observe("upsert", time.Since(start), err)
+	s.observe(OpUpsert, time.Since(start), err)
 	return err
 }
 
 func (s observedStore) Count(ctx context.Context) (int, error) {
 	start := time.Now()
 	n, err := s.Store.Count(ctx)
-	s.observe("count", time.Since(start), err)
+	s.observe(OpCount, time.Since(start), err)
 	return n, err
 }
 
@@ -264,7 +288,7 @@ type observedEmbedder struct {
 func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	start := time.Now()
 	v, err := e.Embedder.Embed(ctx, texts)
-	e.observe("embed", time.Since(start), err)
+	e.observe(OpEmbed, time.Since(start), err)
 	return v, err
 }
 

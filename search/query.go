@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -198,7 +199,11 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		case errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidQuery):
 		case err != nil && ctx.Err() != nil:
 		case err != nil && q.Mode == Hybrid && len(terms) > 0:
-			e.log.Warn("dense retrieval unavailable; answering from lexical retrieval alone", "error", err)
+			level := slog.LevelWarn
+			if errors.Is(err, ErrUnavailable) { // the breaker said so once already
+				level = slog.LevelDebug
+			}
+			e.log.Log(ctx, level, "dense retrieval unavailable; answering from lexical retrieval alone", "error", err)
 			res.Degraded = append(res.Degraded, "dense")
 			err = nil
 		case err != nil:

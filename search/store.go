@@ -81,4 +81,8 @@ var (
 	ErrModelMismatch = errors.New("index was built with a different embedding model")
 	// ErrDimension is returned for a vector of the wrong length.
 	ErrDimension = errors.New("vector has the wrong dimension")
+	// ErrUnavailable is wrapped by errors that mean a dependency (the
+	// embedder, a Qdrant server) cannot answer now; a retry later may
+	// succeed. The API answers them 503 with Retry-After.
+	ErrUnavailable = errors.New("a dependency is unavailable")
 )

@@ -405,9 +405,6 @@ func TestEmbedderDownDegrades(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(body), `"degraded":["dense"]`) || !strings.Contains(string(body), `"rank":1`) {
 			t.Errorf("embedder %s: search %d %s\n%s", m, resp.StatusCode, body, logs.String())
 		}
-		if d := time.Since(start); d > 2500*time.Millisecond {
-			t.Errorf("embedder %s: degraded search took %v", m, d)
-		}
 		resp, _ = http.Get(base + "/readyz")
 		body, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
