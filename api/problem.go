@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -32,6 +33,8 @@ type Problem struct {
 	// OpenAI repeats the problem as an OpenAI error object on the
 	// OpenAI-compatible endpoint, so OpenAI client libraries read it.
 	OpenAI *openAIError `json:"error,omitempty"`
+	// RetryAfter, if positive, is sent as the Retry-After header, in seconds.
+	RetryAfter int `json:"-"`
 }
 
 // FieldProblem is one invalid field: a JSON pointer (RFC 6901) into the
@@ -61,6 +64,10 @@ func titleFor(status int, slug string) string {
 	return http.StatusText(status)
 }
 
+// retryAfterSeconds is the Retry-After of a 503: about how long a
+// restarted dependency or a reopened circuit breaker takes.
+const retryAfterSeconds = 5
+
 // invalid is a 400 problem listing field errors.
 func invalid(detail string, fields ...FieldProblem) *Problem {
 	p := problem(http.StatusBadRequest, "invalid-request", detail)
@@ -87,8 +94,15 @@ func toProblem(err error) *Problem {
 	case errors.As(err, &maxErr):
 		return problem(http.StatusRequestEntityTooLarge, "body-too-large",
 			fmt.Sprintf("the request body exceeds %d bytes", maxErr.Limit))
+	case errors.Is(err, search.ErrUnavailable):
+		p := problem(http.StatusServiceUnavailable, "unavailable",
+			"a service this one depends on (the vector store or the embedding endpoint) is unavailable; retry shortly")
+		p.RetryAfter = retryAfterSeconds
+		return p
 	case errors.Is(err, context.DeadlineExceeded):
-		return problem(http.StatusServiceUnavailable, "timeout", "the request took too long; try again")
+		p := problem(http.StatusServiceUnavailable, "timeout", "the request took too long; try again")
+		p.RetryAfter = retryAfterSeconds
+		return p
 	case errors.Is(err, context.Canceled):
 		return problem(499, "canceled", "the client closed the request")
 	case errors.As(err, &he):
@@ -112,7 +126,11 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	p := toProblem(err)
-	if p.Status == http.StatusInternalServerError {
+	switch {
+	case p.Status == http.StatusServiceUnavailable:
+		s.log.Warn("request failed: a dependency is unavailable", "method", c.Request().Method, "path", c.Request().URL.Path,
+			"request_id", requestID(c), "error", err)
+	case p.Status >= http.StatusInternalServerError:
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path,
 			"request_id", requestID(c), "error", err)
 	}
@@ -128,6 +146,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 }
 
 func writeProblem(c echo.Context, p *Problem, log *slog.Logger) {
+	if p.RetryAfter > 0 {
+		c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(p.RetryAfter))
+	}
 	body, err := json.Marshal(p)
 	if err != nil {
 		log.Error("encode problem", "error", err)

@@ -92,6 +92,9 @@ func (s *Server) embedderHealth(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	_, _, err := s.engine.Embed(ctx, []string{"papersearch readiness probe"})
+	if err != nil {
+		s.log.Warn("readiness probe: query embedding fails", "error", err)
+	}
 	s.probe.Store(&probeResult{at: time.Now(), err: err})
 	return err
 }
@@ -187,8 +190,10 @@ func (s *Server) healthz(c echo.Context) error {
 func (s *Server) readyz(c echo.Context) error {
 	info, err := s.engine.Index(c.Request().Context())
 	if err != nil {
-		s.log.Warn("not ready", "error", err)
-		return problem(http.StatusServiceUnavailable, "not-ready", "the store is not answering: "+err.Error())
+		s.log.Warn("not ready: the store is not answering", "error", err)
+		p := problem(http.StatusServiceUnavailable, "not-ready", "the store is not answering; the log says why")
+		p.RetryAfter = retryAfterSeconds
+		return p
 	}
 	if s.ready != nil {
 		if err := s.ready(); err != nil {
@@ -199,7 +204,7 @@ func (s *Server) readyz(c echo.Context) error {
 	// service still answers, so it stays ready and says what is degraded.
 	if err := s.embedderHealth(c.Request().Context()); err != nil {
 		return c.JSON(http.StatusOK, map[string]any{"status": "degraded", "degraded": []string{"dense"},
-			"detail": "query embedding fails: " + err.Error(), "index": info})
+			"detail": "query embedding fails, so searches answer from lexical retrieval alone; the log says why", "index": info})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "degraded": []string{}, "index": info})
 }

