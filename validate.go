@@ -3,7 +3,7 @@ package papersearch
 import (
 	"errors"
 	"fmt"
-	"net/url"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -44,14 +44,10 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // space is tidied, empty author names are dropped, a missing id is derived
 // from the abstract and a missing title from its first sentence. It is the
 // one check every paper passes before it is stored; the error is a
-// *FieldError naming the first invalid field.
+// *FieldError naming the first invalid field. The id and url are checked as
+// given, before any tidying, so the rule is the one the OpenAPI document
+// states.
 func Complete(p Paper) (Paper, error) {
-	p.ID = strings.TrimSpace(p.ID)
-	p.Title = strings.Join(strings.Fields(p.Title), " ")
-	p.Abstract = strings.TrimSpace(p.Abstract)
-	p.Venue = strings.TrimSpace(p.Venue)
-	p.URL = strings.TrimSpace(p.URL)
-	p.Authors = CleanNames(p.Authors)
 	for _, f := range []struct{ name, value string }{
 		{"id", p.ID}, {"title", p.Title}, {"abstract", p.Abstract}, {"venue", p.Venue}, {"url", p.URL},
 	} {
@@ -64,20 +60,25 @@ func Complete(p Paper) (Paper, error) {
 			return p, &FieldError{"authors", ErrInvalidUTF8}
 		}
 	}
-	if p.Abstract == "" {
-		return p, &FieldError{"abstract", ErrNoAbstract}
-	}
-	if p.Year < MinYear || p.Year > MaxYear {
-		return p, &FieldError{"year", ErrBadYear}
+	if p.ID != "" && !ValidID(p.ID) {
+		return p, &FieldError{"id", ErrBadID}
 	}
 	if p.URL != "" && !ValidURL(p.URL) {
 		return p, &FieldError{"url", ErrBadURL}
 	}
+	if p.Year < MinYear || p.Year > MaxYear {
+		return p, &FieldError{"year", ErrBadYear}
+	}
+	p.ID = strings.TrimSpace(p.ID)
+	p.Title = strings.Join(strings.Fields(p.Title), " ")
+	p.Abstract = strings.TrimSpace(p.Abstract)
+	p.Venue = strings.TrimSpace(p.Venue)
+	p.Authors = CleanNames(p.Authors)
+	if p.Abstract == "" {
+		return p, &FieldError{"abstract", ErrNoAbstract}
+	}
 	if p.ID == "" {
 		p.ID = DeriveID(p.Abstract)
-	}
-	if !ValidID(p.ID) {
-		return p, &FieldError{"id", ErrBadID}
 	}
 	if p.Title == "" {
 		p.Title = DeriveTitle(p.Abstract)
@@ -94,19 +95,18 @@ func ValidID(id string) bool {
 	return !strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
-// ValidURL reports whether u is an absolute http or https URL with a host,
-// at most MaxURLLength bytes: the only links the service stores and shows,
-// so no javascript:, data: or relative link can reach a page.
-func ValidURL(u string) bool {
-	if len(u) > MaxURLLength || strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return false
-	}
-	parsed, err := url.Parse(u)
-	if err != nil || parsed.Host == "" || parsed.Hostname() == "" {
-		return false
-	}
-	return parsed.Scheme == "http" || parsed.Scheme == "https"
-}
+// URLPattern is the form of a paper's URL, as a regular expression that Go
+// and JSON Schema read alike: an absolute http or https URL of printable
+// ASCII (non-ASCII characters percent-encoded) with a host name or address.
+// No javascript:, data: or relative link can be stored, and so none can
+// reach a page.
+const URLPattern = `^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][!-~]*)?$`
+
+var urlForm = regexp.MustCompile(URLPattern) // read-only after init
+
+// ValidURL reports whether u is a URL a paper may carry: it matches
+// URLPattern and is at most MaxURLLength bytes.
+func ValidURL(u string) bool { return len(u) <= MaxURLLength && urlForm.MatchString(u) }
 
 // CleanNames tidies a list of author names: white space collapsed, empty
 // names dropped; nil when none is left.

@@ -13,9 +13,13 @@ import (
 )
 
 // canonicalJSON checks a request body before it is decoded and returns it
-// in the form the decoder takes:
+// in the form the decoder takes, so that the server reads JSON exactly as
+// the OpenAPI document describes it:
 //   - an object that names a key twice is refused (400, pointing at the key),
 //     as an unknown key is: the last value silently winning hides mistakes;
+//   - a member whose value is null is dropped: null means absent, for every
+//     optional field alike;
+//   - a null inside an array is refused: arrays hold values;
 //   - a number with a fraction or exponent that is a whole number within
 //     ±2^53 ("limit": 3.0, 1e2) is written as an integer, because JSON Schema
 //     counts such numbers as integers and so must the service.
@@ -26,8 +30,7 @@ func canonicalJSON(body []byte) ([]byte, error) {
 	dec.UseNumber()
 	var (
 		out bytes.Buffer
-		// One frame per open object or array: the keys seen so far (objects)
-		// and the path to it, for pointers.
+		// One frame per open object or array, with the path to it.
 		stack []jsonFrame
 	)
 	out.Grow(len(body))
@@ -54,16 +57,25 @@ func canonicalJSON(body []byte) ([]byte, error) {
 					FieldProblem{Pointer: pointer, Detail: "appears more than once; send each key once"})
 			}
 			stack[top].keys[key] = true
-			if stack[top].count > 0 {
-				out.WriteByte(',')
-			}
-			writeJSONString(&out, key)
-			out.WriteByte(':')
 			stack[top].afterKey, stack[top].key = true, key
 			continue
 		}
-		if top >= 0 && !stack[top].object && stack[top].count > 0 {
+		if tok == nil {
+			if top >= 0 && stack[top].object { // null is absent: drop the member
+				stack[top].afterKey = false
+				continue
+			}
+			if top >= 0 {
+				pointer := childPointer(stack)
+				return nil, invalid("arrays must not hold null", FieldProblem{Pointer: pointer, Detail: "must not be null"})
+			}
+		}
+		if top >= 0 && stack[top].count > 0 {
 			out.WriteByte(',')
+		}
+		if top >= 0 && stack[top].object {
+			writeJSONString(&out, stack[top].key)
+			out.WriteByte(':')
 		}
 		switch v := tok.(type) {
 		case json.Delim: // '{' or '['
@@ -92,7 +104,7 @@ type jsonFrame struct {
 	object   bool
 	afterKey bool // an object's key was read; its value comes next
 	key      string
-	count    int // values written so far
+	count    int // values written so far (array index of the next one)
 	pointer  string
 	keys     map[string]bool
 }

@@ -15,7 +15,7 @@ func TestCanonicalJSON(t *testing.T) {
 		{`{"limit":1e2,"x":-2.50,"y":0.0,"z":-0.0}`, `{"limit":100,"x":-2.50,"y":0,"z":0}`, ""},
 		{`{"limit":1e400}`, `{"limit":1e400}`, ""},
 		{`{"limit":9007199254740993.0}`, `{"limit":9007199254740993.0}`, ""},
-		{` [1, 2.0, [3.0, {"a": [true, false, null]}], "s\u00e9"] `, `[1,2,[3,{"a":[true,false,null]}],"sé"]`, ""},
+		{` [1, 2.0, [3.0, {"a": [true, false, "null"]}], "s\u00e9"] `, `[1,2,[3,{"a":[true,false,"null"]}],"sé"]`, ""},
 		{`{}`, `{}`, ""},
 		{`{"a":{},"b":[]}`, `{"a":{},"b":[]}`, ""},
 		{`{"query":"a","query":"b"}`, "", "/query"},
@@ -23,6 +23,11 @@ func TestCanonicalJSON(t *testing.T) {
 		{`{"papers":[{"id":"a"},{"id":"b","year":1,"year":2}]}`, "", "/papers/1/year"},
 		{`{"a/b~":{"x":1,"x":2}}`, "", "/a~1b~0/x"},
 		{`{"a":1}{"a":2}`, `{"a":1}{"a":2}`, ""}, // two values: decoding refuses them
+		{`{"a":null,"b":1,"c":null}`, `{"b":1}`, ""},
+		{`{"a":{"x":null},"b":[{"y":null,"z":2}]}`, `{"a":{},"b":[{"z":2}]}`, ""},
+		{`null`, `null`, ""},
+		{`{"authors":["A",null]}`, "", "/authors/1"},
+		{`{"papers":[{"id":"a"},null]}`, "", "/papers/1"},
 	}
 	for _, tt := range tests {
 		got, err := canonicalJSON([]byte(tt.in))

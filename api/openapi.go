@@ -2,20 +2,51 @@ package api
 
 import (
 	_ "embed"
+	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/papersearch/papersearch/embed"
 )
 
-// openAPI is the OpenAPI 3.1 description of this API. A test validates
-// every endpoint's real requests and responses against it.
+// openAPITemplate is the OpenAPI 3.1 description of this API, less what
+// depends on the running service (the embedding model's dimension), which
+// openAPIFor fills in. Tests validate real requests and responses against
+// the served document, and schemathesis generates requests from it.
 //
 //go:embed openapi.json
-var openAPI []byte
+var openAPITemplate []byte
 
-// OpenAPI returns the API's OpenAPI 3.1 document.
-func OpenAPI() []byte { return openAPI }
+// openAPIFor returns the document of a service embedding with model: the
+// embeddings request's dimensions may only be the model's.
+func openAPIFor(model embed.ModelInfo) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(openAPITemplate, &doc); err != nil {
+		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
+	}
+	dims, ok := lookup(doc, "components", "schemas", "EmbeddingsRequest", "properties", "dimensions")
+	if !ok {
+		return nil, fmt.Errorf("the OpenAPI document has no EmbeddingsRequest dimensions")
+	}
+	dims["enum"] = []any{model.Dim, nil}
+	dims["description"] = fmt.Sprintf("%s's dimension, %d, if given.", model.Name, model.Dim)
+	return json.MarshalIndent(doc, "", " ")
+}
+
+// lookup follows keys through nested JSON objects.
+func lookup(v map[string]any, keys ...string) (map[string]any, bool) {
+	for _, k := range keys {
+		next, ok := v[k].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		v = next
+	}
+	return v, true
+}
 
 func (s *Server) openapi(c echo.Context) error {
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.openAPI)
 }

@@ -3,30 +3,31 @@ package api
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
 )
 
 // TestOpenAPI validates real requests and responses of every endpoint
 // against the served OpenAPI document, so the two cannot drift apart.
 func TestOpenAPI(t *testing.T) {
 	url, papers := server(t)
-	ctx := context.Background()
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := doc.Validate(ctx); err != nil {
-		t.Fatalf("the OpenAPI document is invalid: %v", err)
-	}
+	doc := servedOpenAPI(t, url)
+	// kin-openapi cannot decode a parameter whose schema uses "not" (a TODO
+	// in its decoder), so its copy of the id schema goes without it;
+	// TestOpenAPIStatesTheRules checks that keyword against ValidID.
+	doc.Components.Schemas["PaperID"].Value.Not = nil
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +61,21 @@ func TestOpenAPI(t *testing.T) {
 		{"embeddings bad model", url, "POST", "/v1/embeddings", "", `{"input":"graphs","model":"gpt-x"}`, 404, true},
 		{"ingest", writable.URL, "POST", "/v1/papers", "", `{"papers":[{"id":"oa1","title":"Spec","abstract":"A paper about API specifications."}]}`, 200, true},
 		{"ingest forbidden", url, "POST", "/v1/papers", "", `{"papers":[{"id":"oa2","abstract":"x"}]}`, 403, true},
-		{"ingest invalid", writable.URL, "POST", "/v1/papers", "", `{"papers":[{"id":"oa3","abstract":" "}]}`, 400, true},
+		{"ingest invalid", writable.URL, "POST", "/v1/papers", "", `{"papers":[{"id":"oa3","abstract":" "}]}`, 400, false},
+		{"ingest with nulls", writable.URL, "POST", "/v1/papers", "", `{"papers":[{"id":"oa4","title":null,"abstract":"Nulls are absent.","authors":null,"venue":null,"year":null,"url":null}]}`, 200, true},
+		{"ingest one paper", writable.URL, "POST", "/v1/papers", "", `{"id":"oa5","abstract":"One paper alone.","year":2020.0,"url":"https://example.org/oa5"}`, 200, true},
+		{"ingest bad url", writable.URL, "POST", "/v1/papers", "", `{"id":"oa6","abstract":"x","url":"javascript:alert(1)"}`, 400, false},
+		{"search with nulls", url, "POST", "/v1/search", "", `{"query":"robots","like":null,"filters":null,"mode":null,"limit":null,"cursor":null,"explain":null}`, 200, true},
+		{"search empty year range", url, "POST", "/v1/search", "", `{"query":"robots","filters":{"year_min":2030,"year_max":2000}}`, 200, true},
+		{"search blank query with like", url, "POST", "/v1/search", "", `{"query":" ","like":["` + id + `"]}`, 200, true},
+		{"search blank query alone", url, "POST", "/v1/search", "", `{"query":" "}`, 400, false},
+		{"search unknown like", url, "POST", "/v1/search", "", `{"like":["no-such-paper"]}`, 404, true},
+		{"search lexical like only", url, "POST", "/v1/search", "", `{"like":["` + id + `"],"mode":"lexical"}`, 400, false},
+		{"embeddings model dimensions", url, "POST", "/v1/embeddings", "", `{"input":"graphs","dimensions":384}`, 200, true},
+		{"embeddings other dimensions", url, "POST", "/v1/embeddings", "", `{"input":"graphs","dimensions":3}`, 400, false},
 		{"delete", writable.URL, "DELETE", "/v1/papers/oa1", "", "", 204, true},
+		{"delete nulls", writable.URL, "DELETE", "/v1/papers/oa4", "", "", 204, true},
+		{"delete one", writable.URL, "DELETE", "/v1/papers/oa5", "", "", 204, true},
 		{"delete unknown", writable.URL, "DELETE", "/v1/papers/oa1", "", "", 404, true},
 		{"healthz", url, "GET", "/healthz", "", "", 200, true},
 		{"readyz", url, "GET", "/readyz", "", "", 200, true},
@@ -116,6 +130,71 @@ func TestOpenAPI(t *testing.T) {
 			if !covered[method+" "+path] {
 				t.Errorf("%s %s is in the document but no case exercises it", method, path)
 			}
+		}
+	}
+}
+
+// servedOpenAPI loads and validates the document a server serves.
+func servedOpenAPI(t *testing.T, base string) *openapi3.T {
+	t.Helper()
+	resp, body := do(t, "GET", base+"/openapi.json", "", "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("/openapi.json: %d", resp.StatusCode)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the OpenAPI document is invalid: %v", err)
+	}
+	return doc
+}
+
+// TestOpenAPIStatesTheRules checks that the document states the limits
+// and rules the server enforces, from the constants that define them, so
+// a schema-driven client never guesses.
+func TestOpenAPIStatesTheRules(t *testing.T) {
+	url, _ := server(t)
+	doc := servedOpenAPI(t, url)
+	schema := func(name string) *openapi3.Schema { return doc.Components.Schemas[name].Value }
+	prop := func(s, p string) *openapi3.Schema { return schema(s).Properties[p].Value }
+	eq := func(what string, got, want any) {
+		t.Helper()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: the document says %v, the server %v", what, got, want)
+		}
+	}
+	eq("id maxLength", *schema("PaperID").MaxLength, papersearch.MaxIDLength)
+	eq("input id maxLength", *prop("PaperInput", "id").MaxLength, papersearch.MaxIDLength)
+	eq("year minimum", *prop("PaperInput", "year").Min, papersearch.MinYear)
+	eq("year maximum", *prop("PaperInput", "year").Max, papersearch.MaxYear)
+	eq("filter year maximum", *prop("Filter", "year_max").Max, papersearch.MaxYear)
+	eq("venues maxItems", *prop("Filter", "venues").MaxItems, search.MaxFilterVenues)
+	eq("author maxLength", *prop("Filter", "author").MaxLength, search.MaxAuthorFilter)
+	eq("query maxLength", *prop("SearchRequest", "query").MaxLength, search.MaxQueryLength)
+	eq("limit maximum", *prop("SearchRequest", "limit").Max, search.MaxLimit)
+	eq("like maxItems", *prop("SearchRequest", "like").MaxItems, search.MaxExamples)
+	eq("papers maxItems", *prop("IngestRequest", "papers").MaxItems, MaxIngestPapers)
+	eq("inputs maxItems", *prop("EmbeddingsRequest", "input").OneOf[1].Value.MaxItems, MaxEmbeddingInputs)
+	eq("dimensions", prop("EmbeddingsRequest", "dimensions").Enum, []any{float64(testServer.model.Info().Dim), nil})
+	url3 := prop("PaperInput", "url").AnyOf[2].Value
+	eq("url pattern", url3.Pattern, papersearch.URLPattern)
+	eq("url maxLength", *url3.MaxLength, papersearch.MaxURLLength)
+
+	// The id's "no control characters" is a regular expression that says
+	// the same as ValidID, character by character.
+	ctrl := regexp.MustCompile(schema("PaperID").Not.Value.Pattern)
+	for r := rune(0); r < 0x3000; r++ {
+		if got, want := !ctrl.MatchString(string(r)), papersearch.ValidID(string(r)); got != want {
+			t.Errorf("id %q: the document allows it: %v, the server: %v", r, got, want)
+		}
+	}
+	// The abstract's "not blank" is Go's white space exactly.
+	nonBlank := regexp.MustCompile(prop("PaperInput", "abstract").Pattern)
+	for r := rune(0); r < 0x3100; r++ {
+		if got, want := nonBlank.MatchString(string(r)), strings.TrimSpace(string(r)) != ""; got != want {
+			t.Errorf("abstract %q: the document says blank: %v, the server: %v", r, !got, !want)
 		}
 	}
 }

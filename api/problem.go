@@ -88,6 +88,11 @@ func toProblem(err error) *Problem {
 		return p
 	case errors.As(err, &fe):
 		field := FieldProblem{Pointer: "/" + fe.Field, Detail: fe.Reason}
+		if errors.Is(fe, search.ErrNotFound) {
+			p := problem(http.StatusNotFound, "not-found", fe.Error())
+			p.Errors = []FieldProblem{field}
+			return p
+		}
 		return invalid(fe.Error(), field)
 	case errors.Is(err, search.ErrNotFound):
 		return problem(http.StatusNotFound, "not-found", err.Error())

@@ -73,6 +73,7 @@ type Server struct {
 	openWrites bool
 	probe      atomic.Pointer[probeResult] // the embedder's last readiness probe
 	pageCSP    string
+	openAPI    []byte // the OpenAPI document, for this service's model
 }
 
 // probeResult is a readiness probe of the embedder and when it ran.
@@ -109,6 +110,11 @@ func New(engine Engine, opts Options) *Server {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
+	doc, err := openAPIFor(engine.Model())
+	if err != nil {
+		panic(err) // the embedded document is broken: a build defect, caught by every test
+	}
+	s.openAPI = doc
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
@@ -310,15 +316,18 @@ func (s *Server) similar(c echo.Context) error {
 			return invalid(fmt.Sprintf("unknown parameter %q", name), FieldProblem{Param: name, Detail: "is not a parameter of this request"})
 		}
 	}
+	// A typed parameter given with an empty value is invalid, as its schema
+	// says; only strings may be empty.
 	for _, p := range []struct {
 		name   string
 		lo, hi int
 		dst    *int
-	}{{"limit", 1, search.MaxLimit, &sq.Limit}, {"year_min", 0, 9999, &sq.Filter.YearMin}, {"year_max", 0, 9999, &sq.Filter.YearMax}} {
-		raw := c.QueryParam(p.name)
-		if raw == "" {
+	}{{"limit", 1, search.MaxLimit, &sq.Limit}, {"year_min", papersearch.MinYear, papersearch.MaxYear, &sq.Filter.YearMin},
+		{"year_max", papersearch.MinYear, papersearch.MaxYear, &sq.Filter.YearMax}} {
+		if !params.Has(p.name) {
 			continue
 		}
+		raw := params.Get(p.name)
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < p.lo || n > p.hi {
 			return invalid(fmt.Sprintf("%s must be an integer between %d and %d", p.name, p.lo, p.hi),
@@ -326,20 +335,41 @@ func (s *Server) similar(c echo.Context) error {
 		}
 		*p.dst = n
 	}
+	if params.Has("mode") && sq.Mode == "" {
+		return invalid("mode must be hybrid, dense or lexical", FieldProblem{Param: "mode", Detail: "must be hybrid, dense or lexical, got \"\""})
+	}
 	sq.Filter.Venues = params["venue"]
 	sq.Filter.Author = c.QueryParam("author")
-	switch raw := c.QueryParam("explain"); raw {
-	case "", "false", "0":
-	case "true", "1":
-		sq.Explain = true
-	default:
-		return invalid("explain must be true or false", FieldProblem{Param: "explain", Detail: fmt.Sprintf("must be true or false, got %q", raw)})
+	if params.Has("explain") {
+		switch raw := params.Get("explain"); raw {
+		case "true":
+			sq.Explain = true
+		case "false":
+		default:
+			return invalid("explain must be true or false", FieldProblem{Param: "explain", Detail: fmt.Sprintf("must be true or false, got %q", raw)})
+		}
 	}
 	res, err := s.engine.Similar(c.Request().Context(), sq)
 	if err != nil {
-		return err
+		return asParameterProblem(err)
 	}
 	return respond(c, res)
+}
+
+// asParameterProblem turns an engine's field error about a request made of
+// query parameters into a problem naming the parameter, not a JSON pointer.
+func asParameterProblem(err error) error {
+	var fe *search.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	p := toProblem(err)
+	param := strings.TrimPrefix(fe.Field, "filters/")
+	if param == "venues" {
+		param = "venue"
+	}
+	p.Errors = []FieldProblem{{Param: param, Detail: fe.Reason}}
+	return p
 }
 
 // NewSearchResponse is the JSON body the API returns for res.

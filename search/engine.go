@@ -19,8 +19,9 @@ import (
 const (
 	DefaultLimit = 10
 	MaxLimit     = 100
-	// MaxQueryBytes bounds free-text query length, in bytes.
-	MaxQueryBytes = 4096
+	// MaxQueryLength bounds free-text query length, in characters (Unicode
+	// code points), as JSON Schema's maxLength counts.
+	MaxQueryLength = 4096
 	// CandidateDepth is how many candidates each retrieval contributes to
 	// fusion.
 	CandidateDepth = 100
@@ -176,8 +177,8 @@ func ValidateText(text string) error {
 		return &FieldError{Field: "query", Reason: "must be valid UTF-8"}
 	case strings.TrimSpace(text) == "":
 		return &FieldError{Field: "query", Reason: "must not be empty"}
-	case len(text) > MaxQueryBytes:
-		return &FieldError{Field: "query", Reason: fmt.Sprintf("must be at most %d bytes", MaxQueryBytes)}
+	case utf8.RuneCountInString(text) > MaxQueryLength:
+		return &FieldError{Field: "query", Reason: fmt.Sprintf("must be at most %d characters", MaxQueryLength)}
 	}
 	return nil
 }
@@ -195,10 +196,18 @@ func ValidateLimit(limit int) error {
 type FieldError struct {
 	Field  string
 	Reason string
+	// Err, if set, is what the error wraps instead of ErrInvalidQuery:
+	// ErrNotFound for a field that names something that does not exist.
+	Err error
 }
 
 func (e *FieldError) Error() string { return e.Field + " " + e.Reason }
-func (e *FieldError) Unwrap() error { return ErrInvalidQuery }
+func (e *FieldError) Unwrap() error {
+	if e.Err != nil {
+		return e.Err
+	}
+	return ErrInvalidQuery
+}
 
 // queryVector embeds a query within the query deadline, behind the circuit
 // breaker, remembering recent ones. Cached vectors are shared and must not

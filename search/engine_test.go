@@ -253,7 +253,7 @@ func TestEngineErrors(t *testing.T) {
 	eng, _ := sharedSeeded(t)
 	ctx := context.Background()
 	for _, q := range []Query{{Text: ""}, {Text: "   "}, {Text: "ok", Limit: 101}, {Text: "ok", Limit: -1},
-		{Text: strings.Repeat("a", MaxQueryBytes+1)}, {Text: "bad \xff"}} {
+		{Text: strings.Repeat("a", MaxQueryLength+1)}, {Text: "bad \xff"}} {
 		if _, err := eng.Search(ctx, q); !errors.Is(err, ErrInvalidQuery) {
 			t.Errorf("Search(%.20q, limit %d): err = %v, want ErrInvalidQuery", q.Text, q.Limit, err)
 		}

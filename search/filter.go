@@ -3,6 +3,9 @@ package search
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/papersearch/papersearch"
 )
 
 // Filter restricts which papers a retrieval may return. It is applied
@@ -23,22 +26,30 @@ type Filter struct {
 	Exclude []string `json:"-"`
 }
 
-// MaxFilterVenues bounds the venues of a filter.
-const MaxFilterVenues = 100
+// Limits of a filter. A year range whose start is after its end is valid
+// and matches no paper.
+const (
+	// MaxFilterVenues bounds the venues of a filter.
+	MaxFilterVenues = 100
+	// MaxAuthorFilter bounds the author filter, in characters.
+	MaxAuthorFilter = 200
+)
+
+func yearReason() string {
+	return fmt.Sprintf("must be a year between %d and %d", papersearch.MinYear, papersearch.MaxYear)
+}
 
 // Validate checks the filter, naming the field at fault.
 func (f Filter) Validate() error {
 	switch {
-	case f.YearMin < 0 || f.YearMin > 9999:
-		return &FieldError{Field: "filters/year_min", Reason: "must be a year between 0 and 9999"}
-	case f.YearMax < 0 || f.YearMax > 9999:
-		return &FieldError{Field: "filters/year_max", Reason: "must be a year between 0 and 9999"}
-	case f.YearMax != 0 && f.YearMin > f.YearMax:
-		return &FieldError{Field: "filters/year_min", Reason: "must not be after year_max"}
+	case f.YearMin < papersearch.MinYear || f.YearMin > papersearch.MaxYear:
+		return &FieldError{Field: "filters/year_min", Reason: yearReason()}
+	case f.YearMax < papersearch.MinYear || f.YearMax > papersearch.MaxYear:
+		return &FieldError{Field: "filters/year_max", Reason: yearReason()}
 	case len(f.Venues) > MaxFilterVenues:
 		return &FieldError{Field: "filters/venues", Reason: fmt.Sprintf("must list at most %d venues", MaxFilterVenues)}
-	case len(f.Author) > 200:
-		return &FieldError{Field: "filters/author", Reason: "must be at most 200 bytes"}
+	case utf8.RuneCountInString(f.Author) > MaxAuthorFilter:
+		return &FieldError{Field: "filters/author", Reason: fmt.Sprintf("must be at most %d characters", MaxAuthorFilter)}
 	}
 	return nil
 }

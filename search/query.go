@@ -105,10 +105,11 @@ func decodeCursor(s, fingerprint string) (cursorState, error) {
 	var c cursorState
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || json.Unmarshal(b, &c) != nil || c.V != 1 {
-		return c, &FieldError{Field: "cursor", Reason: "is not a cursor this service issued"}
+		return c, &FieldError{Field: "cursor", Reason: "names no page: it is not a cursor this service issued", Err: ErrNotFound}
 	}
 	if c.Query != fingerprint {
-		return c, &FieldError{Field: "cursor", Reason: "belongs to a different query; send the same query with it"}
+		return c, &FieldError{Field: "cursor", Reason: "names no page of this query: it belongs to another; send the same query with it",
+			Err: ErrNotFound}
 	}
 	return c, nil
 }
@@ -122,6 +123,9 @@ func (q Query) fingerprint(kind string) string {
 
 // validate checks the whole query and fills defaults.
 func (q *Query) validate() error {
+	if len(q.Like) > 0 && strings.TrimSpace(q.Text) == "" {
+		q.Text = "" // a blank query beside examples is no query
+	}
 	if q.Text != "" || len(q.Like) == 0 {
 		if err := ValidateText(q.Text); err != nil {
 			if len(q.Like) == 0 && strings.TrimSpace(q.Text) == "" {
@@ -238,11 +242,9 @@ type SimilarQuery struct {
 // the lexical query, fused as Search does. An unknown id is ErrNotFound.
 func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) {
 	start := time.Now()
-	doc, err := e.store.Get(ctx, sq.ID)
-	if err != nil {
-		return Results{}, err
-	}
-	q := Query{Text: doc.Paper.Text(), Filter: sq.Filter, Mode: sq.Mode, Limit: sq.Limit, Cursor: sq.Cursor, Explain: sq.Explain}
+	// The request is checked before the paper is looked up: a bad parameter
+	// is the caller's to fix whether or not the paper exists.
+	q := Query{Filter: sq.Filter, Mode: sq.Mode, Limit: sq.Limit, Cursor: sq.Cursor, Explain: sq.Explain}
 	if err := q.validateShape(); err != nil {
 		return Results{}, err
 	}
@@ -251,6 +253,11 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if err != nil {
 		return Results{}, err
 	}
+	doc, err := e.store.Get(ctx, sq.ID)
+	if err != nil {
+		return Results{}, err
+	}
+	q.Text = doc.Paper.Text()
 	filter := sq.Filter
 	filter.Exclude = append([]string{sq.ID}, seen...)
 	terms := doc.Terms
@@ -327,10 +334,11 @@ func (e *Engine) denseQuery(ctx context.Context, q Query) ([]float32, error) {
 		if strings.TrimSpace(q.Text) == "" && side.field == "like" {
 			w = 1 / float32(len(side.ids))
 		}
-		for _, id := range side.ids {
+		for i, id := range side.ids {
 			doc, err := e.store.Get(ctx, id)
 			if errors.Is(err, ErrNotFound) {
-				return nil, &FieldError{Field: side.field, Reason: fmt.Sprintf("names %q, which is not a paper here", id)}
+				return nil, &FieldError{Field: fmt.Sprintf("%s/%d", side.field, i),
+					Reason: fmt.Sprintf("names %q, which is not a paper here", id), Err: ErrNotFound}
 			}
 			if err != nil {
 				return nil, err

@@ -201,8 +201,9 @@ func TestModesLikeAndExplain(t *testing.T) {
 	if base.Hits[0].Score == moved.Hits[0].Score {
 		t.Error("unlike changed nothing")
 	}
-	if _, err := eng.Search(ctx, Query{Like: []string{"no-such-id"}}); !errors.Is(err, ErrInvalidQuery) {
-		t.Errorf("unknown like id: %v", err)
+	var fe *FieldError
+	if _, err := eng.Search(ctx, Query{Like: []string{"no-such-id"}}); !errors.Is(err, ErrNotFound) || !errors.As(err, &fe) || fe.Field != "like/0" {
+		t.Errorf("unknown like id: %v, want ErrNotFound on like/0", err)
 	}
 
 	res, err = eng.Search(ctx, Query{Text: "networks that recover hand contact with objects", Limit: 2, Explain: true})
@@ -259,8 +260,9 @@ func TestFiltersAndCursor(t *testing.T) {
 			}
 		}
 	}
-	if _, err := eng.Search(ctx, Query{Text: "x", Filter: Filter{YearMin: 2022, YearMax: 2020}}); !errors.Is(err, ErrInvalidQuery) {
-		t.Errorf("year_min after year_max: %v", err)
+	// A year range that ends before it starts is empty: it matches nothing.
+	if res, err := eng.Search(ctx, Query{Text: "graph", Filter: Filter{YearMin: 2022, YearMax: 2020}}); err != nil || len(res.Hits) != 0 {
+		t.Errorf("year_min after year_max: %d hits, %v; want none", len(res.Hits), err)
 	}
 
 	// Pages of 1 through the 4 papers; a paper added between pages neither
@@ -296,10 +298,11 @@ func TestFiltersAndCursor(t *testing.T) {
 		t.Errorf("pages returned %v, want every paper once", seen)
 	}
 	// A cursor belongs to its query.
-	if _, err := eng.Search(ctx, Query{Text: "speech", Cursor: q.Cursor}); !errors.Is(err, ErrInvalidQuery) {
+	// A cursor belongs to its query: any other names no page.
+	if _, err := eng.Search(ctx, Query{Text: "speech", Cursor: q.Cursor}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("cursor of another query: %v", err)
 	}
-	if _, err := eng.Search(ctx, Query{Text: "graph", Cursor: "garbage!"}); !errors.Is(err, ErrInvalidQuery) {
+	if _, err := eng.Search(ctx, Query{Text: "graph", Cursor: "garbage!"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("garbage cursor: %v", err)
 	}
 }

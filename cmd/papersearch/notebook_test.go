@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch/internal/testenv"
@@ -22,9 +26,39 @@ func TestNotebook(t *testing.T) {
 	out := t.TempDir()
 	cmd := exec.Command(nbconvert, "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=180",
 		"--output-dir", out, "--output", "executed", "../../examples/papersearch.ipynb")
-	cmd.Env = append(os.Environ(), "PAPERSEARCH_URL="+base, "PAPERSEARCH_NOTEBOOK_OUT="+out, "MPLBACKEND=Agg")
+	// The kernel runs as a user's would: matplotlib's backend is Jupyter's
+	// inline one, whatever this process's environment says.
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "MPLBACKEND=") })
+	cmd.Env = append(env, "PAPERSEARCH_URL="+base, "PAPERSEARCH_NOTEBOOK_OUT="+out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the notebook failed: %v\n%s", err, b)
+	}
+	// The plot cell shows its figure inline: an image/png output.
+	raw, err := os.ReadFile(filepath.Join(out, "executed.ipynb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nb struct {
+		Cells []struct {
+			Source  any `json:"source"`
+			Outputs []struct {
+				Data map[string]any `json:"data"`
+			} `json:"outputs"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(raw, &nb); err != nil {
+		t.Fatal(err)
+	}
+	shown := false
+	for _, c := range nb.Cells {
+		for _, o := range c.Outputs {
+			if _, ok := o.Data["image/png"]; ok && strings.Contains(fmt.Sprint(c.Source), "plot.barh") {
+				shown = true
+			}
+		}
+	}
+	if !shown {
+		t.Error("the plot cell shows no figure inline (no image/png output)")
 	}
 	for _, f := range []string{"executed.ipynb", "robot-manipulation.csv", "scores.png"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
