@@ -1,14 +1,18 @@
 package api
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
 )
 
 // TestIngestValidation posts papers the service must refuse, each naming
@@ -81,5 +85,50 @@ func TestIngestValidation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIngestAThousandRealAbstracts posts 1,000 real paper records in one
+// request, the documented maximum: their body is over the 1 MiB general
+// limit and within the batch endpoints' limit, and every paper arrives.
+func TestIngestAThousandRealAbstracts(t *testing.T) {
+	f, err := os.Open("../../shared/data/papers/ml-papers.jsonl.gz")
+	if err != nil {
+		testenv.Missing(t, "the test needs ../shared/data/papers: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := seeds.NewReader(zr, seeds.JSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req IngestRequest
+	for len(req.Papers) < MaxIngestPapers {
+		p, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Papers = append(req.Papers, p)
+	}
+	body, _ := json.Marshal(req)
+	if len(body) <= DefaultMaxBody {
+		t.Fatalf("1,000 papers take only %d bytes; the test proves nothing", len(body))
+	}
+	srv := httptest.NewServer(New(echoEngine{}, Options{OpenWrites: true}))
+	defer srv.Close()
+	resp, out := do(t, "POST", srv.URL+"/v1/papers", "application/json", string(body))
+	var ir IngestResponse
+	if err := json.Unmarshal(out, &ir); resp.StatusCode != 200 || err != nil || ir.New != MaxIngestPapers || len(ir.IDs) != MaxIngestPapers {
+		t.Fatalf("1,000 papers (%d bytes): %d %.300s", len(body), resp.StatusCode, out)
+	}
+	t.Logf("1,000 real papers in %d bytes (%.2f MiB) stored in one request", len(body), float64(len(body))/(1<<20))
+	// One more paper is refused, naming the limit.
+	req.Papers = append(req.Papers, req.Papers[0])
+	body, _ = json.Marshal(req)
+	if resp, out := do(t, "POST", srv.URL+"/v1/papers", "application/json", string(body)); resp.StatusCode != 400 || !strings.Contains(string(out), "1 to 1000") {
+		t.Errorf("1,001 papers: %d %.300s", resp.StatusCode, out)
 	}
 }

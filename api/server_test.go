@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -339,5 +342,33 @@ func TestPanicsBecomeProblems(t *testing.T) {
 	// The server still answers after both.
 	if resp, _ := do(t, "GET", srv.URL+"/healthz", "", ""); resp.StatusCode != 200 {
 		t.Errorf("healthz after panic: %d", resp.StatusCode)
+	}
+}
+
+// TestSlowBodyTimesOut sends a body that stops arriving: the answer is 408
+// problem+json, with no socket address or internal error text in it.
+func TestSlowBodyTimesOut(t *testing.T) {
+	srv := httptest.NewUnstartedServer(New(echoEngine{}, Options{}))
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":")
+	// The rest never comes; the server's read deadline passes.
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("slow body: %d %s", resp.StatusCode, body)
+	}
+	if strings.Contains(string(body), "127.0.0.1") || strings.Contains(string(body), "i/o timeout") || strings.Contains(string(body), "tcp") {
+		t.Errorf("the problem exposes internals: %s", body)
 	}
 }
