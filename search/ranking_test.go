@@ -332,3 +332,50 @@ func BenchmarkAnalyze(b *testing.B) {
 		Analyze(text)
 	}
 }
+
+// TestScoreMeaning pins what score means in each mode, as the README and
+// the OpenAPI document say: dense, the cosine; lexical, BM25; hybrid, the
+// fused score in [0, 1]; and hybrid's explanation keeps each paper's
+// cosine, the same number dense mode gives, for thresholds across queries.
+func TestScoreMeaning(t *testing.T) {
+	eng, _ := sharedSeeded(t)
+	ctx := context.Background()
+	const question = "robots that learn manipulation from human videos"
+	qv, err := eng.queryVector(ctx, question)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense, err := eng.Search(ctx, Query{Text: question, Mode: Dense, Limit: 19})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosine := map[string]float64{}
+	for _, h := range dense.Hits {
+		doc, _ := eng.store.Get(ctx, h.ID)
+		if want := float64(embed.Dot(qv, doc.Vector)); math.Abs(h.Score-want) > 1e-4 {
+			t.Errorf("dense score of %s is %f, the cosine %f", h.ID, h.Score, want)
+		}
+		cosine[h.ID] = h.Score
+	}
+	hybrid, err := eng.Search(ctx, Query{Text: question, Limit: 10, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hybrid.Hits {
+		if h.Score < 0 || h.Score > 1 {
+			t.Errorf("hybrid score %f outside [0, 1]", h.Score)
+		}
+		if e := h.Explanation; e == nil || e.DenseScore == nil || math.Abs(float64(*e.DenseScore)-cosine[h.ID]) > 1e-4 {
+			t.Errorf("%s: the explanation's dense score is not the cosine %f: %+v", h.ID, cosine[h.ID], h.Explanation)
+		}
+	}
+	lexical, err := eng.Search(ctx, Query{Text: question, Mode: Lexical, Limit: 3, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range lexical.Hits {
+		if e := h.Explanation; h.Score <= 0 || e == nil || e.LexicalScore == nil || math.Abs(float64(*e.LexicalScore)-h.Score) > 1e-4 {
+			t.Errorf("lexical score %f is not the BM25 score %+v", h.Score, h.Explanation)
+		}
+	}
+}
