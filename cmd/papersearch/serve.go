@@ -114,6 +114,12 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 
 	var notReady atomic.Pointer[error]
+	if count == 0 && cfg.Seed {
+		// Not ready from the first request on: seeding starts after the
+		// listener, and a probe in between must not see an empty store ready.
+		pending := fmt.Errorf("seeding the empty store with the %s", seeds.Name)
+		notReady.Store(&pending)
+	}
 	loopback := isLoopback(cfg.Addr)
 	if cfg.APIKey == "" && !loopback {
 		log.Warn("write endpoints are disabled: set PAPERSEARCH_API_KEY to enable POST and DELETE /v1/papers", "addr", cfg.Addr)
