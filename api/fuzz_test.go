@@ -52,6 +52,8 @@ func FuzzRequests(f *testing.F) {
 	f.Add(`{"papers":[{"id":"a","abstract":"b","year":"2020"}]}`)
 	f.Add("{\"query\":\"\xff\"}")
 	f.Add(`{"limit":1e400}`)
+	f.Add(`{"query":"a","query":"b","filters":{"venues":["x",null],"year_min":2020.0}}`)
+	f.Add(`{"papers":[{"id":null,"abstract":"a","url":"https://x.org/p","authors":["A",null]},null]}`)
 	h := New(echoEngine{}, Options{OpenWrites: true})
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, path := range []string{"/v1/search", "/v1/embeddings", "/v1/papers"} {
