@@ -17,9 +17,9 @@ import (
 // the OpenAPI document describes it:
 //   - an object that names a key twice is refused (400, pointing at the key),
 //     as an unknown key is: the last value silently winning hides mistakes;
-//   - a member whose value is null is dropped: null means absent, for every
-//     optional field alike;
-//   - a null inside an array is refused: arrays hold values;
+//   - a null inside an array is refused: arrays hold values (a member whose
+//     value is null is kept: decoding leaves its field absent, and an
+//     unknown member is refused whatever its value);
 //   - a number with a fraction or exponent that is a whole number within
 //     ±2^53 ("limit": 3.0, 1e2) is written as an integer, because JSON Schema
 //     counts such numbers as integers and so must the service.
@@ -60,15 +60,8 @@ func canonicalJSON(body []byte) ([]byte, error) {
 			stack[top].afterKey, stack[top].key = true, key
 			continue
 		}
-		if tok == nil {
-			if top >= 0 && stack[top].object { // null is absent: drop the member
-				stack[top].afterKey = false
-				continue
-			}
-			if top >= 0 {
-				pointer := childPointer(stack)
-				return nil, invalid("arrays must not hold null", FieldProblem{Pointer: pointer, Detail: "must not be null"})
-			}
+		if tok == nil && top >= 0 && !stack[top].object {
+			return nil, invalid("arrays must not hold null", FieldProblem{Pointer: childPointer(stack), Detail: "must not be null"})
 		}
 		if top >= 0 && stack[top].count > 0 {
 			out.WriteByte(',')

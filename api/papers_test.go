@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -34,6 +35,8 @@ func TestIngestValidation(t *testing.T) {
 		{"year wrong type in batch", `{"papers":[` + ok + `,{"id":"v1","abstract":"x","year":"2020"}]}`, "/papers/1/year"},
 		{"authors wrong type in batch", `{"papers":[` + ok + `,` + ok + `,{"abstract":"x","authors":"A"}]}`, "/papers/2/authors"},
 		{"unknown field in batch", `{"papers":[` + ok + `,{"abstract":"x","doi":"10.1/x"}]}`, "/papers/1/doi"},
+		{"unknown null field in a paper", `{"papers":[{"id":"v1","abstract":"x","doi":null}]}`, "/papers/0/doi"},
+		{"unknown null field beside papers", `{"colour":null,"papers":[{"id":"v1","abstract":"x"}]}`, "/colour"},
 		{"javascript url", `{"papers":[{"id":"v1","abstract":"x","url":"javascript:alert(document.domain)"}]}`, "/papers/0/url"},
 		{"javascript url, mixed case", `{"papers":[{"id":"v1","abstract":"x","url":" JavaScript:alert(1)"}]}`, "/papers/0/url"},
 		{"data url", `{"papers":[{"id":"v1","abstract":"x","url":"data:text/html,<script>alert(1)</script>"}]}`, "/papers/0/url"},
@@ -130,5 +133,33 @@ func TestIngestAThousandRealAbstracts(t *testing.T) {
 	body, _ = json.Marshal(req)
 	if resp, out := do(t, "POST", srv.URL+"/v1/papers", "application/json", string(body)); resp.StatusCode != 400 || !strings.Contains(string(out), "1 to 1000") {
 		t.Errorf("1,001 papers: %d %.300s", resp.StatusCode, out)
+	}
+}
+
+// TestIDsWithPercentSignsRoundTrip stores ids holding "%", "/" and
+// non-ASCII characters and reads each back through its escaped path: the
+// id is unescaped exactly once.
+func TestIDsWithPercentSignsRoundTrip(t *testing.T) {
+	server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer srv.Close()
+	ids := []string{"a%41b", "100%", "x/y%2Fz", "Ⱥÿ°m%ë", "50% off"}
+	var papers []string
+	for _, id := range ids {
+		b, _ := json.Marshal(map[string]string{"id": id, "abstract": "A paper whose id is " + id + "."})
+		papers = append(papers, string(b))
+	}
+	if resp, body := do(t, "POST", srv.URL+"/v1/papers", "application/json", `{"papers":[`+strings.Join(papers, ",")+`]}`); resp.StatusCode != 200 {
+		t.Fatalf("ingest: %d %s", resp.StatusCode, body)
+	}
+	for _, id := range ids {
+		resp, body := do(t, "GET", srv.URL+"/v1/papers/"+url.PathEscape(id), "", "")
+		var p struct{ ID string }
+		if json.Unmarshal(body, &p); resp.StatusCode != 200 || p.ID != id {
+			t.Errorf("GET %q: %d %s", id, resp.StatusCode, body)
+		}
+		if resp, body := do(t, "DELETE", srv.URL+"/v1/papers/"+url.PathEscape(id), "", ""); resp.StatusCode != 204 {
+			t.Errorf("DELETE %q: %d %s", id, resp.StatusCode, body)
+		}
 	}
 }

@@ -394,9 +394,16 @@ func NewSearchResponse(res search.Results) SearchResponse {
 	return out
 }
 
-// pathID returns the :id path parameter, unescaped and validated.
+// pathID returns the :id path parameter, unescaped and validated. Echo
+// routes on the escaped path only when the request's escaping differs from
+// Go's default (URL.RawPath set, as for an id with an escaped "/"); then,
+// and only then, the parameter is still escaped: unescaping it otherwise
+// would turn a literal "%41" in an id into "A".
 func pathID(c echo.Context) (string, error) {
-	id, err := url.PathUnescape(c.Param("id"))
+	id, err := c.Param("id"), error(nil)
+	if c.Request().URL.RawPath != "" {
+		id, err = url.PathUnescape(id)
+	}
 	if err != nil || !papersearch.ValidID(id) {
 		return "", invalid("the paper id in the path is not a valid id",
 			FieldProblem{Param: "id", Detail: papersearch.ErrBadID.Error()})
