@@ -3,6 +3,8 @@ package search
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/papersearch/papersearch"
 )
 
 // EvalQuery is one benchmark query.
@@ -130,7 +134,11 @@ type Metrics struct {
 	NDCG10    float64 `json:"ndcg@10"`
 	Recall100 float64 `json:"recall@100"`
 	MRR10     float64 `json:"mrr@10"`
-	Queries   int     `json:"queries"`
+	// First and Top10 are the shares of queries with a relevant document
+	// ranked first and within the first 10 (success@1, success@10).
+	First   float64 `json:"first"`
+	Top10   float64 `json:"top10"`
+	Queries int     `json:"queries"`
 }
 
 // Evaluate runs every judged query in mode and averages nDCG@10,
@@ -159,11 +167,18 @@ func (e *Engine) Evaluate(ctx context.Context, queries []EvalQuery, qrels Qrels,
 		m.NDCG10 += NDCG(ranked, rels, 10)
 		m.Recall100 += Recall(ranked, rels, 100)
 		m.MRR10 += MRR(ranked, rels, 10)
+		if MRR(ranked, rels, 10) == 1 {
+			m.First++
+		}
+		if MRR(ranked, rels, 10) > 0 {
+			m.Top10++
+		}
 		m.Queries++
 	}
 	if m.Queries > 0 {
 		n := float64(m.Queries)
 		m.NDCG10, m.Recall100, m.MRR10 = m.NDCG10/n, m.Recall100/n, m.MRR10/n
+		m.First, m.Top10 = m.First/n, m.Top10/n
 	}
 	return m, nil
 }
@@ -174,4 +189,37 @@ func (e *Engine) WithFusion(f Fusion) *Engine {
 	c := *e
 	c.opts.Fusion = &f
 	return &c
+}
+
+// Sample returns the n papers whose ids come first by SHA-256, a fixed
+// sample any tool can reproduce, plus every paper the judgements name, in
+// their order in papers.
+func Sample(papers []papersearch.Paper, n int, qrels Qrels) []papersearch.Paper {
+	judged := map[string]bool{}
+	for _, rels := range qrels {
+		for id := range rels {
+			judged[id] = true
+		}
+	}
+	keys := make([]string, len(papers))
+	for i, p := range papers {
+		sum := sha256.Sum256([]byte(p.ID))
+		keys[i] = hex.EncodeToString(sum[:])
+	}
+	order := make([]int, len(papers))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return keys[order[a]] < keys[order[b]] })
+	keep := make([]bool, len(papers))
+	for _, i := range order[:min(n, len(order))] {
+		keep[i] = true
+	}
+	var out []papersearch.Paper
+	for i, p := range papers {
+		if keep[i] || judged[p.ID] {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -17,6 +17,16 @@ const (
 	// adds them, the dense side weighted DenseWeight and the lexical side
 	// 1 - DenseWeight; a paper missing from a list gets 0 there.
 	Weighted FusionMethod = "weighted"
+	// DBSF is distribution-based score fusion: each list's scores are
+	// normalised by their spread over the query's candidates (mean − 3σ maps
+	// to 0, mean + 3σ to 1, clipped, as Qdrant's DBSF does), then weighted
+	// as Weighted does. A top score far above the rest keeps its lead; one
+	// barely above the rest does not become 1.
+	DBSF FusionMethod = "dbsf"
+	// MaxNorm divides each list's scores by its best, so a list's scores keep
+	// their ratios (a runner-up at 0.9 of the best stays at 0.9), then
+	// weights them as Weighted does.
+	MaxNorm FusionMethod = "max"
 )
 
 // RRFK is reciprocal rank fusion's constant.
@@ -29,8 +39,8 @@ type Fusion struct {
 }
 
 func (f Fusion) String() string {
-	if f.Method == Weighted {
-		return fmt.Sprintf("weighted(dense=%.2f)", f.DenseWeight)
+	if f.Method == Weighted || f.Method == DBSF || f.Method == MaxNorm {
+		return fmt.Sprintf("%s(dense=%.2f)", f.Method, f.DenseWeight)
 	}
 	return string(f.Method)
 }
@@ -72,8 +82,14 @@ func fuse(dense, lexical []Candidate, f Fusion) []fused {
 		x.LexicalRank, x.LexicalScore = i+1, c.Score
 	}
 	switch f.Method {
-	case Weighted:
+	case Weighted, DBSF, MaxNorm:
 		dn, ln := normaliser(dense), normaliser(lexical)
+		switch f.Method {
+		case DBSF:
+			dn, ln = spreadNormaliser(dense), spreadNormaliser(lexical)
+		case MaxNorm:
+			dn, ln = maxNormaliser(dense), maxNormaliser(lexical)
+		}
 		for _, x := range byID {
 			if x.DenseRank > 0 {
 				x.Score += f.DenseWeight * dn(x.DenseScore)
@@ -134,4 +150,37 @@ func normaliser(list []Candidate) func(float32) float64 {
 		return func(float32) float64 { return 1 }
 	}
 	return func(s float32) float64 { return (float64(s) - lo) / (hi - lo) }
+}
+
+// spreadNormaliser returns distribution-based normalisation over a list's
+// scores: mean − 3σ maps to 0 and mean + 3σ to 1, clipped to [0, 1]; a list
+// of equal scores maps to 1.
+func spreadNormaliser(list []Candidate) func(float32) float64 {
+	if len(list) == 0 {
+		return func(float32) float64 { return 0 }
+	}
+	var sum, sq float64
+	for _, c := range list {
+		sum += float64(c.Score)
+		sq += float64(c.Score) * float64(c.Score)
+	}
+	n := float64(len(list))
+	mean := sum / n
+	sd := math.Sqrt(math.Max(sq/n-mean*mean, 0))
+	if sd == 0 {
+		return func(float32) float64 { return 1 }
+	}
+	return func(s float32) float64 { return math.Min(math.Max((float64(s)-mean+3*sd)/(6*sd), 0), 1) }
+}
+
+// maxNormaliser divides a list's scores by its best score (when positive).
+func maxNormaliser(list []Candidate) func(float32) float64 {
+	hi := 0.0
+	for _, c := range list {
+		hi = math.Max(hi, float64(c.Score))
+	}
+	if hi <= 0 {
+		return func(float32) float64 { return 0 }
+	}
+	return func(s float32) float64 { return math.Max(float64(s), 0) / hi }
 }

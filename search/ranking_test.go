@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -91,6 +92,19 @@ func TestFusion(t *testing.T) {
 	w = fuse(dense, lexical, Fusion{Method: Weighted, DenseWeight: 0.8})
 	if got := ids(w); got != "A,B,C,D" || !near(w[1].Score, 0.4) {
 		t.Errorf("weighted 0.8: %s %+v", got, w)
+	}
+	// Max-normalised 0.5: dense A=1, B=0.6, C=0.2 (scores 1, 0.6, 0.2
+	// divided by 1); lexical C=1, A=0.6, D=0.2. A = 0.8, C = 0.6, B = 0.3.
+	mx := fuse([]Candidate{{"A", 1}, {"B", 0.6}, {"C", 0.2}}, []Candidate{{"C", 10}, {"A", 6}, {"D", 2}}, Fusion{Method: MaxNorm, DenseWeight: 0.5})
+	if got := ids(mx); got != "A,C,B,D" || !near(mx[0].Score, 0.8) || !near(mx[1].Score, 0.6) || !near(mx[2].Score, 0.3) {
+		t.Errorf("max-normalised 0.5: %s %+v", got, mx)
+	}
+	// Spread-normalised: scores 0, 3, 6 have mean 3 and σ √6; 6 maps to
+	// (6 − 3 + 3√6)/(6√6), 0 to (0 − 3 + 3√6)/(6√6); weight 1 keeps dense only.
+	sp := fuse([]Candidate{{"A", 6}, {"B", 3}, {"C", 0}}, nil, Fusion{Method: DBSF, DenseWeight: 1})
+	sd := math.Sqrt(6)
+	if ids(sp) != "A,B,C" || !near(sp[0].Score, (3+3*sd)/(6*sd)) || !near(sp[1].Score, 0.5) || !near(sp[2].Score, (3*sd-3)/(6*sd)) {
+		t.Errorf("spread-normalised: %+v", sp)
 	}
 	// Ties break by id; a list of equal scores normalises to 1.
 	tie := fuse([]Candidate{{"Y", 1}, {"X", 1}}, nil, Fusion{Method: Weighted, DenseWeight: 0.5})
@@ -377,5 +391,28 @@ func TestScoreMeaning(t *testing.T) {
 		if e := h.Explanation; h.Score <= 0 || e == nil || e.LexicalScore == nil || math.Abs(float64(*e.LexicalScore)-h.Score) > 1e-4 {
 			t.Errorf("lexical score %f is not the BM25 score %+v", h.Score, h.Explanation)
 		}
+	}
+}
+
+// TestSample: a fixed sample by SHA-256 of the ids, in corpus order, with
+// every judged paper added.
+func TestSample(t *testing.T) {
+	var papers []papersearch.Paper
+	for i := range 50 {
+		papers = append(papers, papersearch.Paper{ID: fmt.Sprintf("p%02d", i), Abstract: "x"})
+	}
+	qrels := Qrels{"q": {"p49": 1}}
+	a, b := Sample(papers, 10, qrels), Sample(slices.Clone(papers), 10, qrels)
+	if len(a) < 10 || len(a) > 11 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("sample of 10 (+1 judged): %d papers, or not reproducible", len(a))
+	}
+	if !slices.ContainsFunc(a, func(p papersearch.Paper) bool { return p.ID == "p49" }) {
+		t.Error("the judged paper is not in the sample")
+	}
+	if !slices.IsSortedFunc(a, func(x, y papersearch.Paper) int { return strings.Compare(x.ID, y.ID) }) {
+		t.Error("the sample is not in corpus order")
+	}
+	if got := Sample(papers, 100, nil); len(got) != 50 {
+		t.Errorf("a sample larger than the corpus has %d papers", len(got))
 	}
 }

@@ -29,7 +29,8 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	qrelsFile := fs.String("qrels", "", "BEIR judgements: TSV with a header, query-id corpus-id score")
 	mode := fs.String("mode", "all", "all, hybrid, dense or lexical")
 	asJSON := fs.Bool("json", false, "print JSON")
-	sweep := fs.Bool("fusion-sweep", false, "also measure RRF and weighted fusion at dense weights 0.1 to 0.9")
+	sweep := fs.Bool("fusion-sweep", false, "also measure RRF, and weighted and distribution-based (dbsf) fusion at dense weights 0.1 to 0.9")
+	sample := fs.Int("sample", 0, "index only this many documents, the ones whose ids come first by SHA-256 (a fixed sample), plus every judged one (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{"eval: " + err.Error()}
 	}
@@ -59,6 +60,9 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	qrels, err := readWith(*qrelsFile, search.ReadQrels)
 	if err != nil {
 		return err
+	}
+	if *sample > 0 {
+		papers = search.Sample(papers, *sample, qrels)
 	}
 
 	inner, _, err := newEmbedder(ctx, cfg, log)
@@ -107,8 +111,10 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	}
 	if *sweep {
 		fusions := []search.Fusion{{Method: search.RRF}}
-		for w := 1; w <= 9; w++ {
-			fusions = append(fusions, search.Fusion{Method: search.Weighted, DenseWeight: float64(w) / 10})
+		for _, m := range []search.FusionMethod{search.Weighted, search.DBSF, search.MaxNorm} {
+			for w := 1; w <= 9; w++ {
+				fusions = append(fusions, search.Fusion{Method: m, DenseWeight: float64(w) / 10})
+			}
 		}
 		for _, f := range fusions {
 			r, err := eng.WithFusion(f).Evaluate(ctx, queries, qrels, search.Hybrid)
@@ -125,9 +131,10 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 			"store": store.Kind(), "results": results})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODE\tFUSION\tnDCG@10\tRECALL@100\tMRR@10\tQUERIES")
+	fmt.Fprintln(tw, "MODE\tFUSION\tnDCG@10\tRECALL@100\tMRR@10\tFIRST\tTOP 10\tQUERIES")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.4f\t%d\n", r.Mode, r.Fusion, r.NDCG10, r.Recall100, r.MRR10, r.Queries)
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.4f\t%.1f%%\t%.1f%%\t%d\n", r.Mode, r.Fusion, r.NDCG10, r.Recall100, r.MRR10,
+			100*r.First, 100*r.Top10, r.Queries)
 	}
 	return tw.Flush()
 }
