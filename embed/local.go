@@ -2,24 +2,50 @@ package embed
 
 import (
 	"context"
-	_ "embed"
+	"embed"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
 
-//go:embed model/all-minilm-l6-v2.f16.safetensors
-var minilmWeights []byte
+// models holds the weights of every local model the binary carries, one
+// <name>.f16.safetensors file each (written by scripts/convert_model.py or
+// scripts/convert_onnx_model.py), and the WordPiece vocabulary they share.
+//
+//go:embed model/*.f16.safetensors model/vocab.txt
+var models embed.FS
 
-//go:embed model/vocab.txt
-var minilmVocab []byte
+// DefaultLocalModel is the local model used unless another is chosen.
+const DefaultLocalModel = "all-MiniLM-L6-v2"
 
-// Local is the in-process embedding model, all-MiniLM-L6-v2: a 6-layer BERT
-// encoder producing 384-dimensional, mean-pooled, L2-normalised vectors.
-// Texts longer than the model's window (256 word pieces, [CLS] and [SEP]
-// included) are truncated. It runs in pure Go and needs no network. A Local
+// localModelFiles maps each local model's name to its weights file.
+var localModelFiles = map[string]string{ // read-only
+	"all-MiniLM-L6-v2":  "model/all-minilm-l6-v2.f16.safetensors",
+	"bge-small-en-v1.5": "model/bge-small-en-v1.5.f16.safetensors",
+}
+
+// LocalModels lists the names of the local models, sorted.
+func LocalModels() []string {
+	names := make([]string, 0, len(localModelFiles))
+	for n := range localModelFiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ErrUnknownModel is returned for a local model the binary does not carry.
+var ErrUnknownModel = errors.New("no such local model")
+
+// Local is an in-process embedding model: a BERT encoder producing
+// L2-normalised vectors (all-MiniLM-L6-v2: 6 layers, 384 dimensions, mean
+// pooled, a 256-word-piece window; bge-small-en-v1.5: 12 layers, 384
+// dimensions, CLS pooled, a 512-word-piece window). Texts longer than the
+// model's window ([CLS] and [SEP] included) are truncated. It runs in pure Go and needs no network. A Local
 // is safe for concurrent use.
 type Local struct {
 	model   *bert
@@ -28,16 +54,31 @@ type Local struct {
 	pool    sync.Pool // *scratch
 }
 
-// NewLocal loads the embedded model. workers bounds how many texts are
-// encoded at once; 0 means one per CPU.
-func NewLocal(workers int) (*Local, error) {
-	m, err := loadBERT(minilmWeights)
-	if err != nil {
-		return nil, fmt.Errorf("load local model: %w", err)
+// NewLocal loads the default local model; see NewLocalModel.
+func NewLocal(workers int) (*Local, error) { return NewLocalModel(DefaultLocalModel, workers) }
+
+// NewLocalModel loads the embedded model of that name (one of LocalModels).
+// workers bounds how many texts are encoded at once; 0 means one per CPU.
+func NewLocalModel(name string, workers int) (*Local, error) {
+	file, ok := localModelFiles[name]
+	if !ok {
+		return nil, fmt.Errorf("load local model: %w: %q; the local models are %s", ErrUnknownModel, name, strings.Join(LocalModels(), ", "))
 	}
-	tok, err := NewTokenizer(minilmVocab)
+	weights, err := models.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("load local model: %w", err)
+		return nil, fmt.Errorf("load local model %s: %w", name, err)
+	}
+	m, err := loadBERT(weights)
+	if err != nil {
+		return nil, fmt.Errorf("load local model %s: %w", name, err)
+	}
+	vocab, err := models.ReadFile("model/vocab.txt")
+	if err != nil {
+		return nil, fmt.Errorf("load local model %s: %w", name, err)
+	}
+	tok, err := NewTokenizer(vocab)
+	if err != nil {
+		return nil, fmt.Errorf("load local model %s: %w", name, err)
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

@@ -3,6 +3,8 @@ package embed
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -15,79 +17,98 @@ type referenceCase struct {
 	Vector []float32 `json:"vector"`
 }
 
-// loadReference reads the vectors scripts/reference_vectors.py produced with
-// the model package's own Python inference.
-func loadReference(t testing.TB) []referenceCase {
+// referenceFiles are each local model's parity reference: all-MiniLM-L6-v2's
+// from the model package's own Python inference (scripts/reference_vectors.py),
+// bge-small-en-v1.5's from ONNX Runtime running the ONNX file the weights were
+// converted from (scripts/convert_onnx_model.py --reference).
+var referenceFiles = map[string]string{
+	"all-MiniLM-L6-v2":  "testdata/reference.json",
+	"bge-small-en-v1.5": "testdata/reference-bge-small-en-v1.5.json",
+}
+
+// loadReference reads a model's reference token ids and vectors.
+func loadReference(t testing.TB, model string) []referenceCase {
 	t.Helper()
-	b, err := os.ReadFile("testdata/reference.json")
+	b, err := os.ReadFile(referenceFiles[model])
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ref struct {
+		Model string          `json:"model"`
 		Cases []referenceCase `json:"cases"`
 	}
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(ref.Cases) < 10 {
-		t.Fatalf("reference holds %d cases, want at least 10", len(ref.Cases))
+	if ref.Model != model || len(ref.Cases) < 10 {
+		t.Fatalf("reference of %q holds %d cases of %q, want at least 10", model, len(ref.Cases), ref.Model)
 	}
 	return ref.Cases
 }
 
 var (
-	localOnce  sync.Once
-	localModel *Local
-	localErr   error
+	localMu     sync.Mutex
+	localModels = map[string]*Local{}
 )
 
-func testLocal(t testing.TB) *Local {
+// testLocal loads the default local model once per test binary.
+func testLocal(t testing.TB) *Local { return testLocalModel(t, DefaultLocalModel) }
+
+func testLocalModel(t testing.TB, name string) *Local {
 	t.Helper()
-	localOnce.Do(func() { localModel, localErr = NewLocal(0) })
-	if localErr != nil {
-		t.Fatal(localErr)
+	localMu.Lock()
+	defer localMu.Unlock()
+	if m := localModels[name]; m != nil {
+		return m
 	}
-	return localModel
-}
-
-func TestTokenizerMatchesReference(t *testing.T) {
-	l := testLocal(t)
-	for _, c := range loadReference(t) {
-		got := l.Tokenizer().Encode(c.Text, l.MaxTokens())
-		if len(got) != len(c.Tokens) {
-			t.Errorf("%.40q: %d tokens, want %d\n got %v\nwant %v", c.Text, len(got), len(c.Tokens), got, c.Tokens)
-			continue
-		}
-		for i := range got {
-			if got[i] != c.Tokens[i] {
-				t.Errorf("%.40q: token %d = %d, want %d\n got %v\nwant %v", c.Text, i, got[i], c.Tokens[i], got, c.Tokens)
-				break
-			}
-		}
-	}
-}
-
-func TestLocalMatchesReference(t *testing.T) {
-	l := testLocal(t)
-	cases := loadReference(t)
-	texts := make([]string, len(cases))
-	for i, c := range cases {
-		texts[i] = c.Text
-	}
-	got, err := l.Embed(context.Background(), texts)
+	m, err := NewLocalModel(name, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range cases {
-		if len(got[i]) != 384 {
-			t.Fatalf("dim = %d, want 384", len(got[i]))
-		}
-		cos := float64(Dot(got[i], c.Vector))
-		if cos < 0.999 {
-			t.Errorf("%.50q: cosine to reference %.6f, want >= 0.999", c.Text, cos)
-		} else {
-			t.Logf("%.50q: cosine %.6f", c.Text, cos)
-		}
+	localModels[name] = m
+	return m
+}
+
+// TestLocalModelsMatchReference: for every local model, the Go tokenizer's
+// ids equal the reference's and the Go encoder's vectors have cosine at
+// least 0.999 to the reference's, on short, long (truncated), Unicode, CJK,
+// emoji, LaTeX, control-character and blank texts.
+func TestLocalModelsMatchReference(t *testing.T) {
+	if len(referenceFiles) != len(LocalModels()) {
+		t.Fatalf("references for %d models, %d local models", len(referenceFiles), len(LocalModels()))
+	}
+	for _, name := range LocalModels() {
+		t.Run(name, func(t *testing.T) {
+			l := testLocalModel(t, name)
+			cases := loadReference(t, name)
+			texts := make([]string, len(cases))
+			for i, c := range cases {
+				texts[i] = c.Text
+				got := l.Tokenizer().Encode(c.Text, l.MaxTokens())
+				if fmt.Sprint(got) != fmt.Sprint(c.Tokens) {
+					t.Errorf("%.40q: tokens\n got %v\nwant %v", c.Text, got, c.Tokens)
+				}
+			}
+			got, err := l.Embed(context.Background(), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst := 1.0
+			for i, c := range cases {
+				if len(got[i]) != l.Info().Dim || len(c.Vector) != l.Info().Dim {
+					t.Fatalf("dim = %d, reference %d, want %d", len(got[i]), len(c.Vector), l.Info().Dim)
+				}
+				cos := float64(Dot(got[i], c.Vector))
+				worst = min(worst, cos)
+				if cos < 0.999 {
+					t.Errorf("%.50q: cosine to reference %.6f, want >= 0.999", c.Text, cos)
+				}
+			}
+			t.Logf("%s: %d texts, tokens identical, lowest cosine %.6f", name, len(cases), worst)
+		})
+	}
+	if _, err := NewLocalModel("no-such-model", 0); !errors.Is(err, ErrUnknownModel) {
+		t.Errorf("an unknown model: %v, want ErrUnknownModel", err)
 	}
 }
 

@@ -96,3 +96,46 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 		t.Errorf("second reindex: %v %s", err, out.String())
 	}
 }
+
+// TestLocalModelChangeRefusedThenReindexed: a store built with the default
+// local model refuses to open under PAPERSEARCH_MODEL=bge-small-en-v1.5,
+// naming both models and the migration command; reindex migrates it.
+func TestLocalModelChangeRefusedThenReindexed(t *testing.T) {
+	setEnv(t)
+	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
+	t.Setenv("PAPERSEARCH_SEED", "false")
+	ctx := context.Background()
+	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
+	os.WriteFile(corpus, []byte(`{"id":"a","abstract":"Graph neural networks predict molecular properties."}
+{"id":"b","abstract":"Speech recognition transcribes audio with transformers."}
+{"id":"c","abstract":"Protein folding from amino acid sequences."}
+`), 0o644)
+	if err := run(ctx, []string{"ingest", corpus}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PAPERSEARCH_MODEL", "bge-small-en-v1.5")
+	err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard)
+	for _, want := range []string{"all-MiniLM-L6-v2 (384 dimensions)", "bge-small-en-v1.5 (384 dimensions)", "papersearch reindex"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("search under another local model: err = %v, want it to mention %q", err, want)
+		}
+	}
+	var out bytes.Buffer
+	if err := run(ctx, []string{"reindex"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "reindexed 3 papers under bge-small-en-v1.5") {
+		t.Errorf("reindex output: %s", out.String())
+	}
+	out.Reset()
+	if err := run(ctx, []string{"search", "how do proteins fold?", "--limit", "1"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), " c ") {
+		t.Errorf("search after reindex:\n%q", out.String())
+	}
+	t.Setenv("PAPERSEARCH_MODEL", "no-such-model")
+	if err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "bge-small-en-v1.5") {
+		t.Errorf("an unknown model: %v, want the list of local models", err)
+	}
+}
