@@ -118,8 +118,10 @@ func New(engine Engine, opts Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
+	// Outermost first: every request gets an id, a log line and its metrics,
+	// whatever happens inside, including a panic, which recoverPanics (the
+	// innermost) turns into an error before they see the request end.
 	e.Use(middleware.RequestID())
-	e.Use(s.recoverPanics)
 	e.Use(s.logRequests)
 	metrics := opts.Metrics
 	if metrics == nil {
@@ -134,6 +136,7 @@ func New(engine Engine, opts Options) *Server {
 	if opts.RateLimit.Rate > 0 {
 		e.Use(newLimiter(opts.RateLimit).middleware)
 	}
+	e.Use(s.recoverPanics)
 
 	e.GET("/", s.page)
 	e.GET("/openapi.json", s.openapi)

@@ -2,10 +2,12 @@ package api
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -329,8 +331,21 @@ func (panicky) Ingest(context.Context, []papersearch.Paper, func(search.IngestPr
 func (panicky) Delete(context.Context, string) error { panic("boom") }
 
 func TestPanicsBecomeProblems(t *testing.T) {
-	srv := httptest.NewServer(New(panicky{}, Options{}))
+	var logs syncBuffer
+	m := NewMetrics()
+	srv := httptest.NewServer(New(panicky{}, Options{Metrics: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 	defer srv.Close()
+	defer func() {
+		// A panicking request is logged and counted like any other.
+		if out := logs.String(); !strings.Contains(out, "msg=request method=POST path=/v1/search status=500") ||
+			!strings.Contains(out, "panic serving POST /v1/search: boom") {
+			t.Errorf("the panicking request was not logged:\n%s", out)
+		}
+		resp, body := do(t, "GET", srv.URL+"/metrics", "", "")
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `papersearch_http_requests_total{method="POST",route="/v1/search",status="500"} 1`) {
+			t.Errorf("the panicking request was not counted:\n%s", body)
+		}
+	}()
 	resp, body := do(t, "POST", srv.URL+"/v1/search", "application/json", `{"query":"a"}`)
 	if resp.StatusCode != 500 || !strings.Contains(string(body), `"status":500`) || strings.Contains(string(body), "boom") {
 		t.Errorf("panic: status %d body %s", resp.StatusCode, body)
@@ -371,4 +386,22 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	if strings.Contains(string(body), "127.0.0.1") || strings.Contains(string(body), "i/o timeout") || strings.Contains(string(body), "tcp") {
 		t.Errorf("the problem exposes internals: %s", body)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

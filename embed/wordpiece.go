@@ -71,10 +71,6 @@ func (t *Tokenizer) Encode(text string, maxLen int) []int32 {
 	return append(ids, t.sep)
 }
 
-// Words returns the normalised words of text as the model sees them before
-// WordPiece: lower-cased, accents stripped, punctuation split off.
-func (t *Tokenizer) Words(text string) []string { return basicTokens(text) }
-
 func (t *Tokenizer) appendPieces(ids []int32, word string) []int32 {
 	if utf8.RuneCountInString(word) > maxWordRunes {
 		return append(ids, t.unk)

@@ -52,7 +52,6 @@ CREATE TABLE IF NOT EXISTS papers (
 // retired rows are dropped by a rebuild once they are a quarter of all.
 type SQLite struct {
 	db    *sql.DB
-	path  string
 	model embed.ModelInfo
 
 	// writeMu serialises changes, so the in-memory index applies them in
@@ -92,7 +91,7 @@ func OpenSQLite(ctx context.Context, path string, model embed.ModelInfo) (*SQLit
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &SQLite{db: db, path: path, model: model}
+	s := &SQLite{db: db, model: model}
 	if err := s.init(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -275,9 +274,6 @@ func (s *SQLite) Kind() string { return "embedded" }
 
 // Model returns the model the store's vectors come from.
 func (s *SQLite) Model() embed.ModelInfo { return s.model }
-
-// Path returns the database file's path.
-func (s *SQLite) Path() string { return s.path }
 
 // Close closes the database.
 func (s *SQLite) Close() error { return s.db.Close() }

@@ -97,9 +97,6 @@ func detect(br *bufio.Reader) Format {
 	}
 }
 
-// Format reports the format being read.
-func (r *Reader) Format() Format { return r.format }
-
 // Next returns the next paper. At the end of the corpus it returns io.EOF.
 // A malformed record yields a *LineError; the caller may log it and call
 // Next again to go on with the following records. Any other error is fatal.
