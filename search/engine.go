@@ -52,6 +52,11 @@ type Options struct {
 	QueryCacheSize int
 	// QueryTimeout bounds embedding one query (default 5s).
 	QueryTimeout time.Duration
+	// QueryPrefix is prepended to free-text queries before they are
+	// embedded (documents never get it): an instruction some models were
+	// trained with, such as bge's "Represent this sentence for searching
+	// relevant passages: ".
+	QueryPrefix string
 	// BreakerCooldown is how long searches skip query embedding after
 	// BreakerFailures failures in a row, before a background probe may turn
 	// it on again (default DefaultBreakerCooldown).
@@ -216,7 +221,7 @@ func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error
 	if v, ok := e.queries.Get(text); ok {
 		return v, nil
 	}
-	v, err := e.query.embed(ctx, text)
+	v, err := e.query.embed(ctx, e.opts.QueryPrefix+text)
 	if err != nil {
 		return nil, err
 	}

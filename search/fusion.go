@@ -27,6 +27,11 @@ const (
 	// their ratios (a runner-up at 0.9 of the best stays at 0.9), then
 	// weights them as Weighted does.
 	MaxNorm FusionMethod = "max"
+	// Margin is Weighted with a per-query dense weight: DenseWeight plus
+	// MarginGain times the cosine margin between the dense list's first and
+	// second papers (at most 0.9). A dense side that is sure of its first
+	// paper is trusted more for that query.
+	Margin FusionMethod = "margin"
 )
 
 // RRFK is reciprocal rank fusion's constant.
@@ -36,9 +41,13 @@ const RRFK = 60
 type Fusion struct {
 	Method      FusionMethod `json:"method"`
 	DenseWeight float64      `json:"dense_weight,omitempty"` // for Weighted, in [0, 1]
+	MarginGain  float64      `json:"margin_gain,omitempty"`  // for Margin
 }
 
 func (f Fusion) String() string {
+	if f.Method == Margin {
+		return fmt.Sprintf("margin(dense=%.2f, gain=%g)", f.DenseWeight, f.MarginGain)
+	}
 	if f.Method == Weighted || f.Method == DBSF || f.Method == MaxNorm {
 		return fmt.Sprintf("%s(dense=%.2f)", f.Method, f.DenseWeight)
 	}
@@ -82,8 +91,12 @@ func fuse(dense, lexical []Candidate, f Fusion) []fused {
 		x.LexicalRank, x.LexicalScore = i+1, c.Score
 	}
 	switch f.Method {
-	case Weighted, DBSF, MaxNorm:
+	case Weighted, DBSF, MaxNorm, Margin:
 		dn, ln := normaliser(dense), normaliser(lexical)
+		w := f.DenseWeight
+		if f.Method == Margin && len(dense) > 1 {
+			w = math.Min(0.9, w+f.MarginGain*float64(dense[0].Score-dense[1].Score))
+		}
 		switch f.Method {
 		case DBSF:
 			dn, ln = spreadNormaliser(dense), spreadNormaliser(lexical)
@@ -92,10 +105,10 @@ func fuse(dense, lexical []Candidate, f Fusion) []fused {
 		}
 		for _, x := range byID {
 			if x.DenseRank > 0 {
-				x.Score += f.DenseWeight * dn(x.DenseScore)
+				x.Score += w * dn(x.DenseScore)
 			}
 			if x.LexicalRank > 0 {
-				x.Score += (1 - f.DenseWeight) * ln(x.LexicalScore)
+				x.Score += (1 - w) * ln(x.LexicalScore)
 			}
 		}
 	default: // RRF

@@ -106,6 +106,12 @@ func TestFusion(t *testing.T) {
 	if ids(sp) != "A,B,C" || !near(sp[0].Score, (3+3*sd)/(6*sd)) || !near(sp[1].Score, 0.5) || !near(sp[2].Score, (3*sd-3)/(6*sd)) {
 		t.Errorf("spread-normalised: %+v", sp)
 	}
+	// Margin 0.5, gain 1: the dense margin 0.9 − 0.5 = 0.4 raises the dense
+	// weight to 0.9; A = 0.9·1 + 0.1·0.5 = 0.95, B = 0.45, C = 0.1, D = 0.
+	mg := fuse(dense, lexical, Fusion{Method: Margin, DenseWeight: 0.5, MarginGain: 1})
+	if got := ids(mg); got != "A,B,C,D" || !near(mg[0].Score, 0.95) || !near(mg[1].Score, 0.45) {
+		t.Errorf("margin: %s %+v", got, mg)
+	}
 	// Ties break by id; a list of equal scores normalises to 1.
 	tie := fuse([]Candidate{{"Y", 1}, {"X", 1}}, nil, Fusion{Method: Weighted, DenseWeight: 0.5})
 	if ids(tie) != "X,Y" || !near(tie[0].Score, 0.5) {

@@ -30,6 +30,7 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	mode := fs.String("mode", "all", "all, hybrid, dense or lexical")
 	asJSON := fs.Bool("json", false, "print JSON")
 	sweep := fs.Bool("fusion-sweep", false, "also measure RRF, and weighted and distribution-based (dbsf) fusion at dense weights 0.1 to 0.9")
+	queryPrefix := fs.String("query-prefix", "", "text put before every query when it is embedded (e.g. bge's instruction)")
 	sample := fs.Int("sample", 0, "index only this many documents, the ones whose ids come first by SHA-256 (a fixed sample), plus every judged one (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{"eval: " + err.Error()}
@@ -83,7 +84,7 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 		return err
 	}
 	defer cleanup()
-	eng, err := search.NewEngine(store, cache, search.Options{Logger: log, IngestBatch: 64})
+	eng, err := search.NewEngine(store, cache, search.Options{Logger: log, IngestBatch: 64, QueryPrefix: *queryPrefix})
 	if err != nil {
 		return err
 	}
@@ -111,6 +112,11 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	}
 	if *sweep {
 		fusions := []search.Fusion{{Method: search.RRF}}
+		for _, w := range []float64{0.3, 0.4, 0.5} {
+			for _, g := range []float64{2, 5, 10, 20} {
+				fusions = append(fusions, search.Fusion{Method: search.Margin, DenseWeight: w, MarginGain: g})
+			}
+		}
 		for _, m := range []search.FusionMethod{search.Weighted, search.DBSF, search.MaxNorm} {
 			for w := 1; w <= 9; w++ {
 				fusions = append(fusions, search.Fusion{Method: m, DenseWeight: float64(w) / 10})
