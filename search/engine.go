@@ -285,14 +285,6 @@ func (s observedStore) Count(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// RefreshLexical passes through to stores that keep BM25 statistics.
-func (s observedStore) RefreshLexical(ctx context.Context) error {
-	if r, ok := s.Store.(lexicalRefresher); ok {
-		return r.RefreshLexical(ctx)
-	}
-	return nil
-}
-
 // observedEmbedder reports the latency and outcome of every embedding call.
 type observedEmbedder struct {
 	embed.Embedder

@@ -136,19 +136,13 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 			progress(p)
 		}
 	}
-	if r, ok := e.store.(lexicalRefresher); ok && len(work) > 0 {
-		if err := r.RefreshLexical(ctx); err != nil {
+	if len(work) > 0 {
+		if err := e.store.RefreshLexical(ctx); err != nil {
 			return sum, fmt.Errorf("ingest: %w", err)
 		}
 	}
 	sum.Took = time.Since(start)
 	return sum, nil
-}
-
-// lexicalRefresher is implemented by stores whose BM25 weights depend on
-// collection statistics fixed at write time (Qdrant).
-type lexicalRefresher interface {
-	RefreshLexical(ctx context.Context) error
 }
 
 // ETA estimates the time left at the rate so far.

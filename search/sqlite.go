@@ -643,6 +643,10 @@ func (s *SQLite) Delete(ctx context.Context, id string) error {
 	return s.commitLocked(context.WithoutCancel(ctx))
 }
 
+// RefreshLexical does nothing: the embedded store's BM25 statistics are
+// updated with every change.
+func (s *SQLite) RefreshLexical(context.Context) error { return nil }
+
 // Count returns the number of documents.
 func (s *SQLite) Count(context.Context) (int, error) {
 	s.mu.RLock()

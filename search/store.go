@@ -56,6 +56,11 @@ type Store interface {
 	Delete(ctx context.Context, id string) error
 	// Count returns the number of documents.
 	Count(ctx context.Context) (int, error)
+	// RefreshLexical brings statistics that lexical scores depend on and
+	// that are fixed at write time (Qdrant's average document length) up to
+	// date after a batch of writes; a store whose statistics are always
+	// current does nothing.
+	RefreshLexical(ctx context.Context) error
 	// Scroll returns up to limit documents in a stable order, starting after
 	// cursor ("" for the first page), and the cursor of the next page, ""
 	// after the last.

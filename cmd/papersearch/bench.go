@@ -181,10 +181,8 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 			fmt.Fprintf(stderr, "bench: %d/%d papers stored\n", i+len(batch), len(papers))
 		}
 	}
-	if r, ok := store.(interface{ RefreshLexical(context.Context) error }); ok {
-		if err := r.RefreshLexical(ctx); err != nil {
-			return err
-		}
+	if err := store.RefreshLexical(ctx); err != nil {
+		return err
 	}
 	if *vectors == "model" {
 		rep.Ingest.EmbedPerS = float64(len(papers)) / embedTime.Seconds()
