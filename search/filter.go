@@ -54,6 +54,10 @@ func (f Filter) Validate() error {
 	return nil
 }
 
+// venueKey is the form in which venues are compared, stored and filtered:
+// case-insensitive, surrounding space ignored.
+func venueKey(venue string) string { return strings.ToLower(strings.TrimSpace(venue)) }
+
 // empty reports whether the filter allows every paper.
 func (f Filter) empty() bool {
 	return f.YearMin == 0 && f.YearMax == 0 && len(f.Venues) == 0 && strings.TrimSpace(f.Author) == "" && len(f.Exclude) == 0

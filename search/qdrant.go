@@ -283,7 +283,7 @@ func filterOf(f Filter) *qdrant.Filter {
 	if len(f.Venues) > 0 {
 		keys := make([]string, len(f.Venues))
 		for i, v := range f.Venues {
-			keys[i] = strings.ToLower(strings.TrimSpace(v))
+			keys[i] = venueKey(v)
 		}
 		must = append(must, qdrant.NewMatchKeywords(fieldVenueKey, keys...))
 	}
@@ -371,7 +371,7 @@ func payloadOf(d Document) map[string]any {
 		fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
-		fieldVenueKey: strings.ToLower(strings.TrimSpace(d.Paper.Venue)), fieldAuthorNames: names,
+		fieldVenueKey: venueKey(d.Paper.Venue), fieldAuthorNames: names,
 		fieldDocLen: int64(len(Analyze(d.Paper.Text()))),
 	}
 }

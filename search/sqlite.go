@@ -205,7 +205,7 @@ func (s *SQLite) appendRow(p papersearch.Paper, vec []float32, terms []string) {
 	s.codes = append(s.codes, make([]int8, len(vec))...)
 	s.scales = append(s.scales, embed.Quantize(s.codes[row*len(vec):], vec))
 	s.years = append(s.years, int32(p.Year))
-	s.venues = append(s.venues, strings.ToLower(p.Venue))
+	s.venues = append(s.venues, venueKey(p.Venue))
 	names := make([][]string, len(p.Authors))
 	for i, a := range p.Authors {
 		names[i] = authorWords(a)
@@ -243,7 +243,7 @@ func (s *SQLite) commitLocked(ctx context.Context) error {
 func (s *SQLite) allow(f Filter) func(row int) bool {
 	venues := map[string]bool{}
 	for _, v := range f.Venues {
-		venues[strings.ToLower(strings.TrimSpace(v))] = true
+		venues[venueKey(v)] = true
 	}
 	author := authorWords(f.Author)
 	return func(row int) bool {
