@@ -95,9 +95,8 @@ const (
 // NewEngine returns an Engine over store. The embedder must produce the
 // vectors the store holds.
 func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, error) {
-	if got, want := embedder.Info(), store.Model(); got != want {
-		return nil, fmt.Errorf("%w: the index holds %s (%d dimensions), the embedder is %s (%d dimensions)",
-			ErrModelMismatch, want.Name, want.Dim, got.Name, got.Dim)
+	if err := sameModel("the index", store.Model(), embedder.Info()); err != nil {
+		return nil, err
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

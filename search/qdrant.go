@@ -205,9 +205,8 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 	if name == "" {
 		return fmt.Errorf("qdrant collection %s was not created by papersearch (no model recorded); choose another PAPERSEARCH_COLLECTION", q.coll)
 	}
-	if name != q.model.Name || dim != q.model.Dim {
-		return fmt.Errorf("%w: qdrant collection %s holds %s (%d dimensions), the embedder is %s (%d dimensions)",
-			ErrModelMismatch, q.coll, name, dim, q.model.Name, q.model.Dim)
+	if err := sameModel("qdrant collection "+q.coll, embed.ModelInfo{Name: name, Dim: dim}, q.model); err != nil {
+		return err
 	}
 	q.avgdl = meta[metaAvgDocLen].GetDoubleValue()
 	if q.avgdl <= 0 {

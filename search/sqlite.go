@@ -134,9 +134,8 @@ func (s *SQLite) init(ctx context.Context) error {
 	}
 	if name, ok := meta["model"]; ok {
 		dim, _ := strconv.Atoi(meta["dim"])
-		if name != s.model.Name || dim != s.model.Dim {
-			return fmt.Errorf("%w: the index holds %s (%d dimensions), the embedder is %s (%d dimensions)",
-				ErrModelMismatch, name, dim, s.model.Name, s.model.Dim)
+		if err := sameModel("the index", embed.ModelInfo{Name: name, Dim: dim}, s.model); err != nil {
+			return err
 		}
 	} else {
 		_, err := s.db.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('schema_version', ?), ('model', ?), ('dim', ?)`,

@@ -6,6 +6,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -76,6 +77,17 @@ type Store interface {
 type Fingerprint struct {
 	TextHash  string
 	PaperHash string
+}
+
+// sameModel checks that an index built with stored serves vectors of
+// embedder, naming both when not, in an error wrapping ErrModelMismatch;
+// index says which index ("the index", "qdrant collection papers").
+func sameModel(index string, stored, embedder embed.ModelInfo) error {
+	if stored == embedder {
+		return nil
+	}
+	return fmt.Errorf("%w: %s holds %s (%d dimensions), the embedder is %s (%d dimensions)",
+		ErrModelMismatch, index, stored.Name, stored.Dim, embedder.Name, embedder.Dim)
 }
 
 var (
