@@ -91,7 +91,7 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 		default:
 			sum.Updated++
 		}
-		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash, Terms: Analyze(p.Text())}
 		if exists && old.TextHash == fp.TextHash {
 			prev, err := e.store.Get(ctx, p.ID)
 			if err != nil {

@@ -335,7 +335,8 @@ func (q *Qdrant) Upsert(ctx context.Context, docs []Document) (err error) {
 		batch := docs[start:min(start+qdrantUpsertSize, len(docs))]
 		points := make([]*qdrant.PointStruct, len(batch))
 		for i, d := range batch {
-			payload, err := qdrant.TryValueMap(payloadOf(d))
+			terms := d.analysed()
+			payload, err := qdrant.TryValueMap(payloadOf(d, len(terms)))
 			if err != nil {
 				return fmt.Errorf("upsert %s: payload: %w", d.Paper.ID, err)
 			}
@@ -343,7 +344,7 @@ func (q *Qdrant) Upsert(ctx context.Context, docs []Document) (err error) {
 				Id: pointID(d.Paper.ID),
 				Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{
 					qdrantDense:  qdrant.NewVectorDense(d.Vector),
-					qdrantSparse: q.sparseBM25(Analyze(d.Paper.Text())),
+					qdrantSparse: q.sparseBM25(terms),
 				}),
 				Payload: payload,
 			}
@@ -359,7 +360,7 @@ func (q *Qdrant) Upsert(ctx context.Context, docs []Document) (err error) {
 	return nil
 }
 
-func payloadOf(d Document) map[string]any {
+func payloadOf(d Document, docLen int) map[string]any {
 	authors := make([]any, len(d.Paper.Authors))
 	names := make([]any, len(d.Paper.Authors))
 	for i, a := range d.Paper.Authors {
@@ -371,7 +372,7 @@ func payloadOf(d Document) map[string]any {
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
 		fieldVenueKey: venueKey(d.Paper.Venue), fieldAuthorNames: names,
-		fieldDocLen: int64(len(Analyze(d.Paper.Text()))),
+		fieldDocLen: int64(docLen),
 	}
 }
 

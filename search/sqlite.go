@@ -310,7 +310,7 @@ func (s *SQLite) Upsert(ctx context.Context, docs []Document) error {
 		if err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
 		}
-		terms[i] = Analyze(p.Text())
+		terms[i] = d.analysed()
 		if _, err := stmt.ExecContext(ctx, p.ID, p.Title, p.Abstract, string(authors), p.Venue, p.Year, p.URL,
 			d.TextHash, d.PaperHash, embed.EncodeVector(d.Vector), strings.Join(terms[i], " ")); err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)

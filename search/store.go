@@ -27,6 +27,15 @@ type Document struct {
 	Terms []string
 }
 
+// analysed returns the document's analysed terms: Terms when set, else
+// Analyze(Paper.Text()). A text is analysed once on its way to a store.
+func (d Document) analysed() []string {
+	if d.Terms != nil {
+		return d.Terms
+	}
+	return Analyze(d.Paper.Text())
+}
+
 // Candidate is a document id with its score for one retrieval.
 type Candidate struct {
 	ID string
