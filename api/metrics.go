@@ -80,23 +80,15 @@ func (m *Metrics) indexed(count func(context.Context) (int, error)) {
 	}))
 }
 
-// middleware counts and times every request by its route pattern.
-func (m *Metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err)
-		}
-		route := c.Path()
-		if route == "" {
-			route = "unmatched"
-		}
-		method := c.Request().Method
-		m.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().Status)).Inc()
-		m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
-		return nil
+// request counts and times one finished request by its route pattern.
+func (m *Metrics) request(c echo.Context, took time.Duration) {
+	route := c.Path()
+	if route == "" {
+		route = "unmatched"
 	}
+	method := c.Request().Method
+	m.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().Status)).Inc()
+	m.latency.WithLabelValues(route, method).Observe(took.Seconds())
 }
 
 func (m *Metrics) handler() echo.HandlerFunc {

@@ -118,11 +118,6 @@ func New(engine Engine, opts Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	// Outermost first: every request gets an id, a log line and its metrics,
-	// whatever happens inside, including a panic, which recoverPanics (the
-	// innermost) turns into an error before they see the request end.
-	e.Use(middleware.RequestID())
-	e.Use(s.logRequests)
 	metrics := opts.Metrics
 	if metrics == nil {
 		metrics = NewMetrics()
@@ -131,7 +126,11 @@ func New(engine Engine, opts Options) *Server {
 		info, err := engine.Index(ctx)
 		return info.Papers, err
 	})
-	e.Use(metrics.middleware)
+	// Outermost first: every request gets an id, then one timing that logs
+	// and counts it whatever happens inside, including a panic, which
+	// recoverPanics (the innermost) turns into an error first.
+	e.Use(middleware.RequestID())
+	e.Use(s.observe(metrics))
 	e.GET("/metrics", metrics.handler())
 	if opts.RateLimit.Rate > 0 {
 		e.Use(newLimiter(opts.RateLimit).middleware)
@@ -173,21 +172,25 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err)
-		}
-		req := c.Request()
-		if !s.log.Enabled(req.Context(), slog.LevelInfo) {
+// observe times every request once, answers its error, and then logs it
+// and counts it in the metrics.
+func (s *Server) observe(metrics *Metrics) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			if err := next(c); err != nil {
+				c.Error(err)
+			}
+			took := time.Since(start)
+			metrics.request(c, took)
+			req := c.Request()
+			if s.log.Enabled(req.Context(), slog.LevelInfo) {
+				s.log.Info("request", "method", req.Method, "path", req.URL.Path, "status", c.Response().Status,
+					"bytes", c.Response().Size, "duration_ms", float64(took.Microseconds())/1000,
+					"request_id", requestID(c), "remote", c.RealIP())
+			}
 			return nil
 		}
-		s.log.Info("request", "method", req.Method, "path", req.URL.Path, "status", c.Response().Status,
-			"bytes", c.Response().Size, "duration_ms", float64(time.Since(start).Microseconds())/1000,
-			"request_id", requestID(c), "remote", c.RealIP())
-		return nil
 	}
 }
 
