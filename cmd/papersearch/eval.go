@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	mode := fs.String("mode", "all", "all, hybrid, dense or lexical")
 	asJSON := fs.Bool("json", false, "print JSON")
 	sweep := fs.Bool("fusion-sweep", false, "also measure RRF, and weighted and distribution-based (dbsf) fusion at dense weights 0.1 to 0.9")
+	misses := fs.Bool("misses", false, "also list each query whose relevant document is not first in hybrid mode, with its rank in every mode")
 	queryPrefix := fs.String("query-prefix", "", "text put before every query when it is embedded (e.g. bge's instruction)")
 	sample := fs.Int("sample", 0, "index only this many documents, the ones whose ids come first by SHA-256 (a fixed sample), plus every judged one (0: all)")
 	if err := fs.Parse(args); err != nil {
@@ -130,6 +132,11 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 			results = append(results, r)
 		}
 	}
+	if *misses {
+		if err := printMisses(ctx, eng, queries, qrels, stderr); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -188,4 +195,39 @@ func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.Mo
 		return nil, nil, err
 	}
 	return s, func() { s.Close(); os.RemoveAll(dir) }, nil
+}
+
+// printMisses lists the queries whose best relevant document is not first
+// in hybrid mode, with its rank in each mode (0: not in the first 100).
+func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQuery, qrels search.Qrels, w io.Writer) error {
+	rank := func(q search.EvalQuery, m search.Mode) (int, error) {
+		res, err := eng.Search(ctx, search.Query{Text: q.Text, Mode: m, Limit: search.MaxLimit})
+		if err != nil && !errors.Is(err, search.ErrInvalidQuery) {
+			return 0, err
+		}
+		for _, h := range res.Hits {
+			if qrels[q.ID][h.ID] > 0 {
+				return h.Rank, nil
+			}
+		}
+		return 0, nil
+	}
+	fmt.Fprintln(w, "misses: query\thybrid\tdense\tlexical\ttext")
+	for _, q := range queries {
+		if _, ok := qrels[q.ID]; !ok {
+			continue
+		}
+		var r [3]int
+		for i, m := range []search.Mode{search.Hybrid, search.Dense, search.Lexical} {
+			n, err := rank(q, m)
+			if err != nil {
+				return fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			r[i] = n
+		}
+		if r[0] != 1 {
+			fmt.Fprintf(w, "misses: %s\t%d\t%d\t%d\t%s\n", q.ID, r[0], r[1], r[2], q.Text)
+		}
+	}
+	return nil
 }
