@@ -2,7 +2,6 @@ package api
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 )
@@ -331,7 +331,7 @@ func (panicky) Ingest(context.Context, []papersearch.Paper, func(search.IngestPr
 func (panicky) Delete(context.Context, string) error { panic("boom") }
 
 func TestPanicsBecomeProblems(t *testing.T) {
-	var logs syncBuffer
+	var logs testenv.Buffer
 	m := NewMetrics()
 	srv := httptest.NewServer(New(panicky{}, Options{Metrics: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 	defer srv.Close()
@@ -386,22 +386,4 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	if strings.Contains(string(body), "127.0.0.1") || strings.Contains(string(body), "i/o timeout") || strings.Contains(string(body), "tcp") {
 		t.Errorf("the problem exposes internals: %s", body)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

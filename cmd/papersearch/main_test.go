@@ -10,37 +10,20 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/papersearch/papersearch/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server's concurrent logging.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var listenRE = regexp.MustCompile(`papersearch listening" url=(http://127\.0\.0\.1:\d+)`)
 
 // startServe runs 'papersearch serve' in-process until the returned stop
 // is called, and returns its base URL once /readyz answers 200.
-func startServe(t *testing.T) (url string, logs *syncBuffer, stop func()) {
+func startServe(t *testing.T) (url string, logs *testenv.Buffer, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	logs = &syncBuffer{}
+	logs = &testenv.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, nil, io.Discard, logs) }()
 	stop = func() {

@@ -1,12 +1,15 @@
-// Package testenv lets a test that needs something outside Go (a Qdrant
-// server, Chromium, Jupyter, the shared data) say so in one way: it skips
-// with the reason on a developer's machine, and fails when
-// PAPERSEARCH_TEST_STRICT is set, as .ci/run sets it, so that a missing
-// install step can never pass as a green run.
+// Package testenv holds what the project's tests share: how a test that
+// needs something outside Go (a Qdrant server, Chromium, Jupyter, the
+// shared data) says so in one way (it skips with the reason on a
+// developer's machine, and fails when PAPERSEARCH_TEST_STRICT is set, as
+// .ci/run sets it, so that a missing install step can never pass as a
+// green run), and a buffer safe to share with a logger.
 package testenv
 
 import (
+	"bytes"
 	"os"
+	"sync"
 	"testing"
 )
 
@@ -27,4 +30,24 @@ func Missing(t testing.TB, format string, args ...any) {
 		t.Fatalf("required by "+StrictVar+": "+format, args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// Buffer is a bytes.Buffer that a logger or a child process and a test may
+// write and read at once.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
