@@ -270,11 +270,14 @@ func (s *Server) search(c echo.Context) error {
 	if req.Filters != nil {
 		q.Filter = *req.Filters
 	}
-	for _, ids := range [][]string{req.Like, req.Unlike} {
-		for _, id := range ids {
+	for _, side := range []struct {
+		name string
+		ids  []string
+	}{{"like", req.Like}, {"unlike", req.Unlike}} {
+		for i, id := range side.ids {
 			if !papersearch.ValidID(id) {
 				return invalid("like and unlike must hold paper ids",
-					FieldProblem{Pointer: "/like", Detail: fmt.Sprintf("%q is not a valid paper id", id)})
+					FieldProblem{Pointer: fmt.Sprintf("/%s/%d", side.name, i), Detail: papersearch.ErrBadID.Error()})
 			}
 		}
 	}

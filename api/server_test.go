@@ -264,6 +264,7 @@ func TestBadRequests(t *testing.T) {
 		{"garbage cursor", "POST", "/v1/search", "application/json", `{"query":"a","cursor":"%%%"}`, 404, "/cursor"},
 		{"unknown like id", "POST", "/v1/search", "application/json", `{"like":["no-such-paper"]}`, 404, "/like/0"},
 		{"duplicate key", "POST", "/v1/search", "application/json", `{"query":"a","query":"b"}`, 400, "/query"},
+		{"bad unlike id", "POST", "/v1/search", "application/json", `{"query":"a","unlike":["ok",""]}`, 400, "/unlike/1"},
 		{"null in an array", "POST", "/v1/search", "application/json", `{"query":"a","filters":{"venues":["ICML",null]}}`, 400, "/filters/venues/1"},
 		{"blank query beside no example", "POST", "/v1/search", "application/json", `{"query":"  ","like":[]}`, 400, "/query"},
 		{"similar empty limit", "GET", "/v1/papers/x/similar?limit=", "", "", 400, "limit"},
