@@ -153,15 +153,24 @@ func writeJSONString(out *bytes.Buffer, s string) {
 // and whole numbers taken as integers; errors are 400 problems naming the
 // field.
 func decodeStrict(raw []byte, dst any) error {
+	canon, err := checkJSON(raw)
+	if err != nil {
+		return err
+	}
+	return decodeCanonical(canon, dst, "")
+}
+
+// checkJSON is canonicalJSON with its errors as 400 problems.
+func checkJSON(raw []byte) ([]byte, error) {
 	canon, err := canonicalJSON(raw)
 	if err != nil {
 		var p *Problem
 		if errors.As(err, &p) {
-			return p
+			return nil, p
 		}
-		return jsonProblem(err, "")
+		return nil, jsonProblem(err, "")
 	}
-	return decodeCanonical(canon, dst, "")
+	return canon, nil
 }
 
 // decodeCanonical decodes a body canonicalJSON has checked into dst; prefix

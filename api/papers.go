@@ -91,9 +91,9 @@ func (s *Server) deletePaper(c echo.Context) error {
 // one paper object (single). Each paper is decoded on its own, so an error
 // names it: /papers/1/year.
 func decodeIngest(raw []byte) (req IngestRequest, single bool, err error) {
-	canon, err := canonicalJSON(raw)
+	canon, err := checkJSON(raw)
 	if err != nil {
-		return req, false, decodeStrict(raw, &req) // the same check, as a problem
+		return req, false, err
 	}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(canon, &top) == nil && top != nil {

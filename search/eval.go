@@ -164,23 +164,34 @@ func (e *Engine) Evaluate(ctx context.Context, queries []EvalQuery, qrels Qrels,
 		for i, h := range res.Hits {
 			ranked[i] = h.ID
 		}
-		m.NDCG10 += NDCG(ranked, rels, 10)
-		m.Recall100 += Recall(ranked, rels, 100)
-		m.MRR10 += MRR(ranked, rels, 10)
-		if MRR(ranked, rels, 10) == 1 {
-			m.First++
-		}
-		if MRR(ranked, rels, 10) > 0 {
-			m.Top10++
-		}
-		m.Queries++
+		m.Record(ranked, rels)
 	}
+	m.Mean()
+	return m, nil
+}
+
+// Record adds one query's ranking to the sums of every metric.
+func (m *Metrics) Record(ranked []string, rels map[string]int) {
+	rr := MRR(ranked, rels, 10)
+	m.NDCG10 += NDCG(ranked, rels, 10)
+	m.Recall100 += Recall(ranked, rels, 100)
+	m.MRR10 += rr
+	if rr == 1 {
+		m.First++
+	}
+	if rr > 0 {
+		m.Top10++
+	}
+	m.Queries++
+}
+
+// Mean turns the sums Record made into means over the recorded queries.
+func (m *Metrics) Mean() {
 	if m.Queries > 0 {
 		n := float64(m.Queries)
 		m.NDCG10, m.Recall100, m.MRR10 = m.NDCG10/n, m.Recall100/n, m.MRR10/n
 		m.First, m.Top10 = m.First/n, m.Top10/n
 	}
-	return m, nil
 }
 
 // WithFusion returns an engine over the same store and embedder that fuses

@@ -311,20 +311,8 @@ func sentenceRerank(ctx context.Context, eng *search.Engine, emb embed.Embedder,
 		for i, c := range cands {
 			ranked[i] = c.id
 		}
-		m.NDCG10 += search.NDCG(ranked, rels, 10)
-		m.Recall100 += search.Recall(ranked, rels, 100)
-		rr := search.MRR(ranked, rels, 10)
-		m.MRR10 += rr
-		if rr == 1 {
-			m.First++
-		}
-		if rr > 0 {
-			m.Top10++
-		}
-		m.Queries++
+		m.Record(ranked, rels)
 	}
-	if n := float64(m.Queries); n > 0 {
-		m.NDCG10, m.Recall100, m.MRR10, m.First, m.Top10 = m.NDCG10/n, m.Recall100/n, m.MRR10/n, m.First/n, m.Top10/n
-	}
+	m.Mean()
 	return m, nil
 }

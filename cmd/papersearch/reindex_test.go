@@ -56,14 +56,7 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 	dir := setEnv(t)
 	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
 	ctx := context.Background()
-	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
-	os.WriteFile(corpus, []byte(`{"id":"a","abstract":"Graph neural networks predict molecular properties."}
-{"id":"b","abstract":"Speech recognition transcribes audio with transformers."}
-{"id":"c","abstract":"Protein folding from amino acid sequences."}
-`), 0o644)
-	if err := run(ctx, []string{"ingest", corpus}, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
+	ingestThreePapers(t)
 
 	t.Setenv("PAPERSEARCH_EMBED_URL", hashEndpoint(t))
 	t.Setenv("PAPERSEARCH_EMBED_MODEL", "hash-64")
@@ -105,14 +98,7 @@ func TestLocalModelChangeRefusedThenReindexed(t *testing.T) {
 	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
 	t.Setenv("PAPERSEARCH_SEED", "false")
 	ctx := context.Background()
-	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
-	os.WriteFile(corpus, []byte(`{"id":"a","abstract":"Graph neural networks predict molecular properties."}
-{"id":"b","abstract":"Speech recognition transcribes audio with transformers."}
-{"id":"c","abstract":"Protein folding from amino acid sequences."}
-`), 0o644)
-	if err := run(ctx, []string{"ingest", corpus}, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
+	ingestThreePapers(t)
 	t.Setenv("PAPERSEARCH_MODEL", "bge-small-en-v1.5")
 	err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard)
 	for _, want := range []string{"all-MiniLM-L6-v2 (384 dimensions)", "bge-small-en-v1.5 (384 dimensions)", "papersearch reindex"} {
@@ -137,5 +123,19 @@ func TestLocalModelChangeRefusedThenReindexed(t *testing.T) {
 	t.Setenv("PAPERSEARCH_MODEL", "no-such-model")
 	if err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "bge-small-en-v1.5") {
 		t.Errorf("an unknown model: %v, want the list of local models", err)
+	}
+}
+
+// ingestThreePapers stores three papers on distinct topics (a, b, c) with
+// the configured model.
+func ingestThreePapers(t *testing.T) {
+	t.Helper()
+	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
+	os.WriteFile(corpus, []byte(`{"id":"a","abstract":"Graph neural networks predict molecular properties."}
+{"id":"b","abstract":"Speech recognition transcribes audio with transformers."}
+{"id":"c","abstract":"Protein folding from amino acid sequences."}
+`), 0o644)
+	if err := run(context.Background(), []string{"ingest", corpus}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
 	}
 }
