@@ -16,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -56,7 +57,7 @@ func TestOpenAPI(t *testing.T) {
 		{"get unknown", url, "GET", "/v1/papers/nope", "", "", 404, true},
 		{"similar", url, "GET", "/v1/papers/" + id + "/similar?limit=2&explain=true&mode=hybrid&venue=NeurIPS&year_min=2000", "", "", 200, true},
 		{"similar bad limit", url, "GET", "/v1/papers/" + id + "/similar?limit=0", "", "", 400, false},
-		{"embeddings", url, "POST", "/v1/embeddings", "", `{"input":["graph networks","proteins"],"model":"all-MiniLM-L6-v2"}`, 200, true},
+		{"embeddings", url, "POST", "/v1/embeddings", "", `{"input":["graph networks","proteins"],"model":"` + embed.DefaultLocalModel + `"}`, 200, true},
 		{"embeddings base64", url, "POST", "/v1/embeddings", "", `{"input":"graphs","encoding_format":"base64"}`, 200, true},
 		{"embeddings bad model", url, "POST", "/v1/embeddings", "", `{"input":"graphs","model":"gpt-x"}`, 404, true},
 		{"ingest", writable.URL, "POST", "/v1/papers", "", `{"papers":[{"id":"oa1","title":"Spec","abstract":"A paper about API specifications."}]}`, 200, true},

@@ -20,7 +20,7 @@ import (
 var models embed.FS
 
 // DefaultLocalModel is the local model used unless another is chosen.
-const DefaultLocalModel = "all-MiniLM-L6-v2"
+const DefaultLocalModel = "bge-small-en-v1.5"
 
 // localModelFiles maps each local model's name to its weights file.
 var localModelFiles = map[string]string{ // read-only

@@ -114,7 +114,7 @@ func newProxy(t *testing.T, f fault, rewrite func(n int, body map[string]any)) *
 
 func client(t *testing.T, url string, tweak func(*embed.OpenAIConfig)) *embed.OpenAI {
 	t.Helper()
-	cfg := embed.OpenAIConfig{BaseURL: url + "/v1", Model: "all-MiniLM-L6-v2", Dimensions: 384,
+	cfg := embed.OpenAIConfig{BaseURL: url + "/v1", Model: embed.DefaultLocalModel, Dimensions: 384,
 		BatchSize: 4, Concurrency: 2, MaxRetryTime: 20 * time.Second}
 	if tweak != nil {
 		tweak(&cfg)
@@ -160,7 +160,7 @@ func TestOpenAIMatchesLocal(t *testing.T) {
 	p := newProxy(t, nil, nil)
 	// Dimension learnt from a probe when not configured.
 	c := client(t, p.URL, func(c *embed.OpenAIConfig) { c.Dimensions = 0 })
-	if got := c.Info(); got != (embed.ModelInfo{Name: "all-MiniLM-L6-v2", Dim: 384}) {
+	if got := c.Info(); got != (embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 384}) {
 		t.Errorf("Info = %+v", got)
 	}
 	got, err := c.Embed(context.Background(), texts)

@@ -108,30 +108,67 @@ func (x *lexicalIndex) remove(row int) {
 // does (25 is its default); the rest add little but time.
 const MaxQueryTerms = 25
 
+// weightedTerm is a query term with its weight, query tf × idf.
+type weightedTerm struct {
+	term   string
+	qtf    int
+	weight float64
+}
+
+// weighTerms is how both stores read a lexical query over n documents, df
+// giving each term's document frequency: the terms some document holds,
+// weighted query tf × idf and pruned to the MaxQueryTerms heaviest, and the
+// query's ideal score. The ideal is what a document of average length
+// holding each of those terms once would score (for such a document BM25's
+// tf part is 1, so each term adds its weight), plus the weight of every
+// query term no document holds. Fusion weighs the lexical side by how much
+// of its ideal the best match reaches: a question whose only matches are
+// common words ("more", "likely") has weak lexical evidence however the
+// matches rank among themselves.
+func weighTerms(query []string, n int, df func(term string) int) (scored []weightedTerm, ideal float64) {
+	for term, qtf := range termCounts(query) {
+		d := df(term)
+		w := idf(n, d) * float64(qtf)
+		if d == 0 {
+			ideal += w
+			continue
+		}
+		scored = append(scored, weightedTerm{term, qtf, w})
+	}
+	if len(scored) > MaxQueryTerms {
+		slices.SortFunc(scored, func(a, b weightedTerm) int {
+			if c := cmp.Compare(b.weight, a.weight); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.term, b.term)
+		})
+		scored = scored[:MaxQueryTerms]
+	}
+	for _, t := range scored {
+		ideal += t.weight
+	}
+	return scored, ideal
+}
+
 type queryTerm struct {
 	id     int32
 	weight float64 // query tf × idf
 }
 
 // queryTerms returns the query's known terms with their weights, pruned to
-// MaxQueryTerms.
-func (x *lexicalIndex) queryTerms(query []string) []queryTerm {
-	var out []queryTerm
-	for term, qtf := range termCounts(query) {
-		if id, ok := x.termIDs[term]; ok && x.df[id] > 0 {
-			out = append(out, queryTerm{id, idf(x.live, int(x.df[id])) * float64(qtf)})
+// MaxQueryTerms, and the query's ideal score (see weighTerms).
+func (x *lexicalIndex) queryTerms(query []string) ([]queryTerm, float64) {
+	scored, ideal := weighTerms(query, x.live, func(term string) int {
+		if id, ok := x.termIDs[term]; ok {
+			return int(x.df[id])
 		}
+		return 0
+	})
+	out := make([]queryTerm, len(scored))
+	for i, t := range scored {
+		out[i] = queryTerm{x.termIDs[t.term], t.weight}
 	}
-	if len(out) > MaxQueryTerms {
-		slices.SortFunc(out, func(a, b queryTerm) int {
-			if c := cmp.Compare(b.weight, a.weight); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.id, b.id)
-		})
-		out = out[:MaxQueryTerms]
-	}
-	return out
+	return out, ideal
 }
 
 // commit recomputes what depends on the whole index, BM25's length
@@ -151,17 +188,19 @@ func (x *lexicalIndex) computeNorms() []float32 {
 }
 
 // score adds each live, allowed row's BM25 score for the query terms to
-// scores (indexed by row) and returns the rows it touched. A term repeated
-// in the query counts as often as it is repeated, as in Lucene.
-func (x *lexicalIndex) score(query []string, allow func(row int) bool, scores []float32, touched []int32) []int32 {
+// scores (indexed by row) and returns the rows it touched and the query's
+// ideal score (see weighTerms). A term repeated in the query counts as
+// often as it is repeated, as in Lucene.
+func (x *lexicalIndex) score(query []string, allow func(row int) bool, scores []float32, touched []int32) ([]int32, float64) {
 	if x.live == 0 {
-		return touched
+		return touched, 0
 	}
 	norms := x.norms
 	if norms == nil { // changed and not yet committed: compute, keep nothing
 		norms = x.computeNorms()
 	}
-	for _, qt := range x.queryTerms(query) {
+	terms, ideal := x.queryTerms(query)
+	for _, qt := range terms {
 		w := float32(qt.weight * (BM25K1 + 1))
 		for _, p := range x.postings[qt.id] {
 			if x.docLen[p.row] < 0 || (allow != nil && !allow(int(p.row))) {
@@ -174,5 +213,5 @@ func (x *lexicalIndex) score(query []string, allow func(row int) bool, scores []
 			scores[p.row] += w * tf / (tf + norms[p.row])
 		}
 	}
-	return touched
+	return touched, ideal
 }

@@ -39,8 +39,10 @@ type Engine struct {
 	embedder embed.Embedder
 	log      *slog.Logger
 	opts     Options
-	queries  *lru.Cache[string, []float32] // recent query vectors by text
-	query    *queryEmbedder
+	// queryPrefix goes before every free-text query when it is embedded.
+	queryPrefix string
+	queries     *lru.Cache[string, []float32] // recent query vectors by text
+	query       *queryEmbedder
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -52,11 +54,10 @@ type Options struct {
 	QueryCacheSize int
 	// QueryTimeout bounds embedding one query (default 5s).
 	QueryTimeout time.Duration
-	// QueryPrefix is prepended to free-text queries before they are
-	// embedded (documents never get it): an instruction some models were
-	// trained with, such as bge's "Represent this sentence for searching
-	// relevant passages: ".
-	QueryPrefix string
+	// RawQueries embeds free-text queries as typed. By default a query gets
+	// the embedding model's query instruction first, if it has one
+	// (embed.QueryInstruction).
+	RawQueries bool
 	// BreakerCooldown is how long searches skip query embedding after
 	// BreakerFailures failures in a row, before a background probe may turn
 	// it on again (default DefaultBreakerCooldown).
@@ -125,8 +126,12 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{store: store, embedder: embedder, log: opts.Logger, opts: opts, queries: cache,
-		query: newQueryEmbedder(embedder, opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
+	e := &Engine{store: store, embedder: embedder, log: opts.Logger, opts: opts, queries: cache,
+		query: newQueryEmbedder(embedder, opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}
+	if !opts.RawQueries {
+		e.queryPrefix = embed.QueryInstruction(embedder.Info().Name)
+	}
+	return e, nil
 }
 
 // Get returns one paper, or ErrNotFound.
@@ -220,7 +225,7 @@ func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error
 	if v, ok := e.queries.Get(text); ok {
 		return v, nil
 	}
-	v, err := e.query.embed(ctx, e.opts.QueryPrefix+text)
+	v, err := e.query.embed(ctx, e.queryPrefix+text)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +250,7 @@ func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f Filter
 	return c, err
 }
 
-func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f Filter) ([]Candidate, error) {
+func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f Filter) (Matches, error) {
 	start := time.Now()
 	c, err := s.Store.Lexical(ctx, terms, k, f)
 	s.observe(OpLexical, time.Since(start), err)

@@ -130,6 +130,7 @@ func TestParaphrasedQuestions(t *testing.T) {
 		{"does a voice recognition system judge two recordings as the same person the way listeners do?", "Speaker identification"},
 		{"grouping devices in decentralized training by per-category similarity of their local data", "Clustered Federated Learning"},
 		{"why do people overweight small chances and underweight large ones?", "Humans systematically misrepresent probability"},
+		{"why do people think unlikely events are more likely than they are?", "Humans systematically misrepresent probability"},
 		{"chatbots pretending to be users remember far too much compared with people", "Language models are increasingly being deployed as user simulators"},
 		{"are browsing bots respecting websites' legal rules about automated data collection?", "AI agents deployed on the open web"},
 		{"3D reconstruction from several cameras mounted on a self-driving car", "Reconstructing multi-camera videos"},
@@ -160,8 +161,11 @@ func TestParaphrasedQuestions(t *testing.T) {
 		t.Logf("rank %d  %s", rank, q.question)
 	}
 	t.Logf("%d of %d first, %d of %d in the top 3", first, len(questions), top3, len(questions))
-	if first < 8 {
-		t.Errorf("only %d of %d questions found their paper first, want at least 8", first, len(questions))
+	// Measured 11 of 11 with bge-small-en-v1.5 and evidence fusion; with
+	// weighted min-max fusion 8, the "unlikely events" question 4th: its
+	// only lexical matches were common words in other abstracts.
+	if first < 10 {
+		t.Errorf("only %d of %d questions found their paper first, want at least 10", first, len(questions))
 	}
 }
 

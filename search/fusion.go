@@ -32,6 +32,12 @@ const (
 	// second papers (at most 0.9). A dense side that is sure of its first
 	// paper is trusted more for that query.
 	Margin FusionMethod = "margin"
+	// Evidence is Weighted with the lexical side scaled by its evidence:
+	// the share of the query's ideal BM25 score (Matches.Ideal) that its
+	// best match reaches, at most 1. When the best lexical match holds only
+	// a query's common words, its ordering counts for little; when it holds
+	// the query's informative terms, Evidence is Weighted.
+	Evidence FusionMethod = "evidence"
 )
 
 // RRFK is reciprocal rank fusion's constant.
@@ -48,17 +54,17 @@ func (f Fusion) String() string {
 	if f.Method == Margin {
 		return fmt.Sprintf("margin(dense=%.2f, gain=%g)", f.DenseWeight, f.MarginGain)
 	}
-	if f.Method == Weighted || f.Method == DBSF || f.Method == MaxNorm {
+	if f.Method == Weighted || f.Method == DBSF || f.Method == MaxNorm || f.Method == Evidence {
 		return fmt.Sprintf("%s(dense=%.2f)", f.Method, f.DenseWeight)
 	}
 	return string(f.Method)
 }
 
 // DefaultFusion is the fusion the engine uses unless told otherwise, chosen
-// by `papersearch eval --fusion-sweep` on SciFact (BEIR, train split, 809
-// queries) with all-MiniLM-L6-v2 and BM25 (k1 0.9, b 0.4), nDCG@10:
-// see the table in docs/ranking.md and the closing note of the issue.
-var DefaultFusion = Fusion{Method: Weighted, DenseWeight: 0.4}
+// by `papersearch eval --fusion-sweep` on both dev signals (SciFact train
+// and the ML research questions) with bge-small-en-v1.5 and its query
+// instruction and BM25 (k1 0.9, b 0.4): see the table in docs/ranking.md.
+var DefaultFusion = Fusion{Method: Evidence, DenseWeight: 0.45}
 
 // fused is one candidate after fusion, with where it stood in each list.
 type fused struct {
@@ -72,7 +78,8 @@ type fused struct {
 
 // fuse merges the two rankings (each best first) under f, best first, ties
 // broken by id so the order is deterministic.
-func fuse(dense, lexical []Candidate, f Fusion) []fused {
+func fuse(dense []Candidate, matches Matches, f Fusion) []fused {
+	lexical := matches.Candidates
 	byID := make(map[string]*fused, len(dense)+len(lexical))
 	get := func(id string) *fused {
 		x, ok := byID[id]
@@ -91,9 +98,12 @@ func fuse(dense, lexical []Candidate, f Fusion) []fused {
 		x.LexicalRank, x.LexicalScore = i+1, c.Score
 	}
 	switch f.Method {
-	case Weighted, DBSF, MaxNorm, Margin:
+	case Weighted, DBSF, MaxNorm, Margin, Evidence:
 		dn, ln := normaliser(dense), normaliser(lexical)
-		w := f.DenseWeight
+		w, evidence := f.DenseWeight, 1.0
+		if f.Method == Evidence && matches.Ideal > 0 && len(lexical) > 0 {
+			evidence = math.Min(1, float64(lexical[0].Score)/matches.Ideal)
+		}
 		if f.Method == Margin && len(dense) > 1 {
 			w = math.Min(0.9, w+f.MarginGain*float64(dense[0].Score-dense[1].Score))
 		}
@@ -108,7 +118,7 @@ func fuse(dense, lexical []Candidate, f Fusion) []fused {
 				x.Score += w * dn(x.DenseScore)
 			}
 			if x.LexicalRank > 0 {
-				x.Score += (1 - w) * ln(x.LexicalScore)
+				x.Score += (1 - w) * evidence * ln(x.LexicalScore)
 			}
 		}
 	default: // RRF

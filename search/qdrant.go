@@ -96,12 +96,95 @@ type Qdrant struct {
 	log    *slog.Logger
 	read   *qdrant.ReadConsistency
 
-	// lexMu guards avgdl, the BM25 average document length the sparse
-	// vectors are weighted with. Upserts hold it for reading for their
-	// whole write, RefreshLexical for writing for its whole re-weighting,
-	// so no point is written with a length it is not re-weighted from.
+	// lexMu guards the lexical statistics: avgdl, the BM25 average
+	// document length the sparse vectors are weighted with, and the
+	// document frequencies. Writes (Upsert, Delete, RefreshLexical) hold it
+	// for their whole change, so no point is written with a length it is
+	// not re-weighted from and the counts move with the points.
 	lexMu sync.RWMutex
 	avgdl float64
+	terms termStats
+}
+
+// termStats are a collection's document frequencies as this process knows
+// them: the points holding each term (by sparse index) and the points in
+// all. They weigh and prune query terms as the embedded store does and
+// give the query's ideal score. They are counted from the collection on
+// open and kept up to date by this process's writes; after a write whose
+// outcome is unknown they are counted again before the next query.
+// Writes by other processes are seen at the next open.
+type termStats struct {
+	df    map[uint32]int32
+	n     int
+	stale bool
+}
+
+func (s *termStats) add(idx []uint32, by int32) {
+	for _, i := range idx {
+		if s.df[i] += by; s.df[i] <= 0 {
+			delete(s.df, i)
+		}
+	}
+	s.n += int(by)
+}
+
+// countTerms counts the collection's document frequencies afresh. The
+// caller holds q.lexMu for writing.
+func (q *Qdrant) countTerms(ctx context.Context) error {
+	start := time.Now()
+	stats := termStats{df: map[uint32]int32{}}
+	var offset *qdrant.PointId
+	for {
+		points, next, err := q.client.ScrollAndOffset(ctx, &qdrant.ScrollPoints{CollectionName: q.coll,
+			Limit: qdrant.PtrOf(uint32(1000)), Offset: offset, WithPayload: qdrant.NewWithPayload(false),
+			WithVectors: qdrant.NewWithVectorsInclude(qdrantSparse), ReadConsistency: q.read})
+		if err != nil {
+			return fmt.Errorf("count the terms of qdrant collection %s: %w", q.coll, err)
+		}
+		for _, p := range points {
+			stats.add(sparseIndices(p.GetVectors()), 1)
+		}
+		if next == nil {
+			break
+		}
+		offset = next
+	}
+	q.terms = stats
+	q.log.Info("counted document frequencies", "collection", q.coll, "papers", stats.n,
+		"terms", len(stats.df), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// sparseIndices returns the term indices of a point's sparse vector.
+func sparseIndices(v *qdrant.VectorsOutput) []uint32 {
+	sv := v.GetVectors().GetVectors()[qdrantSparse]
+	if sv == nil {
+		return nil
+	}
+	if s := sv.GetSparse(); s != nil {
+		return s.GetIndices()
+	}
+	return sv.GetIndices().GetData()
+}
+
+// storedTerms returns the sparse indices of those of ids that exist, by
+// point id.
+func (q *Qdrant) storedTerms(ctx context.Context, ids []string) (map[string][]uint32, error) {
+	pids := make([]*qdrant.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = pointID(id)
+	}
+	points, err := q.client.Get(ctx, &qdrant.GetPoints{CollectionName: q.coll, Ids: pids,
+		WithPayload: qdrant.NewWithPayload(false), WithVectors: qdrant.NewWithVectorsInclude(qdrantSparse),
+		ReadConsistency: q.read})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]uint32, len(points))
+	for _, p := range points {
+		out[p.GetId().GetUuid()] = sparseIndices(p.GetVectors())
+	}
+	return out, nil
 }
 
 // OpenQdrant connects to Qdrant and opens, or creates, the collection for
@@ -146,7 +229,11 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 	}
 	q := &Qdrant{client: client, coll: cfg.Collection, model: model, log: log,
 		read: qdrant.NewReadConsistencyFactor(1)}
-	if err := q.ensureCollection(ctx, cfg); err != nil {
+	err = q.ensureCollection(ctx, cfg)
+	if err == nil {
+		err = q.countTerms(ctx)
+	}
+	if err != nil {
 		client.Close()
 		return nil, err
 	}
@@ -329,32 +416,49 @@ func (q *Qdrant) Upsert(ctx context.Context, docs []Document) (err error) {
 			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, ErrDimension, len(d.Vector), q.model.Dim)
 		}
 	}
-	q.lexMu.RLock()
-	defer q.lexMu.RUnlock()
+	q.lexMu.Lock()
+	defer q.lexMu.Unlock()
 	for start := 0; start < len(docs); start += qdrantUpsertSize {
 		batch := docs[start:min(start+qdrantUpsertSize, len(docs))]
 		points := make([]*qdrant.PointStruct, len(batch))
+		ids, added := make([]string, len(batch)), make([][]uint32, len(batch))
+		for i, d := range batch {
+			ids[i] = d.Paper.ID
+		}
+		old, err := q.storedTerms(ctx, ids)
+		if err != nil {
+			return fmt.Errorf("upsert %d papers into qdrant: read their terms: %w", len(batch), err)
+		}
 		for i, d := range batch {
 			terms := d.analysed()
 			payload, err := qdrant.TryValueMap(payloadOf(d, len(terms)))
 			if err != nil {
 				return fmt.Errorf("upsert %s: payload: %w", d.Paper.ID, err)
 			}
+			sparse := q.sparseBM25(terms)
+			added[i] = sparse.GetSparse().GetIndices()
 			points[i] = &qdrant.PointStruct{
 				Id: pointID(d.Paper.ID),
 				Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{
 					qdrantDense:  qdrant.NewVectorDense(d.Vector),
-					qdrantSparse: q.sparseBM25(terms),
+					qdrantSparse: sparse,
 				}),
 				Payload: payload,
 			}
 		}
-		err := retryUnavailable(ctx, func() error {
+		err = retryUnavailable(ctx, func() error {
 			_, err := q.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: q.coll, Wait: qdrant.PtrOf(true), Points: points})
 			return err
 		})
 		if err != nil {
+			q.terms.stale = true // some of the batch may have been applied
 			return fmt.Errorf("upsert %d papers into qdrant: %w", len(batch), err)
+		}
+		for i, p := range points {
+			if idx, ok := old[p.GetId().GetUuid()]; ok {
+				q.terms.add(idx, -1)
+			}
+			q.terms.add(added[i], 1)
 		}
 	}
 	return nil
@@ -478,23 +582,45 @@ func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, f Filter) (_ [
 
 // Lexical asks Qdrant for the k best allowed points by BM25: the query's
 // term counts against the documents' BM25 weights, with Qdrant's IDF.
-func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f Filter) (_ []Candidate, err error) {
+func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f Filter) (_ Matches, err error) {
 	defer markUnavailable(&err)
-	counts := termCounts(terms)
-	if len(counts) == 0 {
-		return nil, nil
+	scored, ideal, err := q.weigh(ctx, terms)
+	if err != nil || len(scored) == 0 {
+		return Matches{Ideal: ideal}, err
 	}
-	idx := make([]uint32, 0, len(counts))
-	val := make([]float32, 0, len(counts))
-	for t, n := range counts {
-		idx = append(idx, sparseTerm(t))
-		val = append(val, float32(n))
+	idx := make([]uint32, len(scored))
+	val := make([]float32, len(scored))
+	for i, t := range scored {
+		idx[i], val[i] = sparseTerm(t.term), float32(t.qtf)
 	}
 	out, err := q.query(ctx, qdrant.NewQuerySparse(idx, val), qdrantSparse, k, f)
 	if err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
+		return Matches{}, fmt.Errorf("lexical: %w", err)
 	}
-	return out, nil
+	return Matches{Candidates: out, Ideal: ideal}, nil
+}
+
+// weigh reads a lexical query as the embedded store does (see weighTerms),
+// with this collection's document frequencies, counting them first if a
+// write left them uncertain.
+func (q *Qdrant) weigh(ctx context.Context, terms []string) ([]weightedTerm, float64, error) {
+	q.lexMu.RLock()
+	if q.terms.stale {
+		q.lexMu.RUnlock()
+		q.lexMu.Lock()
+		var err error
+		if q.terms.stale {
+			err = q.countTerms(ctx)
+		}
+		q.lexMu.Unlock()
+		if err != nil {
+			return nil, 0, err
+		}
+		q.lexMu.RLock()
+	}
+	defer q.lexMu.RUnlock()
+	scored, ideal := weighTerms(terms, q.terms.n, func(t string) int { return int(q.terms.df[sparseTerm(t)]) })
+	return scored, ideal, nil
 }
 
 func (q *Qdrant) query(ctx context.Context, query *qdrant.Query, using string, k int, f Filter) ([]Candidate, error) {
@@ -516,8 +642,15 @@ func (q *Qdrant) query(ctx context.Context, query *qdrant.Query, using string, k
 // Delete removes one document.
 func (q *Qdrant) Delete(ctx context.Context, id string) (err error) {
 	defer markUnavailable(&err)
-	if _, err := q.Get(ctx, id); err != nil {
-		return err
+	q.lexMu.Lock()
+	defer q.lexMu.Unlock()
+	old, err := q.storedTerms(ctx, []string{id})
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", id, err)
+	}
+	idx, ok := old[pointID(id).GetUuid()]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	err = retryUnavailable(ctx, func() error {
 		_, err := q.client.Delete(ctx, &qdrant.DeletePoints{CollectionName: q.coll, Wait: qdrant.PtrOf(true),
@@ -525,8 +658,10 @@ func (q *Qdrant) Delete(ctx context.Context, id string) (err error) {
 		return err
 	})
 	if err != nil {
+		q.terms.stale = true
 		return fmt.Errorf("delete %q: %w", id, err)
 	}
+	q.terms.add(idx, -1)
 	return nil
 }
 

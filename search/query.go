@@ -179,7 +179,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	var (
 		res      Results
 		dense    []Candidate
-		lexical  []Candidate
+		lexical  Matches
 		queryVec []float32
 	)
 	filter := q.Filter
@@ -264,7 +264,8 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if terms == nil {
 		terms = Analyze(q.Text)
 	}
-	var dense, lexical []Candidate
+	var dense []Candidate
+	var lexical Matches
 	g, gctx := errgroup.WithContext(ctx)
 	if q.Mode != Lexical {
 		g.Go(func() (err error) {
@@ -299,12 +300,12 @@ func (e *Engine) seen(cursor, fingerprint string) ([]string, error) {
 	return c.Seen, nil
 }
 
-func (e *Engine) merge(mode Mode, dense, lexical []Candidate) []fused {
+func (e *Engine) merge(mode Mode, dense []Candidate, lexical Matches) []fused {
 	switch {
-	case mode == Dense || len(lexical) == 0 && len(dense) > 0:
+	case mode == Dense || len(lexical.Candidates) == 0 && len(dense) > 0:
 		return single(dense, true)
 	case mode == Lexical || len(dense) == 0:
-		return single(lexical, false)
+		return single(lexical.Candidates, false)
 	}
 	return fuse(dense, lexical, *e.opts.Fusion)
 }

@@ -66,7 +66,7 @@ func TestReadQueriesAndQrels(t *testing.T) {
 // Fusion, against rankings computed by hand.
 func TestFusion(t *testing.T) {
 	dense := []Candidate{{"A", 0.9}, {"B", 0.5}, {"C", 0.1}}
-	lexical := []Candidate{{"C", 10}, {"A", 6}, {"D", 2}}
+	lexical := Matches{Candidates: []Candidate{{"C", 10}, {"A", 6}, {"D", 2}}}
 	ids := func(fs []fused) string {
 		var s []string
 		for _, f := range fs {
@@ -95,13 +95,13 @@ func TestFusion(t *testing.T) {
 	}
 	// Max-normalised 0.5: dense A=1, B=0.6, C=0.2 (scores 1, 0.6, 0.2
 	// divided by 1); lexical C=1, A=0.6, D=0.2. A = 0.8, C = 0.6, B = 0.3.
-	mx := fuse([]Candidate{{"A", 1}, {"B", 0.6}, {"C", 0.2}}, []Candidate{{"C", 10}, {"A", 6}, {"D", 2}}, Fusion{Method: MaxNorm, DenseWeight: 0.5})
+	mx := fuse([]Candidate{{"A", 1}, {"B", 0.6}, {"C", 0.2}}, lexical, Fusion{Method: MaxNorm, DenseWeight: 0.5})
 	if got := ids(mx); got != "A,C,B,D" || !near(mx[0].Score, 0.8) || !near(mx[1].Score, 0.6) || !near(mx[2].Score, 0.3) {
 		t.Errorf("max-normalised 0.5: %s %+v", got, mx)
 	}
 	// Spread-normalised: scores 0, 3, 6 have mean 3 and σ √6; 6 maps to
 	// (6 − 3 + 3√6)/(6√6), 0 to (0 − 3 + 3√6)/(6√6); weight 1 keeps dense only.
-	sp := fuse([]Candidate{{"A", 6}, {"B", 3}, {"C", 0}}, nil, Fusion{Method: DBSF, DenseWeight: 1})
+	sp := fuse([]Candidate{{"A", 6}, {"B", 3}, {"C", 0}}, Matches{}, Fusion{Method: DBSF, DenseWeight: 1})
 	sd := math.Sqrt(6)
 	if ids(sp) != "A,B,C" || !near(sp[0].Score, (3+3*sd)/(6*sd)) || !near(sp[1].Score, 0.5) || !near(sp[2].Score, (3*sd-3)/(6*sd)) {
 		t.Errorf("spread-normalised: %+v", sp)
@@ -112,8 +112,23 @@ func TestFusion(t *testing.T) {
 	if got := ids(mg); got != "A,B,C,D" || !near(mg[0].Score, 0.95) || !near(mg[1].Score, 0.45) {
 		t.Errorf("margin: %s %+v", got, mg)
 	}
+	// Evidence 0.5: the best lexical match (10) reaches a quarter of the
+	// query's ideal score (40), so the lexical side counts a quarter as much
+	// as under Weighted: A = 0.5 + 0.5·0.25·0.5 = 0.5625, B = 0.25,
+	// C = 0.5·0.25 = 0.125, D = 0; with an ideal of 10 or less it is Weighted.
+	weak := lexical
+	weak.Ideal = 40
+	ev := fuse(dense, weak, Fusion{Method: Evidence, DenseWeight: 0.5})
+	if got := ids(ev); got != "A,B,C,D" || !near(ev[0].Score, 0.5625) || !near(ev[2].Score, 0.125) {
+		t.Errorf("evidence, weak lexical side: %s %+v", got, ev)
+	}
+	strong := lexical
+	strong.Ideal = 8
+	if ev, w := fuse(dense, strong, Fusion{Method: Evidence, DenseWeight: 0.5}), fuse(dense, lexical, Fusion{Method: Weighted, DenseWeight: 0.5}); ids(ev) != ids(w) || !near(ev[1].Score, w[1].Score) {
+		t.Errorf("evidence, full lexical match: %+v, want %+v", ev, w)
+	}
 	// Ties break by id; a list of equal scores normalises to 1.
-	tie := fuse([]Candidate{{"Y", 1}, {"X", 1}}, nil, Fusion{Method: Weighted, DenseWeight: 0.5})
+	tie := fuse([]Candidate{{"Y", 1}, {"X", 1}}, Matches{}, Fusion{Method: Weighted, DenseWeight: 0.5})
 	if ids(tie) != "X,Y" || !near(tie[0].Score, 0.5) {
 		t.Errorf("ties: %+v", tie)
 	}
@@ -146,6 +161,11 @@ func TestBM25(t *testing.T) {
 	x.score([]string{"dog"}, nil, scores, nil)
 	if !(scores[1] > scores[0]) || !near(float64(scores[1]), math.Log(1.2)*1.9/(1+0.9*(0.6+0.4*2/2.5))) {
 		t.Errorf("dog: scores %v; the shorter document should win", scores)
+	}
+	// The ideal score of "cat zebra" over 2 documents: idf(cat) = ln 2 and
+	// zebra, held by none, ln(1 + 2.5/0.5) = ln 6.
+	if _, ideal := x.score([]string{"cat", "zebra"}, nil, make([]float32, 2), nil); !near(ideal, math.Ln2+math.Log(6)) {
+		t.Errorf("ideal of cat zebra = %v, want ln 2 + ln 6", ideal)
 	}
 	x.remove(1)
 	clear(scores)
@@ -338,7 +358,7 @@ func BenchmarkFuse(b *testing.B) {
 	for _, f := range []Fusion{{Method: RRF}, DefaultFusion} {
 		b.Run(string(f.Method), func(b *testing.B) {
 			for b.Loop() {
-				fuse(dense, lexical, f)
+				fuse(dense, Matches{Candidates: lexical}, f)
 			}
 		})
 	}

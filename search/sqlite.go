@@ -597,7 +597,7 @@ func (s *SQLite) excludedRows(ids []string) map[int]bool {
 
 // Lexical ranks the allowed papers by BM25 for the analysed query terms
 // and keeps the k best.
-func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f Filter) ([]Candidate, error) {
+func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f Filter) (Matches, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	buf, _ := s.scores.Get().(*[]float32)
@@ -614,7 +614,7 @@ func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f Filter) (
 		allow = s.allow(f)
 	}
 	excluded := s.excludedRows(f.Exclude)
-	touched := s.lex.score(terms, allow, scores, nil)
+	touched, ideal := s.lex.score(terms, allow, scores, nil)
 	top := newTopK(k)
 	for _, r := range touched {
 		if !excluded[int(r)] {
@@ -622,7 +622,7 @@ func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f Filter) (
 		}
 		scores[r] = 0
 	}
-	return top.sorted(), ctx.Err()
+	return Matches{Candidates: top.sorted(), Ideal: ideal}, ctx.Err()
 }
 
 // Delete removes one document.

@@ -44,6 +44,15 @@ type Candidate struct {
 	Score float32
 }
 
+// Matches is the result of a lexical retrieval.
+type Matches struct {
+	// Candidates are the best documents by BM25 score, best first.
+	Candidates []Candidate
+	// Ideal is the query's ideal BM25 score (see weighTerms): what a
+	// document of average length holding each query term once would score.
+	Ideal float64
+}
+
 // Store keeps documents and retrieves them by vector. Implementations are
 // safe for concurrent use.
 type Store interface {
@@ -60,8 +69,9 @@ type Store interface {
 	// similarity to the unit vector v.
 	Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error)
 	// Lexical returns up to k documents allowed by f, by descending BM25
-	// score for the analysed query terms (see Analyze).
-	Lexical(ctx context.Context, terms []string, k int, f Filter) ([]Candidate, error)
+	// score for the analysed query terms (see Analyze), and the query's
+	// ideal score.
+	Lexical(ctx context.Context, terms []string, k int, f Filter) (Matches, error)
 	// Delete removes a document; deleting an absent id returns ErrNotFound.
 	Delete(ctx context.Context, id string) error
 	// Count returns the number of documents.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -180,27 +181,38 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
-		ids := func(cs []Candidate) string {
+		ids := func(m Matches) string {
 			var out []string
-			for _, c := range cs {
+			for _, c := range m.Candidates {
 				out = append(out, c.ID)
 			}
 			return strings.Join(out, ",")
 		}
-		got, err := s.Lexical(ctx, Analyze("graphs"), 10, Filter{})
+		// The ideal score of "graph zebra": each term's idf, zebra's as a
+		// term no paper holds; it follows every write.
+		ideal := func(when string, want float64) {
+			t.Helper()
+			m, err := s.Lexical(ctx, Analyze("graph zebra"), 10, Filter{})
+			if err != nil || !near(m.Ideal, want) {
+				t.Errorf("%s: ideal of graph zebra = %v (%v), want %v", when, m.Ideal, err, want)
+			}
+		}
+		ideal("4 papers, 3 with graph", math.Log(10.0/7)+math.Log(10))
+		m, err := s.Lexical(ctx, Analyze("graphs"), 10, Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ids(got) != "p004,p001,p002" {
-			t.Errorf("Lexical(graphs) = %s (%v), want p004,p001,p002", ids(got), got)
+		got := m.Candidates
+		if ids(m) != "p004,p001,p002" {
+			t.Errorf("Lexical(graphs) = %s (%v), want p004,p001,p002", ids(m), got)
 		}
 		for i := 1; i < len(got); i++ {
 			if got[i].Score > got[i-1].Score || got[i].Score <= 0 {
 				t.Errorf("lexical scores not positive and descending: %v", got)
 			}
 		}
-		if got, _ := s.Lexical(ctx, Analyze("zebra"), 10, Filter{}); len(got) != 0 {
-			t.Errorf("Lexical(zebra) = %v, want nothing", got)
+		if got, _ := s.Lexical(ctx, Analyze("zebra"), 10, Filter{}); len(got.Candidates) != 0 || !near(got.Ideal, math.Log(10)) {
+			t.Errorf("Lexical(zebra) = %+v, want nothing, ideal ln 10", got)
 		}
 		for _, tt := range []struct {
 			f    Filter
@@ -224,8 +236,8 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// The same filters apply to dense retrieval.
 		all, _ := s.Nearest(ctx, docs[0].Vector, 10, Filter{Author: "geoff", YearMin: 2020})
-		if ids(all) != "p003" {
-			t.Errorf("Nearest with author and year filter = %s, want p003", ids(all))
+		if ids(Matches{Candidates: all}) != "p003" {
+			t.Errorf("Nearest with author and year filter = %v, want p003", all)
 		}
 		all, _ = s.Nearest(ctx, docs[0].Vector, 10, Filter{Venues: []string{"NeurIPS", "ICLR"}})
 		if len(all) != 2 {
@@ -239,12 +251,14 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, Filter{}); ids(got) != "p001,p002" {
 			t.Errorf("after replacing p004: %s", ids(got))
 		}
+		ideal("p004 replaced, 2 with graph", math.Ln2+math.Log(10))
 		if err := s.Delete(ctx, "p001"); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, Filter{}); ids(got) != "p002" {
 			t.Errorf("after deleting p001: %s", ids(got))
 		}
+		ideal("p001 deleted, 3 papers, 1 with graph", math.Log(8.0/3)+math.Log(8))
 	})
 
 	t.Run("Scroll", func(t *testing.T) {
@@ -459,11 +473,11 @@ func memoryMatchesDisk(t *testing.T, s *SQLite, variant func(int) Document, writ
 	}
 	ok = true
 	for w := range writers {
-		hits, err := s.Lexical(ctx, Analyze(variantWord(w)), 5, Filter{})
+		m, err := s.Lexical(ctx, Analyze(variantWord(w)), 5, Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		found := len(hits) == 1 && hits[0].ID == "same"
+		found := len(m.Candidates) == 1 && m.Candidates[0].ID == "same"
 		if want := variant(w).Paper.Abstract == disk.Paper.Abstract; found != want {
 			t.Errorf("lexical search for %q finds the paper: %v; the stored abstract is %q", variantWord(w), found, disk.Paper.Abstract)
 			ok = false

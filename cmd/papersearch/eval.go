@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"text/tabwriter"
 	"time"
 
@@ -31,10 +30,10 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	qrelsFile := fs.String("qrels", "", "BEIR judgements: TSV with a header, query-id corpus-id score")
 	mode := fs.String("mode", "all", "all, hybrid, dense or lexical")
 	asJSON := fs.Bool("json", false, "print JSON")
-	sweep := fs.Bool("fusion-sweep", false, "also measure RRF, and weighted and distribution-based (dbsf) fusion at dense weights 0.1 to 0.9")
-	sentences := fs.Bool("sentence-rerank", false, "EXPERIMENT: also measure hybrid re-ranked with each abstract's best-matching sentence")
+	sweep := fs.Bool("fusion-sweep", false, "also measure RRF, margin, and evidence, weighted, distribution-based (dbsf) and max-normalised fusion at dense weights 0.1 to 0.9 in steps of 0.05")
 	misses := fs.Bool("misses", false, "also list each query whose relevant document is not first in hybrid mode, with its rank in every mode")
-	queryPrefix := fs.String("query-prefix", "", "text put before every query when it is embedded (e.g. bge's instruction)")
+	rawQueries := fs.Bool("raw-queries", false, "embed queries as typed, without the model's query instruction")
+	denseWeight := fs.Float64("dense-weight", 0, "dense weight of the default fusion rule in hybrid mode and --misses (0: its own)")
 	sample := fs.Int("sample", 0, "index only this many documents, the ones whose ids come first by SHA-256 (a fixed sample), plus every judged one (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{"eval: " + err.Error()}
@@ -88,7 +87,13 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 		return err
 	}
 	defer cleanup()
-	eng, err := search.NewEngine(store, cache, search.Options{Logger: log, IngestBatch: 64, QueryPrefix: *queryPrefix})
+	opts := search.Options{Logger: log, IngestBatch: 64, RawQueries: *rawQueries}
+	if *denseWeight > 0 {
+		f := search.DefaultFusion
+		f.DenseWeight = *denseWeight
+		opts.Fusion = &f
+	}
+	eng, err := search.NewEngine(store, cache, opts)
 	if err != nil {
 		return err
 	}
@@ -121,22 +126,13 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 				fusions = append(fusions, search.Fusion{Method: search.Margin, DenseWeight: w, MarginGain: g})
 			}
 		}
-		for _, m := range []search.FusionMethod{search.Weighted, search.DBSF, search.MaxNorm} {
-			for w := 1; w <= 9; w++ {
-				fusions = append(fusions, search.Fusion{Method: m, DenseWeight: float64(w) / 10})
+		for _, m := range []search.FusionMethod{search.Evidence, search.Weighted, search.DBSF, search.MaxNorm} {
+			for w := 2; w <= 18; w++ {
+				fusions = append(fusions, search.Fusion{Method: m, DenseWeight: float64(w) / 20})
 			}
 		}
 		for _, f := range fusions {
 			r, err := eng.WithFusion(f).Evaluate(ctx, queries, qrels, search.Hybrid)
-			if err != nil {
-				return err
-			}
-			results = append(results, r)
-		}
-	}
-	if *sentences {
-		for _, mix := range []float64{0, 0.5, 1} {
-			r, err := sentenceRerank(ctx, eng, cache, papers, queries, qrels, mix)
 			if err != nil {
 				return err
 			}
@@ -241,78 +237,4 @@ func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQ
 		}
 	}
 	return nil
-}
-
-// sentenceRerank (an experiment) re-ranks the first 30 hybrid results of
-// each query: the dense side becomes max(cosine to the abstract, mix ×
-// cosine to its best sentence), then both sides are min-max normalised over
-// those 30 and fused 0.4 / 0.6 as the default does.
-func sentenceRerank(ctx context.Context, eng *search.Engine, emb embed.Embedder, papers []papersearch.Paper,
-	queries []search.EvalQuery, qrels search.Qrels, mix float64) (search.Metrics, error) {
-	abstracts := map[string]string{}
-	for _, p := range papers {
-		abstracts[p.ID] = p.Abstract
-	}
-	m := search.Metrics{Mode: "hybrid", Fusion: fmt.Sprintf("weighted(0.40)+sentences(%.1f)", mix)}
-	for _, q := range queries {
-		rels, ok := qrels[q.ID]
-		if !ok {
-			continue
-		}
-		res, err := eng.Search(ctx, search.Query{Text: q.Text, Limit: 30, Explain: true})
-		if err != nil {
-			return m, err
-		}
-		qv, err := emb.Embed(ctx, []string{q.Text})
-		if err != nil {
-			return m, err
-		}
-		type cand struct {
-			id         string
-			dense, lex float64
-		}
-		var cands []cand
-		for _, h := range res.Hits {
-			c := cand{id: h.ID}
-			if e := h.Explanation; e != nil && e.DenseScore != nil {
-				c.dense = float64(*e.DenseScore)
-			}
-			if e := h.Explanation; e != nil && e.LexicalScore != nil {
-				c.lex = float64(*e.LexicalScore)
-			}
-			if ss := papersearch.Sentences(abstracts[h.ID]); len(ss) > 0 {
-				vs, err := emb.Embed(ctx, ss)
-				if err != nil {
-					return m, err
-				}
-				for _, v := range vs {
-					c.dense = max(c.dense, mix*float64(embed.Dot(qv[0], v)))
-				}
-			}
-			cands = append(cands, c)
-		}
-		norm := func(get func(cand) float64) func(cand) float64 {
-			lo, hi := 1e9, -1e9
-			for _, c := range cands {
-				lo, hi = min(lo, get(c)), max(hi, get(c))
-			}
-			return func(c cand) float64 {
-				if hi == lo {
-					return 1
-				}
-				return (get(c) - lo) / (hi - lo)
-			}
-		}
-		dn, ln := norm(func(c cand) float64 { return c.dense }), norm(func(c cand) float64 { return c.lex })
-		sort.SliceStable(cands, func(i, j int) bool {
-			return 0.4*dn(cands[i])+0.6*ln(cands[i]) > 0.4*dn(cands[j])+0.6*ln(cands[j])
-		})
-		ranked := make([]string, len(cands))
-		for i, c := range cands {
-			ranked[i] = c.id
-		}
-		m.Record(ranked, rels)
-	}
-	m.Mean()
-	return m, nil
 }

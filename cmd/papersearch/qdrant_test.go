@@ -37,7 +37,7 @@ func TestQdrantAnswersLikeEmbedded(t *testing.T) {
 	defer func() {
 		stop2()
 		q, err := search.OpenQdrant(context.Background(), search.QdrantConfig{URL: qurl, Collection: coll},
-			embed.ModelInfo{Name: "all-MiniLM-L6-v2", Dim: 384})
+			embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 384})
 		if err == nil {
 			q.Drop(context.Background())
 			q.Close()
@@ -51,6 +51,7 @@ func TestQdrantAnswersLikeEmbedded(t *testing.T) {
 		"do brain signal foundation models rediscover the classic hand-designed features?",
 		"grouping devices in decentralized training by per-category similarity of their local data",
 		"why do people overweight small chances and underweight large ones?",
+		"why do people think unlikely events are more likely than they are?",
 		"are browsing bots respecting websites' legal rules about automated data collection?",
 		"3D reconstruction from several cameras mounted on a self-driving car",
 		"an LLM assistant that debugs chip hardware designs by inspecting signal traces",

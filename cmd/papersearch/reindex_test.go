@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/papersearch/papersearch/embed"
 )
 
 // hashEndpoint is an OpenAI-compatible endpoint of another model: a
@@ -61,7 +63,7 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 	t.Setenv("PAPERSEARCH_EMBED_URL", hashEndpoint(t))
 	t.Setenv("PAPERSEARCH_EMBED_MODEL", "hash-64")
 	err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard)
-	for _, want := range []string{"all-MiniLM-L6-v2 (384 dimensions)", "hash-64 (64 dimensions)", "papersearch reindex"} {
+	for _, want := range []string{embed.DefaultLocalModel + " (384 dimensions)", "hash-64 (64 dimensions)", "papersearch reindex"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("search under another model: err = %v, want it to mention %q", err, want)
 		}
@@ -74,7 +76,7 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 	if !strings.Contains(out.String(), "reindexed 3 papers under hash-64") {
 		t.Errorf("reindex output: %s", out.String())
 	}
-	if _, err := os.Stat(filepath.Join(dir, "papersearch.db.all-MiniLM-L6-v2.bak")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "papersearch.db."+embed.DefaultLocalModel+".bak")); err != nil {
 		t.Errorf("old index not kept: %v", err)
 	}
 	out.Reset()
@@ -90,16 +92,18 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 	}
 }
 
-// TestLocalModelChangeRefusedThenReindexed: a store built with the default
-// local model refuses to open under PAPERSEARCH_MODEL=bge-small-en-v1.5,
-// naming both models and the migration command; reindex migrates it.
+// TestLocalModelChangeRefusedThenReindexed is the upgrade from a store
+// built with all-MiniLM-L6-v2 (the default before bge-small-en-v1.5): under
+// the new default it refuses to open, naming both models and the migration
+// command, and reindex migrates it.
 func TestLocalModelChangeRefusedThenReindexed(t *testing.T) {
 	setEnv(t)
 	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
 	t.Setenv("PAPERSEARCH_SEED", "false")
 	ctx := context.Background()
+	t.Setenv("PAPERSEARCH_MODEL", "all-MiniLM-L6-v2")
 	ingestThreePapers(t)
-	t.Setenv("PAPERSEARCH_MODEL", "bge-small-en-v1.5")
+	os.Unsetenv("PAPERSEARCH_MODEL") // restored by t.Setenv's cleanup
 	err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard)
 	for _, want := range []string{"all-MiniLM-L6-v2 (384 dimensions)", "bge-small-en-v1.5 (384 dimensions)", "papersearch reindex"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
