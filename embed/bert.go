@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // bertConfig is the model configuration stored in the weight file's metadata.
@@ -138,7 +139,14 @@ type scratch struct {
 	x, qkv, ctx, tmp, ffn, scores []float32
 	kp, vp                        []float32 // one head's keys and values, packed
 	g                             gemm
+	// helpers are the ragged-edge scratch of the goroutines that share this
+	// worker's dense layers when there are fewer texts than cores: with
+	// len(helpers) = p - 1, every layer's output columns are split p ways.
+	helpers []gemm
 }
+
+// minSplitPanels is the fewest output panels per goroutine worth a split.
+const minSplitPanels = 4
 
 func (s *scratch) grow(seq int, cfg bertConfig) {
 	h := cfg.Hidden
@@ -184,31 +192,40 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	for li := range m.layers {
 		l := &m.layers[li]
+		// rows is how many tokens' outputs this layer must compute: all of
+		// them, except in the last layer of a CLS-pooled model, whose only
+		// output used is the first token's (the others' keys and values
+		// still feed its attention).
+		rows := seq
+		if li == len(m.layers)-1 && cfg.Pooling == "cls" {
+			rows = 1
+		}
 		// Self-attention.
-		l.qkv.forward(&s.g, s.x, seq, s.qkv)
+		l.qkv.forward(s, s.x, seq, s.qkv)
 		for hd := 0; hd < heads; hd++ {
 			q := s.qkv[hd*dh:]
 			k := s.qkv[h+hd*dh:]
 			v := s.qkv[2*h+hd*dh:]
-			// scores = q·kᵀ, [seq, seq]
+			// scores = q·kᵀ, [rows, seq]
 			packNT(s.kp, seq, dh, k, 3*h)
-			s.g.mul(seq, seq, dh, q, 3*h, s.kp, s.scores, seq)
-			for t := 0; t < seq; t++ {
+			s.g.mul(rows, seq, dh, q, 3*h, s.kp, s.scores, seq)
+			for t := 0; t < rows; t++ {
 				softmaxScaled(s.scores[t*seq:(t+1)*seq], scale)
 			}
-			// ctx_h = scores·v, [seq, dh], written into its columns of ctx.
+			// ctx_h = scores·v, [rows, dh], written into its columns of ctx.
 			packNN(s.vp, seq, dh, v, 3*h)
-			s.g.mul(seq, dh, seq, s.scores, seq, s.vp, s.ctx[hd*dh:], h)
+			s.g.mul(rows, dh, seq, s.scores, seq, s.vp, s.ctx[hd*dh:], h)
 		}
-		l.attnOut.forward(&s.g, s.ctx, seq, s.tmp)
-		add(s.x, s.tmp)
-		l.attnNorm.apply(s.x, h, eps)
+		x := s.x[:rows*h]
+		l.attnOut.forward(s, s.ctx, rows, s.tmp)
+		add(x, s.tmp)
+		l.attnNorm.apply(x, h, eps)
 		// Feed-forward.
-		l.ffnIn.forward(&s.g, s.x, seq, s.ffn)
-		gelu(s.ffn)
-		l.ffnOut.forward(&s.g, s.ffn, seq, s.tmp)
-		add(s.x, s.tmp)
-		l.ffnNorm.apply(s.x, h, eps)
+		l.ffnIn.forward(s, x, rows, s.ffn)
+		gelu(s.ffn[:rows*cfg.Intermediate])
+		l.ffnOut.forward(s, s.ffn, rows, s.tmp)
+		add(x, s.tmp)
+		l.ffnNorm.apply(x, h, eps)
 	}
 
 	// Pooling over all tokens (one sequence, no padding), then L2 norm.
@@ -229,9 +246,35 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 	}
 }
 
-// forward computes y = x·Wᵀ + b for seq rows of x.
-func (l *linear) forward(g *gemm, x []float32, seq int, y []float32) {
-	g.mul(seq, l.out, l.in, x, l.in, l.wp, y, l.out)
+// forward computes y = x·Wᵀ + b for seq rows of x, its output columns
+// split between s's own gemm and its helpers' goroutines.
+func (l *linear) forward(s *scratch, x []float32, seq int, y []float32) {
+	panels := (l.out + panelWidth - 1) / panelWidth
+	parts := min(1+len(s.helpers), panels/minSplitPanels)
+	if parts <= 1 {
+		s.g.mul(seq, l.out, l.in, x, l.in, l.wp, y, l.out)
+	} else {
+		var wg sync.WaitGroup
+		for i := range parts {
+			j0, j1 := i*panels/parts, (i+1)*panels/parts
+			c0, c1 := j0*panelWidth, min(j1*panelWidth, l.out)
+			g := &s.g
+			if i > 0 {
+				g = &s.helpers[i-1]
+				g.kern = s.g.kern
+			}
+			part := func() {
+				g.mul(seq, c1-c0, l.in, x, l.in, l.wp[j0*l.in*panelWidth:], y[c0:], l.out)
+			}
+			if i == parts-1 {
+				part()
+				continue
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); part() }()
+		}
+		wg.Wait()
+	}
 	for t := 0; t < seq; t++ {
 		add(y[t*l.out:(t+1)*l.out], l.b)
 	}

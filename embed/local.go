@@ -100,7 +100,9 @@ func (l *Local) MaxTokens() int { return l.model.cfg.MaxSeqLength }
 func (l *Local) Tokenizer() *Tokenizer { return l.tok }
 
 // Embed encodes texts on up to l.workers goroutines, longest first so the
-// work stays balanced. It stops early when ctx is done.
+// work stays balanced; with fewer texts than workers, each text's dense
+// layers are split across the spare ones, so a lone query uses every core.
+// It stops early when ctx is done.
 func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, ErrEmptyInput
@@ -121,12 +123,18 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < min(l.workers, len(texts)); w++ {
+	running := min(l.workers, len(texts))
+	split := l.workers / running
+	for w := 0; w < running; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			s := l.pool.Get().(*scratch)
 			defer l.pool.Put(s)
+			if cap(s.helpers) < split-1 {
+				s.helpers = make([]gemm, split-1)
+			}
+			s.helpers = s.helpers[:split-1]
 			for {
 				n := int(next.Add(1)) - 1
 				if n >= len(order) || ctx.Err() != nil {

@@ -105,6 +105,22 @@ func TestLocalModelsMatchReference(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d texts, tokens identical, lowest cosine %.6f", name, len(cases), worst)
+
+			// A lone text has its layers split across three goroutines; the
+			// vector is the one a batch gives, bit for bit.
+			split, err := NewLocalModel(name, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range cases {
+				alone, err := split.Embed(context.Background(), []string{c.Text})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(alone[0]) != fmt.Sprint(got[i]) {
+					t.Errorf("%.50q: embedded alone on 3 goroutines differs from the batch", c.Text)
+				}
+			}
 		})
 	}
 	if _, err := NewLocalModel("no-such-model", 0); !errors.Is(err, ErrUnknownModel) {
@@ -143,5 +159,47 @@ func BenchmarkTokenize(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		l.Tokenizer().Encode(text, l.MaxTokens())
+	}
+}
+
+// seedAbstracts returns the shipped abstracts, real texts of the length the
+// encoder sees most (about 200–300 word pieces).
+func seedAbstracts(b *testing.B) []string {
+	raw, err := os.ReadFile("../seeds/neurips-2026-abstracts.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	for _, p := range strings.Split(string(raw), "\n\n") {
+		if p = strings.TrimSpace(p); len(p) > 200 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// BenchmarkLocalEmbed embeds the seed abstracts in one call per model, on
+// every core, and one short query; abstracts/s and ms per query are the
+// figures docs/performance.md reports.
+func BenchmarkLocalEmbed(b *testing.B) {
+	texts := seedAbstracts(b)
+	for _, name := range LocalModels() {
+		l := testLocalModel(b, name)
+		b.Run(name+"/abstracts", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := l.Embed(context.Background(), texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(texts))/b.Elapsed().Seconds(), "abstracts/s")
+		})
+		b.Run(name+"/query", func(b *testing.B) {
+			q := QueryInstruction(name) + "methods that learn from expert value functions"
+			for b.Loop() {
+				if _, err := l.Embed(context.Background(), []string{q}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
