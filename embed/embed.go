@@ -5,8 +5,6 @@ package embed
 import (
 	"context"
 	"errors"
-	"path"
-	"strings"
 )
 
 // Embedder turns texts into unit-length vectors whose dot product is their
@@ -24,21 +22,6 @@ type Embedder interface {
 type ModelInfo struct {
 	Name string `json:"model"`
 	Dim  int    `json:"dim"`
-}
-
-// QueryInstruction returns the text a model was trained to see before a
-// search query (documents never get one), or "" when it has none: for
-// bge-small-en-v1.5 "Represent this sentence for searching relevant
-// passages: ", which measured better than bare queries on both of the
-// project's dev signals (docs/ranking.md). A name with an organisation
-// ("BAAI/bge-small-en-v1.5", as embedding servers often spell it) is
-// looked up by its last part.
-func QueryInstruction(model string) string {
-	switch strings.ToLower(path.Base(model)) {
-	case "bge-small-en-v1.5":
-		return "Represent this sentence for searching relevant passages: "
-	}
-	return ""
 }
 
 // ErrEmptyInput is returned when there is nothing to embed.

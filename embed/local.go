@@ -26,6 +26,7 @@ const DefaultLocalModel = "bge-small-en-v1.5"
 var localModelFiles = map[string]string{ // read-only
 	"all-MiniLM-L6-v2":  "model/all-minilm-l6-v2.f16.safetensors",
 	"bge-small-en-v1.5": "model/bge-small-en-v1.5.f16.safetensors",
+	"e5-small-v2":       "model/e5-small-v2.f16.safetensors",
 }
 
 // LocalModels lists the names of the local models, sorted.

@@ -24,6 +24,7 @@ type referenceCase struct {
 var referenceFiles = map[string]string{
 	"all-MiniLM-L6-v2":  "testdata/reference.json",
 	"bge-small-en-v1.5": "testdata/reference-bge-small-en-v1.5.json",
+	"e5-small-v2":       "testdata/reference-e5-small-v2.json",
 }
 
 // loadReference reads a model's reference token ids and vectors.
@@ -194,7 +195,7 @@ func BenchmarkLocalEmbed(b *testing.B) {
 			b.ReportMetric(float64(b.N*len(texts))/b.Elapsed().Seconds(), "abstracts/s")
 		})
 		b.Run(name+"/query", func(b *testing.B) {
-			q := QueryInstruction(name) + "methods that learn from expert value functions"
+			q := InstructionsFor(name).Query + "methods that learn from expert value functions"
 			for b.Loop() {
 				if _, err := l.Embed(context.Background(), []string{q}); err != nil {
 					b.Fatal(err)

@@ -35,14 +35,15 @@ var ErrInvalidQuery = errors.New("invalid query")
 // Engine answers free-text and similar-paper queries over a Store, embedding
 // query text with the same Embedder the documents were embedded with.
 type Engine struct {
-	store    Store
-	embedder embed.Embedder
-	log      *slog.Logger
-	opts     Options
-	// queryPrefix goes before every free-text query when it is embedded.
-	queryPrefix string
-	queries     *lru.Cache[string, []float32] // recent query vectors by text
-	query       *queryEmbedder
+	store Store
+	// embedder embeds texts as given (the OpenAI-compatible endpoint);
+	// docs embeds papers and their sentences as documents, with the model's
+	// document instructions (embed.Instructed).
+	embedder, docs embed.Embedder
+	log            *slog.Logger
+	opts           Options
+	queries        *lru.Cache[string, []float32] // recent query vectors by text
+	query          *queryEmbedder
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -56,7 +57,7 @@ type Options struct {
 	QueryTimeout time.Duration
 	// RawQueries embeds free-text queries as typed. By default a query gets
 	// the embedding model's query instruction first, if it has one
-	// (embed.QueryInstruction).
+	// (embed.Instructed); papers always get their document instruction.
 	RawQueries bool
 	// BreakerCooldown is how long searches skip query embedding after
 	// BreakerFailures failures in a row, before a background probe may turn
@@ -121,17 +122,18 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 		opts.Observe = func(string, time.Duration, error) {}
 	}
 	store = observedStore{Store: store, observe: opts.Observe}
-	embedder = observedEmbedder{Embedder: embedder, observe: opts.Observe}
+	queries := embedder
+	if !opts.RawQueries {
+		queries = embed.Instructed(embedder, embed.Query)
+	}
+	observed := func(e embed.Embedder) embed.Embedder { return observedEmbedder{Embedder: e, observe: opts.Observe} }
 	cache, err := lru.New[string, []float32](opts.QueryCacheSize)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{store: store, embedder: embedder, log: opts.Logger, opts: opts, queries: cache,
-		query: newQueryEmbedder(embedder, opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}
-	if !opts.RawQueries {
-		e.queryPrefix = embed.QueryInstruction(embedder.Info().Name)
-	}
-	return e, nil
+	return &Engine{store: store, embedder: observed(embedder), docs: observed(embed.Instructed(embedder, embed.Document)),
+		log: opts.Logger, opts: opts, queries: cache,
+		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 
 // Get returns one paper, or ErrNotFound.
@@ -225,7 +227,7 @@ func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error
 	if v, ok := e.queries.Get(text); ok {
 		return v, nil
 	}
-	v, err := e.query.embed(ctx, e.queryPrefix+text)
+	v, err := e.query.embed(ctx, text)
 	if err != nil {
 		return nil, err
 	}

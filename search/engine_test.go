@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -270,5 +271,95 @@ func TestEngineErrors(t *testing.T) {
 	defer store.Close()
 	if _, err := NewEngine(store, model, Options{}); !errors.Is(err, ErrModelMismatch) {
 		t.Errorf("NewEngine with mismatched model: err = %v", err)
+	}
+}
+
+// recordingEmbedder keeps every text it is asked to embed and answers with
+// hash vectors, under a model name of the test's choosing.
+type recordingEmbedder struct {
+	name  string
+	mu    sync.Mutex
+	texts []string
+}
+
+func (r *recordingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		r.texts = append(r.texts, t)
+		out[i] = embed.HashVector(t, testModel.Dim)
+	}
+	return out, nil
+}
+
+func (r *recordingEmbedder) Info() embed.ModelInfo {
+	return embed.ModelInfo{Name: r.name, Dim: testModel.Dim}
+}
+
+// TestModelInstructions: the engine embeds queries and papers with the
+// model's instructions, whatever organisation prefixes its name, and
+// queries as typed under RawQueries.
+func TestModelInstructions(t *testing.T) {
+	ctx := context.Background()
+	const bgeQuery = "Represent this sentence for searching relevant passages: "
+	for _, tt := range []struct {
+		model      string
+		raw        bool
+		query, doc string
+	}{
+		{"bge-small-en-v1.5", false, bgeQuery, ""},
+		{"BAAI/bge-small-en-v1.5", false, bgeQuery, ""},
+		{"bge-small-en-v1.5", true, "", ""},
+		{"e5-small-v2", false, "query: ", "passage: "},
+		{"e5-small-v2", true, "", "passage: "},
+		{"all-MiniLM-L6-v2", false, "", ""},
+	} {
+		rec := &recordingEmbedder{name: tt.model}
+		store, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "p.db"), rec.Info())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		eng, err := NewEngine(store, rec, Options{RawQueries: tt.raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paper := papersearch.Paper{ID: "p1", Title: "Graphs", Abstract: "Message passing over graphs."}
+		if _, err := eng.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.Search(ctx, Query{Text: "graph networks"}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{tt.doc + paper.Text(), tt.query + "graph networks"}
+		if !slices.Equal(rec.texts, want) {
+			t.Errorf("%s (raw queries %v) embedded %q, want %q", tt.model, tt.raw, rec.texts, want)
+		}
+	}
+	// A pair: each model with its own instructions.
+	bge, e5 := &recordingEmbedder{name: "bge-small-en-v1.5"}, &recordingEmbedder{name: "e5-small-v2"}
+	pair := embed.NewPair(bge, e5)
+	store, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "p.db"), pair.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	eng, err := NewEngine(store, pair, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paper := papersearch.Paper{ID: "p1", Title: "Graphs", Abstract: "Message passing over graphs."}
+	if _, err := eng.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Search(ctx, Query{Text: "graph networks"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{paper.Text(), bgeQuery + "graph networks"}; !slices.Equal(bge.texts, want) {
+		t.Errorf("pair: bge embedded %q, want %q", bge.texts, want)
+	}
+	if want := []string{"passage: " + paper.Text(), "query: graph networks"}; !slices.Equal(e5.texts, want) {
+		t.Errorf("pair: e5 embedded %q, want %q", e5.texts, want)
 	}
 }

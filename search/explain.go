@@ -56,7 +56,7 @@ func (e *Engine) explainText(ctx context.Context, hits []Hit, query string, quer
 	var vecs [][]float32
 	if queryVec != nil && len(all) > 0 {
 		var err error
-		if vecs, err = e.embedder.Embed(ctx, all); err != nil {
+		if vecs, err = e.docs.Embed(ctx, all); err != nil {
 			e.log.Warn("explain: could not embed sentences; choosing them by matched terms", "error", err)
 			vecs = nil
 		}

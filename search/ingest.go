@@ -116,7 +116,7 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 			}
 		}
 		if len(texts) > 0 {
-			vecs, err := e.embedder.Embed(ctx, texts)
+			vecs, err := e.docs.Embed(ctx, texts)
 			if err != nil {
 				return sum, fmt.Errorf("ingest: embed papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
 			}

@@ -95,7 +95,7 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	if *synthetic > 0 {
 		return benchSynthetic(ctx, *synthetic, *asJSON, stdout, stderr)
 	}
-	model, err := embed.NewLocalModel(cfg.Model, cfg.EmbedWorkers)
+	model, err := embed.OpenLocal(cfg.Model, cfg.EmbedWorkers)
 	if err != nil {
 		return err
 	}
@@ -142,8 +142,9 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	for i, p := range sample {
 		texts[i] = p.Text()
 	}
+	asDocs, asQueries := embed.Instructed(model, embed.Document), embed.Instructed(model, embed.Query)
 	t := time.Now()
-	if _, err := model.Embed(ctx, texts); err != nil {
+	if _, err := asDocs.Embed(ctx, texts); err != nil {
 		return err
 	}
 	sampleTime := time.Since(t)
@@ -158,7 +159,7 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 			for j, p := range batch {
 				bt[j] = p.Text()
 			}
-			if vecs, err = model.Embed(ctx, bt); err != nil {
+			if vecs, err = asDocs.Embed(ctx, bt); err != nil {
 				return err
 			}
 		} else {
@@ -195,7 +196,7 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	var qlat []time.Duration
 	for i := range 20 {
 		t := time.Now()
-		if _, err := model.Embed(ctx, []string{fmt.Sprintf("graph neural networks for molecules %d", i)}); err != nil {
+		if _, err := asQueries.Embed(ctx, []string{fmt.Sprintf("graph neural networks for molecules %d", i)}); err != nil {
 			return err
 		}
 		qlat = append(qlat, time.Since(t))

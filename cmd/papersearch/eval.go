@@ -77,11 +77,11 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	if err != nil {
 		return err
 	}
-	cache, err := embed.NewCache(inner, cachePath)
+	cache, closeCache, err := cached(inner, cachePath)
 	if err != nil {
 		return err
 	}
-	defer cache.Close()
+	defer closeCache()
 	store, cleanup, err := evalStore(ctx, cfg, log, cache.Info(), papers)
 	if err != nil {
 		return err
@@ -237,4 +237,28 @@ func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQ
 		}
 	}
 	return nil
+}
+
+// cached wraps e with the embedding cache at path: a Pair part by part, so
+// each model's vectors are cached under its own name and with its own
+// instructions.
+func cached(e embed.Embedder, path string) (embed.Embedder, func(), error) {
+	if p, ok := e.(*embed.Pair); ok {
+		a, b := p.Parts()
+		ca, closeA, err := cached(a, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		cb, closeB, err := cached(b, path)
+		if err != nil {
+			closeA()
+			return nil, nil, err
+		}
+		return embed.NewPair(ca, cb), func() { closeA(); closeB() }, nil
+	}
+	c, err := embed.NewCache(e, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() { c.Close() }, nil
 }

@@ -22,7 +22,7 @@ import (
 func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embedder, int, error) {
 	if cfg.EmbedURL == "" {
 		start := time.Now()
-		model, err := embed.NewLocalModel(cfg.Model, cfg.EmbedWorkers)
+		model, err := embed.OpenLocal(cfg.Model, cfg.EmbedWorkers)
 		if err != nil {
 			return nil, 0, err
 		}

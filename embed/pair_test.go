@@ -1,0 +1,98 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// fixed answers every text with the same unit vector, under a model name
+// of the test's choosing, and keeps the texts it was given.
+type fixed struct {
+	name  string
+	v     []float32
+	mu    sync.Mutex
+	texts []string
+}
+
+func (f *fixed) Info() ModelInfo { return ModelInfo{Name: f.name, Dim: len(f.v)} }
+
+func (f *fixed) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.texts = append(f.texts, texts...)
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = slices.Clone(f.v)
+	}
+	return out, nil
+}
+
+func TestPair(t *testing.T) {
+	a := &fixed{name: "bge-small-en-v1.5", v: []float32{1, 0}}
+	b := &fixed{name: "e5-small-v2", v: []float32{0, 0, 1}}
+	p := NewPair(a, b)
+	if got := p.Info(); got != (ModelInfo{Name: "bge-small-en-v1.5+e5-small-v2", Dim: 5}) {
+		t.Errorf("Info = %+v", got)
+	}
+	v, err := p.Embed(context.Background(), []string{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := float32(1 / math.Sqrt2)
+	if want := []float32{h, 0, 0, 0, h}; !slices.Equal(v[0], want) {
+		t.Errorf("vector %v, want %v", v[0], want)
+	}
+	// Against a vector that agrees with the first model only, the cosine is
+	// the mean of 1 and 0.
+	if c := Dot(v[0], []float32{h, 0, h, 0, 0}); math.Abs(float64(c)-0.5) > 1e-6 {
+		t.Errorf("cosine %v, want 0.5", c)
+	}
+
+	// Embed alone adds no instruction; Instructed gives each model its own.
+	for _, r := range []Role{Document, Query} {
+		if _, err := Instructed(p, r).Embed(context.Background(), []string{"graphs"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"x", "graphs", "Represent this sentence for searching relevant passages: graphs"}; !slices.Equal(a.texts, want) {
+		t.Errorf("bge saw %q, want %q", a.texts, want)
+	}
+	if want := []string{"x", "passage: graphs", "query: graphs"}; !slices.Equal(b.texts, want) {
+		t.Errorf("e5 saw %q, want %q", b.texts, want)
+	}
+
+	// A part that breaks its dimension is an error, not a short vector.
+	bad := NewPair(a, &fixed{name: "x", v: []float32{1}})
+	bad.info.Dim = 4
+	if _, err := bad.Embed(context.Background(), []string{"x"}); !errors.Is(err, ErrBadResponse) {
+		t.Errorf("wrong part dimension: %v", err)
+	}
+}
+
+func TestOpenLocal(t *testing.T) {
+	e, err := OpenLocal("bge-small-en-v1.5+e5-small-v2", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Info(); got.Dim != 768 || got.Name != "bge-small-en-v1.5+e5-small-v2" {
+		t.Errorf("Info = %+v", got)
+	}
+	// A paraphrase is closer than an unrelated sentence, as in each model.
+	v, err := Instructed(e, Document).Embed(context.Background(), []string{
+		"A cat sits on the mat.", "There is a cat sitting on a rug.", "Quarterly earnings rose by four percent."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if para, other := Dot(v[0], v[1]), Dot(v[0], v[2]); !(para > other+0.1) || math.Abs(float64(Dot(v[0], v[0]))-1) > 1e-5 {
+		t.Errorf("paraphrase %.3f, unrelated %.3f, self %.5f", para, other, Dot(v[0], v[0]))
+	}
+	for _, name := range []string{"no-such-model+e5-small-v2", "bge-small-en-v1.5+no-such-model"} {
+		if _, err := OpenLocal(name, 0); !errors.Is(err, ErrUnknownModel) {
+			t.Errorf("OpenLocal(%q): %v, want ErrUnknownModel", name, err)
+		}
+	}
+}

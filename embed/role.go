@@ -1,0 +1,83 @@
+package embed
+
+import (
+	"context"
+	"path"
+	"strings"
+)
+
+// Role is what a text is embedded as: a document to be found, or a search
+// query. Some models were trained to see each role introduced by its own
+// instruction.
+type Role int
+
+const (
+	Document Role = iota
+	Query
+)
+
+// Instructions are the texts a model was trained to see before a search
+// query and before a document ("" for none).
+type Instructions struct {
+	Query, Document string
+}
+
+// InstructionsFor returns a model's instructions: for bge-small-en-v1.5
+// "Represent this sentence for searching relevant passages: " before
+// queries and nothing before documents, for e5-small-v2 "query: " and
+// "passage: ", none for all-MiniLM-L6-v2 or a model it does not know. A name
+// with an organisation ("BAAI/bge-small-en-v1.5", as embedding servers
+// often spell it) is looked up by its last part.
+func InstructionsFor(model string) Instructions {
+	switch strings.ToLower(path.Base(model)) {
+	case "bge-small-en-v1.5":
+		return Instructions{Query: "Represent this sentence for searching relevant passages: "}
+	case "e5-small-v2":
+		return Instructions{Query: "query: ", Document: "passage: "}
+	}
+	return Instructions{}
+}
+
+func (in Instructions) of(r Role) string {
+	if r == Query {
+		return in.Query
+	}
+	return in.Document
+}
+
+// Instructed returns an embedder that embeds every text in role r: each
+// text after its model's instruction for r, and for a Pair each model with
+// its own. An embedder whose model has no instruction for r is returned as
+// it is.
+func Instructed(e Embedder, r Role) Embedder {
+	if p, ok := e.(*Pair); ok {
+		return &Pair{a: Instructed(p.a, r), b: Instructed(p.b, r), info: p.info}
+	}
+	prefix := InstructionsFor(e.Info().Name).of(r)
+	if prefix == "" {
+		return e
+	}
+	return instructed{e, prefix}
+}
+
+// instructed puts prefix before every text it embeds.
+type instructed struct {
+	Embedder
+	prefix string
+}
+
+func (in instructed) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	t := make([]string, len(texts))
+	for i, x := range texts {
+		t[i] = in.prefix + x
+	}
+	return in.Embedder.Embed(ctx, t)
+}
+
+func (in instructed) CountTokens(texts []string) int {
+	t := make([]string, len(texts))
+	for i, x := range texts {
+		t[i] = in.prefix + x
+	}
+	return CountTokens(in.Embedder, t)
+}
