@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -116,10 +118,19 @@ func (s *Server) embeddings(c echo.Context) error {
 	if p != nil {
 		return p
 	}
-	model := s.engine.Model()
-	if req.Model != "" && req.Model != model.Name {
-		return embeddingProblem(http.StatusNotFound, "model_not_found", "model",
-			fmt.Sprintf("the model %q does not exist here; this server embeds with %q", req.Model, model.Name))
+	models := s.engine.Models()
+	model := models[0]
+	if req.Model != "" {
+		i := slices.IndexFunc(models, func(m embed.ModelInfo) bool { return m.Name == req.Model })
+		if i < 0 {
+			names := make([]string, len(models))
+			for j, m := range models {
+				names[j] = strconv.Quote(m.Name)
+			}
+			return embeddingProblem(http.StatusNotFound, "model_not_found", "model",
+				fmt.Sprintf("the model %q does not exist here; this server embeds with %s", req.Model, strings.Join(names, " or ")))
+		}
+		model = models[i]
 	}
 	if req.Dimensions != nil && *req.Dimensions != model.Dim {
 		return embeddingProblem(http.StatusBadRequest, "invalid_dimensions", "dimensions",
@@ -131,7 +142,7 @@ func (s *Server) embeddings(c echo.Context) error {
 	}
 	extendWriteDeadline(c, len(texts))
 
-	vecs, tokens, err := s.engine.Embed(c.Request().Context(), texts)
+	vecs, tokens, err := s.engine.Embed(c.Request().Context(), model.Name, texts)
 	if err != nil {
 		return err
 	}

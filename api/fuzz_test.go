@@ -30,8 +30,8 @@ func (echoEngine) Get(context.Context, string) (papersearch.Paper, error) {
 	return papersearch.Paper{}, search.ErrNotFound
 }
 func (echoEngine) Index(context.Context) (search.IndexInfo, error) { return search.IndexInfo{}, nil }
-func (echoEngine) Model() embed.ModelInfo                          { return embed.ModelInfo{Name: "m", Dim: 2} }
-func (echoEngine) Embed(_ context.Context, texts []string) ([][]float32, int, error) {
+func (echoEngine) Models() []embed.ModelInfo                       { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
+func (echoEngine) Embed(_ context.Context, _ string, texts []string) ([][]float32, int, error) {
 	out := make([][]float32, len(texts))
 	for i := range out {
 		out[i] = []float32{1, 0}

@@ -65,7 +65,7 @@ func TestLoad(t *testing.T) {
 		var docs []search.Document
 		for _, p := range papers[i:min(i+1000, len(papers))] {
 			fp := search.FingerprintOf(p)
-			docs = append(docs, search.Document{Paper: p, Vector: embed.HashVector(p.ID, 384), TextHash: fp.TextHash, PaperHash: fp.PaperHash})
+			docs = append(docs, search.Document{Paper: p, Vector: embed.HashVector(p.ID, model.Info().Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash})
 		}
 		if err := store.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)

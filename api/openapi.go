@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,7 +23,7 @@ var openAPITemplate []byte
 
 // openAPIFor returns the document of a service embedding with model: the
 // embeddings request's dimensions may only be the model's.
-func openAPIFor(model embed.ModelInfo) ([]byte, error) {
+func openAPIFor(models []embed.ModelInfo) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(openAPITemplate, &doc); err != nil {
 		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
@@ -30,8 +32,16 @@ func openAPIFor(model embed.ModelInfo) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("the OpenAPI document has no EmbeddingsRequest dimensions")
 	}
-	dims["enum"] = []any{model.Dim, nil}
-	dims["description"] = fmt.Sprintf("%s's dimension, %d, if given.", model.Name, model.Dim)
+	enum := []any{}
+	var each []string
+	for _, m := range models {
+		if !slices.Contains(enum, any(m.Dim)) {
+			enum = append(enum, m.Dim)
+		}
+		each = append(each, fmt.Sprintf("%s: %d", m.Name, m.Dim))
+	}
+	dims["enum"] = append(enum, nil)
+	dims["description"] = fmt.Sprintf("The model's dimension, if given (%s).", strings.Join(each, "; "))
 	return json.MarshalIndent(doc, "", " ")
 }
 

@@ -131,7 +131,7 @@ func TestRateLimit(t *testing.T) {
 // downEngine is the shared engine with an embedder that cannot embed.
 type downEngine struct{ *search.Engine }
 
-func (downEngine) Embed(context.Context, []string) ([][]float32, int, error) {
+func (downEngine) Embed(context.Context, string, []string) ([][]float32, int, error) {
 	return nil, 0, errors.New("embedding endpoint down")
 }
 

@@ -34,8 +34,10 @@ type Engine interface {
 	Similar(ctx context.Context, q search.SimilarQuery) (search.Results, error)
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
 	Index(ctx context.Context) (search.IndexInfo, error)
-	Model() embed.ModelInfo
-	Embed(ctx context.Context, texts []string) ([][]float32, int, error)
+	// Models lists the models Embed answers for, the index's first.
+	Models() []embed.ModelInfo
+	// Embed embeds texts as given with the named model ("": the index's).
+	Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error)
 	Ingest(ctx context.Context, papers []papersearch.Paper, progress func(search.IngestProgress)) (search.IngestSummary, error)
 	Delete(ctx context.Context, id string) error
 }
@@ -92,7 +94,7 @@ func (s *Server) embedderHealth(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	_, _, err := s.engine.Embed(ctx, []string{"papersearch readiness probe"})
+	_, _, err := s.engine.Embed(ctx, "", []string{"papersearch readiness probe"})
 	if err != nil {
 		s.log.Warn("readiness probe: query embedding fails", "error", err)
 	}
@@ -110,7 +112,7 @@ func New(engine Engine, opts Options) *Server {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
-	doc, err := openAPIFor(engine.Model())
+	doc, err := openAPIFor(engine.Models())
 	if err != nil {
 		panic(err) // the embedded document is broken: a build defect, caught by every test
 	}

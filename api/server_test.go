@@ -30,7 +30,7 @@ var testServer struct {
 	once   sync.Once
 	engine *search.Engine
 	store  search.Store
-	model  *embed.Local
+	model  embed.Embedder
 	url    string
 	papers []papersearch.Paper
 	err    error
@@ -133,7 +133,7 @@ func TestSearchGetSimilar(t *testing.T) {
 	if len(sr.Results) != 3 || sr.Results[0].Rank != 1 || sr.Results[0].ID != papers[1].ID {
 		t.Fatalf("results %+v, want the EEG paper (%s) first of 3", sr.Results, papers[1].ID)
 	}
-	if sr.Index.Store != "embedded" || sr.Index.Model != embed.DefaultLocalModel || sr.Index.Dim != 384 || sr.Index.Papers != 7 {
+	if sr.Index.Store != "embedded" || sr.Index.Model != embed.DefaultLocalModel || sr.Index.Dim != 768 || sr.Index.Papers != 7 {
 		t.Errorf("index = %+v", sr.Index)
 	}
 	if !strings.Contains(string(body), `"authors":[]`) || !strings.Contains(string(body), `"took_ms"`) {
@@ -322,8 +322,8 @@ func (panicky) Similar(context.Context, search.SimilarQuery) (search.Results, er
 }
 func (panicky) Get(context.Context, string) (papersearch.Paper, error) { panic(http.ErrAbortHandler) }
 func (panicky) Index(context.Context) (search.IndexInfo, error)        { return search.IndexInfo{}, nil }
-func (panicky) Model() embed.ModelInfo                                 { return embed.ModelInfo{Name: "m", Dim: 2} }
-func (panicky) Embed(context.Context, []string) ([][]float32, int, error) {
+func (panicky) Models() []embed.ModelInfo                              { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
+func (panicky) Embed(context.Context, string, []string) ([][]float32, int, error) {
 	panic("boom")
 }
 func (panicky) Ingest(context.Context, []papersearch.Paper, func(search.IngestProgress)) (search.IngestSummary, error) {

@@ -19,8 +19,10 @@ import (
 //go:embed model/*.f16.safetensors model/vocab.txt
 var models embed.FS
 
-// DefaultLocalModel is the local model used unless another is chosen.
-const DefaultLocalModel = "bge-small-en-v1.5"
+// DefaultLocalModel is the local model used unless another is chosen: the
+// pair of bge-small-en-v1.5 and e5-small-v2 (see Pair and OpenLocal), which
+// measured best on the project's dev signals (docs/ranking.md).
+const DefaultLocalModel = "bge-small-en-v1.5+e5-small-v2"
 
 // localModelFiles maps each local model's name to its weights file.
 var localModelFiles = map[string]string{ // read-only
@@ -56,7 +58,7 @@ type Local struct {
 }
 
 // NewLocal loads the default local model; see NewLocalModel.
-func NewLocal(workers int) (*Local, error) { return NewLocalModel(DefaultLocalModel, workers) }
+func NewLocal(workers int) (Embedder, error) { return OpenLocal(DefaultLocalModel, workers) }
 
 // NewLocalModel loads the embedded model of that name (one of LocalModels).
 // workers bounds how many texts are encoded at once; 0 means one per CPU.

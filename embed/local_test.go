@@ -53,7 +53,7 @@ var (
 )
 
 // testLocal loads the default local model once per test binary.
-func testLocal(t testing.TB) *Local { return testLocalModel(t, DefaultLocalModel) }
+func testLocal(t testing.TB) *Local { return testLocalModel(t, "bge-small-en-v1.5") }
 
 func testLocalModel(t testing.TB, name string) *Local {
 	t.Helper()

@@ -40,6 +40,7 @@ type Engine struct {
 	// docs embeds papers and their sentences as documents, with the model's
 	// document instructions (embed.Instructed).
 	embedder, docs embed.Embedder
+	raw            embed.Embedder // the embedder as given, unobserved
 	log            *slog.Logger
 	opts           Options
 	queries        *lru.Cache[string, []float32] // recent query vectors by text
@@ -131,7 +132,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{store: store, embedder: observed(embedder), docs: observed(embed.Instructed(embedder, embed.Document)),
+	return &Engine{store: store, raw: embedder, embedder: observed(embedder), docs: observed(embed.Instructed(embedder, embed.Document)),
 		log: opts.Logger, opts: opts, queries: cache,
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
@@ -152,14 +153,45 @@ func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) 
 // Model names the embedding model of the index.
 func (e *Engine) Model() embed.ModelInfo { return e.store.Model() }
 
-// Embed embeds texts with the engine's embedder and returns the vectors and
-// the tokens they cost.
-func (e *Engine) Embed(ctx context.Context, texts []string) ([][]float32, int, error) {
-	vecs, err := e.embedder.Embed(ctx, texts)
+// Models lists the models Embed answers for: the index's, and for a pair
+// each of its two, so another papersearch can build the same pair from
+// this one's /v1/embeddings.
+func (e *Engine) Models() []embed.ModelInfo {
+	out := []embed.ModelInfo{e.embedder.Info()}
+	if p, ok := e.raw.(*embed.Pair); ok {
+		a, b := p.Parts()
+		out = append(out, a.Info(), b.Info())
+	}
+	return out
+}
+
+// ErrUnknownModel is returned by Embed for a model not in Models.
+var ErrUnknownModel = errors.New("no such model here")
+
+// Embed embeds texts as given with the named model (one of Models; "" for
+// the index's) and returns the vectors and the tokens they cost.
+func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error) {
+	emb := e.embedder
+	if model != "" && model != emb.Info().Name {
+		p, ok := e.raw.(*embed.Pair)
+		if !ok {
+			return nil, 0, fmt.Errorf("%w: %q", ErrUnknownModel, model)
+		}
+		a, b := p.Parts()
+		switch model {
+		case a.Info().Name:
+			emb = observedEmbedder{Embedder: a, observe: e.opts.Observe}
+		case b.Info().Name:
+			emb = observedEmbedder{Embedder: b, observe: e.opts.Observe}
+		default:
+			return nil, 0, fmt.Errorf("%w: %q", ErrUnknownModel, model)
+		}
+	}
+	vecs, err := emb.Embed(ctx, texts)
 	if err != nil {
 		return nil, 0, err
 	}
-	return vecs, embed.CountTokens(e.embedder, texts), nil
+	return vecs, embed.CountTokens(emb, texts), nil
 }
 
 // IndexInfo describes the index that answered a query.

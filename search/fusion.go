@@ -62,9 +62,10 @@ func (f Fusion) String() string {
 
 // DefaultFusion is the fusion the engine uses unless told otherwise, chosen
 // by `papersearch eval --fusion-sweep` on both dev signals (SciFact train
-// and the ML research questions) with bge-small-en-v1.5 and its query
-// instruction and BM25 (k1 0.9, b 0.4): see the table in docs/ranking.md.
-var DefaultFusion = Fusion{Method: Evidence, DenseWeight: 0.45}
+// and the ML research questions) and the seed questions, with the default
+// model (bge-small-en-v1.5+e5-small-v2, each with its instructions) and
+// BM25 (k1 0.9, b 0.4): see the table in docs/ranking.md.
+var DefaultFusion = Fusion{Method: Evidence, DenseWeight: 0.5}
 
 // fused is one candidate after fusion, with where it stood in each list.
 type fused struct {

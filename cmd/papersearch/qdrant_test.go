@@ -37,7 +37,7 @@ func TestQdrantAnswersLikeEmbedded(t *testing.T) {
 	defer func() {
 		stop2()
 		q, err := search.OpenQdrant(context.Background(), search.QdrantConfig{URL: qurl, Collection: coll},
-			embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 384})
+			embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 768})
 		if err == nil {
 			q.Drop(context.Background())
 			q.Close()

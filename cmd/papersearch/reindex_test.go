@@ -63,7 +63,7 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 	t.Setenv("PAPERSEARCH_EMBED_URL", hashEndpoint(t))
 	t.Setenv("PAPERSEARCH_EMBED_MODEL", "hash-64")
 	err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard)
-	for _, want := range []string{embed.DefaultLocalModel + " (384 dimensions)", "hash-64 (64 dimensions)", "papersearch reindex"} {
+	for _, want := range []string{embed.DefaultLocalModel + " (768 dimensions)", "hash-64 (64 dimensions)", "papersearch reindex"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("search under another model: err = %v, want it to mention %q", err, want)
 		}
@@ -76,7 +76,7 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 	if !strings.Contains(out.String(), "reindexed 3 papers under hash-64") {
 		t.Errorf("reindex output: %s", out.String())
 	}
-	if _, err := os.Stat(filepath.Join(dir, "papersearch.db."+embed.DefaultLocalModel+".bak")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "papersearch.db."+strings.ReplaceAll(embed.DefaultLocalModel, "+", "_")+".bak")); err != nil {
 		t.Errorf("old index not kept: %v", err)
 	}
 	out.Reset()
@@ -93,7 +93,7 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 }
 
 // TestLocalModelChangeRefusedThenReindexed is the upgrade from a store
-// built with all-MiniLM-L6-v2 (the default before bge-small-en-v1.5): under
+// built with all-MiniLM-L6-v2 (the first default): under
 // the new default it refuses to open, naming both models and the migration
 // command, and reindex migrates it.
 func TestLocalModelChangeRefusedThenReindexed(t *testing.T) {
@@ -105,7 +105,7 @@ func TestLocalModelChangeRefusedThenReindexed(t *testing.T) {
 	ingestThreePapers(t)
 	os.Unsetenv("PAPERSEARCH_MODEL") // restored by t.Setenv's cleanup
 	err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard)
-	for _, want := range []string{"all-MiniLM-L6-v2 (384 dimensions)", "bge-small-en-v1.5 (384 dimensions)", "papersearch reindex"} {
+	for _, want := range []string{"all-MiniLM-L6-v2 (384 dimensions)", embed.DefaultLocalModel + " (768 dimensions)", "papersearch reindex"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("search under another local model: err = %v, want it to mention %q", err, want)
 		}
@@ -114,7 +114,7 @@ func TestLocalModelChangeRefusedThenReindexed(t *testing.T) {
 	if err := run(ctx, []string{"reindex"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "reindexed 3 papers under bge-small-en-v1.5") {
+	if !strings.Contains(out.String(), "reindexed 3 papers under "+embed.DefaultLocalModel) {
 		t.Errorf("reindex output: %s", out.String())
 	}
 	out.Reset()

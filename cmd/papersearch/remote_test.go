@@ -36,9 +36,10 @@ func topIDs(t *testing.T, base, query string, k int) []string {
 	return ids
 }
 
-// TestSecondInstanceOverHTTP starts papersearch on the local model, then a
-// second one whose embeddings come from the first's /v1/embeddings: both
-// answer the same questions with the same top results.
+// TestSecondInstanceOverHTTP starts papersearch on the local model (the
+// default pair), then a second one whose embeddings come from the first's
+// /v1/embeddings, asking for each model of the pair by name: both answer
+// the same questions with the same top results.
 func TestSecondInstanceOverHTTP(t *testing.T) {
 	setEnv(t)
 	first, _, stop1 := startServe(t)
@@ -92,6 +93,9 @@ func TestInterruptedRemoteIngestStoresNothingPartial(t *testing.T) {
 
 	t.Setenv("PAPERSEARCH_DATA_DIR", t.TempDir())
 	t.Setenv("PAPERSEARCH_EMBED_URL", proxy.URL+"/v1")
+	// One model, so every batch is one request (a pair asks for each of
+	// its models).
+	t.Setenv("PAPERSEARCH_EMBED_MODEL", "bge-small-en-v1.5")
 	t.Setenv("PAPERSEARCH_EMBED_BATCH", "8")
 	t.Setenv("PAPERSEARCH_EMBED_CONCURRENCY", "1")
 	corpus := filepath.Join(t.TempDir(), "papers.jsonl")

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -29,22 +30,46 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 		log.Debug("local model loaded", "model", model.Info().Name, "took", time.Since(start).Round(time.Millisecond))
 		return model, search.IngestBatch, nil
 	}
-	client, err := embed.NewOpenAI(ctx, embed.OpenAIConfig{
-		BaseURL:      cfg.EmbedURL,
-		APIKey:       cfg.EmbedAPIKey,
-		Model:        cfg.EmbedModel,
-		Dimensions:   cfg.EmbedDimensions,
-		BatchSize:    cfg.EmbedBatch,
-		BatchTokens:  cfg.EmbedBatchTokens,
-		Concurrency:  cfg.EmbedConcurrency,
-		MaxRetryTime: cfg.EmbedRetryMax,
-		Logger:       log,
-	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("embedding endpoint %s: %w", cfg.EmbedURL, err)
+	remote := func(model string, dims int) (embed.Embedder, error) {
+		client, err := embed.NewOpenAI(ctx, embed.OpenAIConfig{
+			BaseURL:      cfg.EmbedURL,
+			APIKey:       cfg.EmbedAPIKey,
+			Model:        model,
+			Dimensions:   dims,
+			BatchSize:    cfg.EmbedBatch,
+			BatchTokens:  cfg.EmbedBatchTokens,
+			Concurrency:  cfg.EmbedConcurrency,
+			MaxRetryTime: cfg.EmbedRetryMax,
+			Logger:       log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("embedding endpoint %s: %w", cfg.EmbedURL, err)
+		}
+		return client, nil
 	}
 	// Enough texts per ingest batch for every request slot to be busy.
-	return client, max(cfg.EmbedBatch, 1) * max(cfg.EmbedConcurrency, 1), nil
+	batch := max(cfg.EmbedBatch, 1) * max(cfg.EmbedConcurrency, 1)
+	// A pair (a+b) asks the endpoint for each model by name, so each gets
+	// its own instructions, as the in-process pair does.
+	if a, b, ok := strings.Cut(cfg.EmbedModel, "+"); ok {
+		if cfg.EmbedDimensions != 0 {
+			return nil, 0, fmt.Errorf("PAPERSEARCH_EMBED_DIMENSIONS applies to one model, not the pair %s", cfg.EmbedModel)
+		}
+		ea, err := remote(a, 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		eb, err := remote(b, 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		return embed.NewPair(ea, eb), batch, nil
+	}
+	client, err := remote(cfg.EmbedModel, cfg.EmbedDimensions)
+	if err != nil {
+		return nil, 0, err
+	}
+	return client, batch, nil
 }
 
 // openEngine connects the embedder and opens the store under its model.
