@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -32,16 +31,19 @@ func openAPIFor(models []embed.ModelInfo) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("the OpenAPI document has no EmbeddingsRequest dimensions")
 	}
-	enum := []any{}
-	var each []string
-	for _, m := range models {
-		if !slices.Contains(enum, any(m.Dim)) {
-			enum = append(enum, m.Dim)
+	// The index's model answers when the request names none, so its
+	// dimension is the one a request may state; a request naming one model
+	// of a pair leaves dimensions out.
+	dims["enum"] = []any{models[0].Dim, nil}
+	desc := fmt.Sprintf("%s's dimension, %d, if given.", models[0].Name, models[0].Dim)
+	if len(models) > 1 {
+		var parts []string
+		for _, m := range models[1:] {
+			parts = append(parts, fmt.Sprintf("%s (%d)", m.Name, m.Dim))
 		}
-		each = append(each, fmt.Sprintf("%s: %d", m.Name, m.Dim))
+		desc += " Leave it out when naming one model of the pair: " + strings.Join(parts, ", ") + "."
 	}
-	dims["enum"] = append(enum, nil)
-	dims["description"] = fmt.Sprintf("The model's dimension, if given (%s).", strings.Join(each, "; "))
+	dims["description"] = desc
 	return json.MarshalIndent(doc, "", " ")
 }
 
