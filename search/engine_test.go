@@ -302,8 +302,29 @@ func (r *recordingEmbedder) Info() embed.ModelInfo {
 // model's instructions, whatever organisation prefixes its name, and
 // queries as typed under RawQueries.
 func TestModelInstructions(t *testing.T) {
-	ctx := context.Background()
 	const bgeQuery = "Represent this sentence for searching relevant passages: "
+	paper := papersearch.Paper{ID: "p1", Title: "Graphs", Abstract: "Message passing over graphs."}
+	// ingestAndAsk stores the paper and asks "graph networks" through an
+	// engine over emb.
+	ingestAndAsk := func(emb embed.Embedder, opts Options) {
+		t.Helper()
+		ctx := context.Background()
+		store, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "p.db"), emb.Info())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		eng, err := NewEngine(store, emb, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.Search(ctx, Query{Text: "graph networks"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tt := range []struct {
 		model      string
 		raw        bool
@@ -317,22 +338,7 @@ func TestModelInstructions(t *testing.T) {
 		{"all-MiniLM-L6-v2", false, "", ""},
 	} {
 		rec := &recordingEmbedder{name: tt.model}
-		store, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "p.db"), rec.Info())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
-		eng, err := NewEngine(store, rec, Options{RawQueries: tt.raw})
-		if err != nil {
-			t.Fatal(err)
-		}
-		paper := papersearch.Paper{ID: "p1", Title: "Graphs", Abstract: "Message passing over graphs."}
-		if _, err := eng.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := eng.Search(ctx, Query{Text: "graph networks"}); err != nil {
-			t.Fatal(err)
-		}
+		ingestAndAsk(rec, Options{RawQueries: tt.raw})
 		want := []string{tt.doc + paper.Text(), tt.query + "graph networks"}
 		if !slices.Equal(rec.texts, want) {
 			t.Errorf("%s (raw queries %v) embedded %q, want %q", tt.model, tt.raw, rec.texts, want)
@@ -340,23 +346,7 @@ func TestModelInstructions(t *testing.T) {
 	}
 	// A pair: each model with its own instructions.
 	bge, e5 := &recordingEmbedder{name: "bge-small-en-v1.5"}, &recordingEmbedder{name: "e5-small-v2"}
-	pair := embed.NewPair(bge, e5)
-	store, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "p.db"), pair.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	eng, err := NewEngine(store, pair, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	paper := papersearch.Paper{ID: "p1", Title: "Graphs", Abstract: "Message passing over graphs."}
-	if _, err := eng.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Search(ctx, Query{Text: "graph networks"}); err != nil {
-		t.Fatal(err)
-	}
+	ingestAndAsk(embed.NewPair(bge, e5), Options{})
 	if want := []string{paper.Text(), bgeQuery + "graph networks"}; !slices.Equal(bge.texts, want) {
 		t.Errorf("pair: bge embedded %q, want %q", bge.texts, want)
 	}
