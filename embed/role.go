@@ -67,17 +67,18 @@ type instructed struct {
 }
 
 func (in instructed) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	t := make([]string, len(texts))
-	for i, x := range texts {
-		t[i] = in.prefix + x
-	}
-	return in.Embedder.Embed(ctx, t)
+	return in.Embedder.Embed(ctx, in.prefixed(texts))
 }
 
 func (in instructed) CountTokens(texts []string) int {
+	return CountTokens(in.Embedder, in.prefixed(texts))
+}
+
+// prefixed returns the texts as the model sees them.
+func (in instructed) prefixed(texts []string) []string {
 	t := make([]string, len(texts))
 	for i, x := range texts {
 		t[i] = in.prefix + x
 	}
-	return CountTokens(in.Embedder, t)
+	return t
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -40,11 +41,13 @@ type Engine struct {
 	// docs embeds papers and their sentences as documents, with the model's
 	// document instructions (embed.Instructed).
 	embedder, docs embed.Embedder
-	raw            embed.Embedder // the embedder as given, unobserved
-	log            *slog.Logger
-	opts           Options
-	queries        *lru.Cache[string, []float32] // recent query vectors by text
-	query          *queryEmbedder
+	// byModel are the embedders Embed answers for, as given (observed): the
+	// index's first, then, for a pair, each of its models.
+	byModel []embed.Embedder
+	log     *slog.Logger
+	opts    Options
+	queries *lru.Cache[string, []float32] // recent query vectors by text
+	query   *queryEmbedder
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -132,8 +135,13 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{store: store, raw: embedder, embedder: observed(embedder), docs: observed(embed.Instructed(embedder, embed.Document)),
-		log: opts.Logger, opts: opts, queries: cache,
+	byModel := []embed.Embedder{observed(embedder)}
+	if p, ok := embedder.(*embed.Pair); ok {
+		a, b := p.Parts()
+		byModel = append(byModel, observed(a), observed(b))
+	}
+	return &Engine{store: store, embedder: byModel[0], docs: observed(embed.Instructed(embedder, embed.Document)),
+		byModel: byModel, log: opts.Logger, opts: opts, queries: cache,
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 
@@ -157,10 +165,9 @@ func (e *Engine) Model() embed.ModelInfo { return e.store.Model() }
 // each of its two, so another papersearch can build the same pair from
 // this one's /v1/embeddings.
 func (e *Engine) Models() []embed.ModelInfo {
-	out := []embed.ModelInfo{e.embedder.Info()}
-	if p, ok := e.raw.(*embed.Pair); ok {
-		a, b := p.Parts()
-		out = append(out, a.Info(), b.Info())
+	out := make([]embed.ModelInfo, len(e.byModel))
+	for i, m := range e.byModel {
+		out[i] = m.Info()
 	}
 	return out
 }
@@ -172,20 +179,12 @@ var ErrUnknownModel = errors.New("no such model here")
 // the index's) and returns the vectors and the tokens they cost.
 func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error) {
 	emb := e.embedder
-	if model != "" && model != emb.Info().Name {
-		p, ok := e.raw.(*embed.Pair)
-		if !ok {
+	if model != "" {
+		i := slices.IndexFunc(e.byModel, func(m embed.Embedder) bool { return m.Info().Name == model })
+		if i < 0 {
 			return nil, 0, fmt.Errorf("%w: %q", ErrUnknownModel, model)
 		}
-		a, b := p.Parts()
-		switch model {
-		case a.Info().Name:
-			emb = observedEmbedder{Embedder: a, observe: e.opts.Observe}
-		case b.Info().Name:
-			emb = observedEmbedder{Embedder: b, observe: e.opts.Observe}
-		default:
-			return nil, 0, fmt.Errorf("%w: %q", ErrUnknownModel, model)
-		}
+		emb = e.byModel[i]
 	}
 	vecs, err := emb.Embed(ctx, texts)
 	if err != nil {
