@@ -174,9 +174,13 @@ func (q *Qdrant) storedTerms(ctx context.Context, ids []string) (map[string][]ui
 	for i, id := range ids {
 		pids[i] = pointID(id)
 	}
-	points, err := q.client.Get(ctx, &qdrant.GetPoints{CollectionName: q.coll, Ids: pids,
-		WithPayload: qdrant.NewWithPayload(false), WithVectors: qdrant.NewWithVectorsInclude(qdrantSparse),
-		ReadConsistency: q.read})
+	var points []*qdrant.RetrievedPoint
+	err := retryUnavailable(ctx, func() (err error) {
+		points, err = q.client.Get(ctx, &qdrant.GetPoints{CollectionName: q.coll, Ids: pids,
+			WithPayload: qdrant.NewWithPayload(false), WithVectors: qdrant.NewWithVectorsInclude(qdrantSparse),
+			ReadConsistency: q.read})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -217,6 +221,12 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 	client, err := qdrant.NewClient(&qdrant.Config{
 		Host: u.Hostname(), Port: port, APIKey: cfg.APIKey, UseTLS: u.Scheme == "https",
 		SkipCompatibilityCheck: true,
+		// One connection (gRPC multiplexes concurrent calls on it), so a
+		// call that succeeded — /readyz's — means every later call finds
+		// the connection up; with the client's default pool of three, the
+		// others could still be waiting out their reconnect backoff after
+		// a Qdrant restart and fail the first write.
+		PoolSize: 1,
 		// Reconnect within a second of a restarted Qdrant answering again,
 		// not after gRPC's default backoff of up to two minutes.
 		GrpcOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
@@ -804,15 +814,16 @@ func isUnavailable(err error) bool {
 	return false
 }
 
-// qdrantWriteRetry bounds how long an idempotent write is retried while
-// Qdrant is unreachable, so the first write after a restart succeeds.
+// qdrantWriteRetry bounds how long a write (and the read it starts with) is
+// retried while Qdrant is unreachable, so the first write after a restart
+// succeeds.
 const qdrantWriteRetry = 3 * time.Second
 
-// retryUnavailable runs an idempotent write, retrying it with backoff while
+// retryUnavailable runs an idempotent call, retrying it with backoff while
 // Qdrant answers Unavailable, for at most qdrantWriteRetry and within ctx.
-func retryUnavailable(ctx context.Context, write func() error) error {
+func retryUnavailable(ctx context.Context, call func() error) error {
 	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		err := write()
+		err := call()
 		if err != nil && !isUnavailable(err) {
 			return struct{}{}, backoff.Permanent(err)
 		}

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -292,7 +293,9 @@ func TestKillDuringPost(t *testing.T) {
 
 // startBinary runs 'papersearch serve' as a process on a free loopback port
 // and returns its base URL once it answers.
-func startBinary(t *testing.T, env []string) (*exec.Cmd, string, *bytes.Buffer) {
+// startBinary starts serve with env and returns once it is ready; its log
+// buffer may be read while the process still writes it.
+func startBinary(t *testing.T, env []string) (*exec.Cmd, string, *testenv.Buffer) {
 	t.Helper()
 	bin, err := buildBinary()
 	if err != nil {
@@ -303,8 +306,8 @@ func startBinary(t *testing.T, env []string) (*exec.Cmd, string, *bytes.Buffer) 
 	ln.Close()
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(env, "PAPERSEARCH_ADDR="+addr)
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
+	logs := new(testenv.Buffer)
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +316,7 @@ func startBinary(t *testing.T, env []string) (*exec.Cmd, string, *bytes.Buffer) 
 		if resp, err := http.Get(base + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return cmd, base, &logs
+				return cmd, base, logs
 			}
 		}
 		time.Sleep(25 * time.Millisecond)

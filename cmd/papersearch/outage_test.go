@@ -122,7 +122,7 @@ func TestQdrantOutage(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if resp, body := send("POST", "/v1/papers", paper("after")); resp.StatusCode != 200 {
-		t.Errorf("the first write after Qdrant is ready: %d %s", resp.StatusCode, body)
+		t.Errorf("the first write after Qdrant is ready: %d %s\nlog:\n%s", resp.StatusCode, body, logs)
 	}
 	for _, id := range []string{"before", "after"} {
 		if resp, body := send("GET", "/v1/papers/"+id, ""); resp.StatusCode != 200 {
