@@ -309,8 +309,16 @@ func add(dst, src []float32) {
 	}
 }
 
-// softmaxScaled replaces row by softmax(scale·row).
+// softmaxScaled replaces row by softmax(scale·row), with SIMD where the
+// CPU has it.
 func softmaxScaled(row []float32, scale float32) {
+	if !softmaxSIMD(row, scale) {
+		softmaxGo(row, scale)
+	}
+}
+
+// softmaxGo is softmaxScaled in Go, and the reference for the SIMD one.
+func softmaxGo(row []float32, scale float32) {
 	maxv := float32(math.Inf(-1))
 	for _, v := range row {
 		maxv = max(maxv, v)
@@ -327,8 +335,15 @@ func softmaxScaled(row []float32, scale float32) {
 	}
 }
 
-// gelu applies the erf GELU in place.
+// gelu applies the erf GELU in place, with SIMD where the CPU has it.
 func gelu(x []float32) {
+	if !geluSIMD(x) {
+		geluGo(x)
+	}
+}
+
+// geluGo is gelu in Go, and the reference for the SIMD one.
+func geluGo(x []float32) {
 	for i, v := range x {
 		x[i] = 0.5 * v * (1 + erff(v*(1/math.Sqrt2)))
 	}

@@ -10,3 +10,9 @@ func dotSIMD(a, b []float32) (float32, int) { return 0, 0 }
 
 // dotInt8SIMD handles nothing here; DotInt8 computes in Go.
 func dotInt8SIMD(a, b []int8) (int32, int) { return 0, 0 }
+
+// softmaxSIMD handles nothing here; softmaxScaled computes in Go.
+func softmaxSIMD(row []float32, scale float32) bool { return false }
+
+// geluSIMD handles nothing here; gelu computes in Go.
+func geluSIMD(x []float32) bool { return false }

@@ -1,0 +1,239 @@
+#include "textflag.h"
+
+// AVX-512 versions of the encoder's element-wise steps (fastmath.go and
+// bert.go hold the Go definitions they are tested against). Each takes 16
+// floats at a time; the last n mod 16 go through a mask (K1), so any n ≥ 1
+// is handled without reading or writing past the slice.
+
+// The constants, each broadcast from here.
+DATA vconst<>+0(SB)/4, $0x3fb8aa3b  // log2 e
+DATA vconst<>+4(SB)/4, $0xc2ae0000  // -87, below which expf is 0
+DATA vconst<>+8(SB)/4, $0x3f800000  // 1
+DATA vconst<>+12(SB)/4, $0x3f317218 // c1 = ln 2
+DATA vconst<>+16(SB)/4, $0x3e75fdf0 // c2 = ln² 2 / 2!
+DATA vconst<>+20(SB)/4, $0x3d635847 // c3
+DATA vconst<>+24(SB)/4, $0x3c1d955b // c4
+DATA vconst<>+28(SB)/4, $0x3aaec3ff // c5
+DATA vconst<>+32(SB)/4, $0x39218489 // c6
+DATA vconst<>+36(SB)/4, $0x3f3504f3 // 1/√2
+DATA vconst<>+40(SB)/4, $0x3ea7ba05 // erf: p = 0.3275911
+DATA vconst<>+44(SB)/4, $0x3e827906 // a1 = 0.254829592
+DATA vconst<>+48(SB)/4, $0xbe91a98e // a2 = -0.284496736
+DATA vconst<>+52(SB)/4, $0x3fb5f0e3 // a3 = 1.421413741
+DATA vconst<>+56(SB)/4, $0xbfba00e3 // a4 = -1.453152027
+DATA vconst<>+60(SB)/4, $0x3f87dc22 // a5 = 1.061405429
+DATA vconst<>+64(SB)/4, $0x7fffffff // |x| mask
+DATA vconst<>+68(SB)/4, $0x80000000 // sign mask
+DATA vconst<>+72(SB)/4, $0x3f000000 // 0.5
+DATA vconst<>+76(SB)/4, $0xff800000 // -Inf
+GLOBL vconst<>(SB), RODATA|NOPTR, $80
+
+// LOADEXP broadcasts exp's constants into Z20..Z28.
+#define LOADEXP \
+	VBROADCASTSS vconst<>+0(SB), Z20; \
+	VBROADCASTSS vconst<>+4(SB), Z21; \
+	VBROADCASTSS vconst<>+8(SB), Z22; \
+	VBROADCASTSS vconst<>+12(SB), Z23; \
+	VBROADCASTSS vconst<>+16(SB), Z24; \
+	VBROADCASTSS vconst<>+20(SB), Z25; \
+	VBROADCASTSS vconst<>+24(SB), Z26; \
+	VBROADCASTSS vconst<>+28(SB), Z27; \
+	VBROADCASTSS vconst<>+32(SB), Z28
+
+// EXP replaces x (in X) by e^x as expf computes it, for x ≤ 88.7:
+// e^x = 2^n · 2^f with n = round(x·log2 e), by the same degree-6
+// polynomial in f, scaled by 2^n with VSCALEFPS; inputs below -87 are
+// raised to -87 (e^-87 ≈ 1.6e-38 where expf gives 0). T1, T2 are clobbered.
+#define EXP(X, T1, T2) \
+	VMAXPS       Z21, X, X; \
+	VMULPS       Z20, X, T1; \
+	VRNDSCALEPS  $0, T1, T2; \
+	VSUBPS       T2, T1, T1; \
+	VMOVAPS      Z28, X; \
+	VFMADD213PS  Z27, T1, X; \
+	VFMADD213PS  Z26, T1, X; \
+	VFMADD213PS  Z25, T1, X; \
+	VFMADD213PS  Z24, T1, X; \
+	VFMADD213PS  Z23, T1, X; \
+	VFMADD213PS  Z22, T1, X; \
+	VSCALEFPS    T2, X, X
+
+// TAILMASK sets K1 to the low (n mod 16) lanes, from n in R, using AX, CX.
+#define TAILMASK(R) \
+	MOVQ  R, CX; \
+	ANDQ  $15, CX; \
+	MOVL  $1, AX; \
+	SHLL  CX, AX; \
+	DECL  AX; \
+	KMOVW AX, K1
+
+// func softmaxAVX512(row *float32, n int, scale float32)
+//
+// row[0:n] = softmax(scale·row[0:n]), n ≥ 1: the maximum, then
+// e^(scale·(x - max)) and their sum, then a division by the sum.
+TEXT ·softmaxAVX512(SB), NOSPLIT, $0-20
+	MOVQ         row+0(FP), SI
+	MOVQ         n+8(FP), BX
+	VBROADCASTSS scale+16(FP), Z29
+	LOADEXP
+	TAILMASK(BX)
+	MOVQ         BX, DX
+	SHRQ         $4, DX        // full blocks
+
+	// The maximum.
+	VBROADCASTSS vconst<>+76(SB), Z0
+	MOVQ         SI, DI
+	MOVQ         DX, R8
+	TESTQ        R8, R8
+	JZ           maxtail
+
+maxloop:
+	VMAXPS (DI), Z0, Z0
+	ADDQ   $64, DI
+	DECQ   R8
+	JNZ    maxloop
+
+maxtail:
+	VBROADCASTSS vconst<>+76(SB), Z1
+	VMOVUPS      (DI), K1, Z1   // merge: lanes past n stay -Inf
+	VMAXPS       Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VBROADCASTSS X0, Z30        // max
+
+	// e^(scale·(x - max)) in place, and their sum.
+	VXORPS Z31, Z31, Z31
+	MOVQ   SI, DI
+	MOVQ   DX, R8
+	TESTQ  R8, R8
+	JZ     exptail
+
+exploop:
+	VMOVUPS (DI), Z0
+	VSUBPS  Z30, Z0, Z0
+	VMULPS  Z29, Z0, Z0
+	EXP(Z0, Z1, Z2)
+	VMOVUPS Z0, (DI)
+	VADDPS  Z0, Z31, Z31
+	ADDQ    $64, DI
+	DECQ    R8
+	JNZ     exploop
+
+exptail:
+	KORTESTW K1, K1
+	JZ       sum
+	VMOVUPS.Z (DI), K1, Z0
+	VSUBPS  Z30, Z0, Z0
+	VMULPS  Z29, Z0, Z0
+	EXP(Z0, Z1, Z2)
+	VMOVUPS Z0, K1, (DI)
+	VADDPS  Z0, Z31, K1, Z31
+
+sum:
+	VEXTRACTF64X4 $1, Z31, Y1
+	VADDPS       Y1, Y31, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VDIVSS       X0, X22, X0    // 1/sum
+	VBROADCASTSS X0, Z30
+
+	MOVQ  SI, DI
+	MOVQ  DX, R8
+	TESTQ R8, R8
+	JZ    divtail
+
+divloop:
+	VMULPS  (DI), Z30, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	DECQ    R8
+	JNZ     divloop
+
+divtail:
+	KORTESTW K1, K1
+	JZ       done
+	VMOVUPS.Z (DI), K1, Z0
+	VMULPS  Z30, Z0, Z0
+	VMOVUPS Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// GELU replaces v (in V) by 0.5·v·(1 + erf(v/√2)), erf by Abramowitz and
+// Stegun 7.1.26 as erff computes it: with z = v/√2, t = 1/(1 + p|z|),
+// erf(|z|) = 1 - poly(t)·t·e^(-z²), and z's sign copied onto it. Z10..Z19
+// hold its constants; T1..T4 and Z9 are clobbered.
+#define GELU(V, T1, T2, T3, T4) \
+	VMULPS      Z10, V, T1; \
+	VANDPS      Z16, T1, T2; \
+	VANDPS      Z17, T1, T1; \
+	VMOVAPS     Z22, T3; \
+	VFMADD231PS Z11, T2, T3; \
+	VDIVPS      T3, Z22, T3; \
+	VMULPS      T2, T2, T4; \
+	VXORPS      Z17, T4, T4; \
+	EXP(T4, T2, Z9); \
+	VMOVAPS     Z15, T2; \
+	VFMADD213PS Z14, T3, T2; \
+	VFMADD213PS Z13, T3, T2; \
+	VFMADD213PS Z12, T3, T2; \
+	VFMADD213PS Z19, T3, T2; \
+	VMULPS      T3, T2, T2; \
+	VMULPS      T4, T2, T2; \
+	VSUBPS      T2, Z22, T2; \
+	VORPS       T1, T2, T2; \
+	VADDPS      Z22, T2, T2; \
+	VMULPS      Z18, V, V; \
+	VMULPS      T2, V, V
+
+// func geluAVX512(x *float32, n int)
+//
+// x[0:n] = gelu(x[0:n]), n ≥ 1.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-16
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), BX
+	LOADEXP
+	VBROADCASTSS vconst<>+36(SB), Z10
+	VBROADCASTSS vconst<>+40(SB), Z11
+	VBROADCASTSS vconst<>+48(SB), Z12
+	VBROADCASTSS vconst<>+52(SB), Z13
+	VBROADCASTSS vconst<>+56(SB), Z14
+	VBROADCASTSS vconst<>+60(SB), Z15
+	VBROADCASTSS vconst<>+64(SB), Z16
+	VBROADCASTSS vconst<>+68(SB), Z17
+	VBROADCASTSS vconst<>+72(SB), Z18
+	VBROADCASTSS vconst<>+44(SB), Z19
+	TAILMASK(BX)
+	SHRQ         $4, BX
+	TESTQ        BX, BX
+	JZ           tail
+
+loop:
+	VMOVUPS (SI), Z0
+	GELU(Z0, Z1, Z2, Z3, Z4)
+	VMOVUPS Z0, (SI)
+	ADDQ    $64, SI
+	DECQ    BX
+	JNZ     loop
+
+tail:
+	KORTESTW K1, K1
+	JZ       done
+	VMOVUPS.Z (SI), K1, Z0
+	GELU(Z0, Z1, Z2, Z3, Z4)
+	VMOVUPS Z0, K1, (SI)
+
+done:
+	VZEROUPPER
+	RET
