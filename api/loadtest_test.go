@@ -52,7 +52,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	model, err := embed.NewLocal(0)
+	model, err := embed.NewLocal(embed.LocalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

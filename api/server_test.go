@@ -54,7 +54,7 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 			testServer.err = err
 			return
 		}
-		model, err := embed.NewLocal(0)
+		model, err := embed.NewLocal(embed.LocalOptions{})
 		if err != nil {
 			testServer.err = err
 			return

@@ -27,16 +27,24 @@ type bertConfig struct {
 }
 
 // linear is a dense layer y = x·Wᵀ + b; W ([out, in] in the weight file)
-// is kept packed for the matrix kernels.
+// is kept packed for the matrix kernels, in float32 or, when the encoder
+// runs in bfloat16, in bfloat16 only.
 type linear struct {
-	wp      []float32 // Wᵀ packed by packNT
+	wp      []float32 // Wᵀ packed by packNT, for float32
+	wb      []uint16  // Wᵀ packed by packBF16NT, for bfloat16
 	b       []float32
 	in, out int
 }
 
-func newLinear(w, b []float32, out, in int) linear {
-	l := linear{wp: make([]float32, packedLen(in, out)), b: b, in: in, out: out}
-	packNT(l.wp, out, in, w, in)
+func newLinear(w, b []float32, out, in int, bf16 bool) linear {
+	l := linear{b: b, in: in, out: out}
+	if bf16 {
+		l.wb = make([]uint16, bf16PackedLen(in, out))
+		packBF16NT(l.wb, out, in, w)
+	} else {
+		l.wp = make([]float32, packedLen(in, out))
+		packNT(l.wp, out, in, w, in)
+	}
 	return l
 }
 
@@ -54,16 +62,19 @@ type bertLayer struct {
 // bert is a BERT encoder with its sentence pooling, loaded for inference.
 type bert struct {
 	cfg     bertConfig
-	kern    kernel    // the matrix micro-kernel for this CPU
-	kernel  string    // its name
-	wordEmb []float32 // [vocab, hidden]
-	posEmb  []float32 // [maxPositions, hidden]
-	typeEmb []float32 // [hidden], token type 0
+	kern    kernel     // the float32 matrix micro-kernel for this CPU
+	kernel  string     // the name of the kernel the dense layers use
+	bf16    bf16Kernel // the dense layers' bfloat16 kernel; nil: float32
+	wordEmb []float32  // [vocab, hidden]
+	posEmb  []float32  // [maxPositions, hidden]
+	typeEmb []float32  // [hidden], token type 0
 	embNorm layerNorm
 	layers  []bertLayer
 }
 
-func loadBERT(weights []byte) (*bert, error) {
+// loadBERT loads the model from its weight file, its dense layers in
+// bfloat16 if bf16 is set (the CPU must have a bf16 kernel), else float32.
+func loadBERT(weights []byte, bf16 bool) (*bert, error) {
 	f, err := parseSafetensors(weights)
 	if err != nil {
 		return nil, err
@@ -77,6 +88,14 @@ func loadBERT(weights []byte) (*bert, error) {
 		return nil, fmt.Errorf("model config %+v is not a supported BERT", cfg)
 	}
 	m := &bert{cfg: cfg}
+	m.kern, m.kernel = bestKernel()
+	if bf16 {
+		var ok bool
+		if m.bf16, ok = bestBF16Kernel(); !ok {
+			return nil, ErrNoBF16
+		}
+		m.kernel = "avx512-bf16"
+	}
 	h := cfg.Hidden
 	var errs []error
 	get := func(name string, shape ...int) []float32 {
@@ -92,7 +111,7 @@ func loadBERT(weights []byte) (*bert, error) {
 		if w == nil || b == nil {
 			return linear{}
 		}
-		return newLinear(w, b, out, in)
+		return newLinear(w, b, out, in, bf16)
 	}
 	norm := func(prefix string) layerNorm {
 		return layerNorm{gamma: get(prefix+".weight", h), beta: get(prefix+".bias", h)}
@@ -109,7 +128,7 @@ func loadBERT(weights []byte) (*bert, error) {
 		kw, kb := raw(p+"attention.self.key", h, h)
 		vw, vb := raw(p+"attention.self.value", h, h)
 		m.layers = append(m.layers, bertLayer{
-			qkv:      newLinear(concat(qw, kw, vw), concat(qb, kb, vb), 3*h, h),
+			qkv:      newLinear(concat(qw, kw, vw), concat(qb, kb, vb), 3*h, h, bf16),
 			attnOut:  lin(p+"attention.output.dense", h, h),
 			attnNorm: norm(p + "attention.output.LayerNorm"),
 			ffnIn:    lin(p+"intermediate.dense", cfg.Intermediate, h),
@@ -122,7 +141,6 @@ func loadBERT(weights []byte) (*bert, error) {
 			return nil, err
 		}
 	}
-	m.kern, m.kernel = bestKernel()
 	return m, nil
 }
 
@@ -138,11 +156,19 @@ func concat(parts ...[]float32) []float32 {
 type scratch struct {
 	x, qkv, ctx, tmp, ffn, scores []float32
 	kp, vp                        []float32 // one head's keys and values, packed
+	xb                            []uint16  // a dense layer's input in bfloat16
 	g                             gemm
+	gb                            gemmBF16
 	// helpers are the ragged-edge scratch of the goroutines that share this
 	// worker's dense layers when there are fewer texts than cores: with
 	// len(helpers) = p - 1, every layer's output columns are split p ways.
-	helpers []gemm
+	helpers []helper
+}
+
+// helper is the scratch of one goroutine sharing a dense layer.
+type helper struct {
+	g  gemm
+	gb gemmBF16
 }
 
 // minSplitPanels is the fewest output panels per goroutine worth a split.
@@ -174,6 +200,7 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 	h, seq := cfg.Hidden, len(ids)
 	s.grow(seq, cfg)
 	s.g.kern = m.kern
+	s.gb.kern = m.bf16
 	eps := float32(cfg.LayerNormEps)
 
 	// Embeddings: word + position + token type, then layer norm.
@@ -249,30 +276,46 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 // forward computes y = x·Wᵀ + b for seq rows of x, its output columns
 // split between s's own gemm and its helpers' goroutines.
 func (l *linear) forward(s *scratch, x []float32, seq int, y []float32) {
-	panels := (l.out + panelWidth - 1) / panelWidth
+	width, kp := panelWidth, bf16Pairs(l.in)
+	if l.wb != nil {
+		width = bf16PanelWidth
+		if cap(s.xb) < seq*2*kp {
+			s.xb = make([]uint16, seq*2*kp)
+		}
+		s.xb = s.xb[:seq*2*kp]
+		rowsToBF16(s.xb, x, seq, l.in, l.in)
+	}
+	// mul computes the output columns of panels j0 to j1 with part i's
+	// scratch.
+	mul := func(i, j0, j1 int) {
+		c0, c1 := j0*width, min(j1*width, l.out)
+		if l.wb != nil {
+			g := &s.gb
+			if i > 0 {
+				g = &s.helpers[i-1].gb
+				g.kern = s.gb.kern
+			}
+			g.mul(seq, c1-c0, kp, s.xb, 2*kp, l.wb[j0*kp*2*width:], y[c0:], l.out)
+			return
+		}
+		g := &s.g
+		if i > 0 {
+			g = &s.helpers[i-1].g
+			g.kern = s.g.kern
+		}
+		g.mul(seq, c1-c0, l.in, x, l.in, l.wp[j0*l.in*width:], y[c0:], l.out)
+	}
+	panels := (l.out + width - 1) / width
 	parts := min(1+len(s.helpers), panels/minSplitPanels)
 	if parts <= 1 {
-		s.g.mul(seq, l.out, l.in, x, l.in, l.wp, y, l.out)
+		mul(0, 0, panels)
 	} else {
 		var wg sync.WaitGroup
-		for i := range parts {
-			j0, j1 := i*panels/parts, (i+1)*panels/parts
-			c0, c1 := j0*panelWidth, min(j1*panelWidth, l.out)
-			g := &s.g
-			if i > 0 {
-				g = &s.helpers[i-1]
-				g.kern = s.g.kern
-			}
-			part := func() {
-				g.mul(seq, c1-c0, l.in, x, l.in, l.wp[j0*l.in*panelWidth:], y[c0:], l.out)
-			}
-			if i == parts-1 {
-				part()
-				continue
-			}
+		for i := 1; i < parts; i++ {
 			wg.Add(1)
-			go func() { defer wg.Done(); part() }()
+			go func() { defer wg.Done(); mul(i, i*panels/parts, (i+1)*panels/parts) }()
 		}
+		mul(0, 0, panels/parts)
 		wg.Wait()
 	}
 	for t := 0; t < seq; t++ {

@@ -16,3 +16,9 @@ func softmaxSIMD(row []float32, scale float32) bool { return false }
 
 // geluSIMD handles nothing here; gelu computes in Go.
 func geluSIMD(x []float32) bool { return false }
+
+// bestBF16Kernel finds none here: the encoder runs in float32.
+func bestBF16Kernel() (bf16Kernel, bool) { return nil, false }
+
+// rowToBF16SIMD handles nothing here; rowsToBF16 converts in Go.
+func rowToBF16SIMD(dst []uint16, x []float32) bool { return false }

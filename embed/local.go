@@ -44,6 +44,51 @@ func LocalModels() []string {
 // ErrUnknownModel is returned for a local model the binary does not carry.
 var ErrUnknownModel = errors.New("no such local model")
 
+// ErrNoBF16 is returned when bfloat16 is asked of a CPU without AVX-512
+// BF16.
+var ErrNoBF16 = errors.New("this CPU has no AVX-512 BF16 instructions; use fp32 or auto")
+
+// Precision is the arithmetic of a local model's dense layers.
+type Precision string
+
+const (
+	// PrecisionAuto is bfloat16 where the CPU has AVX-512 BF16, else
+	// float32.
+	PrecisionAuto Precision = "auto"
+	// PrecisionFP32 is float32 throughout: the reference.
+	PrecisionFP32 Precision = "fp32"
+	// PrecisionBF16 rounds the dense layers' weights and inputs to
+	// bfloat16 and accumulates in float32 (twice the float32 rate, half the
+	// weight memory); attention, softmax, GELU and LayerNorm stay float32.
+	PrecisionBF16 Precision = "bf16"
+)
+
+// LocalOptions tune a local model; the zero value is the default.
+type LocalOptions struct {
+	// Workers bounds how many texts are encoded at once; 0 means one per
+	// CPU.
+	Workers int
+	// Precision is the dense layers' arithmetic; "" means PrecisionAuto.
+	Precision Precision
+}
+
+// bf16 resolves the precision for this CPU: whether to run in bfloat16.
+func (p Precision) bf16() (bool, error) {
+	_, has := bestBF16Kernel()
+	switch p {
+	case "", PrecisionAuto:
+		return has, nil
+	case PrecisionFP32:
+		return false, nil
+	case PrecisionBF16:
+		if !has {
+			return false, ErrNoBF16
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("precision %q: want auto, fp32 or bf16", string(p))
+}
+
 // Local is an in-process embedding model: a BERT encoder producing
 // L2-normalised vectors (all-MiniLM-L6-v2: 6 layers, 384 dimensions, mean
 // pooled, a 256-word-piece window; bge-small-en-v1.5: 12 layers, 384
@@ -58,11 +103,10 @@ type Local struct {
 }
 
 // NewLocal loads the default local model; see NewLocalModel.
-func NewLocal(workers int) (Embedder, error) { return OpenLocal(DefaultLocalModel, workers) }
+func NewLocal(opts LocalOptions) (Embedder, error) { return OpenLocal(DefaultLocalModel, opts) }
 
 // NewLocalModel loads the embedded model of that name (one of LocalModels).
-// workers bounds how many texts are encoded at once; 0 means one per CPU.
-func NewLocalModel(name string, workers int) (*Local, error) {
+func NewLocalModel(name string, opts LocalOptions) (*Local, error) {
 	file, ok := localModelFiles[name]
 	if !ok {
 		return nil, fmt.Errorf("load local model: %w: %q; the local models are %s", ErrUnknownModel, name, strings.Join(LocalModels(), ", "))
@@ -71,7 +115,11 @@ func NewLocalModel(name string, workers int) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load local model %s: %w", name, err)
 	}
-	m, err := loadBERT(weights)
+	bf16, err := opts.Precision.bf16()
+	if err != nil {
+		return nil, fmt.Errorf("load local model %s: %w", name, err)
+	}
+	m, err := loadBERT(weights, bf16)
 	if err != nil {
 		return nil, fmt.Errorf("load local model %s: %w", name, err)
 	}
@@ -83,6 +131,7 @@ func NewLocalModel(name string, workers int) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load local model %s: %w", name, err)
 	}
+	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -135,7 +184,7 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 			s := l.pool.Get().(*scratch)
 			defer l.pool.Put(s)
 			if cap(s.helpers) < split-1 {
-				s.helpers = make([]gemm, split-1)
+				s.helpers = make([]helper, split-1)
 			}
 			s.helpers = s.helpers[:split-1]
 			for {

@@ -62,7 +62,7 @@ func testLocalModel(t testing.TB, name string) *Local {
 	if m := localModels[name]; m != nil {
 		return m
 	}
-	m, err := NewLocalModel(name, 0)
+	m, err := NewLocalModel(name, LocalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,16 +71,20 @@ func testLocalModel(t testing.TB, name string) *Local {
 }
 
 // TestLocalModelsMatchReference: for every local model, the Go tokenizer's
-// ids equal the reference's and the Go encoder's vectors have cosine at
-// least 0.999 to the reference's, on short, long (truncated), Unicode, CJK,
-// emoji, LaTeX, control-character and blank texts.
+// ids equal the reference's and the Go encoder's float32 vectors have
+// cosine at least 0.999 to the reference's, on short, long (truncated),
+// Unicode, CJK, emoji, LaTeX, control-character and blank texts; where the
+// CPU runs bfloat16, its vectors have cosine at least 0.995 to float32's.
 func TestLocalModelsMatchReference(t *testing.T) {
 	if len(referenceFiles) != len(LocalModels()) {
 		t.Fatalf("references for %d models, %d local models", len(referenceFiles), len(LocalModels()))
 	}
 	for _, name := range LocalModels() {
 		t.Run(name, func(t *testing.T) {
-			l := testLocalModel(t, name)
+			l, err := NewLocalModel(name, LocalOptions{Precision: PrecisionFP32})
+			if err != nil {
+				t.Fatal(err)
+			}
 			cases := loadReference(t, name)
 			texts := make([]string, len(cases))
 			for i, c := range cases {
@@ -107,25 +111,56 @@ func TestLocalModelsMatchReference(t *testing.T) {
 			}
 			t.Logf("%s: %d texts, tokens identical, lowest cosine %.6f", name, len(cases), worst)
 
-			// A lone text has its layers split across three goroutines; the
-			// vector is the one a batch gives, bit for bit.
-			split, err := NewLocalModel(name, 3)
+			// bfloat16, where the CPU has it, against float32.
+			def := testLocalModel(t, name)
+			batch, err := def.Embed(context.Background(), texts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, c := range cases {
-				alone, err := split.Embed(context.Background(), []string{c.Text})
+			if _, ok := bestBF16Kernel(); ok {
+				worst = 1
+				for i, c := range cases {
+					cos := float64(Dot(batch[i], got[i]))
+					worst = min(worst, cos)
+					if cos < 0.995 {
+						t.Errorf("%.50q: bfloat16 cosine to float32 %.6f, want >= 0.995", c.Text, cos)
+					}
+				}
+				t.Logf("%s: bfloat16 lowest cosine to float32 %.6f", name, worst)
+			}
+
+			// A lone text has its layers split across three goroutines; the
+			// vector is the one a batch gives, bit for bit.
+			for _, p := range []Precision{PrecisionFP32, PrecisionAuto} {
+				split, err := NewLocalModel(name, LocalOptions{Workers: 3, Precision: p})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if fmt.Sprint(alone[0]) != fmt.Sprint(got[i]) {
-					t.Errorf("%.50q: embedded alone on 3 goroutines differs from the batch", c.Text)
+				want := got
+				if p == PrecisionAuto {
+					want = batch
+				}
+				for i, c := range cases {
+					alone, err := split.Embed(context.Background(), []string{c.Text})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fmt.Sprint(alone[0]) != fmt.Sprint(want[i]) {
+						t.Errorf("%s %.50q: embedded alone on 3 goroutines differs from the batch", p, c.Text)
+					}
 				}
 			}
 		})
 	}
-	if _, err := NewLocalModel("no-such-model", 0); !errors.Is(err, ErrUnknownModel) {
+	if _, err := NewLocalModel("no-such-model", LocalOptions{}); !errors.Is(err, ErrUnknownModel) {
 		t.Errorf("an unknown model: %v, want ErrUnknownModel", err)
+	}
+	if _, err := NewLocalModel(LocalModels()[0], LocalOptions{Precision: "fp16"}); err == nil {
+		t.Error("an unknown precision was accepted")
+	}
+	_, hasBF16 := bestBF16Kernel()
+	if _, err := NewLocalModel(LocalModels()[0], LocalOptions{Precision: PrecisionBF16}); errors.Is(err, ErrNoBF16) == hasBF16 {
+		t.Errorf("bf16 asked of a CPU with bf16 kernel %v: %v", hasBF16, err)
 	}
 }
 

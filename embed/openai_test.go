@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 	}
 	var closeAll func()
 	upstream.once.Do(func() {
-		local, err := embed.NewLocal(0)
+		local, err := embed.NewLocal(embed.LocalOptions{})
 		if err != nil {
 			upstream.err = err
 			return

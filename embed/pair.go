@@ -66,17 +66,17 @@ func (p *Pair) CountTokens(texts []string) int {
 }
 
 // OpenLocal loads a local model by name: one of LocalModels, or two of them
-// joined by "+" as a Pair. workers is as for NewLocalModel.
-func OpenLocal(name string, workers int) (Embedder, error) {
+// joined by "+" as a Pair.
+func OpenLocal(name string, opts LocalOptions) (Embedder, error) {
 	first, second, ok := strings.Cut(name, "+")
 	if !ok {
-		return NewLocalModel(name, workers)
+		return NewLocalModel(name, opts)
 	}
-	a, err := NewLocalModel(first, workers)
+	a, err := NewLocalModel(first, opts)
 	if err != nil {
 		return nil, err
 	}
-	b, err := NewLocalModel(second, workers)
+	b, err := NewLocalModel(second, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ func TestPair(t *testing.T) {
 }
 
 func TestOpenLocal(t *testing.T) {
-	e, err := OpenLocal("bge-small-en-v1.5+e5-small-v2", 0)
+	e, err := OpenLocal("bge-small-en-v1.5+e5-small-v2", LocalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestOpenLocal(t *testing.T) {
 		t.Errorf("paraphrase %.3f, unrelated %.3f, self %.5f", para, other, Dot(v[0], v[0]))
 	}
 	for _, name := range []string{"no-such-model+e5-small-v2", "bge-small-en-v1.5+no-such-model"} {
-		if _, err := OpenLocal(name, 0); !errors.Is(err, ErrUnknownModel) {
+		if _, err := OpenLocal(name, LocalOptions{}); !errors.Is(err, ErrUnknownModel) {
 			t.Errorf("OpenLocal(%q): %v, want ErrUnknownModel", name, err)
 		}
 	}

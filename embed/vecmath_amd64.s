@@ -237,3 +237,48 @@ tail:
 done:
 	VZEROUPPER
 	RET
+
+// func toBF16AVX512(dst *uint16, x *float32, n int)
+//
+// dst[0:n] = x[0:n] rounded to bfloat16, ties to even, as toBF16: add
+// 0x7fff plus the lowest kept bit, keep the high 16 bits (VPMOVDW).
+TEXT ·toBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), BX
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z30
+	MOVL $1, AX
+	VPBROADCASTD AX, Z31
+	TAILMASK(BX)
+	SHRQ $4, BX
+	TESTQ BX, BX
+	JZ   tail
+
+loop:
+	VMOVDQU32 (SI), Z0
+	VPSRLD    $16, Z0, Z1
+	VPANDD    Z31, Z1, Z1
+	VPADDD    Z30, Z0, Z0
+	VPADDD    Z1, Z0, Z0
+	VPSRLD    $16, Z0, Z0
+	VPMOVDW   Z0, (DI)
+	ADDQ      $64, SI
+	ADDQ      $32, DI
+	DECQ      BX
+	JNZ       loop
+
+tail:
+	KORTESTW K1, K1
+	JZ       done
+	VMOVDQU32.Z (SI), K1, Z0
+	VPSRLD    $16, Z0, Z1
+	VPANDD    Z31, Z1, Z1
+	VPADDD    Z30, Z0, Z0
+	VPADDD    Z1, Z0, Z0
+	VPSRLD    $16, Z0, Z0
+	VPMOVDW   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET

@@ -38,7 +38,7 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 // newSeededEngine opens a fresh store at path and returns an engine over it
 // with a counting local embedder, and the seed papers (not yet ingested).
 func newSeededEngine(path string) (*Engine, *countingEmbedder, Store, []papersearch.Paper, error) {
-	modelOnce.Do(func() { model, modelErr = embed.NewLocal(0) })
+	modelOnce.Do(func() { model, modelErr = embed.NewLocal(embed.LocalOptions{}) })
 	if modelErr != nil {
 		return nil, nil, nil, nil, modelErr
 	}

@@ -72,7 +72,7 @@ func ingestOnce(b *testing.B, emb embed.Embedder, batch int, papers []papersearc
 //	go test -run '^$' -bench Ingest300 -benchtime 1x ./search/
 func BenchmarkIngest300(b *testing.B) {
 	papers := mlPapers(b, 300)
-	local, err := embed.NewLocal(0)
+	local, err := embed.NewLocal(embed.LocalOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

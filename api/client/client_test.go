@@ -18,7 +18,7 @@ import (
 // TestClient runs every call against a real server on loopback.
 func TestClient(t *testing.T) {
 	ctx := context.Background()
-	model, err := embed.NewLocal(0)
+	model, err := embed.NewLocal(embed.LocalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

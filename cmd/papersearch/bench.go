@@ -95,7 +95,7 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	if *synthetic > 0 {
 		return benchSynthetic(ctx, *synthetic, *asJSON, stdout, stderr)
 	}
-	model, err := embed.OpenLocal(cfg.Model, cfg.EmbedWorkers)
+	model, err := embed.OpenLocal(cfg.Model, cfg.localOptions())
 	if err != nil {
 		return err
 	}

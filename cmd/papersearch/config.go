@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/papersearch/papersearch/embed"
 )
 
 // envPrefix prefixes every configuration variable.
@@ -25,6 +27,7 @@ type Config struct {
 	Seed         bool   `envconfig:"SEED" default:"true" desc:"ingest the shipped NeurIPS 2026 abstracts when the store is empty"`
 	Model        string `envconfig:"MODEL" default:"bge-small-en-v1.5+e5-small-v2" desc:"the in-process model, when PAPERSEARCH_EMBED_URL is unset: bge-small-en-v1.5, e5-small-v2, all-MiniLM-L6-v2, or two joined by + (bge-small-en-v1.5+e5-small-v2: both, their cosines averaged)"`
 	EmbedWorkers int    `envconfig:"EMBED_WORKERS" default:"0" desc:"texts the local model encodes at once (0: one per CPU)"`
+	Precision    string `envconfig:"PRECISION" default:"auto" desc:"the local model's dense-layer arithmetic: auto (bfloat16 where the CPU has AVX-512 BF16, else float32), fp32 or bf16"`
 
 	EmbedURL          string        `envconfig:"EMBED_URL" desc:"base URL of an OpenAI-compatible embeddings API, ending in /v1 (unset: the in-process model)"`
 	EmbedAPIKey       string        `envconfig:"EMBED_API_KEY" desc:"API key of the embeddings API (default: $OPENAI_API_KEY)"`
@@ -76,6 +79,11 @@ func loadConfig() (Config, error) {
 
 // storePath is the embedded store's database file.
 func (c Config) storePath() string { return filepath.Join(c.DataDir, "papersearch.db") }
+
+// localOptions are the in-process model's settings.
+func (c Config) localOptions() embed.LocalOptions {
+	return embed.LocalOptions{Workers: c.EmbedWorkers, Precision: embed.Precision(c.Precision)}
+}
 
 // userDataDir is the per-user folder for application data:
 // $XDG_DATA_HOME or ~/.local/share on Unix, Application Support on macOS,

@@ -23,7 +23,7 @@ import (
 func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embedder, int, error) {
 	if cfg.EmbedURL == "" {
 		start := time.Now()
-		model, err := embed.OpenLocal(cfg.Model, cfg.EmbedWorkers)
+		model, err := embed.OpenLocal(cfg.Model, cfg.localOptions())
 		if err != nil {
 			return nil, 0, err
 		}

@@ -1,0 +1,111 @@
+package embed
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestToBF16(t *testing.T) {
+	for _, c := range []struct {
+		in   float32
+		want uint16
+	}{
+		{1, 0x3f80}, {-2, 0xc000}, {0, 0},
+		{math.Float32frombits(0x3f808000), 0x3f80}, // a tie rounds to even (down)
+		{math.Float32frombits(0x3f818000), 0x3f82}, // a tie rounds to even (up)
+		{math.Float32frombits(0x3f808001), 0x3f81}, // above the tie rounds up
+	} {
+		if got := toBF16(c.in); got != c.want {
+			t.Errorf("toBF16(%g) = %#x, want %#x", c.in, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 15, 16, 17, 384, 1537} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 10)
+		}
+		got := make([]uint16, n+1)
+		got[n] = 0xbeef
+		rowsToBF16(got, x, 1, n, n)
+		for i, v := range x {
+			if got[i] != toBF16(v) {
+				t.Fatalf("n=%d: element %d rounds to %#x, want %#x", n, i, got[i], toBF16(v))
+			}
+		}
+		if n%2 == 0 && got[n] != 0xbeef {
+			t.Errorf("n=%d: wrote past the row", n)
+		}
+	}
+}
+
+// TestBF16Kernel checks the bf16 products, with this CPU's kernel, against
+// float64 sums of the same bfloat16 values, on shapes with ragged rows,
+// columns and an odd k.
+func TestBF16Kernel(t *testing.T) {
+	kern, ok := bestBF16Kernel()
+	kernels := map[string]bf16Kernel{"go": kernelBF16Go}
+	if ok {
+		kernels["simd"] = kern
+	}
+	t.Logf("bf16 kernels: %d (SIMD: %v)", len(kernels), ok)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for name, kern := range kernels {
+		for _, sh := range [][3]int{{1, 32, 2}, {12, 32, 384}, {13, 40, 3}, {25, 64, 384}, {7, 1536, 1536}} {
+			m, n, k := sh[0], sh[1], sh[2]
+			a := make([]float32, m*k)
+			w := make([]float32, n*k) // [n, k], as weights are stored
+			for i := range a {
+				a[i] = float32(rng.NormFloat64())
+			}
+			for i := range w {
+				w[i] = float32(rng.NormFloat64() * 0.05)
+			}
+			kp := bf16Pairs(k)
+			ab := make([]uint16, m*2*kp)
+			rowsToBF16(ab, a, m, k, k)
+			wp := make([]uint16, bf16PackedLen(k, n))
+			packBF16NT(wp, n, k, w)
+			c := make([]float32, m*n)
+			g := gemmBF16{kern: kern}
+			g.mul(m, n, kp, ab, 2*kp, wp, c, n)
+			for i := range m {
+				for j := range n {
+					var want, mag float64
+					for p := range k {
+						x := float64(fromBF16(toBF16(a[i*k+p]))) * float64(fromBF16(toBF16(w[j*k+p])))
+						want += x
+						mag += math.Abs(x)
+					}
+					if d := math.Abs(float64(c[i*n+j]) - want); d > 1e-5*mag+1e-7 {
+						t.Fatalf("%s %dx%dx%d: C[%d][%d] = %g, want %g", name, m, n, k, i, j, c[i*n+j], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGemmBF16 is BenchmarkGemm's product with bfloat16 operands
+// (the activations' conversion included).
+func BenchmarkGemmBF16(b *testing.B) {
+	kern, ok := bestBF16Kernel()
+	if !ok {
+		kern = kernelBF16Go
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 256, 1536, 384
+	a, w := randomMatrix(r, m*k), randomMatrix(r, n*k)
+	kp := bf16Pairs(k)
+	ab := make([]uint16, m*2*kp)
+	wp := make([]uint16, bf16PackedLen(k, n))
+	packBF16NT(wp, n, k, w)
+	c := make([]float32, m*n)
+	g := gemmBF16{kern: kern}
+	for b.Loop() {
+		rowsToBF16(ab, a, m, k, k)
+		g.mul(m, n, kp, ab, 2*kp, wp, c, n)
+	}
+	b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

