@@ -244,15 +244,13 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 			s.g.mul(rows, dh, seq, s.scores, seq, s.vp, s.ctx[hd*dh:], h)
 		}
 		x := s.x[:rows*h]
-		l.attnOut.forward(s, s.ctx, rows, s.tmp)
-		add(x, s.tmp)
-		l.attnNorm.apply(x, h, eps)
+		l.attnOut.mul(s, s.ctx, rows, s.tmp)
+		l.attnNorm.residual(x, s.tmp, l.attnOut.b, eps)
 		// Feed-forward.
-		l.ffnIn.forward(s, x, rows, s.ffn)
-		gelu(s.ffn[:rows*cfg.Intermediate])
-		l.ffnOut.forward(s, s.ffn, rows, s.tmp)
-		add(x, s.tmp)
-		l.ffnNorm.apply(x, h, eps)
+		l.ffnIn.mul(s, x, rows, s.ffn)
+		biasGELU(s.ffn[:rows*cfg.Intermediate], l.ffnIn.b)
+		l.ffnOut.mul(s, s.ffn, rows, s.tmp)
+		l.ffnNorm.residual(x, s.tmp, l.ffnOut.b, eps)
 	}
 
 	// Pooling over all tokens (one sequence, no padding), then L2 norm.
@@ -273,53 +271,80 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 	}
 }
 
-// forward computes y = x·Wᵀ + b for seq rows of x, its output columns
-// split between s's own gemm and its helpers' goroutines.
+// forward computes y = x·Wᵀ + b for seq rows of x.
 func (l *linear) forward(s *scratch, x []float32, seq int, y []float32) {
-	width, kp := panelWidth, bf16Pairs(l.in)
+	l.mul(s, x, seq, y)
+	for t := 0; t < seq; t++ {
+		add(y[t*l.out:(t+1)*l.out], l.b)
+	}
+}
+
+// mul computes y = x·Wᵀ, without the bias, for seq rows of x, its output
+// columns split between s's own gemm and its helpers' goroutines.
+func (l *linear) mul(s *scratch, x []float32, seq int, y []float32) {
+	width := panelWidth
 	if l.wb != nil {
 		width = bf16PanelWidth
+		kp := bf16Pairs(l.in)
 		if cap(s.xb) < seq*2*kp {
 			s.xb = make([]uint16, seq*2*kp)
 		}
 		s.xb = s.xb[:seq*2*kp]
 		rowsToBF16(s.xb, x, seq, l.in, l.in)
 	}
-	// mul computes the output columns of panels j0 to j1 with part i's
-	// scratch.
-	mul := func(i, j0, j1 int) {
-		c0, c1 := j0*width, min(j1*width, l.out)
-		if l.wb != nil {
-			g := &s.gb
-			if i > 0 {
-				g = &s.helpers[i-1].gb
-				g.kern = s.gb.kern
-			}
-			g.mul(seq, c1-c0, kp, s.xb, 2*kp, l.wb[j0*kp*2*width:], y[c0:], l.out)
-			return
-		}
-		g := &s.g
-		if i > 0 {
-			g = &s.helpers[i-1].g
-			g.kern = s.g.kern
-		}
-		g.mul(seq, c1-c0, l.in, x, l.in, l.wp[j0*l.in*width:], y[c0:], l.out)
-	}
 	panels := (l.out + width - 1) / width
 	parts := min(1+len(s.helpers), panels/minSplitPanels)
 	if parts <= 1 {
-		mul(0, 0, panels)
-	} else {
-		var wg sync.WaitGroup
-		for i := 1; i < parts; i++ {
-			wg.Add(1)
-			go func() { defer wg.Done(); mul(i, i*panels/parts, (i+1)*panels/parts) }()
-		}
-		mul(0, 0, panels/parts)
-		wg.Wait()
+		l.mulPanels(s, 0, 0, panels, x, seq, y)
+		return
 	}
-	for t := 0; t < seq; t++ {
-		add(y[t*l.out:(t+1)*l.out], l.b)
+	var wg sync.WaitGroup
+	for i := 1; i < parts; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); l.mulPanels(s, i, i*panels/parts, (i+1)*panels/parts, x, seq, y) }()
+	}
+	l.mulPanels(s, 0, 0, panels/parts, x, seq, y)
+	wg.Wait()
+}
+
+// mulPanels computes the output columns of panels j0 to j1 of y = x·Wᵀ
+// (x already in s.xb for bfloat16) with part i's scratch: s's own for 0,
+// helper i-1's otherwise.
+func (l *linear) mulPanels(s *scratch, i, j0, j1 int, x []float32, seq int, y []float32) {
+	if l.wb != nil {
+		kp := bf16Pairs(l.in)
+		c0, c1 := j0*bf16PanelWidth, min(j1*bf16PanelWidth, l.out)
+		g := &s.gb
+		if i > 0 {
+			g = &s.helpers[i-1].gb
+			g.kern = s.gb.kern
+		}
+		g.mul(seq, c1-c0, kp, s.xb, 2*kp, l.wb[j0*kp*2*bf16PanelWidth:], y[c0:], l.out)
+		return
+	}
+	c0, c1 := j0*panelWidth, min(j1*panelWidth, l.out)
+	g := &s.g
+	if i > 0 {
+		g = &s.helpers[i-1].g
+		g.kern = s.g.kern
+	}
+	g.mul(seq, c1-c0, l.in, x, l.in, l.wp[j0*l.in*panelWidth:], y[c0:], l.out)
+}
+
+// residual sets each row of x (width len(b)) to the normalised x + y + b:
+// a dense layer's bias, the residual connection and the layer norm in one
+// pass.
+func (n layerNorm) residual(x, y, b []float32, eps float32) {
+	h := len(b)
+	for off := 0; off+h <= len(x); off += h {
+		row, yr := x[off:off+h], y[off:off+h]
+		if residualNormSIMD(row, yr, b, n.gamma, n.beta, eps) {
+			continue
+		}
+		for j := range row {
+			row[j] += yr[j] + b[j]
+		}
+		n.apply(row, h, eps)
 	}
 }
 
@@ -345,7 +370,11 @@ func (n layerNorm) apply(x []float32, h int, eps float32) {
 	}
 }
 
+// add adds src to dst element-wise, with SIMD where the CPU has it.
 func add(dst, src []float32) {
+	if addSIMD(dst, src) {
+		return
+	}
 	src = src[:len(dst)]
 	for i := range dst {
 		dst[i] += src[i]
@@ -378,10 +407,15 @@ func softmaxGo(row []float32, scale float32) {
 	}
 }
 
-// gelu applies the erf GELU in place, with SIMD where the CPU has it.
-func gelu(x []float32) {
-	if !geluSIMD(x) {
-		geluGo(x)
+// biasGELU adds b to each row of x (width len(b)) and applies the erf
+// GELU, in place, with SIMD where the CPU has it.
+func biasGELU(x, b []float32) {
+	for off := 0; off+len(b) <= len(x); off += len(b) {
+		row := x[off : off+len(b)]
+		if !biasGELUSIMD(row, b) {
+			add(row, b)
+			geluGo(row)
+		}
 	}
 }
 

@@ -59,13 +59,20 @@ func TestElementwiseSIMD(t *testing.T) {
 			x[i] = float32(rng.NormFloat64() * 3)
 		}
 		x[0], x[n-1] = -40, 40
+		b := make([]float32, n)
+		for i := range b {
+			b[i] = float32(rng.NormFloat64() * 0.5)
+		}
 		want = append(want[:0], x...)
 		got = append(got[:0], x...)
+		for i := range want {
+			want[i] += b[i]
+		}
 		geluGo(want)
-		gelu(got)
+		biasGELU(got, b)
 		for i := range got {
 			if d := math.Abs(float64(got[i] - want[i])); d > 2e-6*math.Max(1, math.Abs(float64(want[i]))) {
-				t.Errorf("gelu n=%d gelu(%g) = %g, want %g", n, x[i], got[i], want[i])
+				t.Errorf("gelu n=%d gelu(%g + %g) = %g, want %g", n, x[i], b[i], got[i], want[i])
 				break
 			}
 		}
@@ -73,8 +80,46 @@ func TestElementwiseSIMD(t *testing.T) {
 	// The tail is written within the slice only.
 	buf := []float32{1, 2, 3, 7}
 	softmaxScaled(buf[:3], 1)
-	gelu(buf[:3])
+	biasGELU(buf[:3], []float32{1, 1, 1})
+	add(buf[:3], []float32{1, 1, 1, 1})
 	if buf[3] != 7 {
 		t.Errorf("element %d past the slice was written: %g", 3, buf[3])
+	}
+}
+
+// TestResidualNorm checks the fused bias, residual and layer norm against
+// its definition, two rows at a time, on the hidden widths of the models
+// and a width the SIMD path leaves to Go.
+func TestResidualNorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, h := range []int{16, 384, 392, 10} {
+		vec := func(scale, shift float64) []float32 {
+			v := make([]float32, 2*h)
+			for i := range v {
+				v[i] = float32(rng.NormFloat64()*scale + shift)
+			}
+			return v
+		}
+		x, y, b := vec(2, 0.5), vec(1, 0), vec(0.1, 0)[:h]
+		n := layerNorm{gamma: vec(0.3, 1)[:h], beta: vec(0.1, 0)[:h]}
+		got := append([]float32(nil), x...)
+		n.residual(got, y, b, 1e-12)
+		for r := range 2 {
+			var mean, variance float64
+			v := make([]float64, h)
+			for j := range h {
+				v[j] = float64(x[r*h+j]) + float64(y[r*h+j]) + float64(b[j])
+				mean += v[j] / float64(h)
+			}
+			for j := range h {
+				variance += (v[j] - mean) * (v[j] - mean) / float64(h)
+			}
+			for j := range h {
+				want := (v[j]-mean)/math.Sqrt(variance+1e-12)*float64(n.gamma[j]) + float64(n.beta[j])
+				if d := math.Abs(float64(got[r*h+j]) - want); d > 2e-5*math.Max(1, math.Abs(want)) {
+					t.Fatalf("h=%d row %d [%d]: %g, want %g", h, r, j, got[r*h+j], want)
+				}
+			}
+		}
 	}
 }

@@ -14,8 +14,14 @@ func dotInt8SIMD(a, b []int8) (int32, int) { return 0, 0 }
 // softmaxSIMD handles nothing here; softmaxScaled computes in Go.
 func softmaxSIMD(row []float32, scale float32) bool { return false }
 
-// geluSIMD handles nothing here; gelu computes in Go.
-func geluSIMD(x []float32) bool { return false }
+// biasGELUSIMD handles nothing here; biasGELU computes in Go.
+func biasGELUSIMD(x, b []float32) bool { return false }
+
+// addSIMD handles nothing here; add computes in Go.
+func addSIMD(dst, src []float32) bool { return false }
+
+// residualNormSIMD handles nothing here; layerNorm.residual computes in Go.
+func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool { return false }
 
 // bestBF16Kernel finds none here: the encoder runs in float32.
 func bestBF16Kernel() (bf16Kernel, bool) { return nil, false }

@@ -11,7 +11,13 @@ var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 func softmaxAVX512(row *float32, n int, scale float32)
 
 //go:noescape
-func geluAVX512(x *float32, n int)
+func biasGeluAVX512(x *float32, b *float32, n int)
+
+//go:noescape
+func addAVX512(dst *float32, src *float32, n int)
+
+//go:noescape
+func residualNormAVX512(x, y, b, gamma, beta *float32, h int, eps, invH float32)
 
 // softmaxSIMD computes softmaxScaled with AVX-512 and reports whether it
 // did.
@@ -23,11 +29,35 @@ func softmaxSIMD(row []float32, scale float32) bool {
 	return true
 }
 
-// geluSIMD computes gelu with AVX-512 and reports whether it did.
-func geluSIMD(x []float32) bool {
+// biasGELUSIMD computes one row of biasGELU with AVX-512 and reports
+// whether it did.
+func biasGELUSIMD(x, b []float32) bool {
 	if !hasAVX512 || len(x) == 0 {
 		return false
 	}
-	geluAVX512(&x[0], len(x))
+	_ = b[len(x)-1]
+	biasGeluAVX512(&x[0], &b[0], len(x))
+	return true
+}
+
+// addSIMD computes add with AVX-512 and reports whether it did.
+func addSIMD(dst, src []float32) bool {
+	if !hasAVX512 || len(dst) == 0 {
+		return false
+	}
+	_ = src[len(dst)-1]
+	addAVX512(&dst[0], &src[0], len(dst))
+	return true
+}
+
+// residualNormSIMD computes one row of layerNorm.residual with AVX-512 and
+// reports whether it did; rows must be a multiple of 16 wide.
+func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool {
+	h := len(x)
+	if !hasAVX512 || h == 0 || h%16 != 0 {
+		return false
+	}
+	_, _, _, _ = y[h-1], b[h-1], gamma[h-1], beta[h-1]
+	residualNormAVX512(&x[0], &y[0], &b[0], &gamma[0], &beta[0], h, eps, 1/float32(h))
 	return true
 }

@@ -197,12 +197,14 @@ done:
 	VMULPS      Z18, V, V; \
 	VMULPS      T2, V, V
 
-// func geluAVX512(x *float32, n int)
+// func biasGeluAVX512(x *float32, b *float32, n int)
 //
-// x[0:n] = gelu(x[0:n]), n ≥ 1.
-TEXT ·geluAVX512(SB), NOSPLIT, $0-16
+// x[0:n] = gelu(x[0:n] + b[0:n]), n ≥ 1: a dense layer's bias and GELU in
+// one pass.
+TEXT ·biasGeluAVX512(SB), NOSPLIT, $0-24
 	MOVQ         x+0(FP), SI
-	MOVQ         n+8(FP), BX
+	MOVQ         b+8(FP), DI
+	MOVQ         n+16(FP), BX
 	LOADEXP
 	VBROADCASTSS vconst<>+36(SB), Z10
 	VBROADCASTSS vconst<>+40(SB), Z11
@@ -221,9 +223,11 @@ TEXT ·geluAVX512(SB), NOSPLIT, $0-16
 
 loop:
 	VMOVUPS (SI), Z0
+	VADDPS  (DI), Z0, Z0
 	GELU(Z0, Z1, Z2, Z3, Z4)
 	VMOVUPS Z0, (SI)
 	ADDQ    $64, SI
+	ADDQ    $64, DI
 	DECQ    BX
 	JNZ     loop
 
@@ -231,10 +235,123 @@ tail:
 	KORTESTW K1, K1
 	JZ       done
 	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DI), K1, Z5
+	VADDPS  Z5, Z0, Z0
 	GELU(Z0, Z1, Z2, Z3, Z4)
 	VMOVUPS Z0, K1, (SI)
 
 done:
+	VZEROUPPER
+	RET
+
+// func addAVX512(dst *float32, src *float32, n int)
+//
+// dst[0:n] += src[0:n], n ≥ 1.
+TEXT ·addAVX512(SB), NOSPLIT, $0-24
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  n+16(FP), BX
+	TAILMASK(BX)
+	SHRQ  $4, BX
+	TESTQ BX, BX
+	JZ    tail
+
+loop:
+	VMOVUPS (DI), Z0
+	VADDPS  (SI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    BX
+	JNZ     loop
+
+tail:
+	KORTESTW K1, K1
+	JZ       done
+	VMOVUPS.Z (DI), K1, Z0
+	VMOVUPS.Z (SI), K1, Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// HSUM0 leaves the sum of Z0's 16 lanes in X0's lowest, clobbering X1.
+#define HSUM0 \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	VADDPS        Y1, Y0, Y0; \
+	VEXTRACTF128  $1, Y0, X1; \
+	VADDPS        X1, X0, X0; \
+	VPERMILPS     $0x4e, X0, X1; \
+	VADDPS        X1, X0, X0; \
+	VPERMILPS     $0xb1, X0, X1; \
+	VADDPS        X1, X0, X0
+
+// func residualNormAVX512(x, y, b, gamma, beta *float32, h int, eps, invH float32)
+//
+// One row: x[0:h] = LayerNorm(x + y + b) with gamma and beta, h a positive
+// multiple of 16 and invH = 1/h: the sum and its mean, then the variance
+// about the mean (two passes, as layerNorm.apply), then the affine map.
+TEXT ·residualNormAVX512(SB), NOSPLIT, $0-56
+	MOVQ         x+0(FP), DI
+	MOVQ         y+8(FP), SI
+	MOVQ         b+16(FP), R8
+	MOVQ         gamma+24(FP), R9
+	MOVQ         beta+32(FP), R10
+	MOVQ         h+40(FP), CX
+	VMOVSS       eps+48(FP), X31
+	VMOVSS       invH+52(FP), X30
+	VMOVSS       vconst<>+8(SB), X29 // 1
+	MOVQ         CX, DX
+	SHLQ         $2, DX
+
+	VXORPS Z0, Z0, Z0
+	XORQ   AX, AX
+
+sum:
+	VMOVUPS (DI)(AX*1), Z2
+	VADDPS  (SI)(AX*1), Z2, Z2
+	VADDPS  (R8)(AX*1), Z2, Z2
+	VMOVUPS Z2, (DI)(AX*1)
+	VADDPS  Z2, Z0, Z0
+	ADDQ    $64, AX
+	CMPQ    AX, DX
+	JLT     sum
+	HSUM0
+	VMULSS       X30, X0, X0
+	VBROADCASTSS X0, Z28        // mean
+
+	VXORPS Z0, Z0, Z0
+	XORQ   AX, AX
+
+variance:
+	VMOVUPS     (DI)(AX*1), Z2
+	VSUBPS      Z28, Z2, Z2
+	VFMADD231PS Z2, Z2, Z0
+	ADDQ        $64, AX
+	CMPQ        AX, DX
+	JLT         variance
+	HSUM0
+	VMULSS       X30, X0, X0
+	VADDSS       X31, X0, X0
+	VSQRTSS      X0, X0, X0
+	VDIVSS       X0, X29, X0
+	VBROADCASTSS X0, Z27        // 1/sqrt(variance + eps)
+
+	XORQ AX, AX
+
+affine:
+	VMOVUPS (DI)(AX*1), Z2
+	VSUBPS  Z28, Z2, Z2
+	VMULPS  Z27, Z2, Z2
+	VMULPS  (R9)(AX*1), Z2, Z2
+	VADDPS  (R10)(AX*1), Z2, Z2
+	VMOVUPS Z2, (DI)(AX*1)
+	ADDQ    $64, AX
+	CMPQ    AX, DX
+	JLT     affine
+
 	VZEROUPPER
 	RET
 

@@ -76,17 +76,20 @@ func (t *Tokenizer) appendPieces(ids []int32, word string) []int32 {
 		return append(ids, t.unk)
 	}
 	mark := len(ids)
-	var key strings.Builder
+	// The candidate piece, on the stack for most words; a map lookup by
+	// string(key) does not allocate.
+	var buf [64]byte
+	key := buf[:0]
 	for start := 0; start < len(word); {
 		end := len(word)
 		found := int32(-1)
 		for end > start {
-			key.Reset()
+			key = key[:0]
 			if start > 0 {
-				key.WriteString("##")
+				key = append(key, "##"...)
 			}
-			key.WriteString(word[start:end])
-			if id, ok := t.vocab[key.String()]; ok {
+			key = append(key, word[start:end]...)
+			if id, ok := t.vocab[string(key)]; ok {
 				found = id
 				break
 			}
