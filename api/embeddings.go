@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 )
 
@@ -50,15 +51,6 @@ type Usage struct {
 	TotalTokens  int `json:"total_tokens"`
 }
 
-// openAIError is the OpenAI error object, sent inside the problem body as
-// its "error" member so OpenAI client libraries read it too.
-type openAIError struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    string  `json:"code,omitempty"`
-}
-
 // embeddingsPath is the OpenAI-compatible route.
 const embeddingsPath = "/v1/embeddings"
 
@@ -67,9 +59,9 @@ func isEmbeddingsPath(path string) bool { return strings.TrimSuffix(path, "/") =
 // openAIErrorOf is the OpenAI error object of a problem: its detail as the
 // message, a type by status class, the problem type's slug as the code and
 // the first invalid field, if any, as the param.
-func openAIErrorOf(p *Problem) *openAIError {
-	e := &openAIError{Message: p.Detail, Type: "invalid_request_error",
-		Code: strings.ReplaceAll(strings.TrimPrefix(p.Type, ProblemType), "-", "_")}
+func openAIErrorOf(p *wire.Problem) *wire.OpenAIError {
+	e := &wire.OpenAIError{Message: p.Detail, Type: "invalid_request_error",
+		Code: strings.ReplaceAll(strings.TrimPrefix(p.Type, wire.ProblemType), "-", "_")}
 	if e.Message == "" {
 		e.Message = p.Title
 	}
@@ -93,15 +85,15 @@ func openAIErrorOf(p *Problem) *openAIError {
 	return e
 }
 
-func embeddingProblem(status int, code, param, detail string) *Problem {
+func embeddingProblem(status int, code, param, detail string) *wire.Problem {
 	p := problem(status, code, detail)
 	if status == http.StatusBadRequest {
 		p.Title = "Invalid request"
 		if param != "" {
-			p.Errors = []FieldProblem{{Pointer: "/" + param, Detail: detail}}
+			p.Errors = []wire.FieldProblem{{Pointer: "/" + param, Detail: detail}}
 		}
 	}
-	e := &openAIError{Message: detail, Type: "invalid_request_error", Code: code}
+	e := &wire.OpenAIError{Message: detail, Type: "invalid_request_error", Code: code}
 	if param != "" {
 		e.Param = &param
 	}
@@ -160,7 +152,7 @@ func (s *Server) embeddings(c echo.Context) error {
 
 // parseInput accepts a string or an array of 1 to MaxEmbeddingInputs
 // non-empty strings.
-func parseInput(raw json.RawMessage) ([]string, *Problem) {
+func parseInput(raw json.RawMessage) ([]string, *wire.Problem) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, embeddingProblem(http.StatusBadRequest, "missing_input", "input", "input is required: a string or an array of strings")

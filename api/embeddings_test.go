@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/papersearch/papersearch/api/wire"
 )
 
 // TestEmbeddingsErrorsReadByOpenAIClients sends every kind of bad request
@@ -55,7 +57,7 @@ func TestEmbeddingsErrorsReadByOpenAIClients(t *testing.T) {
 			if tt.param != "" && (er.Error.Param == nil || *er.Error.Param != tt.param) {
 				t.Errorf("param %v, want %q", er.Error.Param, tt.param)
 			}
-			var p Problem // and it is still a problem+json body
+			var p wire.Problem // and it is still a problem+json body
 			if json.Unmarshal(body, &p); p.Status != tt.status || resp.Header.Get("Content-Type") != "application/problem+json" {
 				t.Errorf("not a problem body: %s", body)
 			}

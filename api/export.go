@@ -77,7 +77,7 @@ func respond(c echo.Context, res search.Results) error {
 }
 
 // exportCSV writes one row per result with a header row.
-func exportCSV(hits []search.Hit) ([]byte, error) {
+func exportCSV(hits []papersearch.Hit) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.Write([]string{"rank", "id", "score", "title", "authors", "venue", "year", "url", "abstract"})
@@ -94,7 +94,7 @@ func exportCSV(hits []search.Hit) ([]byte, error) {
 }
 
 // exportNDJSON writes one JSON result per line.
-func exportNDJSON(hits []search.Hit) ([]byte, error) {
+func exportNDJSON(hits []papersearch.Hit) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	for _, h := range hits {
@@ -107,7 +107,7 @@ func exportNDJSON(hits []search.Hit) ([]byte, error) {
 
 // BibTeX renders results as BibTeX entries: @inproceedings when the paper
 // has a venue, @misc otherwise, each under its citation key.
-func BibTeX(hits []search.Hit) string {
+func BibTeX(hits []papersearch.Hit) string {
 	var b strings.Builder
 	for _, h := range hits {
 		p := h.Paper

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 )
 
 func TestExports(t *testing.T) {
@@ -64,7 +63,7 @@ func TestBibTeX(t *testing.T) {
 	if key != CitationKey(p) || !strings.HasPrefix(key, "zhang2021bidirectional_") {
 		t.Errorf("key %q", key)
 	}
-	got := BibTeX([]search.Hit{{ID: p.ID, Paper: p}})
+	got := BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})
 	for _, want := range []string{"@inproceedings{" + key + ",", `title = {{A \{Bidirectional\} Transformer \& 100\% \_Alignment\_}}`,
 		"author = {Jingyi Zhang and Josef van Genabith}", "booktitle = {ACL}", "year = {2021}", `abstract = {Costs \$5 \#1 \textasciitilde{}ok\textasciicircum{}}`} {
 		if !strings.Contains(got, want) {

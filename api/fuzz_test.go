@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
@@ -18,10 +19,10 @@ import (
 type echoEngine struct{}
 
 func (echoEngine) Search(ctx context.Context, q search.Query) (search.Results, error) {
-	if err := q.Filter.Validate(); err != nil {
+	if err := search.ValidateFilter(q.Filter); err != nil {
 		return search.Results{}, err
 	}
-	return search.Results{Hits: []search.Hit{{ID: "a", Rank: 1, Paper: papersearch.Paper{ID: "a", Title: q.Text}}}}, nil
+	return search.Results{Hits: []papersearch.Hit{{ID: "a", Rank: 1, Paper: papersearch.Paper{ID: "a", Title: q.Text}}}}, nil
 }
 func (echoEngine) Similar(context.Context, search.SimilarQuery) (search.Results, error) {
 	return search.Results{}, nil
@@ -29,8 +30,10 @@ func (echoEngine) Similar(context.Context, search.SimilarQuery) (search.Results,
 func (echoEngine) Get(context.Context, string) (papersearch.Paper, error) {
 	return papersearch.Paper{}, search.ErrNotFound
 }
-func (echoEngine) Index(context.Context) (search.IndexInfo, error) { return search.IndexInfo{}, nil }
-func (echoEngine) Models() []embed.ModelInfo                       { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
+func (echoEngine) Index(context.Context) (papersearch.IndexInfo, error) {
+	return papersearch.IndexInfo{}, nil
+}
+func (echoEngine) Models() []embed.ModelInfo { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
 func (echoEngine) Embed(_ context.Context, _ string, texts []string) ([][]float32, int, error) {
 	out := make([][]float32, len(texts))
 	for i := range out {
@@ -38,8 +41,8 @@ func (echoEngine) Embed(_ context.Context, _ string, texts []string) ([][]float3
 	}
 	return out, len(texts), nil
 }
-func (echoEngine) Ingest(_ context.Context, papers []papersearch.Paper, _ func(search.IngestProgress)) (search.IngestSummary, error) {
-	return search.IngestSummary{New: len(papers)}, nil
+func (echoEngine) Ingest(_ context.Context, papers []papersearch.Paper, _ func(search.IngestProgress)) (papersearch.IngestSummary, error) {
+	return papersearch.IngestSummary{New: len(papers)}, nil
 }
 func (echoEngine) Delete(context.Context, string) error { return nil }
 
@@ -65,7 +68,7 @@ func FuzzRequests(f *testing.F) {
 				t.Fatalf("%s %q: status %d: %s", path, body, rec.Code, rec.Body)
 			}
 			if rec.Code >= 400 {
-				var p Problem
+				var p wire.Problem
 				if rec.Header().Get("Content-Type") != "application/problem+json" || json.Unmarshal(rec.Body.Bytes(), &p) != nil || p.Status != rec.Code {
 					t.Fatalf("%s %q: %d without a problem body: %s", path, body, rec.Code, rec.Body)
 				}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/papersearch/papersearch/api/wire"
 )
 
 // canonicalJSON checks a request body before it is decoded and returns it
@@ -54,14 +56,14 @@ func canonicalJSON(body []byte) ([]byte, error) {
 			if stack[top].keys[key] {
 				pointer := stack[top].pointer + "/" + escapePointer(key)
 				return nil, invalid(fmt.Sprintf("the key %q appears twice in one object", key),
-					FieldProblem{Pointer: pointer, Detail: "appears more than once; send each key once"})
+					wire.FieldProblem{Pointer: pointer, Detail: "appears more than once; send each key once"})
 			}
 			stack[top].keys[key] = true
 			stack[top].afterKey, stack[top].key = true, key
 			continue
 		}
 		if tok == nil && top >= 0 && !stack[top].object {
-			return nil, invalid("arrays must not hold null", FieldProblem{Pointer: childPointer(stack), Detail: "must not be null"})
+			return nil, invalid("arrays must not hold null", wire.FieldProblem{Pointer: childPointer(stack), Detail: "must not be null"})
 		}
 		if top >= 0 && stack[top].count > 0 {
 			out.WriteByte(',')
@@ -164,7 +166,7 @@ func decodeStrict(raw []byte, dst any) error {
 func checkJSON(raw []byte) ([]byte, error) {
 	canon, err := canonicalJSON(raw)
 	if err != nil {
-		var p *Problem
+		var p *wire.Problem
 		if errors.As(err, &p) {
 			return nil, p
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/papersearch/papersearch/api/wire"
 )
 
 func TestCanonicalJSON(t *testing.T) {
@@ -32,7 +34,7 @@ func TestCanonicalJSON(t *testing.T) {
 	for _, tt := range tests {
 		got, err := canonicalJSON([]byte(tt.in))
 		if tt.pointer != "" {
-			var p *Problem
+			var p *wire.Problem
 			if !errors.As(err, &p) || len(p.Errors) != 1 || p.Errors[0].Pointer != tt.pointer || p.Status != 400 {
 				t.Errorf("%s: err %v, want a 400 naming %s", tt.in, err, tt.pointer)
 			}

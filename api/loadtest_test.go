@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
@@ -137,13 +138,13 @@ func TestLoad(t *testing.T) {
 		switch r := n % 200; {
 		case r == 0: // a trickle of ingests: 0.5%
 			kind, id = "ingest", fmt.Sprintf("load-%d", n)
-			body, _ := json.Marshal(IngestRequest{Papers: []papersearch.Paper{{ID: id,
+			body, _ := json.Marshal(wire.IngestRequest{Papers: []papersearch.Paper{{ID: id,
 				Title: "Load test paper", Abstract: "A paper added while the service is under load, about " + p.Title}}})
 			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/papers", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 		case r < 6: // free-text search: 2.5%
 			kind = "search"
-			body, _ := json.Marshal(SearchRequest{Query: p.Title})
+			body, _ := json.Marshal(wire.SearchRequest{Query: p.Title})
 			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/search", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 		case r < 140: // similar: 67%

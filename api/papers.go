@@ -9,24 +9,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/api/wire"
 )
 
 // MaxIngestPapers bounds the papers of one POST /v1/papers.
 const MaxIngestPapers = 1000
-
-// IngestRequest is the body of POST /v1/papers: {"papers": [...]}, or a
-// single paper object.
-type IngestRequest struct {
-	Papers []papersearch.Paper `json:"papers"`
-}
-
-// IngestResponse says what the ingest did. Every paper it names is stored
-// durably when the response is sent.
-type IngestResponse struct {
-	search.IngestSummary
-	IDs []string `json:"ids"`
-}
 
 // ingest adds papers, idempotently by id.
 func (s *Server) ingest(c echo.Context) error {
@@ -40,9 +27,9 @@ func (s *Server) ingest(c echo.Context) error {
 	}
 	if len(req.Papers) == 0 || len(req.Papers) > MaxIngestPapers {
 		return invalid(fmt.Sprintf("papers must hold 1 to %d papers", MaxIngestPapers),
-			FieldProblem{Pointer: "/papers", Detail: fmt.Sprintf("holds %d papers", len(req.Papers))})
+			wire.FieldProblem{Pointer: "/papers", Detail: fmt.Sprintf("holds %d papers", len(req.Papers))})
 	}
-	var problems []FieldProblem
+	var problems []wire.FieldProblem
 	papers := make([]papersearch.Paper, len(req.Papers))
 	for i, p := range req.Papers {
 		done, err := papersearch.Complete(p)
@@ -55,7 +42,7 @@ func (s *Server) ingest(c echo.Context) error {
 			if errors.As(err, &fe) {
 				pointer += "/" + fe.Field
 			}
-			problems = append(problems, FieldProblem{Pointer: pointer, Detail: err.Error()})
+			problems = append(problems, wire.FieldProblem{Pointer: pointer, Detail: err.Error()})
 			continue
 		}
 		papers[i] = done
@@ -72,7 +59,7 @@ func (s *Server) ingest(c echo.Context) error {
 	for i, p := range papers {
 		ids[i] = p.ID
 	}
-	return c.JSON(http.StatusOK, IngestResponse{IngestSummary: sum, IDs: ids})
+	return c.JSON(http.StatusOK, wire.IngestResponse{IngestSummary: sum, IDs: ids})
 }
 
 // deletePaper removes one paper.
@@ -90,7 +77,7 @@ func (s *Server) deletePaper(c echo.Context) error {
 // decodeIngest decodes the body of POST /v1/papers: {"papers": [...]} or
 // one paper object (single). Each paper is decoded on its own, so an error
 // names it: /papers/1/year.
-func decodeIngest(raw []byte) (req IngestRequest, single bool, err error) {
+func decodeIngest(raw []byte) (req wire.IngestRequest, single bool, err error) {
 	canon, err := checkJSON(raw)
 	if err != nil {
 		return req, false, err
@@ -102,7 +89,7 @@ func decodeIngest(raw []byte) (req IngestRequest, single bool, err error) {
 			if err := decodeCanonical(canon, &p, ""); err != nil {
 				return req, true, err
 			}
-			return IngestRequest{Papers: []papersearch.Paper{p}}, true, nil
+			return wire.IngestRequest{Papers: []papersearch.Paper{p}}, true, nil
 		}
 	}
 	var envelope struct {
@@ -113,7 +100,7 @@ func decodeIngest(raw []byte) (req IngestRequest, single bool, err error) {
 	}
 	if len(envelope.Papers) > MaxIngestPapers {
 		return req, false, invalid(fmt.Sprintf("papers must hold 1 to %d papers", MaxIngestPapers),
-			FieldProblem{Pointer: "/papers", Detail: fmt.Sprintf("holds %d papers", len(envelope.Papers))})
+			wire.FieldProblem{Pointer: "/papers", Detail: fmt.Sprintf("holds %d papers", len(envelope.Papers))})
 	}
 	req.Papers = make([]papersearch.Paper, len(envelope.Papers))
 	for i, r := range envelope.Papers {

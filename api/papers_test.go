@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
@@ -61,7 +62,7 @@ func TestIngestValidation(t *testing.T) {
 				if resp.StatusCode != 200 {
 					t.Fatalf("status %d, want 200: %s", resp.StatusCode, body)
 				}
-				var ir IngestResponse
+				var ir wire.IngestResponse
 				json.Unmarshal(body, &ir)
 				for _, id := range ir.IDs {
 					p, err := testServer.engine.Get(context.Background(), id)
@@ -78,7 +79,7 @@ func TestIngestValidation(t *testing.T) {
 			if resp.StatusCode != 400 {
 				t.Fatalf("status %d, want 400: %s", resp.StatusCode, body)
 			}
-			var p Problem
+			var p wire.Problem
 			if err := json.Unmarshal(body, &p); err != nil || len(p.Errors) == 0 || p.Errors[0].Pointer != tt.pointer {
 				t.Errorf("errors %+v, want one at %s: %s", p.Errors, tt.pointer, body)
 			}
@@ -108,7 +109,7 @@ func TestIngestAThousandRealAbstracts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var req IngestRequest
+	var req wire.IngestRequest
 	for len(req.Papers) < MaxIngestPapers {
 		p, err := rd.Next()
 		if err != nil {
@@ -123,7 +124,7 @@ func TestIngestAThousandRealAbstracts(t *testing.T) {
 	srv := httptest.NewServer(New(echoEngine{}, Options{OpenWrites: true}))
 	defer srv.Close()
 	resp, out := do(t, "POST", srv.URL+"/v1/papers", "application/json", string(body))
-	var ir IngestResponse
+	var ir wire.IngestResponse
 	if err := json.Unmarshal(out, &ir); resp.StatusCode != 200 || err != nil || ir.New != MaxIngestPapers || len(ir.IDs) != MaxIngestPapers {
 		t.Fatalf("1,000 papers (%d bytes): %d %.300s", len(body), resp.StatusCode, out)
 	}

@@ -12,44 +12,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 )
 
-// ProblemType is the base of the type URIs of this API's problems.
-const ProblemType = "https://papersearch.dev/problems/"
-
-// Problem is an RFC 9457 problem details object, served as
-// application/problem+json.
-type Problem struct {
-	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Status   int    `json:"status"`
-	Detail   string `json:"detail,omitempty"`
-	Instance string `json:"instance,omitempty"`
-	// Errors lists what is wrong with each offending request field.
-	Errors []FieldProblem `json:"errors,omitempty"`
-	// RequestID is the id of the request, also sent as X-Request-Id.
-	RequestID string `json:"request_id,omitempty"`
-	// OpenAI repeats the problem as an OpenAI error object on the
-	// OpenAI-compatible endpoint, so OpenAI client libraries read it.
-	OpenAI *openAIError `json:"error,omitempty"`
-	// RetryAfter, if positive, is sent as the Retry-After header, in seconds.
-	RetryAfter int `json:"-"`
-}
-
-// FieldProblem is one invalid field: a JSON pointer (RFC 6901) into the
-// request body, or the name of a query or path parameter, and what is wrong.
-type FieldProblem struct {
-	Pointer string `json:"pointer,omitempty"`
-	Param   string `json:"parameter,omitempty"`
-	Detail  string `json:"detail"`
-}
-
-func (p *Problem) Error() string { return p.Title + ": " + p.Detail }
-
 // problem builds a Problem with a type and title derived from the status.
-func problem(status int, slug, detail string) *Problem {
-	return &Problem{Type: ProblemType + slug, Title: titleFor(status, slug), Status: status, Detail: detail}
+func problem(status int, slug, detail string) *wire.Problem {
+	return &wire.Problem{Type: wire.ProblemType + slug, Title: titleFor(status, slug), Status: status, Detail: detail}
 }
 
 func titleFor(status int, slug string) string {
@@ -69,16 +38,16 @@ func titleFor(status int, slug string) string {
 const retryAfterSeconds = 5
 
 // invalid is a 400 problem listing field errors.
-func invalid(detail string, fields ...FieldProblem) *Problem {
+func invalid(detail string, fields ...wire.FieldProblem) *wire.Problem {
 	p := problem(http.StatusBadRequest, "invalid-request", detail)
 	p.Errors = fields
 	return p
 }
 
 // toProblem maps any error a handler returns to the problem the client sees.
-func toProblem(err error) *Problem {
+func toProblem(err error) *wire.Problem {
 	var (
-		p      *Problem
+		p      *wire.Problem
 		he     *echo.HTTPError
 		fe     *search.FieldError
 		maxErr *http.MaxBytesError
@@ -87,10 +56,10 @@ func toProblem(err error) *Problem {
 	case errors.As(err, &p):
 		return p
 	case errors.As(err, &fe):
-		field := FieldProblem{Pointer: "/" + fe.Field, Detail: fe.Reason}
+		field := wire.FieldProblem{Pointer: "/" + fe.Field, Detail: fe.Reason}
 		if errors.Is(fe, search.ErrNotFound) {
 			p := problem(http.StatusNotFound, "not-found", fe.Error())
-			p.Errors = []FieldProblem{field}
+			p.Errors = []wire.FieldProblem{field}
 			return p
 		}
 		return invalid(fe.Error(), field)
@@ -150,7 +119,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	writeProblem(c, p, s.log)
 }
 
-func writeProblem(c echo.Context, p *Problem, log *slog.Logger) {
+func writeProblem(c echo.Context, p *wire.Problem, log *slog.Logger) {
 	if p.RetryAfter > 0 {
 		c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(p.RetryAfter))
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -58,7 +59,7 @@ func TestWriteEndpointsNeedTheKey(t *testing.T) {
 	}
 	// The ingested paper is searchable and idempotent by id.
 	resp, body := withBearer(t, "POST", withKey.URL+"/v1/papers", key, paper)
-	var ir IngestResponse
+	var ir wire.IngestResponse
 	if json.Unmarshal(body, &ir); resp.StatusCode != 200 || ir.Unchanged != 1 || ir.Embedded != 0 {
 		t.Errorf("re-ingest: %d %s", resp.StatusCode, body)
 	}

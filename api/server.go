@@ -24,6 +24,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
@@ -33,12 +34,12 @@ type Engine interface {
 	Search(ctx context.Context, q search.Query) (search.Results, error)
 	Similar(ctx context.Context, q search.SimilarQuery) (search.Results, error)
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
-	Index(ctx context.Context) (search.IndexInfo, error)
+	Index(ctx context.Context) (papersearch.IndexInfo, error)
 	// Models lists the models Embed answers for, the index's first.
 	Models() []embed.ModelInfo
 	// Embed embeds texts as given with the named model ("": the index's).
 	Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error)
-	Ingest(ctx context.Context, papers []papersearch.Paper, progress func(search.IngestProgress)) (search.IngestSummary, error)
+	Ingest(ctx context.Context, papers []papersearch.Paper, progress func(search.IngestProgress)) (papersearch.IngestSummary, error)
 	Delete(ctx context.Context, id string) error
 }
 
@@ -223,40 +224,8 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "degraded": []string{}, "index": info})
 }
 
-// SearchRequest is the body of POST /v1/search.
-type SearchRequest struct {
-	// Query is the question in plain words; it may be omitted when Like
-	// names papers.
-	Query string `json:"query,omitempty"`
-	// Like and Unlike are paper ids to move the results toward and away from.
-	Like   []string `json:"like,omitempty"`
-	Unlike []string `json:"unlike,omitempty"`
-	// Filters restrict the papers considered.
-	Filters *search.Filter `json:"filters,omitempty"`
-	// Mode is "hybrid" (default), "dense" or "lexical".
-	Mode   string `json:"mode,omitempty"`
-	Limit  *int   `json:"limit,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
-	// Explain adds an explanation to each result.
-	Explain bool `json:"explain,omitempty"`
-}
-
-// Result is one hit of a response.
-type Result = search.Hit
-
-// SearchResponse is the body of a successful search or similar request.
-type SearchResponse struct {
-	Results []Result `json:"results"`
-	// NextCursor fetches the next page; null on the last page.
-	NextCursor *string          `json:"next_cursor"`
-	Index      search.IndexInfo `json:"index"`
-	// Degraded names retrievals that failed, whose results are missing.
-	Degraded []string `json:"degraded"`
-	TookMS   float64  `json:"took_ms"`
-}
-
 func (s *Server) search(c echo.Context) error {
-	var req SearchRequest
+	var req wire.SearchRequest
 	if err := s.decode(c, s.maxBody, &req); err != nil {
 		return err
 	}
@@ -279,7 +248,7 @@ func (s *Server) search(c echo.Context) error {
 		for i, id := range side.ids {
 			if !papersearch.ValidID(id) {
 				return invalid("like and unlike must hold paper ids",
-					FieldProblem{Pointer: fmt.Sprintf("/%s/%d", side.name, i), Detail: papersearch.ErrBadID.Error()})
+					wire.FieldProblem{Pointer: fmt.Sprintf("/%s/%d", side.name, i), Detail: papersearch.ErrBadID.Error()})
 			}
 		}
 	}
@@ -307,7 +276,7 @@ func (s *Server) getPaper(c echo.Context) error {
 		p.Authors = []string{}
 	}
 	if exportType(c.Request().Header.Get(echo.HeaderAccept)) == MediaBibTeX {
-		return c.Blob(http.StatusOK, MediaBibTeX+"; charset=utf-8", []byte(BibTeX([]search.Hit{{ID: p.ID, Paper: p}})))
+		return c.Blob(http.StatusOK, MediaBibTeX+"; charset=utf-8", []byte(BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})))
 	}
 	return c.JSON(http.StatusOK, p)
 }
@@ -324,7 +293,7 @@ func (s *Server) similar(c echo.Context) error {
 		switch name {
 		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author":
 		default:
-			return invalid(fmt.Sprintf("unknown parameter %q", name), FieldProblem{Param: name, Detail: "is not a parameter of this request"})
+			return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
 		}
 	}
 	// A typed parameter given with an empty value is invalid, as its schema
@@ -342,12 +311,12 @@ func (s *Server) similar(c echo.Context) error {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < p.lo || n > p.hi {
 			return invalid(fmt.Sprintf("%s must be an integer between %d and %d", p.name, p.lo, p.hi),
-				FieldProblem{Param: p.name, Detail: fmt.Sprintf("must be an integer between %d and %d, got %q", p.lo, p.hi, raw)})
+				wire.FieldProblem{Param: p.name, Detail: fmt.Sprintf("must be an integer between %d and %d, got %q", p.lo, p.hi, raw)})
 		}
 		*p.dst = n
 	}
 	if params.Has("mode") && sq.Mode == "" {
-		return invalid("mode must be hybrid, dense or lexical", FieldProblem{Param: "mode", Detail: "must be hybrid, dense or lexical, got \"\""})
+		return invalid("mode must be hybrid, dense or lexical", wire.FieldProblem{Param: "mode", Detail: "must be hybrid, dense or lexical, got \"\""})
 	}
 	sq.Filter.Venues = params["venue"]
 	sq.Filter.Author = c.QueryParam("author")
@@ -357,7 +326,7 @@ func (s *Server) similar(c echo.Context) error {
 			sq.Explain = true
 		case "false":
 		default:
-			return invalid("explain must be true or false", FieldProblem{Param: "explain", Detail: fmt.Sprintf("must be true or false, got %q", raw)})
+			return invalid("explain must be true or false", wire.FieldProblem{Param: "explain", Detail: fmt.Sprintf("must be true or false, got %q", raw)})
 		}
 	}
 	res, err := s.engine.Similar(c.Request().Context(), sq)
@@ -379,22 +348,22 @@ func asParameterProblem(err error) error {
 	if param == "venues" {
 		param = "venue"
 	}
-	p.Errors = []FieldProblem{{Param: param, Detail: fe.Reason}}
+	p.Errors = []wire.FieldProblem{{Param: param, Detail: fe.Reason}}
 	return p
 }
 
 // NewSearchResponse is the JSON body the API returns for res.
-func NewSearchResponse(res search.Results) SearchResponse {
+func NewSearchResponse(res search.Results) wire.SearchResponse {
 	hits := res.Hits
 	if hits == nil {
-		hits = []search.Hit{}
+		hits = []papersearch.Hit{}
 	}
 	for i := range hits {
 		if hits[i].Paper.Authors == nil {
 			hits[i].Paper.Authors = []string{}
 		}
 	}
-	out := SearchResponse{Results: hits, Index: res.Index, Degraded: res.Degraded,
+	out := wire.SearchResponse{Results: hits, Index: res.Index, Degraded: res.Degraded,
 		TookMS: float64(res.Took.Microseconds()) / 1000}
 	if out.Degraded == nil {
 		out.Degraded = []string{}
@@ -417,7 +386,7 @@ func pathID(c echo.Context) (string, error) {
 	}
 	if err != nil || !papersearch.ValidID(id) {
 		return "", invalid("the paper id in the path is not a valid id",
-			FieldProblem{Param: "id", Detail: papersearch.ErrBadID.Error()})
+			wire.FieldProblem{Param: "id", Detail: papersearch.ErrBadID.Error()})
 	}
 	return id, nil
 }
@@ -483,7 +452,7 @@ func extendWriteDeadline(c echo.Context, n int) {
 
 // jsonProblem explains a JSON decoding error, naming the field at fault;
 // prefix is the JSON pointer of the decoded value within the request body.
-func jsonProblem(err error, prefix string) *Problem {
+func jsonProblem(err error, prefix string) *wire.Problem {
 	var (
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError
@@ -499,18 +468,18 @@ func jsonProblem(err error, prefix string) *Problem {
 		if typ.Field == "" {
 			if prefix == "" {
 				return invalid("the request body must be "+want,
-					FieldProblem{Pointer: "", Detail: fmt.Sprintf("expected %s, got %s", want, typ.Value)})
+					wire.FieldProblem{Pointer: "", Detail: fmt.Sprintf("expected %s, got %s", want, typ.Value)})
 			}
 			return invalid(fmt.Sprintf("%s must be %s, got %s", prefix, want, typ.Value),
-				FieldProblem{Pointer: prefix, Detail: fmt.Sprintf("must be %s, got %s", want, typ.Value)})
+				wire.FieldProblem{Pointer: prefix, Detail: fmt.Sprintf("must be %s, got %s", want, typ.Value)})
 		}
 		pointer := prefix + "/" + strings.ReplaceAll(typ.Field, ".", "/")
 		return invalid(fmt.Sprintf("%s must be %s, got %s", strings.TrimPrefix(pointer, "/"), want, typ.Value),
-			FieldProblem{Pointer: pointer, Detail: fmt.Sprintf("must be %s, got %s", want, typ.Value)})
+			wire.FieldProblem{Pointer: pointer, Detail: fmt.Sprintf("must be %s, got %s", want, typ.Value)})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return invalid(fmt.Sprintf("unknown field %q", name),
-			FieldProblem{Pointer: prefix + "/" + name, Detail: "is not a field of this request"})
+			wire.FieldProblem{Pointer: prefix + "/" + name, Detail: "is not a field of this request"})
 	}
 	return problem(http.StatusBadRequest, "malformed-json", "the request body is not valid JSON: "+err.Error())
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
@@ -126,7 +127,7 @@ func TestSearchGetSimilar(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
-	var sr SearchResponse
+	var sr wire.SearchResponse
 	if err := json.Unmarshal(body, &sr); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestSearchGetSimilar(t *testing.T) {
 	}
 	_, body = do(t, "POST", url+"/v1/search", "application/json",
 		fmt.Sprintf(`{"query":"brain signal foundation models","limit":2,"explain":true,"filters":{"year_min":2026,"venues":["neurips"]},"cursor":%q}`, *ex.NextCursor))
-	var page2 SearchResponse
+	var page2 wire.SearchResponse
 	if json.Unmarshal(body, &page2); len(page2.Results) != 2 || page2.Results[0].Rank != 3 {
 		t.Errorf("second page: %s", body)
 	}
@@ -296,11 +297,11 @@ func TestBadRequests(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
 				t.Errorf("Content-Type %q, want application/problem+json", ct)
 			}
-			var p Problem
+			var p wire.Problem
 			if err := json.Unmarshal(body, &p); err != nil {
 				t.Fatalf("body is not a problem: %v: %s", err, body)
 			}
-			if p.Status != tt.status || p.Title == "" || p.Detail == "" || !strings.HasPrefix(p.Type, ProblemType) ||
+			if p.Status != tt.status || p.Title == "" || p.Detail == "" || !strings.HasPrefix(p.Type, wire.ProblemType) ||
 				p.Instance == "" || p.RequestID == "" || p.RequestID != resp.Header.Get("X-Request-Id") {
 				t.Errorf("incomplete problem %+v", p)
 			}
@@ -321,12 +322,14 @@ func (panicky) Similar(context.Context, search.SimilarQuery) (search.Results, er
 	return search.Results{}, io.ErrUnexpectedEOF
 }
 func (panicky) Get(context.Context, string) (papersearch.Paper, error) { panic(http.ErrAbortHandler) }
-func (panicky) Index(context.Context) (search.IndexInfo, error)        { return search.IndexInfo{}, nil }
-func (panicky) Models() []embed.ModelInfo                              { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
+func (panicky) Index(context.Context) (papersearch.IndexInfo, error) {
+	return papersearch.IndexInfo{}, nil
+}
+func (panicky) Models() []embed.ModelInfo { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
 func (panicky) Embed(context.Context, string, []string) ([][]float32, int, error) {
 	panic("boom")
 }
-func (panicky) Ingest(context.Context, []papersearch.Paper, func(search.IngestProgress)) (search.IngestSummary, error) {
+func (panicky) Ingest(context.Context, []papersearch.Paper, func(search.IngestProgress)) (papersearch.IngestSummary, error) {
 	panic("boom")
 }
 func (panicky) Delete(context.Context, string) error { panic("boom") }

@@ -193,22 +193,14 @@ func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]f
 	return vecs, embed.CountTokens(emb, texts), nil
 }
 
-// IndexInfo describes the index that answered a query.
-type IndexInfo struct {
-	Store  string `json:"store"`
-	Model  string `json:"model"`
-	Dim    int    `json:"dim"`
-	Papers int    `json:"papers"`
-}
-
 // Index describes the index the engine serves.
-func (e *Engine) Index(ctx context.Context) (IndexInfo, error) {
+func (e *Engine) Index(ctx context.Context) (papersearch.IndexInfo, error) {
 	n, err := e.store.Count(ctx)
 	if err != nil {
-		return IndexInfo{}, err
+		return papersearch.IndexInfo{}, err
 	}
 	m := e.store.Model()
-	return IndexInfo{Store: e.store.Kind(), Model: m.Name, Dim: m.Dim, Papers: n}, nil
+	return papersearch.IndexInfo{Store: e.store.Kind(), Model: m.Name, Dim: m.Dim, Papers: n}, nil
 }
 
 // ValidateText checks a free-text query, returning an error wrapping
@@ -276,14 +268,14 @@ type observedStore struct {
 	observe func(op string, d time.Duration, err error)
 }
 
-func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error) {
+func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
 	start := time.Now()
 	c, err := s.Store.Nearest(ctx, v, k, f)
 	s.observe(OpNearest, time.Since(start), err)
 	return c, err
 }
 
-func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f Filter) (Matches, error) {
+func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
 	start := time.Now()
 	c, err := s.Store.Lexical(ctx, terms, k, f)
 	s.observe(OpLexical, time.Since(start), err)

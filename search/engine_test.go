@@ -245,7 +245,7 @@ func TestIngestIsIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := IngestSummary{New: 0, Updated: 2, Unchanged: 3, Duplicates: 1, Embedded: 1, Reused: 1}
+	want := papersearch.IngestSummary{New: 0, Updated: 2, Unchanged: 3, Duplicates: 1, Embedded: 1, Reused: 1}
 	sum.Took = 0
 	if sum != want {
 		t.Errorf("summary %+v, want %+v", sum, want)

@@ -11,8 +11,8 @@ import (
 // best sentence.
 const maxSentences = 24
 
-func explainRanks(x fused) *Explanation {
-	ex := &Explanation{DenseRank: x.DenseRank, LexicalRank: x.LexicalRank, MatchedTerms: []string{}}
+func explainRanks(x fused) *papersearch.Explanation {
+	ex := &papersearch.Explanation{DenseRank: x.DenseRank, LexicalRank: x.LexicalRank, MatchedTerms: []string{}}
 	if x.DenseRank > 0 {
 		s := x.DenseScore
 		ex.DenseScore = &s
@@ -27,7 +27,7 @@ func explainRanks(x fused) *Explanation {
 // explainText fills each hit's matched terms and best sentence: the
 // abstract sentence whose embedding is closest to the query vector or, with
 // no vector, the one matching most query terms.
-func (e *Engine) explainText(ctx context.Context, hits []Hit, query string, queryVec []float32) {
+func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query string, queryVec []float32) {
 	qtoks := Tokens(query)
 	var (
 		sentences [][]string

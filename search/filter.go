@@ -8,48 +8,22 @@ import (
 	"github.com/papersearch/papersearch"
 )
 
-// Filter restricts which papers a retrieval may return. It is applied
-// inside each retrieval, before its top k are taken. The zero Filter allows
-// every paper.
-type Filter struct {
-	// YearMin and YearMax bound the publication year, inclusive; 0 leaves
-	// that side open.
-	YearMin int `json:"year_min,omitempty"`
-	YearMax int `json:"year_max,omitempty"`
-	// Venues, if not empty, lists the venues allowed (case-insensitive).
-	Venues []string `json:"venues,omitempty"`
-	// Author, if set, keeps papers with an author whose name has words
-	// starting with each word of Author (case-insensitive): "hinton",
-	// "geoff hin" and "g hinton" all match "Geoffrey Hinton".
-	Author string `json:"author,omitempty"`
-	// Exclude lists paper ids never returned.
-	Exclude []string `json:"-"`
-}
-
-// Limits of a filter. A year range whose start is after its end is valid
-// and matches no paper.
-const (
-	// MaxFilterVenues bounds the venues of a filter.
-	MaxFilterVenues = 100
-	// MaxAuthorFilter bounds the author filter, in characters.
-	MaxAuthorFilter = 200
-)
-
 func yearReason() string {
 	return fmt.Sprintf("must be a year between %d and %d", papersearch.MinYear, papersearch.MaxYear)
 }
 
-// Validate checks the filter, naming the field at fault.
-func (f Filter) Validate() error {
+// ValidateFilter checks a query's filter, returning an error wrapping
+// ErrInvalidQuery that names the field at fault.
+func ValidateFilter(f papersearch.Filter) error {
 	switch {
 	case f.YearMin < papersearch.MinYear || f.YearMin > papersearch.MaxYear:
 		return &FieldError{Field: "filters/year_min", Reason: yearReason()}
 	case f.YearMax < papersearch.MinYear || f.YearMax > papersearch.MaxYear:
 		return &FieldError{Field: "filters/year_max", Reason: yearReason()}
-	case len(f.Venues) > MaxFilterVenues:
-		return &FieldError{Field: "filters/venues", Reason: fmt.Sprintf("must list at most %d venues", MaxFilterVenues)}
-	case utf8.RuneCountInString(f.Author) > MaxAuthorFilter:
-		return &FieldError{Field: "filters/author", Reason: fmt.Sprintf("must be at most %d characters", MaxAuthorFilter)}
+	case len(f.Venues) > papersearch.MaxFilterVenues:
+		return &FieldError{Field: "filters/venues", Reason: fmt.Sprintf("must list at most %d venues", papersearch.MaxFilterVenues)}
+	case utf8.RuneCountInString(f.Author) > papersearch.MaxAuthorFilter:
+		return &FieldError{Field: "filters/author", Reason: fmt.Sprintf("must be at most %d characters", papersearch.MaxAuthorFilter)}
 	}
 	return nil
 }
@@ -58,13 +32,13 @@ func (f Filter) Validate() error {
 // case-insensitive, surrounding space ignored.
 func venueKey(venue string) string { return strings.ToLower(strings.TrimSpace(venue)) }
 
-// empty reports whether the filter allows every paper.
-func (f Filter) empty() bool {
+// filterEmpty reports whether the filter allows every paper.
+func filterEmpty(f papersearch.Filter) bool {
 	return f.YearMin == 0 && f.YearMax == 0 && len(f.Venues) == 0 && strings.TrimSpace(f.Author) == "" && len(f.Exclude) == 0
 }
 
 // withoutExclude is f with no excluded ids.
-func (f Filter) withoutExclude() Filter {
+func withoutExclude(f papersearch.Filter) papersearch.Filter {
 	f.Exclude = nil
 	return f
 }

@@ -16,21 +16,6 @@ import (
 // local model, large enough to keep every core busy.
 const IngestBatch = 8
 
-// IngestSummary counts what an ingest did with each paper it was given.
-type IngestSummary struct {
-	New       int `json:"new"`
-	Updated   int `json:"updated"`
-	Unchanged int `json:"unchanged"`
-	// Duplicates counts papers given more than once in the same ingest;
-	// the last one of each id counts.
-	Duplicates int `json:"duplicates"`
-	// Embedded counts the papers whose text was embedded; Reused those
-	// whose stored vector was kept because their text had not changed.
-	Embedded int           `json:"embedded"`
-	Reused   int           `json:"reused"`
-	Took     time.Duration `json:"-"`
-}
-
 // IngestProgress reports how far an ingest has come.
 type IngestProgress struct {
 	Done, Total int // papers to embed or store, done so far and in all
@@ -51,9 +36,9 @@ func FingerprintOf(p papersearch.Paper) Fingerprint {
 // changed are embedded. Work is stored batch by batch, so an interrupted
 // ingest keeps what it finished and a rerun completes the rest. progress,
 // if not nil, is called after each batch.
-func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progress func(IngestProgress)) (IngestSummary, error) {
+func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progress func(IngestProgress)) (papersearch.IngestSummary, error) {
 	start := time.Now()
-	var sum IngestSummary
+	var sum papersearch.IngestSummary
 
 	// Deduplicate by id, keeping the last version and the first position.
 	pos := make(map[string]int, len(papers))
@@ -158,8 +143,8 @@ const scrollPage = 256
 
 // Rebuild ingests every paper of src into the engine's store, embedding each
 // with the engine's embedder: the way to move an index to another model.
-func (e *Engine) Rebuild(ctx context.Context, src Store, progress func(IngestProgress)) (IngestSummary, error) {
-	var total IngestSummary
+func (e *Engine) Rebuild(ctx context.Context, src Store, progress func(IngestProgress)) (papersearch.IngestSummary, error) {
+	var total papersearch.IngestSummary
 	start := time.Now()
 	for cursor := ""; ; {
 		docs, next, err := src.Scroll(ctx, cursor, scrollPage)
@@ -172,7 +157,7 @@ func (e *Engine) Rebuild(ctx context.Context, src Store, progress func(IngestPro
 		}
 		if len(papers) > 0 {
 			sum, err := e.Ingest(ctx, papers, progress)
-			total.add(sum)
+			total.Add(sum)
 			if err != nil {
 				return total, fmt.Errorf("rebuild: %w", err)
 			}
@@ -184,13 +169,4 @@ func (e *Engine) Rebuild(ctx context.Context, src Store, progress func(IngestPro
 	}
 	total.Took = time.Since(start)
 	return total, nil
-}
-
-func (s *IngestSummary) add(o IngestSummary) {
-	s.New += o.New
-	s.Updated += o.Updated
-	s.Unchanged += o.Unchanged
-	s.Duplicates += o.Duplicates
-	s.Embedded += o.Embedded
-	s.Reused += o.Reused
 }

@@ -361,8 +361,8 @@ func (q *Qdrant) sparseBM25(terms []string) *qdrant.Vector {
 }
 
 // filterOf translates a Filter into Qdrant conditions.
-func filterOf(f Filter) *qdrant.Filter {
-	if f.empty() {
+func filterOf(f papersearch.Filter) *qdrant.Filter {
+	if filterEmpty(f) {
 		return nil
 	}
 	var must, mustNot []*qdrant.Condition
@@ -578,7 +578,7 @@ func (q *Qdrant) Fingerprints(ctx context.Context, ids []string) (_ map[string]F
 }
 
 // Nearest asks Qdrant for the k nearest allowed points by cosine similarity.
-func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, f Filter) (_ []Candidate, err error) {
+func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) (_ []Candidate, err error) {
 	defer markUnavailable(&err)
 	if len(v) != q.model.Dim {
 		return nil, fmt.Errorf("nearest: %w: %d, want %d", ErrDimension, len(v), q.model.Dim)
@@ -592,7 +592,7 @@ func (q *Qdrant) Nearest(ctx context.Context, v []float32, k int, f Filter) (_ [
 
 // Lexical asks Qdrant for the k best allowed points by BM25: the query's
 // term counts against the documents' BM25 weights, with Qdrant's IDF.
-func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f Filter) (_ Matches, err error) {
+func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (_ Matches, err error) {
 	defer markUnavailable(&err)
 	scored, ideal, err := q.weigh(ctx, terms)
 	if err != nil || len(scored) == 0 {
@@ -633,7 +633,7 @@ func (q *Qdrant) weigh(ctx context.Context, terms []string) ([]weightedTerm, flo
 	return scored, ideal, nil
 }
 
-func (q *Qdrant) query(ctx context.Context, query *qdrant.Query, using string, k int, f Filter) ([]Candidate, error) {
+func (q *Qdrant) query(ctx context.Context, query *qdrant.Query, using string, k int, f papersearch.Filter) ([]Candidate, error) {
 	points, err := q.client.Query(ctx, &qdrant.QueryPoints{
 		CollectionName: q.coll, Query: query, Using: qdrant.PtrOf(using),
 		Filter: filterOf(f), Limit: qdrant.PtrOf(uint64(k)), WithPayload: qdrant.NewWithPayloadInclude(fieldPaperID),

@@ -115,7 +115,7 @@ func TestQdrantClusterSurvivesLostNode(t *testing.T) {
 		// Searches: each sampled paper's own vector finds it first.
 		for i := 0; i < len(papers); i += len(papers) / 100 {
 			id := papers[i].ID
-			got, err := q.Nearest(ctx, hashVector(id), 5, Filter{})
+			got, err := q.Nearest(ctx, hashVector(id), 5, papersearch.Filter{})
 			if err != nil {
 				t.Fatalf("%s: search %d failed: %v", when, i, err)
 			}

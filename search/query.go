@@ -37,7 +37,7 @@ type Query struct {
 	// the liked papers and away from the disliked ones. They never come back
 	// as results themselves.
 	Like, Unlike []string
-	Filter       Filter
+	Filter       papersearch.Filter
 	Mode         Mode // "" means Hybrid
 	Limit        int  // 1..MaxLimit; 0 means DefaultLimit
 	// Cursor continues from the page that returned it.
@@ -45,40 +45,15 @@ type Query struct {
 	Explain bool
 }
 
-// Hit is one ranked result.
-type Hit struct {
-	ID          string            `json:"id"`
-	Rank        int               `json:"rank"` // 1-based, across pages
-	Score       float64           `json:"score"`
-	Paper       papersearch.Paper `json:"paper"`
-	Explanation *Explanation      `json:"explanation,omitempty"`
-}
-
-// Explanation says why a paper was returned.
-type Explanation struct {
-	// DenseRank and LexicalRank are the paper's 1-based places in the dense
-	// and lexical candidate lists, 0 when absent; the scores are those
-	// lists' scores (cosine similarity, BM25).
-	DenseRank    int      `json:"dense_rank"`
-	DenseScore   *float32 `json:"dense_score,omitempty"`
-	LexicalRank  int      `json:"lexical_rank"`
-	LexicalScore *float32 `json:"lexical_score,omitempty"`
-	// MatchedTerms are the query's words found in the paper (after
-	// stemming: "networks" matches "network").
-	MatchedTerms []string `json:"matched_terms"`
-	// BestSentence is the abstract sentence closest to the query.
-	BestSentence string `json:"best_sentence,omitempty"`
-}
-
 // Results is a ranked page of hits.
 type Results struct {
-	Hits []Hit
+	Hits []papersearch.Hit
 	// NextCursor continues to the next page; "" on the last.
 	NextCursor string
 	// Degraded names the retrievals that failed, so results come from the
 	// others: "dense" when the query could not be embedded.
 	Degraded []string
-	Index    IndexInfo
+	Index    papersearch.IndexInfo
 	Took     time.Duration
 }
 
@@ -162,7 +137,7 @@ func (q *Query) validateShape() error {
 	default:
 		return &FieldError{Field: "mode", Reason: "must be hybrid, dense or lexical"}
 	}
-	return q.Filter.Validate()
+	return ValidateFilter(q.Filter)
 }
 
 // Search answers a query: dense and lexical retrieval inside the filter,
@@ -230,7 +205,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 // SimilarQuery asks for the papers most like one paper.
 type SimilarQuery struct {
 	ID      string
-	Filter  Filter
+	Filter  papersearch.Filter
 	Mode    Mode
 	Limit   int
 	Cursor  string
@@ -370,7 +345,7 @@ func (e *Engine) page(ctx context.Context, start time.Time, res Results, ranked 
 		if !ok {
 			continue // deleted since retrieval
 		}
-		h := Hit{ID: x.ID, Rank: len(seen) + len(res.Hits) + 1, Score: x.Score, Paper: p}
+		h := papersearch.Hit{ID: x.ID, Rank: len(seen) + len(res.Hits) + 1, Score: x.Score, Paper: p}
 		if q.Explain {
 			h.Explanation = explainRanks(x)
 		}

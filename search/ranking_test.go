@@ -270,7 +270,7 @@ func TestFiltersAndCursor(t *testing.T) {
 	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
-	ids := func(f Filter, mode Mode) string {
+	ids := func(f papersearch.Filter, mode Mode) string {
 		res, err := eng.Search(ctx, Query{Text: "graph", Filter: f, Mode: mode, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -284,16 +284,16 @@ func TestFiltersAndCursor(t *testing.T) {
 	}
 	for _, m := range []Mode{Lexical, Dense} {
 		for _, tt := range []struct {
-			f    Filter
+			f    papersearch.Filter
 			want string
 		}{
-			{Filter{YearMin: 2021}, map[Mode]string{Lexical: "b,c", Dense: "b,c,d"}[m]},
-			{Filter{YearMax: 2020}, "a"},
-			{Filter{Venues: []string{"icml", "ICLR"}}, map[Mode]string{Lexical: "a,c", Dense: "a,c,d"}[m]},
-			{Filter{Author: "geoff"}, "a,c"},
-			{Filter{Author: "Geoffrey Hin"}, "a"},
-			{Filter{Author: "smith geoff", YearMin: 2020}, "c"},
-			{Filter{YearMin: 2030}, ""},
+			{papersearch.Filter{YearMin: 2021}, map[Mode]string{Lexical: "b,c", Dense: "b,c,d"}[m]},
+			{papersearch.Filter{YearMax: 2020}, "a"},
+			{papersearch.Filter{Venues: []string{"icml", "ICLR"}}, map[Mode]string{Lexical: "a,c", Dense: "a,c,d"}[m]},
+			{papersearch.Filter{Author: "geoff"}, "a,c"},
+			{papersearch.Filter{Author: "Geoffrey Hin"}, "a"},
+			{papersearch.Filter{Author: "smith geoff", YearMin: 2020}, "c"},
+			{papersearch.Filter{YearMin: 2030}, ""},
 		} {
 			if got := ids(tt.f, m); got != tt.want {
 				t.Errorf("%s %+v: %q, want %q", m, tt.f, got, tt.want)
@@ -301,7 +301,7 @@ func TestFiltersAndCursor(t *testing.T) {
 		}
 	}
 	// A year range that ends before it starts is empty: it matches nothing.
-	if res, err := eng.Search(ctx, Query{Text: "graph", Filter: Filter{YearMin: 2022, YearMax: 2020}}); err != nil || len(res.Hits) != 0 {
+	if res, err := eng.Search(ctx, Query{Text: "graph", Filter: papersearch.Filter{YearMin: 2022, YearMax: 2020}}); err != nil || len(res.Hits) != 0 {
 		t.Errorf("year_min after year_max: %d hits, %v; want none", len(res.Hits), err)
 	}
 

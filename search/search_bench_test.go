@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
@@ -44,19 +45,19 @@ func BenchmarkStore29k(b *testing.B) {
 	doc, _ := s.Get(ctx, ids[100])
 	b.Run("nearest", func(b *testing.B) {
 		for b.Loop() {
-			s.Nearest(ctx, doc.Vector, 100, search.Filter{})
+			s.Nearest(ctx, doc.Vector, 100, papersearch.Filter{})
 		}
 	})
 	terms := search.Analyze(doc.Paper.Text())
 	b.Run("lexical-paper", func(b *testing.B) {
 		for b.Loop() {
-			s.Lexical(ctx, terms, 100, search.Filter{})
+			s.Lexical(ctx, terms, 100, papersearch.Filter{})
 		}
 	})
 	b.Run("lexical-question", func(b *testing.B) {
 		q := search.Analyze("graph neural networks for molecular property prediction")
 		for b.Loop() {
-			s.Lexical(ctx, q, 100, search.Filter{})
+			s.Lexical(ctx, q, 100, papersearch.Filter{})
 		}
 	})
 	eng, _ := search.NewEngine(s, failing{}, search.Options{})

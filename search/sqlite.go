@@ -239,7 +239,7 @@ func (s *SQLite) commitLocked(ctx context.Context) error {
 
 // allow returns the filter's test of a row, excluded ids aside (those are
 // dropped after ranking). The caller holds s.mu.
-func (s *SQLite) allow(f Filter) func(row int) bool {
+func (s *SQLite) allow(f papersearch.Filter) func(row int) bool {
 	venues := map[string]bool{}
 	for _, v := range f.Venues {
 		venues[venueKey(v)] = true
@@ -507,7 +507,7 @@ const (
 // Nearest finds the k allowed vectors with the largest cosine similarity to
 // v: a first pass over int8 codes (a quarter of the memory traffic of
 // float32), then exact re-scoring of the best candidates.
-func (s *SQLite) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error) {
+func (s *SQLite) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
 	dim := s.model.Dim
 	if len(v) != dim {
 		return nil, fmt.Errorf("nearest: %w: %d, want %d", ErrDimension, len(v), dim)
@@ -519,7 +519,7 @@ func (s *SQLite) Nearest(ctx context.Context, v []float32, k int, f Filter) ([]C
 	excluded := s.excludedRows(f.Exclude)
 	keep := max(RescoreFactor*k, MinRescore) + len(excluded)
 	allow := s.allow(f)
-	plain := f.withoutExclude().empty()
+	plain := filterEmpty(withoutExclude(f))
 	scan := func(from, to int, first *rowTopK) {
 		for r := from; r < to; r++ {
 			if r%8192 == 0 && ctx.Err() != nil {
@@ -597,7 +597,7 @@ func (s *SQLite) excludedRows(ids []string) map[int]bool {
 
 // Lexical ranks the allowed papers by BM25 for the analysed query terms
 // and keeps the k best.
-func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f Filter) (Matches, error) {
+func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	buf, _ := s.scores.Get().(*[]float32)
@@ -610,7 +610,7 @@ func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f Filter) (
 	}
 	scores := (*buf)[:len(s.ids)]
 	var allow func(int) bool
-	if !f.withoutExclude().empty() {
+	if !filterEmpty(withoutExclude(f)) {
 		allow = s.allow(f)
 	}
 	excluded := s.excludedRows(f.Exclude)

@@ -67,11 +67,11 @@ type Store interface {
 	Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error)
 	// Nearest returns up to k documents allowed by f, by descending cosine
 	// similarity to the unit vector v.
-	Nearest(ctx context.Context, v []float32, k int, f Filter) ([]Candidate, error)
+	Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error)
 	// Lexical returns up to k documents allowed by f, by descending BM25
 	// score for the analysed query terms (see Analyze), and the query's
 	// ideal score.
-	Lexical(ctx context.Context, terms []string, k int, f Filter) (Matches, error)
+	Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error)
 	// Delete removes a document; deleting an absent id returns ErrNotFound.
 	Delete(ctx context.Context, id string) error
 	// Count returns the number of documents.

@@ -93,7 +93,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if n, _ := s.Count(ctx); n != 0 {
 			t.Errorf("a rejected batch stored %d papers", n)
 		}
-		if _, err := s.Nearest(ctx, make([]float32, 3), 5, Filter{}); !errors.Is(err, ErrDimension) {
+		if _, err := s.Nearest(ctx, make([]float32, 3), 5, papersearch.Filter{}); !errors.Is(err, ErrDimension) {
 			t.Errorf("Nearest short vector: err = %v, want ErrDimension", err)
 		}
 	})
@@ -108,7 +108,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatal(err)
 		}
 		q := docs[17].Vector
-		got, err := s.Nearest(ctx, q, 5, Filter{})
+		got, err := s.Nearest(ctx, q, 5, papersearch.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("scores not descending: %v", got)
 			}
 		}
-		ex, _ := s.Nearest(ctx, q, 5, Filter{Exclude: []string{"p017"}})
+		ex, _ := s.Nearest(ctx, q, 5, papersearch.Filter{Exclude: []string{"p017"}})
 		for _, c := range ex {
 			if c.ID == "p017" {
 				t.Error("excluded id came back")
@@ -139,7 +139,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if len(ex) != 5 {
 			t.Errorf("with exclusion got %d results, want 5", len(ex))
 		}
-		all, _ := s.Nearest(ctx, q, 500, Filter{})
+		all, _ := s.Nearest(ctx, q, 500, papersearch.Filter{})
 		if len(all) != 50 {
 			t.Errorf("k larger than the store: got %d, want 50", len(all))
 		}
@@ -157,7 +157,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if _, err := s.Get(ctx, "p001"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("deleted paper still there: %v", err)
 		}
-		got, _ := s.Nearest(ctx, docs[2].Vector, 10, Filter{})
+		got, _ := s.Nearest(ctx, docs[2].Vector, 10, papersearch.Filter{})
 		if len(got) != 2 || got[0].ID != "p003" {
 			t.Errorf("after delete Nearest = %v", got)
 		}
@@ -192,13 +192,13 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		// term no paper holds; it follows every write.
 		ideal := func(when string, want float64) {
 			t.Helper()
-			m, err := s.Lexical(ctx, Analyze("graph zebra"), 10, Filter{})
+			m, err := s.Lexical(ctx, Analyze("graph zebra"), 10, papersearch.Filter{})
 			if err != nil || !near(m.Ideal, want) {
 				t.Errorf("%s: ideal of graph zebra = %v (%v), want %v", when, m.Ideal, err, want)
 			}
 		}
 		ideal("4 papers, 3 with graph", math.Log(10.0/7)+math.Log(10))
-		m, err := s.Lexical(ctx, Analyze("graphs"), 10, Filter{})
+		m, err := s.Lexical(ctx, Analyze("graphs"), 10, papersearch.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,20 +211,20 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("lexical scores not positive and descending: %v", got)
 			}
 		}
-		if got, _ := s.Lexical(ctx, Analyze("zebra"), 10, Filter{}); len(got.Candidates) != 0 || !near(got.Ideal, math.Log(10)) {
+		if got, _ := s.Lexical(ctx, Analyze("zebra"), 10, papersearch.Filter{}); len(got.Candidates) != 0 || !near(got.Ideal, math.Log(10)) {
 			t.Errorf("Lexical(zebra) = %+v, want nothing, ideal ln 10", got)
 		}
 		for _, tt := range []struct {
-			f    Filter
+			f    papersearch.Filter
 			want string
 		}{
-			{Filter{YearMin: 2021}, "p004,p002"},
-			{Filter{YearMax: 2020}, "p001"},
-			{Filter{Venues: []string{"icml"}}, "p004,p001"},
-			{Filter{Author: "geoff"}, "p001"},
-			{Filter{Author: "lecun yann"}, "p002"},
-			{Filter{Exclude: []string{"p004"}}, "p001,p002"},
-			{Filter{YearMin: 2030}, ""},
+			{papersearch.Filter{YearMin: 2021}, "p004,p002"},
+			{papersearch.Filter{YearMax: 2020}, "p001"},
+			{papersearch.Filter{Venues: []string{"icml"}}, "p004,p001"},
+			{papersearch.Filter{Author: "geoff"}, "p001"},
+			{papersearch.Filter{Author: "lecun yann"}, "p002"},
+			{papersearch.Filter{Exclude: []string{"p004"}}, "p001,p002"},
+			{papersearch.Filter{YearMin: 2030}, ""},
 		} {
 			got, err := s.Lexical(ctx, Analyze("graph"), 10, tt.f)
 			if err != nil {
@@ -235,11 +235,11 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 		// The same filters apply to dense retrieval.
-		all, _ := s.Nearest(ctx, docs[0].Vector, 10, Filter{Author: "geoff", YearMin: 2020})
+		all, _ := s.Nearest(ctx, docs[0].Vector, 10, papersearch.Filter{Author: "geoff", YearMin: 2020})
 		if ids(Matches{Candidates: all}) != "p003" {
 			t.Errorf("Nearest with author and year filter = %v, want p003", all)
 		}
-		all, _ = s.Nearest(ctx, docs[0].Vector, 10, Filter{Venues: []string{"NeurIPS", "ICLR"}})
+		all, _ = s.Nearest(ctx, docs[0].Vector, 10, papersearch.Filter{Venues: []string{"NeurIPS", "ICLR"}})
 		if len(all) != 2 {
 			t.Errorf("Nearest with venues = %v, want 2 papers", all)
 		}
@@ -248,14 +248,14 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.Upsert(ctx, []Document{changed}); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, Filter{}); ids(got) != "p001,p002" {
+		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, papersearch.Filter{}); ids(got) != "p001,p002" {
 			t.Errorf("after replacing p004: %s", ids(got))
 		}
 		ideal("p004 replaced, 2 with graph", math.Ln2+math.Log(10))
 		if err := s.Delete(ctx, "p001"); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, Filter{}); ids(got) != "p002" {
+		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, papersearch.Filter{}); ids(got) != "p002" {
 			t.Errorf("after deleting p001: %s", ids(got))
 		}
 		ideal("p001 deleted, 3 papers, 1 with graph", math.Log(8.0/3)+math.Log(8))
@@ -353,7 +353,7 @@ func TestSQLiteSurvivesReopen(t *testing.T) {
 	if n, _ := s.Count(ctx); n != 2 {
 		t.Fatalf("after reopen Count = %d, want 2", n)
 	}
-	got, _ := s.Nearest(ctx, docs[2].Vector, 1, Filter{})
+	got, _ := s.Nearest(ctx, docs[2].Vector, 1, papersearch.Filter{})
 	if len(got) != 1 || got[0].ID != "p003" {
 		t.Errorf("after reopen Nearest = %v", got)
 	}
@@ -404,10 +404,10 @@ func TestSQLiteConcurrentWritesOfOneID(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := s.Lexical(ctx, Analyze(variantWord(n%writers)+" contested"), 5, Filter{}); err != nil {
+				if _, err := s.Lexical(ctx, Analyze(variantWord(n%writers)+" contested"), 5, papersearch.Filter{}); err != nil {
 					t.Error(err)
 				}
-				if _, err := s.Nearest(ctx, randomUnit(uint64(r), testModel.Dim), 3, Filter{}); err != nil {
+				if _, err := s.Nearest(ctx, randomUnit(uint64(r), testModel.Dim), 3, papersearch.Filter{}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -473,7 +473,7 @@ func memoryMatchesDisk(t *testing.T, s *SQLite, variant func(int) Document, writ
 	}
 	ok = true
 	for w := range writers {
-		m, err := s.Lexical(ctx, Analyze(variantWord(w)), 5, Filter{})
+		m, err := s.Lexical(ctx, Analyze(variantWord(w)), 5, papersearch.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}

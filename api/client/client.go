@@ -1,5 +1,5 @@
 // Package client is a small typed Go client of the papersearch HTTP API.
-// Errors the service answers with are *api.Problem values (errors.As).
+// Errors the service answers with are *wire.Problem values (errors.As).
 package client
 
 import (
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/api/wire"
 )
 
 // Client calls one papersearch service. The zero HTTP client is replaced by
@@ -52,13 +52,13 @@ type SimilarParams struct {
 }
 
 // Search runs POST /v1/search.
-func (c *Client) Search(ctx context.Context, req api.SearchRequest) (api.SearchResponse, error) {
-	var out api.SearchResponse
+func (c *Client) Search(ctx context.Context, req wire.SearchRequest) (wire.SearchResponse, error) {
+	var out wire.SearchResponse
 	return out, c.do(ctx, http.MethodPost, "/v1/search", req, &out)
 }
 
 // Similar runs GET /v1/papers/{id}/similar.
-func (c *Client) Similar(ctx context.Context, id string, p SimilarParams) (api.SearchResponse, error) {
+func (c *Client) Similar(ctx context.Context, id string, p SimilarParams) (wire.SearchResponse, error) {
 	q := url.Values{}
 	set := func(k, v string) {
 		if v != "" && v != "0" {
@@ -81,7 +81,7 @@ func (c *Client) Similar(ctx context.Context, id string, p SimilarParams) (api.S
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out api.SearchResponse
+	var out wire.SearchResponse
 	return out, c.do(ctx, http.MethodGet, path, nil, &out)
 }
 
@@ -92,9 +92,9 @@ func (c *Client) Get(ctx context.Context, id string) (papersearch.Paper, error) 
 }
 
 // Ingest runs POST /v1/papers.
-func (c *Client) Ingest(ctx context.Context, papers []papersearch.Paper) (api.IngestResponse, error) {
-	var out api.IngestResponse
-	return out, c.do(ctx, http.MethodPost, "/v1/papers", api.IngestRequest{Papers: papers}, &out)
+func (c *Client) Ingest(ctx context.Context, papers []papersearch.Paper) (wire.IngestResponse, error) {
+	var out wire.IngestResponse
+	return out, c.do(ctx, http.MethodPost, "/v1/papers", wire.IngestRequest{Papers: papers}, &out)
 }
 
 // Delete runs DELETE /v1/papers/{id}.
@@ -132,9 +132,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("papersearch %s %s: %w", method, path, err)
 	}
 	if resp.StatusCode >= 400 {
-		p := &api.Problem{}
+		p := &wire.Problem{}
 		if json.Unmarshal(b, p) != nil || p.Status == 0 {
-			p = &api.Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), Detail: strings.TrimSpace(string(b))}
+			p = &wire.Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), Detail: strings.TrimSpace(string(b))}
 		}
 		return p
 	}

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/api/client"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
@@ -44,7 +47,7 @@ func TestClient(t *testing.T) {
 	if err != nil || ir.New != 3 {
 		t.Fatalf("ingest: %+v %v", ir, err)
 	}
-	res, err := c.Search(ctx, api.SearchRequest{Query: "how do proteins fold", Limit: ptr(2)})
+	res, err := c.Search(ctx, wire.SearchRequest{Query: "how do proteins fold", Limit: ptr(2)})
 	if err != nil || len(res.Results) != 2 || res.Results[0].ID != "b" {
 		t.Fatalf("search: %+v %v", res, err)
 	}
@@ -58,11 +61,11 @@ func TestClient(t *testing.T) {
 	if err := c.Delete(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	var prob *api.Problem
+	var prob *wire.Problem
 	if _, err := c.Get(ctx, "c"); !errors.As(err, &prob) || prob.Status != http.StatusNotFound {
 		t.Errorf("get deleted: %v", err)
 	}
-	if _, err := c.Search(ctx, api.SearchRequest{Query: "x", Limit: ptr(500)}); !errors.As(err, &prob) || prob.Status != 400 || len(prob.Errors) == 0 {
+	if _, err := c.Search(ctx, wire.SearchRequest{Query: "x", Limit: ptr(500)}); !errors.As(err, &prob) || prob.Status != 400 || len(prob.Errors) == 0 {
 		t.Errorf("bad limit: %v", err)
 	}
 	noKey, _ := client.New(srv.URL, "", nil)
@@ -75,3 +78,20 @@ func TestClient(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestDependencies: a program using the client builds in net/http and the
+// API's types, not the server, the stores, gRPC or the models.
+func TestDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, banned := range []string{"sqlite", "qdrant", "grpc", "/embed", "/search", "papersearch/api", "echo"} {
+			if strings.Contains(dep, banned) && dep != "github.com/papersearch/papersearch/api/wire" &&
+				dep != "github.com/papersearch/papersearch/api/client" {
+				t.Errorf("the client depends on %s", dep)
+			}
+		}
+	}
+}

@@ -332,7 +332,7 @@ func benchSynthetic(ctx context.Context, n int, asJSON bool, stdout, stderr io.W
 	for q := range queries {
 		v := embed.HashVector("query "+strconv.Itoa(q), dim)
 		t := time.Now()
-		got, err := store.Nearest(ctx, v, k, search.Filter{})
+		got, err := store.Nearest(ctx, v, k, papersearch.Filter{})
 		if err != nil {
 			return err
 		}

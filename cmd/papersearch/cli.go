@@ -19,6 +19,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/api/client"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 )
@@ -140,8 +141,8 @@ func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return err
 	}
 	if cfg.Server != "" {
-		return remote(cfg, stdout, qf, func(c *client.Client) (api.SearchResponse, error) {
-			return c.Search(ctx, api.SearchRequest{Query: query, Limit: &qf.limit})
+		return remote(cfg, stdout, qf, func(c *client.Client) (wire.SearchResponse, error) {
+			return c.Search(ctx, wire.SearchRequest{Query: query, Limit: &qf.limit})
 		})
 	}
 	eng, store, err := openEngine(ctx, cfg, log)
@@ -162,7 +163,7 @@ func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string
 		return err
 	}
 	if cfg.Server != "" {
-		return remote(cfg, stdout, qf, func(c *client.Client) (api.SearchResponse, error) {
+		return remote(cfg, stdout, qf, func(c *client.Client) (wire.SearchResponse, error) {
 			return c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit})
 		})
 	}
@@ -182,7 +183,7 @@ func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string
 }
 
 // remote answers a query through the service at PAPERSEARCH_SERVER.
-func remote(cfg Config, stdout io.Writer, qf queryFlags, call func(*client.Client) (api.SearchResponse, error)) error {
+func remote(cfg Config, stdout io.Writer, qf queryFlags, call func(*client.Client) (wire.SearchResponse, error)) error {
 	c, err := client.New(cfg.Server, cfg.APIKey, nil)
 	if err != nil {
 		return err
@@ -194,7 +195,7 @@ func remote(cfg Config, stdout io.Writer, qf queryFlags, call func(*client.Clien
 	return printResults(stdout, resp, qf.json)
 }
 
-func printResults(w io.Writer, res api.SearchResponse, asJSON bool) error {
+func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -1,0 +1,89 @@
+// Package wire holds the JSON bodies of papersearch's HTTP API that the
+// server (package api) and the Go client (package api/client) share, so a
+// client depends on these types and net/http only.
+package wire
+
+import "github.com/papersearch/papersearch"
+
+// ProblemType is the base of the type URIs of this API's problems.
+const ProblemType = "https://papersearch.dev/problems/"
+
+// Problem is an RFC 9457 problem details object, served as
+// application/problem+json.
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	// Errors lists what is wrong with each offending request field.
+	Errors []FieldProblem `json:"errors,omitempty"`
+	// RequestID is the id of the request, also sent as X-Request-Id.
+	RequestID string `json:"request_id,omitempty"`
+	// OpenAI repeats the problem as an OpenAI error object on the
+	// OpenAI-compatible endpoint, so OpenAI client libraries read it.
+	OpenAI *OpenAIError `json:"error,omitempty"`
+	// RetryAfter, if positive, is sent as the Retry-After header, in seconds.
+	RetryAfter int `json:"-"`
+}
+
+// FieldProblem is one invalid field: a JSON pointer (RFC 6901) into the
+// request body, or the name of a query or path parameter, and what is wrong.
+type FieldProblem struct {
+	Pointer string `json:"pointer,omitempty"`
+	Param   string `json:"parameter,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+func (p *Problem) Error() string { return p.Title + ": " + p.Detail }
+
+// OpenAIError is the OpenAI error object, sent inside the problem body as
+// its "error" member so OpenAI client libraries read it too.
+type OpenAIError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    string  `json:"code,omitempty"`
+}
+
+// SearchRequest is the body of POST /v1/search.
+type SearchRequest struct {
+	// Query is the question in plain words; it may be omitted when Like
+	// names papers.
+	Query string `json:"query,omitempty"`
+	// Like and Unlike are paper ids to move the results toward and away from.
+	Like   []string `json:"like,omitempty"`
+	Unlike []string `json:"unlike,omitempty"`
+	// Filters restrict the papers considered.
+	Filters *papersearch.Filter `json:"filters,omitempty"`
+	// Mode is "hybrid" (default), "dense" or "lexical".
+	Mode   string `json:"mode,omitempty"`
+	Limit  *int   `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	// Explain adds an explanation to each result.
+	Explain bool `json:"explain,omitempty"`
+}
+
+// SearchResponse is the body of a successful search or similar request.
+type SearchResponse struct {
+	Results []papersearch.Hit `json:"results"`
+	// NextCursor fetches the next page; null on the last page.
+	NextCursor *string               `json:"next_cursor"`
+	Index      papersearch.IndexInfo `json:"index"`
+	// Degraded names retrievals that failed, whose results are missing.
+	Degraded []string `json:"degraded"`
+	TookMS   float64  `json:"took_ms"`
+}
+
+// IngestRequest is the body of POST /v1/papers: {"papers": [...]}, or a
+// single paper object.
+type IngestRequest struct {
+	Papers []papersearch.Paper `json:"papers"`
+}
+
+// IngestResponse says what the ingest did. Every paper it names is stored
+// durably when the response is sent.
+type IngestResponse struct {
+	papersearch.IngestSummary
+	IDs []string `json:"ids"`
+}

@@ -1,0 +1,28 @@
+package papersearch
+
+// Filter restricts which papers a retrieval may return. It is applied
+// inside each retrieval, before its top k are taken. The zero Filter allows
+// every paper.
+type Filter struct {
+	// YearMin and YearMax bound the publication year, inclusive; 0 leaves
+	// that side open.
+	YearMin int `json:"year_min,omitempty"`
+	YearMax int `json:"year_max,omitempty"`
+	// Venues, if not empty, lists the venues allowed (case-insensitive).
+	Venues []string `json:"venues,omitempty"`
+	// Author, if set, keeps papers with an author whose name has words
+	// starting with each word of Author (case-insensitive): "hinton",
+	// "geoff hin" and "g hinton" all match "Geoffrey Hinton".
+	Author string `json:"author,omitempty"`
+	// Exclude lists paper ids never returned.
+	Exclude []string `json:"-"`
+}
+
+// Limits of a filter. A year range whose start is after its end is valid
+// and matches no paper.
+const (
+	// MaxFilterVenues bounds the venues of a filter.
+	MaxFilterVenues = 100
+	// MaxAuthorFilter bounds the author filter, in characters.
+	MaxAuthorFilter = 200
+)

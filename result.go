@@ -1,0 +1,61 @@
+package papersearch
+
+import "time"
+
+// Hit is one ranked result.
+type Hit struct {
+	ID          string       `json:"id"`
+	Rank        int          `json:"rank"` // 1-based, across pages
+	Score       float64      `json:"score"`
+	Paper       Paper        `json:"paper"`
+	Explanation *Explanation `json:"explanation,omitempty"`
+}
+
+// Explanation says why a paper was returned.
+type Explanation struct {
+	// DenseRank and LexicalRank are the paper's 1-based places in the dense
+	// and lexical candidate lists, 0 when absent; the scores are those
+	// lists' scores (cosine similarity, BM25).
+	DenseRank    int      `json:"dense_rank"`
+	DenseScore   *float32 `json:"dense_score,omitempty"`
+	LexicalRank  int      `json:"lexical_rank"`
+	LexicalScore *float32 `json:"lexical_score,omitempty"`
+	// MatchedTerms are the query's words found in the paper (after
+	// stemming: "networks" matches "network").
+	MatchedTerms []string `json:"matched_terms"`
+	// BestSentence is the abstract sentence closest to the query.
+	BestSentence string `json:"best_sentence,omitempty"`
+}
+
+// IndexInfo describes the index that answered a query.
+type IndexInfo struct {
+	Store  string `json:"store"`
+	Model  string `json:"model"`
+	Dim    int    `json:"dim"`
+	Papers int    `json:"papers"`
+}
+
+// IngestSummary counts what an ingest did with each paper it was given.
+type IngestSummary struct {
+	New       int `json:"new"`
+	Updated   int `json:"updated"`
+	Unchanged int `json:"unchanged"`
+	// Duplicates counts papers given more than once in the same ingest;
+	// the last one of each id counts.
+	Duplicates int `json:"duplicates"`
+	// Embedded counts the papers whose text was embedded; Reused those
+	// whose stored vector was kept because their text had not changed.
+	Embedded int           `json:"embedded"`
+	Reused   int           `json:"reused"`
+	Took     time.Duration `json:"-"`
+}
+
+// Add adds o's counts to s's (Took is left alone).
+func (s *IngestSummary) Add(o IngestSummary) {
+	s.New += o.New
+	s.Updated += o.Updated
+	s.Unchanged += o.Unchanged
+	s.Duplicates += o.Duplicates
+	s.Embedded += o.Embedded
+	s.Reused += o.Reused
+}
