@@ -59,7 +59,10 @@ type lexicalIndex struct {
 	norms []float32
 }
 
-func newLexicalIndex() *lexicalIndex { return &lexicalIndex{termIDs: map[string]int32{}} }
+// newLexicalIndex returns an empty index with room for n rows.
+func newLexicalIndex(n int) *lexicalIndex {
+	return &lexicalIndex{termIDs: map[string]int32{}, rowTerms: make([][]int32, 0, n), docLen: make([]int32, 0, n)}
+}
 
 // add indexes row (which must be the next row) with its terms.
 func (x *lexicalIndex) add(row int, terms []string) {

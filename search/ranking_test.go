@@ -148,7 +148,7 @@ func TestAnalyze(t *testing.T) {
 
 // BM25 against a score computed by hand with Lucene's formula.
 func TestBM25(t *testing.T) {
-	x := newLexicalIndex()
+	x := newLexicalIndex(0)
 	x.add(0, []string{"cat", "cat", "dog"})
 	x.add(1, []string{"dog", "bird"})
 	scores := make([]float32, 2)

@@ -3,9 +3,11 @@ package search
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -148,26 +150,42 @@ func (s *SQLite) init(ctx context.Context) error {
 }
 
 // load reads every paper's vector, terms and filter fields into memory,
-// replacing what was there.
+// replacing what was there. The in-memory columns are sized from a count
+// first and each vector is decoded in place, so a large store's opening
+// peaks near its live size instead of twice it (slice doubling and a
+// garbage vector per row).
 func (s *SQLite) load(ctx context.Context) error {
-	s.ids, s.vectors, s.years, s.venues, s.authors = nil, nil, nil, nil, nil
-	s.codes, s.scales = nil, nil
-	s.rows, s.lex, s.retired = map[string]int{}, newLexicalIndex(), 0
-	rows, err := s.db.QueryContext(ctx, `SELECT id, title, abstract, authors, venue, year, terms, vector FROM papers ORDER BY seq`)
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM papers`).Scan(&n); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	s.reserve(n)
+	// Title and abstract are read only for rows whose terms were never
+	// stored (stores written before terms were), to analyse them once.
+	rows, err := s.db.QueryContext(ctx, `SELECT id, authors, venue, year, terms, vector,
+		CASE WHEN terms = '' THEN title ELSE '' END, CASE WHEN terms = '' THEN abstract ELSE '' END
+		FROM papers ORDER BY seq`)
 	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
 	defer rows.Close()
 	type missing struct{ id, terms string }
 	var fill []missing
-	for rows.Next() {
+	for loaded := 1; rows.Next(); loaded++ {
+		// Each row leaves a little garbage (the driver's strings, the
+		// terms' split); the collector, paced to the columns reserved above,
+		// would let it pile up to their size. Collecting every
+		// loadCollectEvery rows keeps the peak near the live size.
+		if loaded%loadCollectEvery == 0 {
+			runtime.GC()
+		}
 		var (
 			p       papersearch.Paper
 			authors string
 			terms   string
-			blob    []byte
+			blob    sql.RawBytes
 		)
-		if err := rows.Scan(&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &terms, &blob); err != nil {
+		if err := rows.Scan(&p.ID, &authors, &p.Venue, &p.Year, &terms, &blob, &p.Title, &p.Abstract); err != nil {
 			return fmt.Errorf("load: %w", err)
 		}
 		if len(blob) != 4*s.model.Dim {
@@ -180,7 +198,13 @@ func (s *SQLite) load(ctx context.Context) error {
 			terms = strings.Join(Analyze(p.Text()), " ")
 			fill = append(fill, missing{p.ID, terms})
 		}
-		s.appendRow(p, embed.DecodeVector(blob), strings.Fields(terms))
+		start := len(s.vectors)
+		s.vectors = append(s.vectors, make([]float32, s.model.Dim)...)
+		vec := s.vectors[start:]
+		for i := range vec {
+			vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
+		}
+		s.appendRow(p, vec, strings.Fields(terms))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load: %w", err)
@@ -195,12 +219,27 @@ func (s *SQLite) load(ctx context.Context) error {
 	return nil
 }
 
+// loadCollectEvery is how many rows load reads between garbage
+// collections: about 100 MB of vectors at 384 dimensions.
+const loadCollectEvery = 65536
+
+// reserve empties the in-memory columns, with room for n rows.
+func (s *SQLite) reserve(n int) {
+	dim := s.model.Dim
+	s.ids, s.vectors = make([]string, 0, n), make([]float32, 0, n*dim)
+	s.codes, s.scales = make([]int8, 0, n*dim), make([]float32, 0, n)
+	s.years, s.venues, s.authors = make([]int32, 0, n), make([]string, 0, n), make([][][]string, 0, n)
+	s.rows, s.lex, s.retired = make(map[string]int, n), newLexicalIndex(n), 0
+}
+
 // appendRow adds a live paper at a new row. The caller holds s.mu.
 func (s *SQLite) appendRow(p papersearch.Paper, vec []float32, terms []string) {
 	row := len(s.ids)
 	s.rows[p.ID] = row
 	s.ids = append(s.ids, p.ID)
-	s.vectors = append(s.vectors, vec...)
+	if len(s.vectors) < (row+1)*len(vec) { // load decodes it in place
+		s.vectors = append(s.vectors, vec...)
+	}
 	s.codes = append(s.codes, make([]int8, len(vec))...)
 	s.scales = append(s.scales, embed.Quantize(s.codes[row*len(vec):], vec))
 	s.years = append(s.years, int32(p.Year))

@@ -368,6 +368,43 @@ func TestSQLiteSurvivesReopen(t *testing.T) {
 	}
 }
 
+// TestSQLiteAnalysesTermsOnce: a store written before analysed terms were
+// stored (their column empty) answers lexical queries after opening, from
+// the text it analyses then, and keeps those terms for the next opening.
+func TestSQLiteAnalysesTermsOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := OpenSQLite(ctx, path, testModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := testDoc(1)
+	d.Paper.Abstract = "Gradient clipping stabilises recurrent networks."
+	if err := s.Upsert(ctx, []Document{d, testDoc(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = ''`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for round := range 2 {
+		s, err = OpenSQLite(ctx, path, testModel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Lexical(ctx, Analyze("clipping gradients"), 5, papersearch.Filter{})
+		if err != nil || len(m.Candidates) != 1 || m.Candidates[0].ID != "p001" {
+			t.Errorf("opening %d: lexical = %+v, %v; want p001 alone", round, m.Candidates, err)
+		}
+		var empty int
+		s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM papers WHERE terms = ''`).Scan(&empty)
+		if empty != 0 {
+			t.Errorf("opening %d: %d papers still without terms", round, empty)
+		}
+		s.Close()
+	}
+}
+
 // TestSQLiteConcurrentWritesOfOneID writes one id from many goroutines at
 // once, each with another abstract and vector, while readers run lexical
 // and dense queries. Afterwards the in-memory index must hold what the file

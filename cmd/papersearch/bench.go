@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -69,6 +70,17 @@ type denseReport struct {
 	// HeapBytesPerPaper is the live Go heap after a collection over the
 	// vectors: the store's in-memory cost of one paper.
 	HeapBytesPerPaper float64 `json:"heap_bytes_per_paper"`
+	// Open measures reopening the store.
+	Open *openReport `json:"open,omitempty"`
+}
+
+// openReport is the cost of opening a store: how long, the process's peak
+// RSS while opening (and its RSS before), and the live heap after.
+type openReport struct {
+	Seconds        float64 `json:"seconds"`
+	PeakRSSBytes   int64   `json:"peak_rss_bytes"`
+	RSSBeforeBytes int64   `json:"rss_before_bytes"`
+	LiveHeapBytes  int64   `json:"live_heap_bytes"`
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -309,7 +321,11 @@ func benchSynthetic(ctx context.Context, n int, asJSON bool, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer func() {
+		if store != nil {
+			store.Close()
+		}
+	}()
 	start, last := time.Now(), time.Now()
 	for i := 0; i < n; i += 2000 {
 		docs := make([]search.Document, 0, 2000)
@@ -361,8 +377,33 @@ func benchSynthetic(ctx context.Context, n int, asJSON bool, stdout, stderr io.W
 	rep.RSSBytes = peakRSS()
 	rep.DiskBytes = dirSize(dir)
 	rep.BytesPerPaper = float64(rep.DiskBytes) / float64(n)
+
+	// Reopen the store in this process, its memory returned first, and
+	// compare the peak while opening with the live heap afterwards.
+	err = store.Close()
+	store = nil
+	if err != nil {
+		return err
+	}
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	before := peakRSS()
+	t := time.Now()
+	if store, err = search.OpenSQLite(ctx, filepath.Join(dir, "bench.db"), model); err != nil {
+		return err
+	}
+	took := time.Since(t)
+	peak := peakRSS()
+	runtime.GC()
+	runtime.ReadMemStats(&mem)
+	rep.Dense.Open = &openReport{Seconds: took.Seconds(), PeakRSSBytes: peak, RSSBeforeBytes: before, LiveHeapBytes: int64(mem.HeapAlloc)}
+	fmt.Fprintf(stderr, "bench: reopened %d papers in %s\n", n, took.Round(time.Millisecond))
 	return printBench(stdout, rep, asJSON)
 }
+
+// resetPeakRSS makes the kernel's peak RSS (VmHWM) the current RSS, where
+// Linux allows it.
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 func sortDurations(d []time.Duration) []time.Duration {
 	for i := 1; i < len(d); i++ {
@@ -411,6 +452,11 @@ func printBench(w io.Writer, rep benchReport, asJSON bool) error {
 		fmt.Fprintf(tw, "dense top-10 over %d vectors (GOMAXPROCS %d)\tp50 %.2f ms\tp99 %.2f ms\trecall@10 %.4f\n",
 			rep.Dense.Vectors, runtime.GOMAXPROCS(0), rep.Dense.P50, rep.Dense.P99, rep.Dense.Recall10)
 		fmt.Fprintf(tw, "memory\t%.0f heap bytes per paper\n", rep.Dense.HeapBytesPerPaper)
+		if o := rep.Dense.Open; o != nil {
+			fmt.Fprintf(tw, "reopening the store\t%.1f s\tpeak RSS %.0f MiB (%.0f before)\tlive heap %.0f MiB\tpeak/live %.2f\n",
+				o.Seconds, float64(o.PeakRSSBytes)/(1<<20), float64(o.RSSBeforeBytes)/(1<<20), float64(o.LiveHeapBytes)/(1<<20),
+				float64(o.PeakRSSBytes)/float64(o.LiveHeapBytes))
+		}
 	} else {
 		fmt.Fprintf(tw, "papers\t%d (%s store, %s vectors)\n", rep.Papers, rep.Store, rep.Vectors)
 		fmt.Fprintf(tw, "ingest\tembed %.1f papers/s\tstore %.0f papers/s\n", rep.Ingest.EmbedPerS, rep.Ingest.StorePerS)
