@@ -98,43 +98,56 @@ func (g *gemm) mul(m, n, k int, a []float32, lda int, bp []float32, c []float32,
 	_ = bp[packedLen(k, n)-1]
 	_ = c[(m-1)*ldc+n-1]
 
-	full := m / tileRows * tileRows
+	g.tmpA, g.tmpC = tiled(m, n, tileRows, panelWidth, k, a, lda, k*panelWidth, bp, c, ldc, g.tmpA, g.tmpC,
+		func(a []float32, lda int, panel []float32, c []float32, ldc int) { g.kern(k, a, lda, panel, c, ldc) })
+}
+
+// tiled computes C [m, n] tile by tile with kern, which writes one
+// rows×width tile of C from rows of A (rows aw elements wide, lda apart)
+// and one panel of B (panelLen elements; panel j starts at j·panelLen of
+// bp). The last rows of A go through a zero-padded copy (tmpA) and ragged
+// columns through a scratch tile (tmpC); both are grown as needed and
+// returned for reuse. The float32 and bfloat16 products share it.
+func tiled[E any](m, n, rows, width, aw int, a []E, lda, panelLen int, bp []E, c []float32, ldc int,
+	tmpA []E, tmpC []float32, kern func(a []E, lda int, panel []E, c []float32, ldc int)) ([]E, []float32) {
+	full := m / rows * rows
 	rest := m - full
 	if rest > 0 {
 		// Copy the last rows of A into a zero-padded full tile.
-		if cap(g.tmpA) < tileRows*k {
-			g.tmpA = make([]float32, tileRows*k)
+		if cap(tmpA) < rows*aw {
+			tmpA = make([]E, rows*aw)
 		}
-		g.tmpA = g.tmpA[:tileRows*k]
-		clear(g.tmpA)
+		tmpA = tmpA[:rows*aw]
+		clear(tmpA)
 		for r := range rest {
-			copy(g.tmpA[r*k:(r+1)*k], a[(full+r)*lda:(full+r)*lda+k])
+			copy(tmpA[r*aw:(r+1)*aw], a[(full+r)*lda:(full+r)*lda+aw])
 		}
 	}
-	if g.tmpC == nil {
-		g.tmpC = make([]float32, tileRows*panelWidth)
+	if len(tmpC) < rows*width {
+		tmpC = make([]float32, rows*width)
 	}
-	for j := 0; j*panelWidth < n; j++ {
-		panel := bp[j*k*panelWidth : (j+1)*k*panelWidth]
-		col := j * panelWidth
-		cols := min(panelWidth, n-col)
-		for i := 0; i < full; i += tileRows {
-			if cols == panelWidth {
-				g.kern(k, a[i*lda:], lda, panel, c[i*ldc+col:], ldc)
+	for j := 0; j*width < n; j++ {
+		panel := bp[j*panelLen : (j+1)*panelLen]
+		col := j * width
+		cols := min(width, n-col)
+		for i := 0; i < full; i += rows {
+			if cols == width {
+				kern(a[i*lda:], lda, panel, c[i*ldc+col:], ldc)
 				continue
 			}
-			g.kern(k, a[i*lda:], lda, panel, g.tmpC, panelWidth)
-			for r := range tileRows {
-				copy(c[(i+r)*ldc+col:(i+r)*ldc+col+cols], g.tmpC[r*panelWidth:])
+			kern(a[i*lda:], lda, panel, tmpC, width)
+			for r := range rows {
+				copy(c[(i+r)*ldc+col:(i+r)*ldc+col+cols], tmpC[r*width:])
 			}
 		}
 		if rest > 0 {
-			g.kern(k, g.tmpA, k, panel, g.tmpC, panelWidth)
+			kern(tmpA, aw, panel, tmpC, width)
 			for r := range rest {
-				copy(c[(full+r)*ldc+col:(full+r)*ldc+col+cols], g.tmpC[r*panelWidth:])
+				copy(c[(full+r)*ldc+col:(full+r)*ldc+col+cols], tmpC[r*width:])
 			}
 		}
 	}
+	return tmpA, tmpC
 }
 
 // Dot returns the inner product of a and b[:len(a)]; for unit vectors it

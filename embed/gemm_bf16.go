@@ -106,40 +106,6 @@ func (g *gemmBF16) mul(m, n, kp int, a []uint16, lda int, bp []uint16, c []float
 	_ = bp[(n+bf16PanelWidth-1)/bf16PanelWidth*bf16PanelWidth*2*kp-1]
 	_ = c[(m-1)*ldc+n-1]
 
-	full := m / bf16TileRows * bf16TileRows
-	rest := m - full
-	if rest > 0 {
-		if cap(g.tmpA) < bf16TileRows*2*kp {
-			g.tmpA = make([]uint16, bf16TileRows*2*kp)
-		}
-		g.tmpA = g.tmpA[:bf16TileRows*2*kp]
-		clear(g.tmpA)
-		for r := range rest {
-			copy(g.tmpA[r*2*kp:(r+1)*2*kp], a[(full+r)*lda:(full+r)*lda+2*kp])
-		}
-	}
-	if g.tmpC == nil {
-		g.tmpC = make([]float32, bf16TileRows*bf16PanelWidth)
-	}
-	for j := 0; j*bf16PanelWidth < n; j++ {
-		panel := bp[j*kp*2*bf16PanelWidth : (j+1)*kp*2*bf16PanelWidth]
-		col := j * bf16PanelWidth
-		cols := min(bf16PanelWidth, n-col)
-		for i := 0; i < full; i += bf16TileRows {
-			if cols == bf16PanelWidth {
-				g.kern(kp, a[i*lda:], lda, panel, c[i*ldc+col:], ldc)
-				continue
-			}
-			g.kern(kp, a[i*lda:], lda, panel, g.tmpC, bf16PanelWidth)
-			for r := range bf16TileRows {
-				copy(c[(i+r)*ldc+col:(i+r)*ldc+col+cols], g.tmpC[r*bf16PanelWidth:])
-			}
-		}
-		if rest > 0 {
-			g.kern(kp, g.tmpA, 2*kp, panel, g.tmpC, bf16PanelWidth)
-			for r := range rest {
-				copy(c[(full+r)*ldc+col:(full+r)*ldc+col+cols], g.tmpC[r*bf16PanelWidth:])
-			}
-		}
-	}
+	g.tmpA, g.tmpC = tiled(m, n, bf16TileRows, bf16PanelWidth, 2*kp, a, lda, 2*kp*bf16PanelWidth, bp, c, ldc, g.tmpA, g.tmpC,
+		func(a []uint16, lda int, panel []uint16, c []float32, ldc int) { g.kern(kp, a, lda, panel, c, ldc) })
 }
