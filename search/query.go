@@ -228,27 +228,30 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if err != nil {
 		return Results{}, err
 	}
-	doc, err := e.store.Get(ctx, sq.ID)
-	if err != nil {
-		return Results{}, err
-	}
-	q.Text = doc.Paper.Text()
 	filter := sq.Filter
 	filter.Exclude = append([]string{sq.ID}, seen...)
-	terms := doc.Terms
-	if terms == nil {
-		terms = Analyze(q.Text)
-	}
+	// The dense side searches from the paper's stored vector while the
+	// paper itself is read for the lexical side.
 	var dense []Candidate
 	var lexical Matches
 	g, gctx := errgroup.WithContext(ctx)
 	if q.Mode != Lexical {
 		g.Go(func() (err error) {
-			if dense, err = e.store.Nearest(gctx, doc.Vector, CandidateDepth, filter); err != nil {
+			if dense, err = e.store.NearestTo(gctx, sq.ID, CandidateDepth, filter); err != nil {
 				return fmt.Errorf("dense retrieval: %w", err)
 			}
 			return nil
 		})
+	}
+	doc, err := e.store.Get(ctx, sq.ID)
+	if err != nil {
+		g.Wait()
+		return Results{}, err
+	}
+	q.Text = doc.Paper.Text()
+	terms := doc.Terms
+	if terms == nil {
+		terms = Analyze(q.Text)
 	}
 	if q.Mode != Dense {
 		g.Go(func() (err error) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -542,6 +543,22 @@ const (
 	// every core.
 	parallelScanRows = 16384
 )
+
+// NearestTo is Nearest from the stored vector of id.
+func (s *SQLite) NearestTo(ctx context.Context, id string, k int, f papersearch.Filter) ([]Candidate, error) {
+	dim := s.model.Dim
+	s.mu.RLock()
+	r, ok := s.rows[id]
+	var v []float32
+	if ok {
+		v = slices.Clone(s.vectors[r*dim : (r+1)*dim])
+	}
+	s.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("nearest to %q: %w", id, ErrNotFound)
+	}
+	return s.Nearest(ctx, v, k, f)
+}
 
 // Nearest finds the k allowed vectors with the largest cosine similarity to
 // v: a first pass over int8 codes (a quarter of the memory traffic of
