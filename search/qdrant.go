@@ -260,6 +260,28 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 	return q, nil
 }
 
+// dropQdrantIDF turns off Qdrant's own IDF on the sparse vectors of a
+// collection created before papersearch weighed query terms itself. Qdrant
+// computes IDF per shard, so lexical ranks depended on the shard count;
+// the query now carries idf from this store's collection-wide document
+// frequencies, as the embedded store's does, and Qdrant's must not apply
+// on top. Setting it is idempotent, so concurrent openers agree.
+func (q *Qdrant) dropQdrantIDF(ctx context.Context, info *qdrant.CollectionInfo) error {
+	params := info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse]
+	if params.GetModifier() != qdrant.Modifier_Idf {
+		return nil
+	}
+	err := q.client.UpdateCollection(ctx, &qdrant.UpdateCollection{CollectionName: q.coll,
+		SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{
+			qdrantSparse: {Modifier: qdrant.Modifier_None.Enum()},
+		})})
+	if err != nil {
+		return fmt.Errorf("qdrant collection %s: turn off Qdrant's per-shard IDF: %w", q.coll, err)
+	}
+	q.log.Info("qdrant collection: lexical idf now from papersearch's document frequencies", "collection", q.coll)
+	return nil
+}
+
 func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 	exists, err := q.client.CollectionExists(ctx, q.coll)
 	if err != nil {
@@ -272,7 +294,7 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 				qdrantDense: {Size: uint64(q.model.Dim), Distance: qdrant.Distance_Cosine},
 			}),
 			SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{
-				qdrantSparse: {Modifier: qdrant.Modifier_Idf.Enum()},
+				qdrantSparse: {Modifier: qdrant.Modifier_None.Enum()},
 			}),
 			ShardNumber:       optional(cfg.Shards),
 			ReplicationFactor: optional(cfg.Replication),
@@ -304,6 +326,9 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 	// Indexes are ensured on every open, so a crash between creating the
 	// collection and indexing it leaves nothing missing.
 	if err := q.ensureIndexes(ctx); err != nil {
+		return err
+	}
+	if err := q.dropQdrantIDF(ctx, info); err != nil {
 		return err
 	}
 	meta := info.GetConfig().GetMetadata()
@@ -616,7 +641,9 @@ func (q *Qdrant) NearestTo(ctx context.Context, id string, k int, f papersearch.
 }
 
 // Lexical asks Qdrant for the k best allowed points by BM25: the query's
-// term counts against the documents' BM25 weights, with Qdrant's IDF.
+// term counts times idf, from this store's collection-wide document
+// frequencies, against the documents' BM25 term weights. It is the
+// embedded store's score, on any number of shards.
 func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (_ Matches, err error) {
 	defer markUnavailable(&err)
 	scored, ideal, err := q.weigh(ctx, terms)
@@ -626,7 +653,7 @@ func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f papersear
 	idx := make([]uint32, len(scored))
 	val := make([]float32, len(scored))
 	for i, t := range scored {
-		idx[i], val[i] = sparseTerm(t.term), float32(t.qtf)
+		idx[i], val[i] = sparseTerm(t.term), float32(t.weight) // query tf × idf
 	}
 	out, err := q.query(ctx, qdrant.NewQuerySparse(idx, val), qdrantSparse, k, f)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -160,5 +161,110 @@ func TestQdrantRefreshWhileWriting(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestQdrantLexicalRanksLikeEmbedded pins the lexical side on a six-shard
+// collection to the embedded store's: the same 600 real abstracts in both,
+// and for 40 queries (titles of other papers, and one long abstract, which
+// is pruned to its most informative terms) the same papers in the same
+// order with the same BM25 scores. Qdrant's own IDF, computed per shard,
+// made ranks depend on how points fell across shards.
+func TestQdrantLexicalRanksLikeEmbedded(t *testing.T) {
+	url := qdrantURL(t)
+	ctx := context.Background()
+	papers := readMLPapers(t)
+	corpus, queries := papers[:600], papers[600:640]
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	name := "test_six_shards_" + hex.EncodeToString(suffix)
+	q, err := OpenQdrant(ctx, QdrantConfig{URL: url, Collection: name, Shards: 6}, hashModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { q.Drop(context.Background()); q.Close() }()
+	e, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "papers.db"), hashModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	docs := make([]Document, len(corpus))
+	for i, p := range corpus {
+		fp := FingerprintOf(p)
+		docs[i] = Document{Paper: p, Vector: hashVector(p.ID), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+	}
+	for _, s := range []Store{q, e} {
+		for i := 0; i < len(docs); i += 100 {
+			if err := s.Upsert(ctx, docs[i:i+100]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.RefreshLexical(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts := []string{corpus[7].Text()}
+	for _, p := range queries {
+		texts = append(texts, p.Title)
+	}
+	for _, text := range texts {
+		terms := Analyze(text)
+		want, err := e.Lexical(ctx, terms, 10, papersearch.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := q.Lexical(ctx, terms, 10, papersearch.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got.Ideal-want.Ideal) > 1e-6*want.Ideal || len(got.Candidates) != len(want.Candidates) {
+			t.Fatalf("%.40q: ideal %g with %d candidates, embedded %g with %d", text, got.Ideal, len(got.Candidates),
+				want.Ideal, len(want.Candidates))
+		}
+		for i, w := range want.Candidates {
+			g := got.Candidates[i]
+			// Scores agree to float32 rounding; a tie may order either way.
+			if math.Abs(float64(g.Score-w.Score)) > 1e-4*float64(w.Score) {
+				t.Errorf("%.40q rank %d: %s %.5f, embedded %s %.5f", text, i+1, g.ID, g.Score, w.ID, w.Score)
+				break
+			}
+			if g.ID != w.ID && (i+1 == len(want.Candidates) || want.Candidates[i+1].Score < w.Score-1e-4*w.Score) &&
+				(i == 0 || want.Candidates[i-1].Score > w.Score+1e-4*w.Score) {
+				t.Errorf("%.40q rank %d: %s, embedded %s (scores %.5f, %.5f)", text, i+1, g.ID, w.ID, g.Score, w.Score)
+			}
+		}
+	}
+}
+
+// TestQdrantTurnsOffItsIDF: a collection from before papersearch weighed
+// query terms itself (Qdrant's IDF modifier on) has it turned off when
+// opened, so idf is not applied twice.
+func TestQdrantTurnsOffItsIDF(t *testing.T) {
+	q := openTestQdrant(t, testModel)
+	ctx := context.Background()
+	err := q.client.UpdateCollection(ctx, &qdrant.UpdateCollection{CollectionName: q.Collection(),
+		SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{
+			qdrantSparse: {Modifier: qdrant.Modifier_Idf.Enum()},
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	modifier := func() qdrant.Modifier {
+		info, err := q.client.GetCollectionInfo(ctx, q.Collection())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse].GetModifier()
+	}
+	if m := modifier(); m != qdrant.Modifier_Idf {
+		t.Fatalf("set up: modifier %v, want Idf", m)
+	}
+	again, err := OpenQdrant(ctx, QdrantConfig{URL: qdrantURL(t), Collection: q.Collection()}, testModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Close()
+	if m := modifier(); m != qdrant.Modifier_None {
+		t.Errorf("after opening: modifier %v, want None", m)
 	}
 }
