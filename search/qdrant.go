@@ -38,11 +38,46 @@ type QdrantConfig struct {
 	// (defaults: Qdrant's own, one shard per node and replication 1).
 	Shards      uint32
 	Replication uint32
+	// HNSWM and HNSWEFConstruct shape the dense HNSW graph of a new
+	// collection (Qdrant's defaults: 16 and 100); larger values give better
+	// recall for more memory and indexing time. HNSWEF is the search-time
+	// beam (default: Qdrant's, which is at least the number of candidates
+	// asked for).
+	HNSWM, HNSWEFConstruct, HNSWEF uint64
+	// OnDiskVectors keeps a new collection's dense vectors on disk (memory
+	// mapped) instead of in RAM; OnDiskPayload the same for the payload.
+	OnDiskVectors, OnDiskPayload bool
+	// Quantization is "" (none) or "int8": scalar quantisation of a new
+	// collection's dense vectors, kept in RAM (a quarter of the float32
+	// size), searched first and rescored with the original vectors.
+	Quantization string
 	// AvgDocLen is the average analysed length of a document that BM25
 	// normalises by, fixed when the collection is created (default
-	// DefaultAvgDocLen). Qdrant computes the IDF itself.
+	// DefaultAvgDocLen); RefreshLexical updates it.
 	AvgDocLen float64
 	Logger    *slog.Logger
+}
+
+// Quantizations a QdrantConfig may ask for.
+const (
+	QuantizationNone = ""
+	QuantizationInt8 = "int8"
+)
+
+// collectionParams are the settings of a new collection from cfg.
+func collectionParams(cfg QdrantConfig) (*qdrant.HnswConfigDiff, *qdrant.QuantizationConfig, error) {
+	var hnsw *qdrant.HnswConfigDiff
+	if cfg.HNSWM != 0 || cfg.HNSWEFConstruct != 0 {
+		hnsw = &qdrant.HnswConfigDiff{M: optional(cfg.HNSWM), EfConstruct: optional(cfg.HNSWEFConstruct)}
+	}
+	switch cfg.Quantization {
+	case QuantizationNone:
+		return hnsw, nil, nil
+	case QuantizationInt8:
+		return hnsw, qdrant.NewQuantizationScalar(&qdrant.ScalarQuantization{
+			Type: qdrant.QuantizationType_Int8, AlwaysRam: qdrant.PtrOf(true)}), nil
+	}
+	return nil, nil, fmt.Errorf("qdrant quantization %q: want none or int8", cfg.Quantization)
 }
 
 // DefaultCollection is the collection used when none is configured.
@@ -104,6 +139,11 @@ type Qdrant struct {
 	lexMu sync.RWMutex
 	avgdl float64
 	terms termStats
+
+	// search holds the dense search's parameters: the HNSW beam, and
+	// rescoring of quantised candidates with the original vectors (Qdrant
+	// ignores both where they do not apply).
+	search *qdrant.SearchParams
 
 	// countMu guards the cached point count (see Count).
 	countMu sync.Mutex
@@ -248,7 +288,9 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 		return nil, fmt.Errorf("connect to qdrant at %s: %w", cfg.URL, err)
 	}
 	q := &Qdrant{client: client, coll: cfg.Collection, model: model, log: log,
-		read: qdrant.NewReadConsistencyFactor(1)}
+		read: qdrant.NewReadConsistencyFactor(1),
+		search: &qdrant.SearchParams{HnswEf: optional(cfg.HNSWEF),
+			Quantization: &qdrant.QuantizationSearchParams{Rescore: qdrant.PtrOf(true)}}}
 	err = q.ensureCollection(ctx, cfg)
 	if err == nil {
 		err = q.countTerms(ctx)
@@ -288,11 +330,19 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 		return fmt.Errorf("qdrant at %s: %w", cfg.URL, err)
 	}
 	if !exists {
-		err := q.client.CreateCollection(ctx, &qdrant.CreateCollection{
+		hnsw, quant, err := collectionParams(cfg)
+		if err != nil {
+			return err
+		}
+		err = q.client.CreateCollection(ctx, &qdrant.CreateCollection{
 			CollectionName: q.coll,
 			VectorsConfig: qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
-				qdrantDense: {Size: uint64(q.model.Dim), Distance: qdrant.Distance_Cosine},
+				qdrantDense: {Size: uint64(q.model.Dim), Distance: qdrant.Distance_Cosine,
+					OnDisk: qdrant.PtrOf(cfg.OnDiskVectors)},
 			}),
+			HnswConfig:         hnsw,
+			QuantizationConfig: quant,
+			OnDiskPayload:      qdrant.PtrOf(cfg.OnDiskPayload),
 			SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{
 				qdrantSparse: {Modifier: qdrant.Modifier_None.Enum()},
 			}),
@@ -308,7 +358,8 @@ func (q *Qdrant) ensureCollection(ctx context.Context, cfg QdrantConfig) error {
 		}
 		if err == nil {
 			q.log.Info("created qdrant collection", "collection", q.coll, "dim", q.model.Dim,
-				"shards", cfg.Shards, "replication", cfg.Replication)
+				"shards", cfg.Shards, "replication", cfg.Replication, "hnsw_m", cfg.HNSWM, "hnsw_ef_construct", cfg.HNSWEFConstruct,
+				"on_disk_vectors", cfg.OnDiskVectors, "on_disk_payload", cfg.OnDiskPayload, "quantization", cfg.Quantization)
 		}
 	}
 	// A collection just created, or whose creation a crash interrupted, may
@@ -431,7 +482,8 @@ func filterOf(f papersearch.Filter) *qdrant.Filter {
 	return &qdrant.Filter{Must: must, MustNot: mustNot}
 }
 
-func optional(v uint32) *uint32 {
+// optional is a pointer to v, or nil (Qdrant's default) for 0.
+func optional[T uint32 | uint64](v T) *T {
 	if v == 0 {
 		return nil
 	}
@@ -689,7 +741,7 @@ func (q *Qdrant) query(ctx context.Context, query *qdrant.Query, using string, k
 	points, err := q.client.Query(ctx, &qdrant.QueryPoints{
 		CollectionName: q.coll, Query: query, Using: qdrant.PtrOf(using),
 		Filter: filterOf(f), Limit: qdrant.PtrOf(uint64(k)), WithPayload: qdrant.NewWithPayloadInclude(fieldPaperID),
-		ReadConsistency: q.read,
+		ReadConsistency: q.read, Params: q.search,
 	})
 	if err != nil {
 		return nil, err

@@ -268,3 +268,46 @@ func TestQdrantTurnsOffItsIDF(t *testing.T) {
 		t.Errorf("after opening: modifier %v, want None", m)
 	}
 }
+
+// TestQdrantCollectionSettings: a new collection gets the HNSW, on-disk and
+// int8 quantisation settings asked for, answers dense queries exactly on a
+// small collection (rescored), and an unknown quantisation is refused.
+func TestQdrantCollectionSettings(t *testing.T) {
+	url := qdrantURL(t)
+	ctx := context.Background()
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	cfg := QdrantConfig{URL: url, Collection: "test_settings_" + hex.EncodeToString(suffix), HNSWM: 8, HNSWEFConstruct: 64,
+		HNSWEF: 128, OnDiskVectors: true, OnDiskPayload: true, Quantization: QuantizationInt8}
+	q, err := OpenQdrant(ctx, cfg, testModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { q.Drop(context.Background()); q.Close() }()
+	info, err := q.client.GetCollectionInfo(ctx, q.Collection())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := info.GetConfig()
+	dense := c.GetParams().GetVectorsConfig().GetParamsMap().GetMap()[qdrantDense]
+	if c.GetHnswConfig().GetM() != 8 || c.GetHnswConfig().GetEfConstruct() != 64 || !dense.GetOnDisk() ||
+		!c.GetParams().GetOnDiskPayload() || c.GetQuantizationConfig().GetScalar().GetType() != qdrant.QuantizationType_Int8 {
+		t.Errorf("collection config %v", c)
+	}
+	var docs []Document
+	for i := range 40 {
+		docs = append(docs, testDoc(i))
+	}
+	if err := q.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := q.Nearest(ctx, docs[9].Vector, 3, papersearch.Filter{})
+	if err != nil || len(got) != 3 || got[0].ID != "p009" || got[0].Score < 0.9999 {
+		t.Errorf("Nearest under int8 quantisation = %v, %v; want p009 first with its exact score 1", got, err)
+	}
+	cfg.Collection += "_bad"
+	cfg.Quantization = "int4"
+	if _, err := OpenQdrant(ctx, cfg, testModel); err == nil || !strings.Contains(err.Error(), "int4") {
+		t.Errorf("quantization int4: %v, want a refusal naming it", err)
+	}
+}

@@ -131,8 +131,7 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		}
 		suffix := make([]byte, 4)
 		rand.Read(suffix)
-		q, err := search.OpenQdrant(ctx, search.QdrantConfig{URL: cfg.QdrantURL, APIKey: cfg.QdrantAPIKey,
-			Collection: "bench_" + hex.EncodeToString(suffix), Logger: log}, model.Info())
+		q, err := search.OpenQdrant(ctx, cfg.qdrantConfig("bench_"+hex.EncodeToString(suffix), log), model.Info())
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
 )
 
 // envPrefix prefixes every configuration variable.
@@ -44,6 +45,12 @@ type Config struct {
 	Collection        string        `envconfig:"COLLECTION" default:"papers" desc:"Qdrant collection to use (created when missing)"`
 	QdrantShards      uint32        `envconfig:"QDRANT_SHARDS" desc:"shards of a new Qdrant collection (unset: Qdrant's default)"`
 	QdrantReplication uint32        `envconfig:"QDRANT_REPLICATION" desc:"replicas of each shard of a new Qdrant collection (e.g. 2 on a 3-node cluster)"`
+	QdrantHNSWM       uint64        `envconfig:"QDRANT_HNSW_M" desc:"edges per node of a new Qdrant collection's HNSW graph (unset: Qdrant's 16)"`
+	QdrantHNSWEFBuild uint64        `envconfig:"QDRANT_HNSW_EF_CONSTRUCT" desc:"HNSW build beam of a new Qdrant collection (unset: Qdrant's 100)"`
+	QdrantHNSWEF      uint64        `envconfig:"QDRANT_HNSW_EF" desc:"HNSW search beam of every dense query (unset: Qdrant's, at least the candidates asked for)"`
+	QdrantOnDisk      bool          `envconfig:"QDRANT_ON_DISK" default:"false" desc:"keep a new Qdrant collection's dense vectors on disk, memory mapped"`
+	QdrantOnDiskPay   bool          `envconfig:"QDRANT_ON_DISK_PAYLOAD" default:"false" desc:"keep a new Qdrant collection's payload (titles, abstracts) on disk"`
+	QdrantQuantize    string        `envconfig:"QDRANT_QUANTIZATION" default:"none" desc:"none, or int8: a new Qdrant collection's vectors also as int8 codes in RAM, searched first and rescored"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
 	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
 	RateLimit         float64       `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
@@ -79,6 +86,18 @@ func loadConfig() (Config, error) {
 
 // storePath is the embedded store's database file.
 func (c Config) storePath() string { return filepath.Join(c.DataDir, "papersearch.db") }
+
+// qdrantConfig is the Qdrant store's configuration for a collection.
+func (c Config) qdrantConfig(collection string, log *slog.Logger) search.QdrantConfig {
+	quant := c.QdrantQuantize
+	if quant == "none" {
+		quant = search.QuantizationNone
+	}
+	return search.QdrantConfig{URL: c.QdrantURL, APIKey: c.QdrantAPIKey, Collection: collection,
+		Shards: c.QdrantShards, Replication: c.QdrantReplication,
+		HNSWM: c.QdrantHNSWM, HNSWEFConstruct: c.QdrantHNSWEFBuild, HNSWEF: c.QdrantHNSWEF,
+		OnDiskVectors: c.QdrantOnDisk, OnDiskPayload: c.QdrantOnDiskPay, Quantization: quant, Logger: log}
+}
 
 // localOptions are the in-process model's settings.
 func (c Config) localOptions() embed.LocalOptions {

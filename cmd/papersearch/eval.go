@@ -184,9 +184,9 @@ func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.Mo
 		}
 		suffix := make([]byte, 4)
 		rand.Read(suffix)
-		q, err := search.OpenQdrant(ctx, search.QdrantConfig{URL: cfg.QdrantURL, APIKey: cfg.QdrantAPIKey,
-			Collection: "eval_" + hex.EncodeToString(suffix), Shards: cfg.QdrantShards, Replication: cfg.QdrantReplication,
-			AvgDocLen: float64(total) / float64(max(len(papers), 1)), Logger: log}, model)
+		qc := cfg.qdrantConfig("eval_"+hex.EncodeToString(suffix), log)
+		qc.AvgDocLen = float64(total) / float64(max(len(papers), 1))
+		q, err := search.OpenQdrant(ctx, qc, model)
 		if err != nil {
 			return nil, nil, err
 		}

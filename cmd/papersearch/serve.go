@@ -99,10 +99,7 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...fu
 // embedded store otherwise, for vectors of model.
 func openStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.ModelInfo) (search.Store, error) {
 	if cfg.QdrantURL != "" {
-		store, err := search.OpenQdrant(ctx, search.QdrantConfig{
-			URL: cfg.QdrantURL, APIKey: cfg.QdrantAPIKey, Collection: cfg.Collection,
-			Shards: cfg.QdrantShards, Replication: cfg.QdrantReplication, Logger: log,
-		}, model)
+		store, err := search.OpenQdrant(ctx, cfg.qdrantConfig(cfg.Collection, log), model)
 		if errors.Is(err, search.ErrModelMismatch) {
 			return nil, fmt.Errorf("%w\nto index under %s, set PAPERSEARCH_COLLECTION to a new collection and run 'papersearch ingest' on your corpus", err, model.Name)
 		}
