@@ -163,8 +163,11 @@ const qdrantCountTTL = 2 * time.Second
 // all. They weigh and prune query terms as the embedded store does and
 // give the query's ideal score. They are counted from the collection on
 // open and kept up to date by this process's writes; after a write whose
-// outcome is unknown they are counted again before the next query.
-// Writes by other processes are seen at the next open.
+// outcome is unknown, or when an exact point count (Count, every 2 s at
+// most) disagrees with theirs because another process wrote, they are
+// counted again before the next query. They live in no other place, so
+// there is nothing to lose with a node or to reconcile between writers:
+// they are always derived from the points the collection holds.
 type termStats struct {
 	df    map[uint32]int32
 	n     int
@@ -798,6 +801,15 @@ func (q *Qdrant) Count(ctx context.Context) (_ int, err error) {
 		return 0, fmt.Errorf("count: %w", err)
 	}
 	q.count, q.countAt = int(n), time.Now()
+	// A count other than the one the document frequencies hold means
+	// another process wrote to the collection: count the frequencies again
+	// before the next lexical query. (Lock order: countMu, then lexMu; a
+	// write releases lexMu before it forgets the count.)
+	q.lexMu.Lock()
+	if q.terms.n != q.count {
+		q.terms.stale = true
+	}
+	q.lexMu.Unlock()
 	return q.count, nil
 }
 

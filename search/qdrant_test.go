@@ -311,3 +311,33 @@ func TestQdrantCollectionSettings(t *testing.T) {
 		t.Errorf("quantization int4: %v, want a refusal naming it", err)
 	}
 }
+
+// TestQdrantSeesOtherWritersTerms: a store opened before another process
+// wrote to its collection weighs query terms with the other's documents
+// once an exact count shows the collection changed.
+func TestQdrantSeesOtherWritersTerms(t *testing.T) {
+	a := openTestQdrant(t, testModel)
+	ctx := context.Background()
+	b, err := OpenQdrant(ctx, QdrantConfig{URL: qdrantURL(t), Collection: a.Collection()}, testModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	d := testDoc(1)
+	d.Paper.Abstract = "Gradient clipping stabilises recurrent networks."
+	if err := a.Upsert(ctx, []Document{d, testDoc(2), testDoc(3)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.Count(ctx); err != nil || n != 3 {
+		t.Fatalf("b counts %d (%v), want 3", n, err)
+	}
+	m, err := b.Lexical(ctx, Analyze("gradient clipping"), 5, papersearch.Filter{})
+	if err != nil || len(m.Candidates) != 1 || m.Candidates[0].ID != "p001" {
+		t.Errorf("b's lexical after a's writes: %+v, %v; want p001", m.Candidates, err)
+	}
+	want, _ := a.Lexical(ctx, Analyze("gradient clipping"), 5, papersearch.Filter{})
+	if math.Abs(m.Ideal-want.Ideal) > 1e-9 || len(want.Candidates) != 1 ||
+		math.Abs(float64(m.Candidates[0].Score-want.Candidates[0].Score)) > 1e-5 {
+		t.Errorf("b weighs %+v (ideal %g), a %+v (ideal %g)", m.Candidates, m.Ideal, want.Candidates, want.Ideal)
+	}
+}
