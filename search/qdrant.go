@@ -325,6 +325,21 @@ func (q *Qdrant) dropQdrantIDF(ctx context.Context, info *qdrant.CollectionInfo)
 	if err != nil {
 		return fmt.Errorf("qdrant collection %s: turn off Qdrant's per-shard IDF: %w", q.coll, err)
 	}
+	// A cluster applies the change through consensus, after it answered:
+	// wait until this node shows it, so no query weighs idf twice.
+	_, err = backoff.Retry(ctx, func() (struct{}, error) {
+		info, err := q.client.GetCollectionInfo(ctx, q.coll)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse].GetModifier() == qdrant.Modifier_Idf {
+			return struct{}{}, errors.New("the change is not applied yet")
+		}
+		return struct{}{}, nil
+	}, backoff.WithMaxElapsedTime(30*time.Second))
+	if err != nil {
+		return fmt.Errorf("qdrant collection %s: turn off Qdrant's per-shard IDF: %w", q.coll, err)
+	}
 	q.log.Info("qdrant collection: lexical idf now from papersearch's document frequencies", "collection", q.coll)
 	return nil
 }

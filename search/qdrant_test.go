@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -256,8 +257,11 @@ func TestQdrantTurnsOffItsIDF(t *testing.T) {
 		}
 		return info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse].GetModifier()
 	}
-	if m := modifier(); m != qdrant.Modifier_Idf {
-		t.Fatalf("set up: modifier %v, want Idf", m)
+	// A cluster applies the change after it answers.
+	for deadline := time.Now().Add(30 * time.Second); modifier() != qdrant.Modifier_Idf; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("set up: modifier %v, want Idf", modifier())
+		}
 	}
 	again, err := OpenQdrant(ctx, QdrantConfig{URL: qdrantURL(t), Collection: q.Collection()}, testModel)
 	if err != nil {
