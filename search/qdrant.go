@@ -60,6 +60,12 @@ type QdrantConfig struct {
 	Logger    *slog.Logger
 }
 
+// qdrantOversampling is how many times k candidates a quantised dense
+// search finds by their int8 scores before rescoring them exactly: the top
+// k is then exact unless int8 rounding moves a paper across the 2k-th
+// place.
+const qdrantOversampling = 2.0
+
 // Quantizations a QdrantConfig may ask for.
 const (
 	QuantizationNone = "none"
@@ -143,8 +149,8 @@ type Qdrant struct {
 	terms termStats
 
 	// search holds the dense search's parameters: the HNSW beam, and
-	// rescoring of quantised candidates with the original vectors (Qdrant
-	// ignores both where they do not apply).
+	// oversampling and rescoring of quantised candidates with the original
+	// vectors (Qdrant ignores them where they do not apply).
 	search *qdrant.SearchParams
 
 	// countMu guards the cached point count (see Count).
@@ -295,7 +301,7 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 	q := &Qdrant{client: client, coll: cfg.Collection, model: model, log: log,
 		read: qdrant.NewReadConsistencyFactor(1),
 		search: &qdrant.SearchParams{HnswEf: optional(cfg.HNSWEF),
-			Quantization: &qdrant.QuantizationSearchParams{Rescore: qdrant.PtrOf(true)}}}
+			Quantization: &qdrant.QuantizationSearchParams{Rescore: qdrant.PtrOf(true), Oversampling: qdrant.PtrOf(qdrantOversampling)}}}
 	err = q.ensureCollection(ctx, cfg)
 	if err == nil {
 		err = q.countTerms(ctx)

@@ -42,7 +42,10 @@ func openTestQdrant(t *testing.T, model embed.ModelInfo) *Qdrant {
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
 	name := "test_" + strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + "_" + hex.EncodeToString(suffix)
-	q, err := OpenQdrant(context.Background(), QdrantConfig{URL: url, Collection: name}, model)
+	// Unquantised: the conformance suite checks dense answers are exact,
+	// which only the float32 search promises (TestQdrantCollectionSettings
+	// covers int8, the default).
+	q, err := OpenQdrant(context.Background(), QdrantConfig{URL: url, Collection: name, Quantization: QuantizationNone}, model)
 	if err != nil {
 		t.Fatalf("open qdrant at %s: %v", url, err)
 	}
