@@ -233,12 +233,14 @@ func (s *SQLite) reserve(n int) {
 	s.rows, s.lex, s.retired = make(map[string]int, n), newLexicalIndex(n), 0
 }
 
-// appendRow adds a live paper at a new row. The caller holds s.mu.
+// appendRow adds a live paper at a new row, vec appended to the matrix
+// unless it already is the matrix's next row (load decodes it there). The
+// caller holds s.mu.
 func (s *SQLite) appendRow(p papersearch.Paper, vec []float32, terms []string) {
 	row := len(s.ids)
 	s.rows[p.ID] = row
 	s.ids = append(s.ids, p.ID)
-	if len(s.vectors) < (row+1)*len(vec) { // load decodes it in place
+	if len(s.vectors) == row*len(vec) {
 		s.vectors = append(s.vectors, vec...)
 	}
 	s.codes = append(s.codes, make([]int8, len(vec))...)
