@@ -60,12 +60,6 @@ type QdrantConfig struct {
 	Logger    *slog.Logger
 }
 
-// qdrantOversampling is how many times k candidates a quantised dense
-// search finds by their int8 scores before rescoring them exactly: the top
-// k is then exact unless int8 rounding moves a paper across the 2k-th
-// place.
-const qdrantOversampling = 2.0
-
 // Quantizations a QdrantConfig may ask for.
 const (
 	QuantizationNone = "none"
@@ -149,8 +143,11 @@ type Qdrant struct {
 	terms termStats
 
 	// search holds the dense search's parameters: the HNSW beam, and
-	// oversampling and rescoring of quantised candidates with the original
-	// vectors (Qdrant ignores them where they do not apply).
+	// rescoring of quantised candidates with the original vectors (Qdrant
+	// ignores both where they do not apply). Candidates are not
+	// oversampled: twice as many cost 1.4 ms of a similar request's 4, and
+	// the 100 candidates' order near their end barely reaches the fused
+	// top 10 (SciFact is the same to 4 decimals with and without int8).
 	search *qdrant.SearchParams
 
 	// countMu guards the cached point count (see Count).
@@ -301,7 +298,7 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 	q := &Qdrant{client: client, coll: cfg.Collection, model: model, log: log,
 		read: qdrant.NewReadConsistencyFactor(1),
 		search: &qdrant.SearchParams{HnswEf: optional(cfg.HNSWEF),
-			Quantization: &qdrant.QuantizationSearchParams{Rescore: qdrant.PtrOf(true), Oversampling: qdrant.PtrOf(qdrantOversampling)}}}
+			Quantization: &qdrant.QuantizationSearchParams{Rescore: qdrant.PtrOf(true)}}}
 	err = q.ensureCollection(ctx, cfg)
 	if err == nil {
 		err = q.countTerms(ctx)
