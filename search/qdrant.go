@@ -335,7 +335,8 @@ func (q *Qdrant) dropQdrantIDF(ctx context.Context, info *qdrant.CollectionInfo)
 		if err != nil {
 			return struct{}{}, err
 		}
-		if info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse].GetModifier() == qdrant.Modifier_Idf {
+		p := info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse]
+		if p == nil || p.GetModifier() != qdrant.Modifier_None {
 			return struct{}{}, errors.New("the change is not applied yet")
 		}
 		return struct{}{}, nil

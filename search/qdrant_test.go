@@ -271,8 +271,13 @@ func TestQdrantTurnsOffItsIDF(t *testing.T) {
 		t.Fatal(err)
 	}
 	again.Close()
-	if m := modifier(); m != qdrant.Modifier_None {
-		t.Errorf("after opening: modifier %v, want None", m)
+	// On a cluster under load the collection's config was seen to show the
+	// old modifier again for a while after the change was visible: wait
+	// for it to settle, as a reader would.
+	for deadline := time.Now().Add(30 * time.Second); modifier() != qdrant.Modifier_None; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after opening: modifier %v, want None", modifier())
+		}
 	}
 }
 
