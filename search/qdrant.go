@@ -260,6 +260,11 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 	if err != nil || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("qdrant URL %q: want http://host:port or https://host:port (the gRPC port, 6334 by default)", cfg.URL)
 	}
+	// The settings apply to a new collection only, but a wrong one is
+	// refused whether or not the collection exists.
+	if _, _, err := collectionParams(cfg); err != nil {
+		return nil, err
+	}
 	port := 6334
 	if p := u.Port(); p != "" {
 		if port, err = strconv.Atoi(p); err != nil {
@@ -310,6 +315,12 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 	return q, nil
 }
 
+// sparseParams are the collection's settings of its BM25 sparse vector,
+// nil if it has none.
+func sparseParams(info *qdrant.CollectionInfo) *qdrant.SparseVectorParams {
+	return info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse]
+}
+
 // dropQdrantIDF turns off Qdrant's own IDF on the sparse vectors of a
 // collection created before papersearch weighed query terms itself. Qdrant
 // computes IDF per shard, so lexical ranks depended on the shard count;
@@ -317,8 +328,7 @@ func OpenQdrant(ctx context.Context, cfg QdrantConfig, model embed.ModelInfo) (*
 // frequencies, as the embedded store's does, and Qdrant's must not apply
 // on top. Setting it is idempotent, so concurrent openers agree.
 func (q *Qdrant) dropQdrantIDF(ctx context.Context, info *qdrant.CollectionInfo) error {
-	params := info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse]
-	if params.GetModifier() != qdrant.Modifier_Idf {
+	if params := sparseParams(info); params.GetModifier() != qdrant.Modifier_Idf {
 		return nil
 	}
 	err := q.client.UpdateCollection(ctx, &qdrant.UpdateCollection{CollectionName: q.coll,
@@ -335,7 +345,7 @@ func (q *Qdrant) dropQdrantIDF(ctx context.Context, info *qdrant.CollectionInfo)
 		if err != nil {
 			return struct{}{}, err
 		}
-		p := info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse]
+		p := sparseParams(info)
 		if p == nil || p.GetModifier() != qdrant.Modifier_None {
 			return struct{}{}, errors.New("the change is not applied yet")
 		}

@@ -258,7 +258,7 @@ func TestQdrantTurnsOffItsIDF(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse].GetModifier()
+		return sparseParams(info).GetModifier()
 	}
 	// A cluster applies the change after it answers.
 	for deadline := time.Now().Add(30 * time.Second); modifier() != qdrant.Modifier_Idf; time.Sleep(50 * time.Millisecond) {
