@@ -5,6 +5,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // maxSentences bounds the sentences of one abstract considered for its
@@ -28,7 +29,7 @@ func explainRanks(x fused) *papersearch.Explanation {
 // abstract sentence whose embedding is closest to the query vector or, with
 // no vector, the one matching most query terms.
 func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query string, queryVec []float32) {
-	qtoks := Tokens(query)
+	qtoks := lexical.Tokens(query)
 	var (
 		sentences [][]string
 		all       []string
@@ -36,7 +37,7 @@ func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query 
 	for i := range hits {
 		h := &hits[i]
 		docTerms := map[string]bool{}
-		for _, t := range Analyze(h.Paper.Text()) {
+		for _, t := range lexical.Analyze(h.Paper.Text()) {
 			docTerms[t] = true
 		}
 		seen := map[string]bool{}
@@ -73,7 +74,7 @@ func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query 
 			if vecs != nil {
 				score = float64(embed.Dot(queryVec, vecs[next]))
 			} else {
-				for _, t := range Analyze(s) {
+				for _, t := range lexical.Analyze(s) {
 					if qterms[t] {
 						score++
 					}

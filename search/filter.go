@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 func yearReason() string {
@@ -45,7 +46,7 @@ func withoutExclude(f papersearch.Filter) papersearch.Filter {
 
 // authorWords splits an author filter or name into lower-case words.
 func authorWords(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isWordRune(r) })
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !lexical.IsWordRune(r) })
 }
 
 // authorMatches reports whether one author's name words match the filter's

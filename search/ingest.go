@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // IngestBatch is how many papers are embedded and stored together: small
@@ -76,7 +77,7 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 		default:
 			sum.Updated++
 		}
-		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash, Terms: Analyze(p.Text())}
+		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash, Terms: lexical.Analyze(p.Text())}
 		if exists && old.TextHash == fp.TextHash {
 			prev, err := e.store.Get(ctx, p.ID)
 			if err != nil {

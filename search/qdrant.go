@@ -23,6 +23,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // QdrantConfig configures the Qdrant store. Zero fields take the defaults
@@ -470,12 +471,12 @@ func sparseTerm(term string) uint32 {
 // sparseBM25 is a document's BM25 term weights (without IDF, which Qdrant
 // applies) as a sparse vector. The caller holds q.lexMu.
 func (q *Qdrant) sparseBM25(terms []string) *qdrant.Vector {
-	counts := termCounts(terms)
+	counts := lexical.TermCounts(terms)
 	idx := make([]uint32, 0, len(counts))
 	val := make([]float32, 0, len(counts))
 	for t, tf := range counts {
 		idx = append(idx, sparseTerm(t))
-		val = append(val, float32(tfWeight(tf, len(terms), q.avgdl)))
+		val = append(val, float32(lexical.TFWeight(tf, len(terms), q.avgdl)))
 	}
 	return qdrant.NewVectorSparse(idx, val)
 }
@@ -739,7 +740,7 @@ func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f papersear
 	idx := make([]uint32, len(scored))
 	val := make([]float32, len(scored))
 	for i, t := range scored {
-		idx[i], val[i] = sparseTerm(t.term), float32(t.weight) // query tf × idf
+		idx[i], val[i] = sparseTerm(t.Term), float32(t.Weight) // query tf × idf
 	}
 	out, err := q.query(ctx, qdrant.NewQuerySparse(idx, val), qdrantSparse, k, f)
 	if err != nil {
@@ -751,7 +752,7 @@ func (q *Qdrant) Lexical(ctx context.Context, terms []string, k int, f papersear
 // weigh reads a lexical query as the embedded store does (see weighTerms),
 // with this collection's document frequencies, counting them first if a
 // write left them uncertain.
-func (q *Qdrant) weigh(ctx context.Context, terms []string) ([]weightedTerm, float64, error) {
+func (q *Qdrant) weigh(ctx context.Context, terms []string) ([]lexical.WeightedTerm, float64, error) {
 	q.lexMu.RLock()
 	if q.terms.stale {
 		q.lexMu.RUnlock()
@@ -767,7 +768,7 @@ func (q *Qdrant) weigh(ctx context.Context, terms []string) ([]weightedTerm, flo
 		q.lexMu.RLock()
 	}
 	defer q.lexMu.RUnlock()
-	scored, ideal := weighTerms(terms, q.terms.n, func(t string) int { return int(q.terms.df[sparseTerm(t)]) })
+	scored, ideal := lexical.WeighTerms(terms, q.terms.n, func(t string) int { return int(q.terms.df[sparseTerm(t)]) })
 	return scored, ideal, nil
 }
 
@@ -958,7 +959,7 @@ func (q *Qdrant) RefreshLexical(ctx context.Context) (err error) {
 	err = scroll(qdrant.NewWithPayloadInclude(fieldTitle, fieldAbstract), func(p *qdrant.RetrievedPoint) error {
 		paper := papersearch.Paper{Title: p.GetPayload()[fieldTitle].GetStringValue(), Abstract: p.GetPayload()[fieldAbstract].GetStringValue()}
 		batch = append(batch, &qdrant.PointVectors{Id: p.GetId(),
-			Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{qdrantSparse: q.sparseBM25(Analyze(paper.Text()))})})
+			Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{qdrantSparse: q.sparseBM25(lexical.Analyze(paper.Text()))})})
 		if len(batch) == 256 {
 			return flush()
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // qdrantURL returns the Qdrant the integration tests use, from
@@ -152,10 +153,10 @@ func TestQdrantRefreshWhileWriting(t *testing.T) {
 		id := p.GetPayload()[fieldPaperID].GetStringValue()
 		var i int
 		fmt.Sscanf(id, "r%03d", &i)
-		terms := Analyze(doc(i).Paper.Text())
+		terms := lexical.Analyze(doc(i).Paper.Text())
 		want := map[uint32]float32{}
-		for term, tf := range termCounts(terms) {
-			want[sparseTerm(term)] = float32(tfWeight(tf, len(terms), q.avgdl))
+		for term, tf := range lexical.TermCounts(terms) {
+			want[sparseTerm(term)] = float32(lexical.TFWeight(tf, len(terms), q.avgdl))
 		}
 		sv := p.GetVectors().GetVectors().GetVectors()[qdrantSparse]
 		idx, val := sv.GetIndices().GetData(), sv.GetData()
@@ -212,7 +213,7 @@ func TestQdrantLexicalRanksLikeEmbedded(t *testing.T) {
 		texts = append(texts, p.Title)
 	}
 	for _, text := range texts {
-		terms := Analyze(text)
+		terms := lexical.Analyze(text)
 		want, err := e.Lexical(ctx, terms, 10, papersearch.Filter{})
 		if err != nil {
 			t.Fatal(err)
@@ -343,11 +344,11 @@ func TestQdrantSeesOtherWritersTerms(t *testing.T) {
 	if n, err := b.Count(ctx); err != nil || n != 3 {
 		t.Fatalf("b counts %d (%v), want 3", n, err)
 	}
-	m, err := b.Lexical(ctx, Analyze("gradient clipping"), 5, papersearch.Filter{})
+	m, err := b.Lexical(ctx, lexical.Analyze("gradient clipping"), 5, papersearch.Filter{})
 	if err != nil || len(m.Candidates) != 1 || m.Candidates[0].ID != "p001" {
 		t.Errorf("b's lexical after a's writes: %+v, %v; want p001", m.Candidates, err)
 	}
-	want, _ := a.Lexical(ctx, Analyze("gradient clipping"), 5, papersearch.Filter{})
+	want, _ := a.Lexical(ctx, lexical.Analyze("gradient clipping"), 5, papersearch.Filter{})
 	if math.Abs(m.Ideal-want.Ideal) > 1e-9 || len(want.Candidates) != 1 ||
 		math.Abs(float64(m.Candidates[0].Score-want.Candidates[0].Score)) > 1e-5 {
 		t.Errorf("b weighs %+v (ideal %g), a %+v (ideal %g)", m.Candidates, m.Ideal, want.Candidates, want.Ideal)

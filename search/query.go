@@ -17,6 +17,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // Mode selects the retrievals a query uses.
@@ -152,21 +153,21 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		return Results{}, err
 	}
 	var (
-		res      Results
-		dense    []Candidate
-		lexical  Matches
-		queryVec []float32
+		res        Results
+		dense      []Candidate
+		lexMatches Matches
+		queryVec   []float32
 	)
 	filter := q.Filter
 	filter.Exclude = slices.Concat(q.Like, q.Unlike, seen)
-	terms := Analyze(q.Text)
+	terms := lexical.Analyze(q.Text)
 
 	// The lexical side runs while the query is embedded and searched.
 	lexDone := make(chan error, 1)
 	go func() {
 		var err error
 		if q.Mode != Dense && len(terms) > 0 {
-			if lexical, err = e.store.Lexical(ctx, terms, CandidateDepth, filter); err != nil {
+			if lexMatches, err = e.store.Lexical(ctx, terms, CandidateDepth, filter); err != nil {
 				err = fmt.Errorf("lexical retrieval: %w", err)
 			}
 		}
@@ -198,7 +199,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	if err != nil {
 		return Results{}, err
 	}
-	ranked := e.merge(q.Mode, dense, lexical)
+	ranked := e.merge(q.Mode, dense, lexMatches)
 	return e.page(ctx, start, res, ranked, q, seen, q.fingerprint("search"), terms, queryVec)
 }
 
@@ -233,7 +234,7 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	// The dense side searches from the paper's stored vector while the
 	// paper itself is read for the lexical side.
 	var dense []Candidate
-	var lexical Matches
+	var lexMatches Matches
 	g, gctx := errgroup.WithContext(ctx)
 	if q.Mode != Lexical {
 		g.Go(func() (err error) {
@@ -251,11 +252,11 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	q.Text = doc.Paper.Text()
 	terms := doc.Terms
 	if terms == nil {
-		terms = Analyze(q.Text)
+		terms = lexical.Analyze(q.Text)
 	}
 	if q.Mode != Dense {
 		g.Go(func() (err error) {
-			if lexical, err = e.store.Lexical(gctx, terms, CandidateDepth, filter); err != nil {
+			if lexMatches, err = e.store.Lexical(gctx, terms, CandidateDepth, filter); err != nil {
 				return fmt.Errorf("lexical retrieval: %w", err)
 			}
 			return nil
@@ -264,7 +265,7 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if err := g.Wait(); err != nil {
 		return Results{}, err
 	}
-	return e.page(ctx, start, Results{}, e.merge(q.Mode, dense, lexical), q, seen, fp, terms, doc.Vector)
+	return e.page(ctx, start, Results{}, e.merge(q.Mode, dense, lexMatches), q, seen, fp, terms, doc.Vector)
 }
 
 func (e *Engine) seen(cursor, fingerprint string) ([]string, error) {
@@ -278,14 +279,14 @@ func (e *Engine) seen(cursor, fingerprint string) ([]string, error) {
 	return c.Seen, nil
 }
 
-func (e *Engine) merge(mode Mode, dense []Candidate, lexical Matches) []fused {
+func (e *Engine) merge(mode Mode, dense []Candidate, lex Matches) []fused {
 	switch {
-	case mode == Dense || len(lexical.Candidates) == 0 && len(dense) > 0:
+	case mode == Dense || len(lex.Candidates) == 0 && len(dense) > 0:
 		return single(dense, true)
 	case mode == Lexical || len(dense) == 0:
-		return single(lexical.Candidates, false)
+		return single(lex.Candidates, false)
 	}
-	return fuse(dense, lexical, *e.opts.Fusion)
+	return fuse(dense, lex, *e.opts.Fusion)
 }
 
 // denseQuery builds the dense query vector: the embedded text, moved toward

@@ -8,6 +8,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // benchStore is an embedded store of the 29,100 ML papers with hash vectors.
@@ -48,14 +49,14 @@ func BenchmarkStore29k(b *testing.B) {
 			s.Nearest(ctx, doc.Vector, 100, papersearch.Filter{})
 		}
 	})
-	terms := search.Analyze(doc.Paper.Text())
+	terms := lexical.Analyze(doc.Paper.Text())
 	b.Run("lexical-paper", func(b *testing.B) {
 		for b.Loop() {
 			s.Lexical(ctx, terms, 100, papersearch.Filter{})
 		}
 	})
 	b.Run("lexical-question", func(b *testing.B) {
-		q := search.Analyze("graph neural networks for molecular property prediction")
+		q := lexical.Analyze("graph neural networks for molecular property prediction")
 		for b.Loop() {
 			s.Lexical(ctx, q, 100, papersearch.Filter{})
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/lexical"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
@@ -71,7 +72,7 @@ type SQLite struct {
 	years   []int32        // row -> year
 	venues  []string       // row -> venue, lower-cased
 	authors [][][]string   // row -> author -> lower-case name words
-	lex     *lexicalIndex
+	lex     *lexical.Index
 	retired int
 
 	scores sync.Pool // *[]float32 of BM25 scores by row
@@ -196,7 +197,7 @@ func (s *SQLite) load(ctx context.Context) error {
 			return fmt.Errorf("load: paper %s: authors: %w", p.ID, err)
 		}
 		if terms == "" {
-			terms = strings.Join(Analyze(p.Text()), " ")
+			terms = strings.Join(lexical.Analyze(p.Text()), " ")
 			fill = append(fill, missing{p.ID, terms})
 		}
 		start := len(s.vectors)
@@ -216,7 +217,7 @@ func (s *SQLite) load(ctx context.Context) error {
 			return fmt.Errorf("load: store terms of %s: %w", m.id, err)
 		}
 	}
-	s.lex.commit()
+	s.lex.Commit()
 	return nil
 }
 
@@ -230,7 +231,7 @@ func (s *SQLite) reserve(n int) {
 	s.ids, s.vectors = make([]string, 0, n), make([]float32, 0, n*dim)
 	s.codes, s.scales = make([]int8, 0, n*dim), make([]float32, 0, n)
 	s.years, s.venues, s.authors = make([]int32, 0, n), make([]string, 0, n), make([][][]string, 0, n)
-	s.rows, s.lex, s.retired = make(map[string]int, n), newLexicalIndex(n), 0
+	s.rows, s.lex, s.retired = make(map[string]int, n), lexical.NewIndex(n), 0
 }
 
 // appendRow adds a live paper at a new row, vec appended to the matrix
@@ -252,7 +253,7 @@ func (s *SQLite) appendRow(p papersearch.Paper, vec []float32, terms []string) {
 		names[i] = authorWords(a)
 	}
 	s.authors = append(s.authors, names)
-	s.lex.add(row, terms)
+	s.lex.Add(row, terms)
 }
 
 // retireRow takes a paper's row out of every retrieval. The caller holds s.mu.
@@ -264,7 +265,7 @@ func (s *SQLite) retireRow(id string) {
 	delete(s.rows, id)
 	s.ids[r] = ""
 	s.authors[r] = nil
-	s.lex.remove(r)
+	s.lex.Remove(r)
 	s.retired++
 }
 
@@ -275,7 +276,7 @@ func (s *SQLite) commitLocked(ctx context.Context) error {
 	if s.retired >= 1024 && s.retired >= len(s.ids)/4 {
 		return s.load(ctx)
 	}
-	s.lex.commit()
+	s.lex.Commit()
 	return nil
 }
 
@@ -672,7 +673,7 @@ func (s *SQLite) Lexical(ctx context.Context, terms []string, k int, f papersear
 		allow = s.allow(f)
 	}
 	excluded := s.excludedRows(f.Exclude)
-	touched, ideal := s.lex.score(terms, allow, scores, nil)
+	touched, ideal := s.lex.Score(terms, allow, scores, nil)
 	top := newTopK(k)
 	for _, r := range touched {
 		if !excluded[int(r)] {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // Document is a paper as a Store keeps it: the paper, its unit-length vector
@@ -28,12 +29,12 @@ type Document struct {
 }
 
 // analysed returns the document's analysed terms: Terms when set, else
-// Analyze(Paper.Text()). A text is analysed once on its way to a store.
+// lexical.Analyze(Paper.Text()). A text is analysed once on its way to a store.
 func (d Document) analysed() []string {
 	if d.Terms != nil {
 		return d.Terms
 	}
-	return Analyze(d.Paper.Text())
+	return lexical.Analyze(d.Paper.Text())
 }
 
 // Candidate is a document id with its score for one retrieval.

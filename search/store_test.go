@@ -13,6 +13,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 var testModel = embed.ModelInfo{Name: "test-model", Dim: 8}
@@ -203,13 +204,13 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		// term no paper holds; it follows every write.
 		ideal := func(when string, want float64) {
 			t.Helper()
-			m, err := s.Lexical(ctx, Analyze("graph zebra"), 10, papersearch.Filter{})
+			m, err := s.Lexical(ctx, lexical.Analyze("graph zebra"), 10, papersearch.Filter{})
 			if err != nil || !near(m.Ideal, want) {
 				t.Errorf("%s: ideal of graph zebra = %v (%v), want %v", when, m.Ideal, err, want)
 			}
 		}
 		ideal("4 papers, 3 with graph", math.Log(10.0/7)+math.Log(10))
-		m, err := s.Lexical(ctx, Analyze("graphs"), 10, papersearch.Filter{})
+		m, err := s.Lexical(ctx, lexical.Analyze("graphs"), 10, papersearch.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +223,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("lexical scores not positive and descending: %v", got)
 			}
 		}
-		if got, _ := s.Lexical(ctx, Analyze("zebra"), 10, papersearch.Filter{}); len(got.Candidates) != 0 || !near(got.Ideal, math.Log(10)) {
+		if got, _ := s.Lexical(ctx, lexical.Analyze("zebra"), 10, papersearch.Filter{}); len(got.Candidates) != 0 || !near(got.Ideal, math.Log(10)) {
 			t.Errorf("Lexical(zebra) = %+v, want nothing, ideal ln 10", got)
 		}
 		for _, tt := range []struct {
@@ -237,7 +238,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 			{papersearch.Filter{Exclude: []string{"p004"}}, "p001,p002"},
 			{papersearch.Filter{YearMin: 2030}, ""},
 		} {
-			got, err := s.Lexical(ctx, Analyze("graph"), 10, tt.f)
+			got, err := s.Lexical(ctx, lexical.Analyze("graph"), 10, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,14 +260,14 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.Upsert(ctx, []Document{changed}); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, papersearch.Filter{}); ids(got) != "p001,p002" {
+		if got, _ := s.Lexical(ctx, lexical.Analyze("graph"), 10, papersearch.Filter{}); ids(got) != "p001,p002" {
 			t.Errorf("after replacing p004: %s", ids(got))
 		}
 		ideal("p004 replaced, 2 with graph", math.Ln2+math.Log(10))
 		if err := s.Delete(ctx, "p001"); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.Lexical(ctx, Analyze("graph"), 10, papersearch.Filter{}); ids(got) != "p002" {
+		if got, _ := s.Lexical(ctx, lexical.Analyze("graph"), 10, papersearch.Filter{}); ids(got) != "p002" {
 			t.Errorf("after deleting p001: %s", ids(got))
 		}
 		ideal("p001 deleted, 3 papers, 1 with graph", math.Log(8.0/3)+math.Log(8))
@@ -403,7 +404,7 @@ func TestSQLiteAnalysesTermsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := s.Lexical(ctx, Analyze("clipping gradients"), 5, papersearch.Filter{})
+		m, err := s.Lexical(ctx, lexical.Analyze("clipping gradients"), 5, papersearch.Filter{})
 		if err != nil || len(m.Candidates) != 1 || m.Candidates[0].ID != "p001" {
 			t.Errorf("opening %d: lexical = %+v, %v; want p001 alone", round, m.Candidates, err)
 		}
@@ -452,7 +453,7 @@ func TestSQLiteConcurrentWritesOfOneID(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := s.Lexical(ctx, Analyze(variantWord(n%writers)+" contested"), 5, papersearch.Filter{}); err != nil {
+				if _, err := s.Lexical(ctx, lexical.Analyze(variantWord(n%writers)+" contested"), 5, papersearch.Filter{}); err != nil {
 					t.Error(err)
 				}
 				if _, err := s.Nearest(ctx, randomUnit(uint64(r), testModel.Dim), 3, papersearch.Filter{}); err != nil {
@@ -521,7 +522,7 @@ func memoryMatchesDisk(t *testing.T, s *SQLite, variant func(int) Document, writ
 	}
 	ok = true
 	for w := range writers {
-		m, err := s.Lexical(ctx, Analyze(variantWord(w)), 5, papersearch.Filter{})
+		m, err := s.Lexical(ctx, lexical.Analyze(variantWord(w)), 5, papersearch.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // evalCmd builds a fresh index of a BEIR corpus and reports nDCG@10,
@@ -180,7 +181,7 @@ func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.Mo
 	if cfg.QdrantURL != "" {
 		var total int
 		for _, p := range papers {
-			total += len(search.Analyze(p.Text()))
+			total += len(lexical.Analyze(p.Text()))
 		}
 		suffix := make([]byte, 4)
 		rand.Read(suffix)

@@ -1,4 +1,8 @@
-package search
+// Package lexical is papersearch's lexical side: the one text analyser
+// (Analyze, Tokens) and BM25 (its weights, the query's reading, and an
+// in-memory inverted index), shared by both stores, queries and
+// explanations.
+package lexical
 
 import (
 	"strings"
@@ -45,14 +49,14 @@ func Tokens(text string) []Token {
 	var out []Token
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if !isWordRune(r) {
+		if !IsWordRune(r) {
 			i += size
 			continue
 		}
 		start := i
 		for i < len(text) {
 			r, size = utf8.DecodeRuneInString(text[i:])
-			if !isWordRune(r) {
+			if !IsWordRune(r) {
 				break
 			}
 			i += size
@@ -64,7 +68,7 @@ func Tokens(text string) []Token {
 			if strings.HasPrefix(rest, "’s") {
 				j = i + len("’s")
 			}
-			if next, _ := utf8.DecodeRuneInString(text[j:]); j == len(text) || !isWordRune(next) {
+			if next, _ := utf8.DecodeRuneInString(text[j:]); j == len(text) || !IsWordRune(next) {
 				i = j
 			}
 		}
@@ -76,4 +80,5 @@ func Tokens(text string) []Token {
 	return out
 }
 
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+// IsWordRune reports whether r belongs to a word: a letter or a digit.
+func IsWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

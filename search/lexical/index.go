@@ -1,0 +1,133 @@
+package lexical
+
+// posting is one document's occurrences of a term.
+type posting struct {
+	row int32
+	tf  int32
+}
+
+// Index is an in-memory inverted index over document rows.
+type Index struct {
+	termIDs  map[string]int32
+	postings [][]posting // by term id
+	df       []int32     // live documents holding each term, by term id
+	rowTerms [][]int32   // by row: the distinct terms of that row, to update df on removal
+	docLen   []int32     // by row; -1 marks a removed row
+	live     int
+	totalLen int64
+	// norms holds k1·(1 - b + b·dl/avgdl) by row for the current avgdl;
+	// add and remove clear it, commit fills it again.
+	norms []float32
+}
+
+// NewIndex returns an empty index with room for n rows.
+func NewIndex(n int) *Index {
+	return &Index{termIDs: map[string]int32{}, rowTerms: make([][]int32, 0, n), docLen: make([]int32, 0, n)}
+}
+
+// add indexes row (which must be the next row) with its terms.
+func (x *Index) Add(row int, terms []string) {
+	for len(x.docLen) <= row {
+		x.docLen = append(x.docLen, -1)
+		x.rowTerms = append(x.rowTerms, nil)
+	}
+	counts := TermCounts(terms)
+	ids := make([]int32, 0, len(counts))
+	for term, tf := range counts {
+		id, ok := x.termIDs[term]
+		if !ok {
+			id = int32(len(x.postings))
+			x.termIDs[term] = id
+			x.postings = append(x.postings, nil)
+			x.df = append(x.df, 0)
+		}
+		x.postings[id] = append(x.postings[id], posting{row: int32(row), tf: int32(tf)})
+		x.df[id]++
+		ids = append(ids, id)
+	}
+	x.rowTerms[row] = ids
+	x.docLen[row] = int32(len(terms))
+	x.live++
+	x.totalLen += int64(len(terms))
+	x.norms = nil
+}
+
+// remove marks row as gone; its postings are skipped until the index is rebuilt.
+func (x *Index) Remove(row int) {
+	if row < len(x.docLen) && x.docLen[row] >= 0 {
+		x.live--
+		x.totalLen -= int64(x.docLen[row])
+		x.docLen[row] = -1
+		for _, id := range x.rowTerms[row] {
+			x.df[id]--
+		}
+		x.rowTerms[row] = nil
+		x.norms = nil
+	}
+}
+
+type queryTerm struct {
+	id     int32
+	weight float64 // query tf × idf
+}
+
+// queryTerms returns the query's known terms with their weights, pruned to
+// MaxQueryTerms, and the query's ideal score (see WeighTerms).
+func (x *Index) queryTerms(query []string) ([]queryTerm, float64) {
+	scored, ideal := WeighTerms(query, x.live, func(term string) int {
+		if id, ok := x.termIDs[term]; ok {
+			return int(x.df[id])
+		}
+		return 0
+	})
+	out := make([]queryTerm, len(scored))
+	for i, t := range scored {
+		out[i] = queryTerm{x.termIDs[t.Term], t.Weight}
+	}
+	return out, ideal
+}
+
+// commit recomputes what depends on the whole index, BM25's length
+// normalisation k1·(1 - b + b·dl/avgdl) by row, after a change. The owner
+// calls it under the same write lock as the change, so readers never write.
+func (x *Index) Commit() { x.norms = x.computeNorms() }
+
+// computeNorms returns BM25's length normalisation by row for the index as
+// it is now.
+func (x *Index) computeNorms() []float32 {
+	avgdl := float64(x.totalLen) / float64(max(x.live, 1))
+	n := make([]float32, len(x.docLen))
+	for r, dl := range x.docLen {
+		n[r] = float32(K1 * (1 - B + B*float64(dl)/avgdl))
+	}
+	return n
+}
+
+// score adds each live, allowed row's BM25 score for the query terms to
+// scores (indexed by row) and returns the rows it touched and the query's
+// ideal score (see WeighTerms). A term repeated in the query counts as
+// often as it is repeated, as in Lucene.
+func (x *Index) Score(query []string, allow func(row int) bool, scores []float32, touched []int32) ([]int32, float64) {
+	if x.live == 0 {
+		return touched, 0
+	}
+	norms := x.norms
+	if norms == nil { // changed and not yet committed: compute, keep nothing
+		norms = x.computeNorms()
+	}
+	terms, ideal := x.queryTerms(query)
+	for _, qt := range terms {
+		w := float32(qt.weight * (K1 + 1))
+		for _, p := range x.postings[qt.id] {
+			if x.docLen[p.row] < 0 || (allow != nil && !allow(int(p.row))) {
+				continue
+			}
+			if scores[p.row] == 0 {
+				touched = append(touched, p.row)
+			}
+			tf := float32(p.tf)
+			scores[p.row] += w * tf / (tf + norms[p.row])
+		}
+	}
+	return touched, ideal
+}

@@ -1,0 +1,59 @@
+package lexical
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
+
+func TestAnalyze(t *testing.T) {
+	got := strings.Join(Analyze("The cat's Networks are RUNNING with dogs; e.g. 3D-printed U.S. models’"), " ")
+	want := "cat network run dog e g 3d print u s model"
+	if got != want {
+		t.Errorf("Analyze = %q, want %q", got, want)
+	}
+	toks := Tokens("Studies of networks")
+	if len(toks) != 2 || toks[0].Word != "studies" || toks[0].Term != "studi" || toks[1].Term != "network" {
+		t.Errorf("Tokens = %+v", toks)
+	}
+}
+
+// BM25 against a score computed by hand with Lucene's formula.
+func TestBM25(t *testing.T) {
+	x := NewIndex(0)
+	x.Add(0, []string{"cat", "cat", "dog"})
+	x.Add(1, []string{"dog", "bird"})
+	scores := make([]float32, 2)
+	x.Score([]string{"cat"}, nil, scores, nil)
+	// idf = ln(1 + 1.5/1.5) = ln 2; tf part = 2·1.9 / (2 + 0.9·(0.6 + 0.4·3/2.5)).
+	if want := math.Ln2 * 3.8 / (2 + 0.9*(0.6+0.4*3/2.5)); !near(float64(scores[0]), want) || scores[1] != 0 {
+		t.Errorf("cat: scores %v, want [%f 0]", scores, want)
+	}
+	clear(scores)
+	x.Score([]string{"dog"}, nil, scores, nil)
+	if !(scores[1] > scores[0]) || !near(float64(scores[1]), math.Log(1.2)*1.9/(1+0.9*(0.6+0.4*2/2.5))) {
+		t.Errorf("dog: scores %v; the shorter document should win", scores)
+	}
+	// The ideal score of "cat zebra" over 2 documents: idf(cat) = ln 2 and
+	// zebra, held by none, ln(1 + 2.5/0.5) = ln 6.
+	if _, ideal := x.Score([]string{"cat", "zebra"}, nil, make([]float32, 2), nil); !near(ideal, math.Ln2+math.Log(6)) {
+		t.Errorf("ideal of cat zebra = %v, want ln 2 + ln 6", ideal)
+	}
+	x.Remove(1)
+	clear(scores)
+	x.Score([]string{"dog"}, nil, scores, nil)
+	if scores[1] != 0 || scores[0] == 0 {
+		t.Errorf("after removing row 1: %v", scores)
+	}
+}
+
+// BenchmarkAnalyze analyses one abstract for BM25.
+func BenchmarkAnalyze(b *testing.B) {
+	text := strings.Repeat("Transformers model long documents with sparse attention patterns, improving efficiency. ", 12)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Analyze(text)
+	}
+}
