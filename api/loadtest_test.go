@@ -19,8 +19,11 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/drive"
+	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -57,7 +60,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := search.OpenSQLite(ctx, filepath.Join(t.TempDir(), "load.db"), model.Info())
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "load.db"), model.Info())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +69,7 @@ func TestLoad(t *testing.T) {
 		var docs []search.Document
 		for _, p := range papers[i:min(i+1000, len(papers))] {
 			fp := search.FingerprintOf(p)
-			docs = append(docs, search.Document{Paper: p, Vector: embed.HashVector(p.ID, model.Info().Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash})
+			docs = append(docs, search.Document{Paper: p, Vector: hashvec.Of(p.ID, model.Info().Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash})
 		}
 		if err := store.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)
@@ -129,7 +132,7 @@ func TestLoad(t *testing.T) {
 		}
 		return nil
 	}
-	total := Drive(ctx, 32, loadDuration(), func(ctx context.Context, c *http.Client, n int) error {
+	total := drive.Run(ctx, 32, loadDuration(), func(ctx context.Context, c *http.Client, n int) error {
 		p := papers[(n*7919)%len(papers)]
 		var (
 			kind, id string
@@ -178,7 +181,7 @@ func TestLoad(t *testing.T) {
 		// Latency is reported, never asserted: the p99 target is measured
 		// by papersearch bench (docs/performance.md).
 		t.Logf("load: %-7s %6d requests, %d errors, p50 %.2f ms, p99 %.2f ms", name, len(k.lat)+k.errs, k.errs,
-			ms(Percentile(sorted, 50)), ms(Percentile(sorted, 99)))
+			ms(drive.Percentile(sorted, 50)), ms(drive.Percentile(sorted, 99)))
 		if k.errs > 0 {
 			t.Errorf("%s: %d failed requests (non-200, timeouts or dropped connections)", name, k.errs)
 		}

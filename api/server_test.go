@@ -22,6 +22,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -60,7 +61,7 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 			testServer.err = err
 			return
 		}
-		store, err := search.OpenSQLite(ctx, filepath.Join(dir, "papers.db"), model.Info())
+		store, err := sqlite.Open(ctx, filepath.Join(dir, "papers.db"), model.Info())
 		if err != nil {
 			testServer.err = err
 			return

@@ -20,6 +20,7 @@ import (
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 // upstream is the project's own server: the local model behind a real
@@ -44,7 +45,7 @@ func TestMain(m *testing.M) {
 			upstream.err = err
 			return
 		}
-		store, err := search.OpenSQLite(context.Background(), filepath.Join(dir, "papers.db"), local.Info())
+		store, err := sqlite.Open(context.Background(), filepath.Join(dir, "papers.db"), local.Info())
 		if err != nil {
 			upstream.err = err
 			return

@@ -1,4 +1,4 @@
-package search
+package search_test
 
 import (
 	"context"
@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/hashvec"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storetest"
 )
 
 // switchEmbedder embeds with hash vectors, or fails like an endpoint that
@@ -19,7 +23,7 @@ type switchEmbedder struct {
 	calls atomic.Int64
 }
 
-func (s *switchEmbedder) Info() embed.ModelInfo { return testModel }
+func (s *switchEmbedder) Info() embed.ModelInfo { return storetest.Model }
 
 func (s *switchEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	s.calls.Add(1)
@@ -28,22 +32,22 @@ func (s *switchEmbedder) Embed(_ context.Context, texts []string) ([][]float32, 
 	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
-		out[i] = embed.HashVector(t, testModel.Dim)
+		out[i] = hashvec.Of(t, storetest.Model.Dim)
 	}
 	return out, nil
 }
 
-func breakerEngine(t *testing.T, emb *switchEmbedder, cooldown time.Duration) *Engine {
+func breakerEngine(t *testing.T, emb *switchEmbedder, cooldown time.Duration) *search.Engine {
 	t.Helper()
-	store, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "papers.db"), testModel)
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "papers.db"), storetest.Model)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	if err := store.Upsert(context.Background(), []Document{testDoc(1), testDoc(2), testDoc(3)}); err != nil {
+	if err := store.Upsert(context.Background(), []search.Document{storetest.Doc(1), storetest.Doc(2), storetest.Doc(3)}); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := NewEngine(store, emb, Options{BreakerCooldown: cooldown})
+	eng, err := search.NewEngine(store, emb, search.Options{BreakerCooldown: cooldown})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +55,7 @@ func breakerEngine(t *testing.T, emb *switchEmbedder, cooldown time.Duration) *E
 }
 
 // TestQueryEmbeddingBreaker: with the embedder down, the first
-// BreakerFailures searches try it and answer lexically; every search after
+// search.BreakerFailures searches try it and answer lexically; every search after
 // them answers lexically without calling it at all (so a degraded search
 // costs what a lexical one does), and a dense-only search says the
 // dependency is unavailable.
@@ -60,8 +64,8 @@ func TestQueryEmbeddingBreaker(t *testing.T) {
 	emb := &switchEmbedder{}
 	emb.down.Store(true)
 	eng := breakerEngine(t, emb, time.Hour) // no probe during this test
-	for i := range BreakerFailures + 20 {
-		res, err := eng.Search(ctx, Query{Text: fmt.Sprintf("abstract number %d", i), Limit: 3})
+	for i := range search.BreakerFailures + 20 {
+		res, err := eng.Search(ctx, search.Query{Text: fmt.Sprintf("abstract number %d", i), Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,10 +73,10 @@ func TestQueryEmbeddingBreaker(t *testing.T) {
 			t.Fatalf("search %d: degraded %v, %d hits; want lexical results marked degraded", i, res.Degraded, len(res.Hits))
 		}
 	}
-	if n := emb.calls.Load(); n != BreakerFailures {
-		t.Errorf("the embedder was called %d times, want %d: searches kept waiting for it", n, BreakerFailures)
+	if n := emb.calls.Load(); n != search.BreakerFailures {
+		t.Errorf("the embedder was called %d times, want %d: searches kept waiting for it", n, search.BreakerFailures)
 	}
-	if _, err := eng.Search(ctx, Query{Text: "abstract", Mode: Dense, Limit: 3}); !errors.Is(err, ErrUnavailable) {
+	if _, err := eng.Search(ctx, search.Query{Text: "abstract", Mode: search.Dense, Limit: 3}); !errors.Is(err, search.ErrUnavailable) {
 		t.Errorf("dense search with the breaker open: err %v, want ErrUnavailable", err)
 	}
 }
@@ -84,13 +88,13 @@ func TestQueryEmbeddingBreakerRecovers(t *testing.T) {
 	emb := &switchEmbedder{}
 	emb.down.Store(true)
 	eng := breakerEngine(t, emb, 10*time.Millisecond)
-	for i := range BreakerFailures {
-		eng.Search(ctx, Query{Text: fmt.Sprintf("trip %d", i), Limit: 3})
+	for i := range search.BreakerFailures {
+		eng.Search(ctx, search.Query{Text: fmt.Sprintf("trip %d", i), Limit: 3})
 	}
 	emb.down.Store(false)
 	deadline := time.Now().Add(30 * time.Second) // a bound on waiting, not a latency target
 	for i := 0; ; i++ {
-		res, err := eng.Search(ctx, Query{Text: fmt.Sprintf("recover %d", i), Limit: 3})
+		res, err := eng.Search(ctx, search.Query{Text: fmt.Sprintf("recover %d", i), Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}

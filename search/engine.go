@@ -101,7 +101,7 @@ const (
 // NewEngine returns an Engine over store. The embedder must produce the
 // vectors the store holds.
 func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, error) {
-	if err := sameModel("the index", store.Model(), embedder.Info()); err != nil {
+	if err := CheckModel("the index", store.Model(), embedder.Info()); err != nil {
 		return nil, err
 	}
 	if opts.Logger == nil {

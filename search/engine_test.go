@@ -1,17 +1,18 @@
-package search
+package search_test
 
 import (
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -37,17 +38,17 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 
 // newSeededEngine opens a fresh store at path and returns an engine over it
 // with a counting local embedder, and the seed papers (not yet ingested).
-func newSeededEngine(path string) (*Engine, *countingEmbedder, Store, []papersearch.Paper, error) {
+func newSeededEngine(path string) (*search.Engine, *countingEmbedder, search.Store, []papersearch.Paper, error) {
 	modelOnce.Do(func() { model, modelErr = embed.NewLocal(embed.LocalOptions{}) })
 	if modelErr != nil {
 		return nil, nil, nil, nil, modelErr
 	}
 	emb := &countingEmbedder{Embedder: model}
-	store, err := OpenSQLite(context.Background(), path, emb.Info())
+	store, err := sqlite.Open(context.Background(), path, emb.Info())
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	eng, err := NewEngine(store, emb, Options{})
+	eng, err := search.NewEngine(store, emb, search.Options{})
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, nil, err
@@ -60,7 +61,7 @@ func newSeededEngine(path string) (*Engine, *countingEmbedder, Store, []papersea
 	return eng, emb, store, papers, nil
 }
 
-func seededEngine(t *testing.T, path string) (*Engine, *countingEmbedder, []papersearch.Paper) {
+func seededEngine(t *testing.T, path string) (*search.Engine, *countingEmbedder, []papersearch.Paper) {
 	t.Helper()
 	eng, emb, store, papers, err := newSeededEngine(path)
 	if err != nil {
@@ -75,8 +76,8 @@ func seededEngine(t *testing.T, path string) (*Engine, *countingEmbedder, []pape
 var shared struct {
 	once   sync.Once
 	dir    string
-	engine *Engine
-	store  Store
+	engine *search.Engine
+	store  search.Store
 	papers []papersearch.Paper
 	err    error
 }
@@ -92,7 +93,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func sharedSeeded(t *testing.T) (*Engine, []papersearch.Paper) {
+func sharedSeeded(t *testing.T) (*search.Engine, []papersearch.Paper) {
 	t.Helper()
 	shared.once.Do(func() {
 		if shared.dir, shared.err = os.MkdirTemp("", "papersearch-search-"); shared.err != nil {
@@ -141,7 +142,7 @@ func TestParaphrasedQuestions(t *testing.T) {
 	first, top3 := 0, 0
 	for _, q := range questions {
 		want := seedID(t, papers, q.abstractPrefix)
-		res, err := eng.Search(context.Background(), Query{Text: q.question, Limit: 3})
+		res, err := eng.Search(context.Background(), search.Query{Text: q.question, Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +190,7 @@ func TestSimilarContactPaper(t *testing.T) {
 		seedID(t, papers, "AI agents deployed on the open web"),
 		seedID(t, papers, "**This position paper argues"),
 	}
-	res, err := eng.Similar(context.Background(), SimilarQuery{ID: contact, Limit: 18})
+	res, err := eng.Similar(context.Background(), search.SimilarQuery{ID: contact, Limit: 18})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,99 +259,19 @@ func TestIngestIsIncremental(t *testing.T) {
 func TestEngineErrors(t *testing.T) {
 	eng, _ := sharedSeeded(t)
 	ctx := context.Background()
-	for _, q := range []Query{{Text: ""}, {Text: "   "}, {Text: "ok", Limit: 101}, {Text: "ok", Limit: -1},
-		{Text: strings.Repeat("a", MaxQueryLength+1)}, {Text: "bad \xff"}} {
-		if _, err := eng.Search(ctx, q); !errors.Is(err, ErrInvalidQuery) {
+	for _, q := range []search.Query{{Text: ""}, {Text: "   "}, {Text: "ok", Limit: 101}, {Text: "ok", Limit: -1},
+		{Text: strings.Repeat("a", search.MaxQueryLength+1)}, {Text: "bad \xff"}} {
+		if _, err := eng.Search(ctx, q); !errors.Is(err, search.ErrInvalidQuery) {
 			t.Errorf("Search(%.20q, limit %d): err = %v, want ErrInvalidQuery", q.Text, q.Limit, err)
 		}
 	}
-	if _, err := eng.Similar(ctx, SimilarQuery{ID: "no-such-paper", Limit: 10}); !errors.Is(err, ErrNotFound) {
+	if _, err := eng.Similar(ctx, search.SimilarQuery{ID: "no-such-paper", Limit: 10}); !errors.Is(err, search.ErrNotFound) {
 		t.Errorf("Similar unknown id: err = %v, want ErrNotFound", err)
 	}
 	other := embed.ModelInfo{Name: "x", Dim: 384}
-	store, _ := OpenSQLite(ctx, filepath.Join(t.TempDir(), "x.db"), other)
+	store, _ := sqlite.Open(ctx, filepath.Join(t.TempDir(), "x.db"), other)
 	defer store.Close()
-	if _, err := NewEngine(store, model, Options{}); !errors.Is(err, ErrModelMismatch) {
+	if _, err := search.NewEngine(store, model, search.Options{}); !errors.Is(err, search.ErrModelMismatch) {
 		t.Errorf("NewEngine with mismatched model: err = %v", err)
-	}
-}
-
-// recordingEmbedder keeps every text it is asked to embed and answers with
-// hash vectors, under a model name of the test's choosing.
-type recordingEmbedder struct {
-	name  string
-	mu    sync.Mutex
-	texts []string
-}
-
-func (r *recordingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		r.texts = append(r.texts, t)
-		out[i] = embed.HashVector(t, testModel.Dim)
-	}
-	return out, nil
-}
-
-func (r *recordingEmbedder) Info() embed.ModelInfo {
-	return embed.ModelInfo{Name: r.name, Dim: testModel.Dim}
-}
-
-// TestModelInstructions: the engine embeds queries and papers with the
-// model's instructions, whatever organisation prefixes its name, and
-// queries as typed under RawQueries.
-func TestModelInstructions(t *testing.T) {
-	const bgeQuery = "Represent this sentence for searching relevant passages: "
-	paper := papersearch.Paper{ID: "p1", Title: "Graphs", Abstract: "Message passing over graphs."}
-	// ingestAndAsk stores the paper and asks "graph networks" through an
-	// engine over emb.
-	ingestAndAsk := func(emb embed.Embedder, opts Options) {
-		t.Helper()
-		ctx := context.Background()
-		store, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "p.db"), emb.Info())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
-		eng, err := NewEngine(store, emb, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := eng.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := eng.Search(ctx, Query{Text: "graph networks"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tt := range []struct {
-		model      string
-		raw        bool
-		query, doc string
-	}{
-		{"bge-small-en-v1.5", false, bgeQuery, ""},
-		{"BAAI/bge-small-en-v1.5", false, bgeQuery, ""},
-		{"bge-small-en-v1.5", true, "", ""},
-		{"e5-small-v2", false, "query: ", "passage: "},
-		{"e5-small-v2", true, "", "passage: "},
-		{"all-MiniLM-L6-v2", false, "", ""},
-	} {
-		rec := &recordingEmbedder{name: tt.model}
-		ingestAndAsk(rec, Options{RawQueries: tt.raw})
-		want := []string{tt.doc + paper.Text(), tt.query + "graph networks"}
-		if !slices.Equal(rec.texts, want) {
-			t.Errorf("%s (raw queries %v) embedded %q, want %q", tt.model, tt.raw, rec.texts, want)
-		}
-	}
-	// A pair: each model with its own instructions.
-	bge, e5 := &recordingEmbedder{name: "bge-small-en-v1.5"}, &recordingEmbedder{name: "e5-small-v2"}
-	ingestAndAsk(embed.NewPair(bge, e5), Options{})
-	if want := []string{paper.Text(), bgeQuery + "graph networks"}; !slices.Equal(bge.texts, want) {
-		t.Errorf("pair: bge embedded %q, want %q", bge.texts, want)
-	}
-	if want := []string{"passage: " + paper.Text(), "query: graph networks"}; !slices.Equal(e5.texts, want) {
-		t.Errorf("pair: e5 embedded %q, want %q", e5.texts, want)
 	}
 }

@@ -29,29 +29,24 @@ func ValidateFilter(f papersearch.Filter) error {
 	return nil
 }
 
-// venueKey is the form in which venues are compared, stored and filtered:
+// VenueKey is the form in which venues are compared, stored and filtered:
 // case-insensitive, surrounding space ignored.
-func venueKey(venue string) string { return strings.ToLower(strings.TrimSpace(venue)) }
+func VenueKey(venue string) string { return strings.ToLower(strings.TrimSpace(venue)) }
 
-// filterEmpty reports whether the filter allows every paper.
-func filterEmpty(f papersearch.Filter) bool {
-	return f.YearMin == 0 && f.YearMax == 0 && len(f.Venues) == 0 && strings.TrimSpace(f.Author) == "" && len(f.Exclude) == 0
+// FieldsFree reports whether f tests no field of a paper (year, venue,
+// author): it allows every paper but those it excludes by id.
+func FieldsFree(f papersearch.Filter) bool {
+	return f.YearMin == 0 && f.YearMax == 0 && len(f.Venues) == 0 && strings.TrimSpace(f.Author) == ""
 }
 
-// withoutExclude is f with no excluded ids.
-func withoutExclude(f papersearch.Filter) papersearch.Filter {
-	f.Exclude = nil
-	return f
-}
-
-// authorWords splits an author filter or name into lower-case words.
-func authorWords(s string) []string {
+// AuthorWords splits an author filter or name into lower-case words.
+func AuthorWords(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !lexical.IsWordRune(r) })
 }
 
-// authorMatches reports whether one author's name words match the filter's
+// AuthorMatches reports whether one author's name words match the filter's
 // words: each filter word starts some name word.
-func authorMatches(nameWords, filterWords []string) bool {
+func AuthorMatches(nameWords, filterWords []string) bool {
 	for _, fw := range filterWords {
 		found := false
 		for _, nw := range nameWords {

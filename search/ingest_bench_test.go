@@ -13,6 +13,7 @@ import (
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -45,7 +46,7 @@ func mlPapers(b *testing.B, n int) []papersearch.Paper {
 
 func ingestOnce(b *testing.B, emb embed.Embedder, batch int, papers []papersearch.Paper) time.Duration {
 	b.Helper()
-	store, err := search.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "p.db"), emb.Info())
+	store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "p.db"), emb.Info())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func BenchmarkIngest300(b *testing.B) {
 		b.ReportMetric(float64(len(papers)*b.N)/d.Seconds(), "papers/s")
 	})
 	b.Run("http", func(b *testing.B) {
-		store, err := search.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "srv.db"), local.Info())
+		store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "srv.db"), local.Info())
 		if err != nil {
 			b.Fatal(err)
 		}

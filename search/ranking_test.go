@@ -1,4 +1,4 @@
-package search
+package search_test
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
@@ -23,114 +23,43 @@ func TestMetrics(t *testing.T) {
 	rels := map[string]int{"d2": 1, "d3": 1, "d9": 1}
 	ranked := []string{"d1", "d2", "d3"}
 	// DCG = 1/log2(3) + 1/log2(4) = 1.130930; IDCG = 1 + 1/log2(3) + 1/log2(4) = 2.130930.
-	if got := NDCG(ranked, rels, 10); !near(got, 0.530721) {
+	if got := search.NDCG(ranked, rels, 10); !near(got, 0.530721) {
 		t.Errorf("nDCG@10 = %.6f, want 0.530721", got)
 	}
-	if got := Recall(ranked, rels, 100); !near(got, 2.0/3) {
+	if got := search.Recall(ranked, rels, 100); !near(got, 2.0/3) {
 		t.Errorf("recall@100 = %.6f, want 0.666667", got)
 	}
-	if got := MRR(ranked, rels, 10); !near(got, 0.5) {
+	if got := search.MRR(ranked, rels, 10); !near(got, 0.5) {
 		t.Errorf("MRR@10 = %.6f, want 0.5", got)
 	}
 	// Cut-offs: nothing relevant in the first 1.
-	if NDCG(ranked, rels, 1) != 0 || MRR(ranked, rels, 1) != 0 || Recall(ranked, rels, 1) != 0 {
+	if search.NDCG(ranked, rels, 1) != 0 || search.MRR(ranked, rels, 1) != 0 || search.Recall(ranked, rels, 1) != 0 {
 		t.Error("metrics at cut-off 1 should be 0")
 	}
 	// Graded: DCG = 1 + 2/log2(3) = 2.261860; IDCG = 2 + 1/log2(3) = 2.630930.
-	if got := NDCG([]string{"b", "a"}, map[string]int{"a": 2, "b": 1}, 10); !near(got, 0.859718) {
+	if got := search.NDCG([]string{"b", "a"}, map[string]int{"a": 2, "b": 1}, 10); !near(got, 0.859718) {
 		t.Errorf("graded nDCG = %.6f, want 0.859718", got)
 	}
 	// Perfect and empty rankings.
-	if got := NDCG([]string{"d2", "d3", "d9"}, rels, 10); !near(got, 1) {
+	if got := search.NDCG([]string{"d2", "d3", "d9"}, rels, 10); !near(got, 1) {
 		t.Errorf("perfect nDCG = %f", got)
 	}
-	if NDCG(nil, rels, 10) != 0 || Recall(nil, rels, 100) != 0 || MRR(nil, rels, 10) != 0 {
+	if search.NDCG(nil, rels, 10) != 0 || search.Recall(nil, rels, 100) != 0 || search.MRR(nil, rels, 10) != 0 {
 		t.Error("an empty ranking scores 0")
 	}
 }
 
 func TestReadQueriesAndQrels(t *testing.T) {
-	qs, err := ReadQueries(strings.NewReader(`{"_id":"0","text":"a claim"}` + "\n\n" + `{"_id":"2","text":"another"}`))
+	qs, err := search.ReadQueries(strings.NewReader(`{"_id":"0","text":"a claim"}` + "\n\n" + `{"_id":"2","text":"another"}`))
 	if err != nil || len(qs) != 2 || qs[1].ID != "2" || qs[0].Text != "a claim" {
 		t.Fatalf("queries %v %v", qs, err)
 	}
-	qr, err := ReadQrels(strings.NewReader("query-id\tcorpus-id\tscore\n0\t31715818\t1\n0\t42\t2\n2\t7\t1\n"))
+	qr, err := search.ReadQrels(strings.NewReader("query-id\tcorpus-id\tscore\n0\t31715818\t1\n0\t42\t2\n2\t7\t1\n"))
 	if err != nil || len(qr) != 2 || qr["0"]["42"] != 2 || qr["2"]["7"] != 1 {
 		t.Fatalf("qrels %v %v", qr, err)
 	}
-	if _, err := ReadQrels(strings.NewReader("h\th\tscore\n0\t1\n")); err == nil {
+	if _, err := search.ReadQrels(strings.NewReader("h\th\tscore\n0\t1\n")); err == nil {
 		t.Error("short qrels line accepted")
-	}
-}
-
-// Fusion, against rankings computed by hand.
-func TestFusion(t *testing.T) {
-	dense := []Candidate{{"A", 0.9}, {"B", 0.5}, {"C", 0.1}}
-	lexical := Matches{Candidates: []Candidate{{"C", 10}, {"A", 6}, {"D", 2}}}
-	ids := func(fs []fused) string {
-		var s []string
-		for _, f := range fs {
-			s = append(s, f.ID)
-		}
-		return strings.Join(s, ",")
-	}
-	// RRF: A = 1/61 + 1/62, C = 1/63 + 1/61, B = 1/62, D = 1/63.
-	rrf := fuse(dense, lexical, Fusion{Method: RRF})
-	if got := ids(rrf); got != "A,C,B,D" {
-		t.Errorf("RRF order %s, want A,C,B,D", got)
-	}
-	if !near(rrf[0].Score, 1.0/61+1.0/62) || rrf[0].DenseRank != 1 || rrf[0].LexicalRank != 2 || rrf[3].DenseRank != 0 {
-		t.Errorf("RRF first %+v, last %+v", rrf[0], rrf[3])
-	}
-	// Weighted 0.5: dense normalised A=1, B=0.5, C=0; lexical C=1, A=0.5, D=0.
-	// A = 0.75, C = 0.5, B = 0.25, D = 0.
-	w := fuse(dense, lexical, Fusion{Method: Weighted, DenseWeight: 0.5})
-	if got := ids(w); got != "A,C,B,D" || !near(w[0].Score, 0.75) || !near(w[1].Score, 0.5) {
-		t.Errorf("weighted 0.5: %s %+v", got, w)
-	}
-	// Weighted 0.8: A = 0.9, B = 0.4, C = 0.2, D = 0.
-	w = fuse(dense, lexical, Fusion{Method: Weighted, DenseWeight: 0.8})
-	if got := ids(w); got != "A,B,C,D" || !near(w[1].Score, 0.4) {
-		t.Errorf("weighted 0.8: %s %+v", got, w)
-	}
-	// Max-normalised 0.5: dense A=1, B=0.6, C=0.2 (scores 1, 0.6, 0.2
-	// divided by 1); lexical C=1, A=0.6, D=0.2. A = 0.8, C = 0.6, B = 0.3.
-	mx := fuse([]Candidate{{"A", 1}, {"B", 0.6}, {"C", 0.2}}, lexical, Fusion{Method: MaxNorm, DenseWeight: 0.5})
-	if got := ids(mx); got != "A,C,B,D" || !near(mx[0].Score, 0.8) || !near(mx[1].Score, 0.6) || !near(mx[2].Score, 0.3) {
-		t.Errorf("max-normalised 0.5: %s %+v", got, mx)
-	}
-	// Spread-normalised: scores 0, 3, 6 have mean 3 and σ √6; 6 maps to
-	// (6 − 3 + 3√6)/(6√6), 0 to (0 − 3 + 3√6)/(6√6); weight 1 keeps dense only.
-	sp := fuse([]Candidate{{"A", 6}, {"B", 3}, {"C", 0}}, Matches{}, Fusion{Method: DBSF, DenseWeight: 1})
-	sd := math.Sqrt(6)
-	if ids(sp) != "A,B,C" || !near(sp[0].Score, (3+3*sd)/(6*sd)) || !near(sp[1].Score, 0.5) || !near(sp[2].Score, (3*sd-3)/(6*sd)) {
-		t.Errorf("spread-normalised: %+v", sp)
-	}
-	// Margin 0.5, gain 1: the dense margin 0.9 − 0.5 = 0.4 raises the dense
-	// weight to 0.9; A = 0.9·1 + 0.1·0.5 = 0.95, B = 0.45, C = 0.1, D = 0.
-	mg := fuse(dense, lexical, Fusion{Method: Margin, DenseWeight: 0.5, MarginGain: 1})
-	if got := ids(mg); got != "A,B,C,D" || !near(mg[0].Score, 0.95) || !near(mg[1].Score, 0.45) {
-		t.Errorf("margin: %s %+v", got, mg)
-	}
-	// Evidence 0.5: the best lexical match (10) reaches a quarter of the
-	// query's ideal score (40), so the lexical side counts a quarter as much
-	// as under Weighted: A = 0.5 + 0.5·0.25·0.5 = 0.5625, B = 0.25,
-	// C = 0.5·0.25 = 0.125, D = 0; with an ideal of 10 or less it is Weighted.
-	weak := lexical
-	weak.Ideal = 40
-	ev := fuse(dense, weak, Fusion{Method: Evidence, DenseWeight: 0.5})
-	if got := ids(ev); got != "A,B,C,D" || !near(ev[0].Score, 0.5625) || !near(ev[2].Score, 0.125) {
-		t.Errorf("evidence, weak lexical side: %s %+v", got, ev)
-	}
-	strong := lexical
-	strong.Ideal = 8
-	if ev, w := fuse(dense, strong, Fusion{Method: Evidence, DenseWeight: 0.5}), fuse(dense, lexical, Fusion{Method: Weighted, DenseWeight: 0.5}); ids(ev) != ids(w) || !near(ev[1].Score, w[1].Score) {
-		t.Errorf("evidence, full lexical match: %+v, want %+v", ev, w)
-	}
-	// Ties break by id; a list of equal scores normalises to 1.
-	tie := fuse([]Candidate{{"Y", 1}, {"X", 1}}, Matches{}, Fusion{Method: Weighted, DenseWeight: 0.5})
-	if ids(tie) != "X,Y" || !near(tie[0].Score, 0.5) {
-		t.Errorf("ties: %+v", tie)
 	}
 }
 
@@ -143,24 +72,24 @@ func (f failingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
 func (f failingEmbedder) Info() embed.ModelInfo { return f.info }
 
 func TestDegradedToLexical(t *testing.T) {
-	eng, papers := sharedSeeded(t)
-	broken, err := NewEngine(eng.store, failingEmbedder{eng.store.Model()}, Options{})
+	_, papers := sharedSeeded(t)
+	broken, err := search.NewEngine(shared.store, failingEmbedder{shared.store.Model()}, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	res, err := broken.Search(ctx, Query{Text: "OneVeriAgent RTL debugging waveforms", Limit: 3})
+	res, err := broken.Search(ctx, search.Query{Text: "OneVeriAgent RTL debugging waveforms", Limit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(res.Degraded, []string{"dense"}) || len(res.Hits) == 0 || res.Hits[0].ID != seedID(t, papers, "Long-horizon RTL agents") {
 		t.Errorf("degraded search: %+v", res)
 	}
-	if _, err := broken.Search(ctx, Query{Text: "anything", Mode: Dense}); err == nil {
+	if _, err := broken.Search(ctx, search.Query{Text: "anything", Mode: search.Dense}); err == nil {
 		t.Error("dense mode with a failing embedder succeeded")
 	}
 	// Similar needs no query embedding.
-	if _, err := broken.Similar(ctx, SimilarQuery{ID: papers[0].ID}); err != nil {
+	if _, err := broken.Similar(ctx, search.SimilarQuery{ID: papers[0].ID}); err != nil {
 		t.Errorf("similar with a failing embedder: %v", err)
 	}
 }
@@ -169,15 +98,15 @@ func TestModesLikeAndExplain(t *testing.T) {
 	eng, papers := sharedSeeded(t)
 	ctx := context.Background()
 	rtl := seedID(t, papers, "Long-horizon RTL agents")
-	for _, m := range []Mode{Hybrid, Dense, Lexical} {
-		res, err := eng.Search(ctx, Query{Text: "RTL agents debugging hardware with waveform viewers", Mode: m, Limit: 3})
+	for _, m := range []search.Mode{search.Hybrid, search.Dense, search.Lexical} {
+		res, err := eng.Search(ctx, search.Query{Text: "RTL agents debugging hardware with waveform viewers", Mode: m, Limit: 3})
 		if err != nil || len(res.Hits) == 0 || res.Hits[0].ID != rtl {
 			t.Errorf("mode %s: %v %+v", m, err, res.Hits)
 		}
 	}
 	// Like alone: papers like the contact paper, never the paper itself.
 	contact := seedID(t, papers, "Accurate contact modeling")
-	res, err := eng.Search(ctx, Query{Like: []string{contact}, Limit: 3})
+	res, err := eng.Search(ctx, search.Query{Like: []string{contact}, Limit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,19 +122,19 @@ func TestModesLikeAndExplain(t *testing.T) {
 		}
 	}
 	// Unlike pushes the interaction papers down for a humanoid question.
-	q := Query{Text: "humanoid robots learning whole-body skills", Limit: 5, Mode: Dense}
+	q := search.Query{Text: "humanoid robots learning whole-body skills", Limit: 5, Mode: search.Dense}
 	base, _ := eng.Search(ctx, q)
 	q.Unlike = []string{seedID(t, papers, "Humanoid whole-body loco-manipulation requires")}
 	moved, _ := eng.Search(ctx, q)
 	if base.Hits[0].Score == moved.Hits[0].Score {
 		t.Error("unlike changed nothing")
 	}
-	var fe *FieldError
-	if _, err := eng.Search(ctx, Query{Like: []string{"no-such-id"}}); !errors.Is(err, ErrNotFound) || !errors.As(err, &fe) || fe.Field != "like/0" {
-		t.Errorf("unknown like id: %v, want ErrNotFound on like/0", err)
+	var fe *search.FieldError
+	if _, err := eng.Search(ctx, search.Query{Like: []string{"no-such-id"}}); !errors.Is(err, search.ErrNotFound) || !errors.As(err, &fe) || fe.Field != "like/0" {
+		t.Errorf("unknown like id: %v, want search.ErrNotFound on like/0", err)
 	}
 
-	res, err = eng.Search(ctx, Query{Text: "networks that recover hand contact with objects", Limit: 2, Explain: true})
+	res, err = eng.Search(ctx, search.Query{Text: "networks that recover hand contact with objects", Limit: 2, Explain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +158,8 @@ func TestFiltersAndCursor(t *testing.T) {
 	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
-	ids := func(f papersearch.Filter, mode Mode) string {
-		res, err := eng.Search(ctx, Query{Text: "graph", Filter: f, Mode: mode, Limit: 10})
+	ids := func(f papersearch.Filter, mode search.Mode) string {
+		res, err := eng.Search(ctx, search.Query{Text: "graph", Filter: f, Mode: mode, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,14 +170,14 @@ func TestFiltersAndCursor(t *testing.T) {
 		slices.Sort(s)
 		return strings.Join(s, ",")
 	}
-	for _, m := range []Mode{Lexical, Dense} {
+	for _, m := range []search.Mode{search.Lexical, search.Dense} {
 		for _, tt := range []struct {
 			f    papersearch.Filter
 			want string
 		}{
-			{papersearch.Filter{YearMin: 2021}, map[Mode]string{Lexical: "b,c", Dense: "b,c,d"}[m]},
+			{papersearch.Filter{YearMin: 2021}, map[search.Mode]string{search.Lexical: "b,c", search.Dense: "b,c,d"}[m]},
 			{papersearch.Filter{YearMax: 2020}, "a"},
-			{papersearch.Filter{Venues: []string{"icml", "ICLR"}}, map[Mode]string{Lexical: "a,c", Dense: "a,c,d"}[m]},
+			{papersearch.Filter{Venues: []string{"icml", "ICLR"}}, map[search.Mode]string{search.Lexical: "a,c", search.Dense: "a,c,d"}[m]},
 			{papersearch.Filter{Author: "geoff"}, "a,c"},
 			{papersearch.Filter{Author: "Geoffrey Hin"}, "a"},
 			{papersearch.Filter{Author: "smith geoff", YearMin: 2020}, "c"},
@@ -260,14 +189,14 @@ func TestFiltersAndCursor(t *testing.T) {
 		}
 	}
 	// A year range that ends before it starts is empty: it matches nothing.
-	if res, err := eng.Search(ctx, Query{Text: "graph", Filter: papersearch.Filter{YearMin: 2022, YearMax: 2020}}); err != nil || len(res.Hits) != 0 {
+	if res, err := eng.Search(ctx, search.Query{Text: "graph", Filter: papersearch.Filter{YearMin: 2022, YearMax: 2020}}); err != nil || len(res.Hits) != 0 {
 		t.Errorf("year_min after year_max: %d hits, %v; want none", len(res.Hits), err)
 	}
 
 	// Pages of 1 through the 4 papers; a paper added between pages neither
 	// repeats nor hides any.
 	var seen []string
-	q := Query{Text: "graph", Mode: Dense, Limit: 1}
+	q := search.Query{Text: "graph", Mode: search.Dense, Limit: 1}
 	for page := 0; ; page++ {
 		res, err := eng.Search(ctx, q)
 		if err != nil {
@@ -298,28 +227,11 @@ func TestFiltersAndCursor(t *testing.T) {
 	}
 	// A cursor belongs to its query.
 	// A cursor belongs to its query: any other names no page.
-	if _, err := eng.Search(ctx, Query{Text: "speech", Cursor: q.Cursor}); !errors.Is(err, ErrNotFound) {
+	if _, err := eng.Search(ctx, search.Query{Text: "speech", Cursor: q.Cursor}); !errors.Is(err, search.ErrNotFound) {
 		t.Errorf("cursor of another query: %v", err)
 	}
-	if _, err := eng.Search(ctx, Query{Text: "graph", Cursor: "garbage!"}); !errors.Is(err, ErrNotFound) {
+	if _, err := eng.Search(ctx, search.Query{Text: "graph", Cursor: "garbage!"}); !errors.Is(err, search.ErrNotFound) {
 		t.Errorf("garbage cursor: %v", err)
-	}
-}
-
-// BenchmarkFuse fuses two candidate lists of CandidateDepth, as every
-// hybrid query does.
-func BenchmarkFuse(b *testing.B) {
-	var dense, lexical []Candidate
-	for i := range CandidateDepth {
-		dense = append(dense, Candidate{ID: "d" + strconv.Itoa(i), Score: 1 - float32(i)/100})
-		lexical = append(lexical, Candidate{ID: "d" + strconv.Itoa(i*3%150), Score: 20 - float32(i)/10})
-	}
-	for _, f := range []Fusion{{Method: RRF}, DefaultFusion} {
-		b.Run(string(f.Method), func(b *testing.B) {
-			for b.Loop() {
-				fuse(dense, Matches{Candidates: lexical}, f)
-			}
-		})
 	}
 }
 
@@ -331,23 +243,26 @@ func TestScoreMeaning(t *testing.T) {
 	eng, _ := sharedSeeded(t)
 	ctx := context.Background()
 	const question = "robots that learn manipulation from human videos"
-	qv, err := eng.queryVector(ctx, question)
+	// The vector the engine searches with: the shared engine's embedder
+	// (a countingEmbedder) in the query role.
+	qvs, err := embed.Instructed(&countingEmbedder{Embedder: model}, embed.Query).Embed(ctx, []string{question})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dense, err := eng.Search(ctx, Query{Text: question, Mode: Dense, Limit: 19})
+	qv := qvs[0]
+	dense, err := eng.Search(ctx, search.Query{Text: question, Mode: search.Dense, Limit: 19})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cosine := map[string]float64{}
 	for _, h := range dense.Hits {
-		doc, _ := eng.store.Get(ctx, h.ID)
+		doc, _ := shared.store.Get(ctx, h.ID)
 		if want := float64(embed.Dot(qv, doc.Vector)); math.Abs(h.Score-want) > 1e-4 {
 			t.Errorf("dense score of %s is %f, the cosine %f", h.ID, h.Score, want)
 		}
 		cosine[h.ID] = h.Score
 	}
-	hybrid, err := eng.Search(ctx, Query{Text: question, Limit: 10, Explain: true})
+	hybrid, err := eng.Search(ctx, search.Query{Text: question, Limit: 10, Explain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +274,7 @@ func TestScoreMeaning(t *testing.T) {
 			t.Errorf("%s: the explanation's dense score is not the cosine %f: %+v", h.ID, cosine[h.ID], h.Explanation)
 		}
 	}
-	lexical, err := eng.Search(ctx, Query{Text: question, Mode: Lexical, Limit: 3, Explain: true})
+	lexical, err := eng.Search(ctx, search.Query{Text: question, Mode: search.Lexical, Limit: 3, Explain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,8 +292,8 @@ func TestSample(t *testing.T) {
 	for i := range 50 {
 		papers = append(papers, papersearch.Paper{ID: fmt.Sprintf("p%02d", i), Abstract: "x"})
 	}
-	qrels := Qrels{"q": {"p49": 1}}
-	a, b := Sample(papers, 10, qrels), Sample(slices.Clone(papers), 10, qrels)
+	qrels := search.Qrels{"q": {"p49": 1}}
+	a, b := search.Sample(papers, 10, qrels), search.Sample(slices.Clone(papers), 10, qrels)
 	if len(a) < 10 || len(a) > 11 || fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Fatalf("sample of 10 (+1 judged): %d papers, or not reproducible", len(a))
 	}
@@ -388,7 +303,7 @@ func TestSample(t *testing.T) {
 	if !slices.IsSortedFunc(a, func(x, y papersearch.Paper) int { return strings.Compare(x.ID, y.ID) }) {
 		t.Error("the sample is not in corpus order")
 	}
-	if got := Sample(papers, 100, nil); len(got) != 50 {
+	if got := search.Sample(papers, 100, nil); len(got) != 50 {
 		t.Errorf("a sample larger than the corpus has %d papers", len(got))
 	}
 }

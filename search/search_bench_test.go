@@ -7,16 +7,18 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 // benchStore is an embedded store of the 29,100 ML papers with hash vectors.
-func benchStore(b *testing.B) (*search.SQLite, []string) {
+func benchStore(b *testing.B) (*sqlite.Store, []string) {
 	b.Helper()
 	papers := mlPapers(b, 29100)
 	model := embed.ModelInfo{Name: "all-MiniLM-L6-v2", Dim: 384}
-	s, err := search.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "p.db"), model)
+	s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "p.db"), model)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -25,7 +27,7 @@ func benchStore(b *testing.B) (*search.SQLite, []string) {
 	for i := 0; i < len(papers); i += 1000 {
 		var docs []search.Document
 		for _, p := range papers[i:min(i+1000, len(papers))] {
-			docs = append(docs, search.Document{Paper: p, Vector: embed.HashVector(p.ID, 384)})
+			docs = append(docs, search.Document{Paper: p, Vector: hashvec.Of(p.ID, 384)})
 		}
 		if err := s.Upsert(context.Background(), docs); err != nil {
 			b.Fatal(err)

@@ -28,9 +28,10 @@ type Document struct {
 	Terms []string
 }
 
-// analysed returns the document's analysed terms: Terms when set, else
-// lexical.Analyze(Paper.Text()). A text is analysed once on its way to a store.
-func (d Document) analysed() []string {
+// AnalysedTerms returns the document's analysed terms: Terms when set,
+// else lexical.Analyze(Paper.Text()). Ingest sets Terms, so a text is
+// analysed once on its way to a store.
+func (d Document) AnalysedTerms() []string {
 	if d.Terms != nil {
 		return d.Terms
 	}
@@ -103,10 +104,10 @@ type Fingerprint struct {
 	PaperHash string
 }
 
-// sameModel checks that an index built with stored serves vectors of
+// CheckModel checks that an index built with stored serves vectors of
 // embedder, naming both when not, in an error wrapping ErrModelMismatch;
 // index says which index ("the index", "qdrant collection papers").
-func sameModel(index string, stored, embedder embed.ModelInfo) error {
+func CheckModel(index string, stored, embedder embed.ModelInfo) error {
 	if stored == embedder {
 		return nil
 	}

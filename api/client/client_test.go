@@ -16,6 +16,7 @@ import (
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 // TestClient runs every call against a real server on loopback.
@@ -25,7 +26,7 @@ func TestClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := search.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"), model.Info())
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), model.Info())
 	if err != nil {
 		t.Fatal(err)
 	}

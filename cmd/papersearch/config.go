@@ -14,7 +14,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/qdrant"
 )
 
 // envPrefix prefixes every configuration variable.
@@ -88,8 +88,8 @@ func loadConfig() (Config, error) {
 func (c Config) storePath() string { return filepath.Join(c.DataDir, "papersearch.db") }
 
 // qdrantConfig is the Qdrant store's configuration for a collection.
-func (c Config) qdrantConfig(collection string, log *slog.Logger) search.QdrantConfig {
-	return search.QdrantConfig{URL: c.QdrantURL, APIKey: c.QdrantAPIKey, Collection: collection,
+func (c Config) qdrantConfig(collection string, log *slog.Logger) qdrant.Config {
+	return qdrant.Config{URL: c.QdrantURL, APIKey: c.QdrantAPIKey, Collection: collection,
 		Shards: c.QdrantShards, Replication: c.QdrantReplication,
 		HNSWM: c.QdrantHNSWM, HNSWEFConstruct: c.QdrantHNSWEFBuild, HNSWEF: c.QdrantHNSWEF,
 		OnDiskVectors: c.QdrantOnDisk, OnDiskPayload: c.QdrantOnDiskPay, Quantization: c.QdrantQuantize, Logger: log}

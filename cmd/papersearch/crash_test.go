@@ -30,6 +30,8 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/qdrant"
+	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 // crashRounds is how many times each crash test kills the process.
@@ -75,13 +77,13 @@ func openCrashStore(t *testing.T, dataDir, qdrantURL, coll string) search.Store 
 	t.Helper()
 	model := embed.ModelInfo{Name: "hash-64", Dim: 64}
 	if qdrantURL != "" {
-		q, err := search.OpenQdrant(context.Background(), search.QdrantConfig{URL: qdrantURL, Collection: coll}, model)
+		q, err := qdrant.Open(context.Background(), qdrant.Config{URL: qdrantURL, Collection: coll}, model)
 		if err != nil {
 			t.Fatalf("reopen qdrant after kill: %v", err)
 		}
 		return q
 	}
-	s, err := search.OpenSQLite(context.Background(), filepath.Join(dataDir, "papersearch.db"), model)
+	s, err := sqlite.Open(context.Background(), filepath.Join(dataDir, "papersearch.db"), model)
 	if err != nil {
 		t.Fatalf("reopen store after kill: %v", err)
 	}
@@ -183,7 +185,7 @@ func TestKillDuringIngest(t *testing.T) {
 			}
 			store := openCrashStore(t, dataDir, qurl, coll)
 			defer store.Close()
-			if q, ok := store.(*search.Qdrant); ok {
+			if q, ok := store.(*qdrant.Store); ok {
 				defer q.Drop(context.Background())
 			}
 			count, _ := store.Count(context.Background())
@@ -279,7 +281,7 @@ func TestKillDuringPost(t *testing.T) {
 					t.Errorf("round %d: %d of %d acknowledged papers missing", round, lost, len(acked))
 				}
 				if round == crashRounds-1 {
-					if q, ok := store.(*search.Qdrant); ok {
+					if q, ok := store.(*qdrant.Store); ok {
 						q.Drop(context.Background())
 					}
 				}

@@ -19,6 +19,8 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/qdrant"
+	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 // evalCmd builds a fresh index of a BEIR corpus and reports nDCG@10,
@@ -187,7 +189,7 @@ func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.Mo
 		rand.Read(suffix)
 		qc := cfg.qdrantConfig("eval_"+hex.EncodeToString(suffix), log)
 		qc.AvgDocLen = float64(total) / float64(max(len(papers), 1))
-		q, err := search.OpenQdrant(ctx, qc, model)
+		q, err := qdrant.Open(ctx, qc, model)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -197,7 +199,7 @@ func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.Mo
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := search.OpenSQLite(ctx, filepath.Join(dir, "eval.db"), model)
+	s, err := sqlite.Open(ctx, filepath.Join(dir, "eval.db"), model)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

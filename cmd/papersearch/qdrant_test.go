@@ -10,7 +10,7 @@ import (
 
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/qdrant"
 )
 
 // TestQdrantAnswersLikeEmbedded serves the seed corpus from the embedded
@@ -36,7 +36,7 @@ func TestQdrantAnswersLikeEmbedded(t *testing.T) {
 	onQdrant, logs, stop2 := startServe(t)
 	defer func() {
 		stop2()
-		q, err := search.OpenQdrant(context.Background(), search.QdrantConfig{URL: qurl, Collection: coll},
+		q, err := qdrant.Open(context.Background(), qdrant.Config{URL: qurl, Collection: coll},
 			embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 768})
 		if err == nil {
 			q.Drop(context.Background())

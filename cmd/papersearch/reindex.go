@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 // reindex re-embeds every paper of the embedded store under the configured
@@ -21,7 +22,7 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 		return errors.New("reindex rebuilds the embedded store; with Qdrant, set PAPERSEARCH_COLLECTION to a new collection and run 'papersearch ingest' on your corpus")
 	}
 	path := cfg.storePath()
-	old, err := search.StoredModel(ctx, path)
+	old, err := sqlite.StoredModel(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -38,12 +39,12 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 	if err := removeStore(tmp); err != nil {
 		return err
 	}
-	src, err := search.OpenSQLite(ctx, path, old)
+	src, err := sqlite.Open(ctx, path, old)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	dst, err := search.OpenSQLite(ctx, tmp, info)
+	dst, err := sqlite.Open(ctx, tmp, info)
 	if err != nil {
 		return err
 	}

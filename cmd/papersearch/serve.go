@@ -14,6 +14,8 @@ import (
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/qdrant"
+	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -99,13 +101,13 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...fu
 // embedded store otherwise, for vectors of model.
 func openStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.ModelInfo) (search.Store, error) {
 	if cfg.QdrantURL != "" {
-		store, err := search.OpenQdrant(ctx, cfg.qdrantConfig(cfg.Collection, log), model)
+		store, err := qdrant.Open(ctx, cfg.qdrantConfig(cfg.Collection, log), model)
 		if errors.Is(err, search.ErrModelMismatch) {
 			return nil, fmt.Errorf("%w\nto index under %s, set PAPERSEARCH_COLLECTION to a new collection and run 'papersearch ingest' on your corpus", err, model.Name)
 		}
 		return store, err
 	}
-	store, err := search.OpenSQLite(ctx, cfg.storePath(), model)
+	store, err := sqlite.Open(ctx, cfg.storePath(), model)
 	if errors.Is(err, search.ErrModelMismatch) {
 		return nil, fmt.Errorf("%w\nto rebuild the index under %s, run 'papersearch reindex' with the same settings (the current index is kept as a backup)",
 			err, model.Name)

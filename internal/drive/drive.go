@@ -1,16 +1,20 @@
-package api
+// Package drive generates HTTP load from concurrent clients and measures
+// it: latency percentiles, throughput and failures.
+package drive
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 )
 
-// LoadResult summarises a load run: latency percentiles of the requests
+// Result summarises a load run: latency percentiles of the requests
 // that succeeded, throughput, and how many failed.
-type LoadResult struct {
+type Result struct {
 	Requests int           `json:"requests"`
 	Errors   int           `json:"errors"`
 	P50      time.Duration `json:"-"`
@@ -20,11 +24,11 @@ type LoadResult struct {
 	RPS      float64       `json:"rps"`
 }
 
-// Drive runs do from clients goroutines, each with its own keep-alive HTTP
+// Run runs do from clients goroutines, each with its own keep-alive HTTP
 // client, until d has passed or ctx is done, and measures every call. do
 // gets the client and a per-goroutine sequence number; an error counts as
 // a failed request.
-func Drive(ctx context.Context, clients int, d time.Duration, do func(ctx context.Context, c *http.Client, n int) error) LoadResult {
+func Run(ctx context.Context, clients int, d time.Duration, do func(ctx context.Context, c *http.Client, n int) error) Result {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var (
@@ -63,7 +67,7 @@ func Drive(ctx context.Context, clients int, d time.Duration, do func(ctx contex
 	wg.Wait()
 	elapsed := time.Since(start)
 	slices.Sort(latencies)
-	r := LoadResult{Requests: len(latencies) + errs, Errors: errs, RPS: float64(len(latencies)) / elapsed.Seconds()}
+	r := Result{Requests: len(latencies) + errs, Errors: errs, RPS: float64(len(latencies)) / elapsed.Seconds()}
 	if len(latencies) > 0 {
 		r.P50, r.P95, r.P99 = Percentile(latencies, 50), Percentile(latencies, 95), Percentile(latencies, 99)
 		r.Max = latencies[len(latencies)-1]
@@ -78,4 +82,21 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(float64(len(sorted))*p/100+0.5) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// Fetch sends req with c, reads the whole response and returns an error
+// unless it answered 200 OK.
+func Fetch(c *http.Client, req *http.Request) error {
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
 }

@@ -1,4 +1,6 @@
-package search
+// Package storetest is the behaviour every search.Store shares, as one
+// suite that each store's tests run against a fresh store of their own.
+package storetest
 
 import (
 	"context"
@@ -6,20 +8,21 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
 )
 
-var testModel = embed.ModelInfo{Name: "test-model", Dim: 8}
+// Model is the model of the suite's vectors: 8 dimensions, so a store's
+// tests stay small.
+var Model = embed.ModelInfo{Name: "test-model", Dim: 8}
 
-// randomUnit returns a deterministic pseudo-random unit vector.
-func randomUnit(seed uint64, dim int) []float32 {
+// RandomUnit returns a deterministic pseudo-random unit vector.
+func RandomUnit(seed uint64, dim int) []float32 {
 	r := rand.New(rand.NewPCG(seed, 7))
 	v := make([]float32, dim)
 	for i := range v {
@@ -29,21 +32,23 @@ func randomUnit(seed uint64, dim int) []float32 {
 	return v
 }
 
-func testDoc(i int) Document {
+// Doc returns the i-th test document: paper "p%03d" of year 2000+i%20 in
+// venue TestConf, with a random unit vector.
+func Doc(i int) search.Document {
 	p := papersearch.Paper{ID: fmt.Sprintf("p%03d", i), Title: fmt.Sprintf("Paper %d", i),
 		Abstract: fmt.Sprintf("Abstract number %d.", i), Authors: []string{"A. Author"}, Venue: "TestConf", Year: 2000 + i%20}
-	fp := FingerprintOf(p)
-	return Document{Paper: p, Vector: randomUnit(uint64(i), testModel.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+	fp := search.FingerprintOf(p)
+	return search.Document{Paper: p, Vector: RandomUnit(uint64(i), Model.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 }
 
-// storeConformance runs the behaviour every Store must share against a
+// Run runs the behaviour every store must share, each case against a
 // fresh, empty store from open.
-func storeConformance(t *testing.T, open func(t *testing.T) Store) {
+func Run(t *testing.T, open func(t *testing.T) search.Store) {
 	ctx := context.Background()
 
 	t.Run("UpsertGetCount", func(t *testing.T) {
 		s := open(t)
-		docs := []Document{testDoc(1), testDoc(2), testDoc(3)}
+		docs := []search.Document{Doc(1), Doc(2), Doc(3)}
 		if err := s.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
@@ -61,9 +66,9 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 			t.Error("stored vector differs from the one given")
 		}
 		// Upserting the same id replaces it and does not add a row.
-		changed := testDoc(2)
+		changed := Doc(2)
 		changed.Paper.Title = "Renamed"
-		if err := s.Upsert(ctx, []Document{changed}); err != nil {
+		if err := s.Upsert(ctx, []search.Document{changed}); err != nil {
 			t.Fatal(err)
 		}
 		if n, _ := s.Count(ctx); n != 3 {
@@ -76,34 +81,34 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("NotFound", func(t *testing.T) {
 		s := open(t)
-		if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, "nope"); !errors.Is(err, search.ErrNotFound) {
 			t.Errorf("Get unknown: err = %v, want ErrNotFound", err)
 		}
-		if err := s.Delete(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		if err := s.Delete(ctx, "nope"); !errors.Is(err, search.ErrNotFound) {
 			t.Errorf("Delete unknown: err = %v, want ErrNotFound", err)
 		}
 	})
 
 	t.Run("WrongDimension", func(t *testing.T) {
 		s := open(t)
-		d := testDoc(1)
+		d := Doc(1)
 		d.Vector = d.Vector[:4]
-		if err := s.Upsert(ctx, []Document{testDoc(2), d}); !errors.Is(err, ErrDimension) {
+		if err := s.Upsert(ctx, []search.Document{Doc(2), d}); !errors.Is(err, search.ErrDimension) {
 			t.Errorf("Upsert short vector: err = %v, want ErrDimension", err)
 		}
 		if n, _ := s.Count(ctx); n != 0 {
 			t.Errorf("a rejected batch stored %d papers", n)
 		}
-		if _, err := s.Nearest(ctx, make([]float32, 3), 5, papersearch.Filter{}); !errors.Is(err, ErrDimension) {
+		if _, err := s.Nearest(ctx, make([]float32, 3), 5, papersearch.Filter{}); !errors.Is(err, search.ErrDimension) {
 			t.Errorf("Nearest short vector: err = %v, want ErrDimension", err)
 		}
 	})
 
 	t.Run("NearestIsExactAndExcludes", func(t *testing.T) {
 		s := open(t)
-		var docs []Document
+		var docs []search.Document
 		for i := range 50 {
-			docs = append(docs, testDoc(i))
+			docs = append(docs, Doc(i))
 		}
 		if err := s.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)
@@ -117,11 +122,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("Nearest = %v, want p017 first with score 1", got)
 		}
 		// Brute force agrees on the order.
-		top := newTopK(5)
-		for _, d := range docs {
-			top.push(Candidate{ID: d.Paper.ID, Score: embed.Dot(q, d.Vector)})
-		}
-		for i, c := range top.sorted() {
+		for i, c := range Exact(q, docs, 5) {
 			if got[i].ID != c.ID {
 				t.Errorf("rank %d: %s, brute force says %s", i+1, got[i].ID, c.ID)
 			}
@@ -148,7 +149,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if fmt.Sprint(ids(to)) != fmt.Sprint(ids(ex)) {
 			t.Errorf("NearestTo(p017) = %v, Nearest from its vector %v", ids(to), ids(ex))
 		}
-		if _, err := s.NearestTo(ctx, "p999", 5, papersearch.Filter{}); !errors.Is(err, ErrNotFound) {
+		if _, err := s.NearestTo(ctx, "p999", 5, papersearch.Filter{}); !errors.Is(err, search.ErrNotFound) {
 			t.Errorf("NearestTo an unknown id: %v, want ErrNotFound", err)
 		}
 		all, _ := s.Nearest(ctx, q, 500, papersearch.Filter{})
@@ -159,14 +160,14 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("Delete", func(t *testing.T) {
 		s := open(t)
-		docs := []Document{testDoc(1), testDoc(2), testDoc(3)}
+		docs := []search.Document{Doc(1), Doc(2), Doc(3)}
 		if err := s.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Delete(ctx, "p001"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Get(ctx, "p001"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get(ctx, "p001"); !errors.Is(err, search.ErrNotFound) {
 			t.Errorf("deleted paper still there: %v", err)
 		}
 		got, _ := s.Nearest(ctx, docs[2].Vector, 10, papersearch.Filter{})
@@ -177,14 +178,14 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("LexicalAndFilters", func(t *testing.T) {
 		s := open(t)
-		mk := func(i int, title, abstract string, authors []string, venue string, year int) Document {
-			d := testDoc(i)
+		mk := func(i int, title, abstract string, authors []string, venue string, year int) search.Document {
+			d := Doc(i)
 			d.Paper = papersearch.Paper{ID: fmt.Sprintf("p%03d", i), Title: title, Abstract: abstract, Authors: authors, Venue: venue, Year: year}
-			fp := FingerprintOf(d.Paper)
+			fp := search.FingerprintOf(d.Paper)
 			d.TextHash, d.PaperHash = fp.TextHash, fp.PaperHash
 			return d
 		}
-		docs := []Document{
+		docs := []search.Document{
 			mk(1, "Graph neural networks", "Message passing over molecular graphs predicts properties of graphs.", []string{"Geoffrey Hinton"}, "ICML", 2019),
 			mk(2, "Speech recognition", "Transformers transcribe speech; a graph of phonemes helps.", []string{"Yann LeCun"}, "NeurIPS", 2021),
 			mk(3, "Protein folding", "Residue contact maps fold proteins.", []string{"Ada Lovelace", "Geoff Smith"}, "ICLR", 2023),
@@ -193,7 +194,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
-		ids := func(m Matches) string {
+		ids := func(m search.Matches) string {
 			var out []string
 			for _, c := range m.Candidates {
 				out = append(out, c.ID)
@@ -248,7 +249,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// The same filters apply to dense retrieval.
 		all, _ := s.Nearest(ctx, docs[0].Vector, 10, papersearch.Filter{Author: "geoff", YearMin: 2020})
-		if ids(Matches{Candidates: all}) != "p003" {
+		if ids(search.Matches{Candidates: all}) != "p003" {
 			t.Errorf("Nearest with author and year filter = %v, want p003", all)
 		}
 		all, _ = s.Nearest(ctx, docs[0].Vector, 10, papersearch.Filter{Venues: []string{"NeurIPS", "ICLR"}})
@@ -257,7 +258,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// Replacing a paper's text moves it in the lexical index.
 		changed := mk(4, "Speech", "Nothing about that topic.", nil, "ICML", 2023)
-		if err := s.Upsert(ctx, []Document{changed}); err != nil {
+		if err := s.Upsert(ctx, []search.Document{changed}); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := s.Lexical(ctx, lexical.Analyze("graph"), 10, papersearch.Filter{}); ids(got) != "p001,p002" {
@@ -275,9 +276,9 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("Scroll", func(t *testing.T) {
 		s := open(t)
-		var docs []Document
+		var docs []search.Document
 		for i := range 25 {
-			docs = append(docs, testDoc(i))
+			docs = append(docs, Doc(i))
 		}
 		if err := s.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)
@@ -294,7 +295,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 					t.Errorf("scroll repeated %s", d.Paper.ID)
 				}
 				seen[d.Paper.ID] = true
-				if len(d.Vector) != testModel.Dim || d.Paper.Title == "" {
+				if len(d.Vector) != Model.Dim || d.Paper.Title == "" {
 					t.Errorf("scrolled document incomplete: %+v", d.Paper)
 				}
 			}
@@ -310,7 +311,7 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("Fingerprints", func(t *testing.T) {
 		s := open(t)
-		if err := s.Upsert(ctx, []Document{testDoc(1), testDoc(2)}); err != nil {
+		if err := s.Upsert(ctx, []search.Document{Doc(1), Doc(2)}); err != nil {
 			t.Fatal(err)
 		}
 		papers, err := s.Lookup(ctx, []string{"p002", "p404", "p001"})
@@ -324,222 +325,8 @@ func storeConformance(t *testing.T, open func(t *testing.T) Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(fps) != 2 || fps["p001"].PaperHash != testDoc(1).PaperHash {
+		if len(fps) != 2 || fps["p001"].PaperHash != Doc(1).PaperHash {
 			t.Errorf("Fingerprints = %v", fps)
 		}
 	})
-}
-
-func TestSQLiteConformance(t *testing.T) {
-	storeConformance(t, func(t *testing.T) Store {
-		s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "papers.db"), testModel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	})
-}
-
-func TestSQLiteSurvivesReopen(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "papers.db")
-	s, err := OpenSQLite(ctx, path, testModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := []Document{testDoc(1), testDoc(2), testDoc(3)}
-	if err := s.Upsert(ctx, docs); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Delete(ctx, "p002"); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-
-	s, err = OpenSQLite(ctx, path, testModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if n, _ := s.Count(ctx); n != 2 {
-		t.Fatalf("after reopen Count = %d, want 2", n)
-	}
-	got, _ := s.Nearest(ctx, docs[2].Vector, 1, papersearch.Filter{})
-	if len(got) != 1 || got[0].ID != "p003" {
-		t.Errorf("after reopen Nearest = %v", got)
-	}
-
-	other := embed.ModelInfo{Name: "other-model", Dim: 8}
-	if _, err := OpenSQLite(ctx, path, other); !errors.Is(err, ErrModelMismatch) {
-		t.Errorf("open with another model: err = %v, want ErrModelMismatch", err)
-	}
-	wider := embed.ModelInfo{Name: testModel.Name, Dim: 16}
-	if _, err := OpenSQLite(ctx, path, wider); !errors.Is(err, ErrModelMismatch) {
-		t.Errorf("open with another dimension: err = %v, want ErrModelMismatch", err)
-	}
-}
-
-// TestSQLiteAnalysesTermsOnce: a store written before analysed terms were
-// stored (their column empty) answers lexical queries after opening, from
-// the text it analyses then, and keeps those terms for the next opening.
-func TestSQLiteAnalysesTermsOnce(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "papers.db")
-	s, err := OpenSQLite(ctx, path, testModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := testDoc(1)
-	d.Paper.Abstract = "Gradient clipping stabilises recurrent networks."
-	if err := s.Upsert(ctx, []Document{d, testDoc(2)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = ''`); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	for round := range 2 {
-		s, err = OpenSQLite(ctx, path, testModel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := s.Lexical(ctx, lexical.Analyze("clipping gradients"), 5, papersearch.Filter{})
-		if err != nil || len(m.Candidates) != 1 || m.Candidates[0].ID != "p001" {
-			t.Errorf("opening %d: lexical = %+v, %v; want p001 alone", round, m.Candidates, err)
-		}
-		var empty int
-		s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM papers WHERE terms = ''`).Scan(&empty)
-		if empty != 0 {
-			t.Errorf("opening %d: %d papers still without terms", round, empty)
-		}
-		s.Close()
-	}
-}
-
-// TestSQLiteConcurrentWritesOfOneID writes one id from many goroutines at
-// once, each with another abstract and vector, while readers run lexical
-// and dense queries. Afterwards the in-memory index must hold what the file
-// holds, before and after a reopen: a change is applied to memory in the
-// order it was committed to disk.
-func TestSQLiteConcurrentWritesOfOneID(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "papers.db")
-	s, err := OpenSQLite(ctx, path, testModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.Close() }()
-	if err := s.Upsert(ctx, []Document{testDoc(1), testDoc(2)}); err != nil {
-		t.Fatal(err)
-	}
-	variant := func(i int) Document {
-		// Each variant has a word of its own, so lexical search tells them apart.
-		p := papersearch.Paper{ID: "same", Title: "Contested paper",
-			Abstract: fmt.Sprintf("A contested abstract about %s.", variantWord(i))}
-		fp := FingerprintOf(p)
-		return Document{Paper: p, Vector: randomUnit(uint64(1000+i), testModel.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
-	}
-	const writers, rounds = 8, 40
-	stop := make(chan struct{})
-	var readers sync.WaitGroup
-	for r := range 4 {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := s.Lexical(ctx, lexical.Analyze(variantWord(n%writers)+" contested"), 5, papersearch.Filter{}); err != nil {
-					t.Error(err)
-				}
-				if _, err := s.Nearest(ctx, randomUnit(uint64(r), testModel.Dim), 3, papersearch.Filter{}); err != nil {
-					t.Error(err)
-				}
-			}
-		}()
-	}
-	for round := range rounds {
-		var wg sync.WaitGroup
-		for w := range writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := s.Upsert(ctx, []Document{variant(w)}); err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
-		if !memoryMatchesDisk(t, s, variant, writers) {
-			t.Fatalf("round %d: memory and disk disagree", round)
-		}
-	}
-	close(stop)
-	readers.Wait()
-	before, _ := s.Get(ctx, "same")
-	s.Close()
-	if s, err = OpenSQLite(ctx, path, testModel); err != nil {
-		t.Fatal(err)
-	}
-	if !memoryMatchesDisk(t, s, variant, writers) {
-		t.Fatal("after reopen: memory and disk disagree")
-	}
-	if after, _ := s.Get(ctx, "same"); after.Paper.Abstract != before.Paper.Abstract {
-		t.Errorf("reopened file holds %q, the running store held %q", after.Paper.Abstract, before.Paper.Abstract)
-	}
-	if n, _ := s.Count(ctx); n != 3 {
-		t.Errorf("Count = %d, want 3", n)
-	}
-}
-
-func variantWord(i int) string {
-	return []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}[i]
-}
-
-// memoryMatchesDisk reports whether the in-memory vector and lexical terms
-// of "same" are those of the version in the file.
-func memoryMatchesDisk(t *testing.T, s *SQLite, variant func(int) Document, writers int) bool {
-	t.Helper()
-	ctx := context.Background()
-	disk, err := s.Get(ctx, "same")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.mu.RLock()
-	row, ok := s.rows["same"]
-	var mem []float32
-	if ok {
-		mem = append(mem, s.vectors[row*testModel.Dim:(row+1)*testModel.Dim]...)
-	}
-	s.mu.RUnlock()
-	if !ok || embed.Dot(mem, disk.Vector) < 0.9999 {
-		t.Errorf("the in-memory vector of %q is not the stored one (%q)", "same", disk.Paper.Abstract)
-		return false
-	}
-	ok = true
-	for w := range writers {
-		m, err := s.Lexical(ctx, lexical.Analyze(variantWord(w)), 5, papersearch.Filter{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := len(m.Candidates) == 1 && m.Candidates[0].ID == "same"
-		if want := variant(w).Paper.Abstract == disk.Paper.Abstract; found != want {
-			t.Errorf("lexical search for %q finds the paper: %v; the stored abstract is %q", variantWord(w), found, disk.Paper.Abstract)
-			ok = false
-		}
-	}
-	return ok
-}
-
-// ids lists the candidates' ids in order.
-func ids(cs []Candidate) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.ID
-	}
-	return out
 }

@@ -1,19 +1,12 @@
-package api
+package drive
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 )
 
 func TestPercentile(t *testing.T) {
@@ -34,13 +27,13 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
-// TestDrive counts every call and every failure, whatever the machine's
+// TestRun counts every call and every failure, whatever the machine's
 // speed: the run is ended by the 200th call, not by a clock.
-func TestDrive(t *testing.T) {
+func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var calls, failures atomic.Int64
-	r := Drive(ctx, 4, time.Hour, func(ctx context.Context, _ *http.Client, n int) error {
+	r := Run(ctx, 4, time.Hour, func(ctx context.Context, _ *http.Client, n int) error {
 		if calls.Add(1) == 200 {
 			cancel()
 		}
@@ -54,26 +47,12 @@ func TestDrive(t *testing.T) {
 	// A call failing after the end of the run is not counted: at most one
 	// per client.
 	if n := int(calls.Load()); r.Requests > n || r.Requests < n-4 {
-		t.Errorf("Drive counted %d requests of %d calls", r.Requests, n)
+		t.Errorf("Run counted %d requests of %d calls", r.Requests, n)
 	}
 	if f := int(failures.Load()); r.Errors > f || r.Errors < f-4 || r.Errors == 0 {
-		t.Errorf("Drive counted %d errors of %d failures", r.Errors, f)
+		t.Errorf("Run counted %d errors of %d failures", r.Errors, f)
 	}
 	if r.P50 < time.Millisecond || r.P99 < r.P50 || r.Max < r.P99 || r.RPS <= 0 {
-		t.Errorf("Drive = %+v: every call sleeps at least 1 ms", r)
-	}
-}
-
-// BenchmarkEncodeSearchResponse encodes a page of ten results with
-// abstracts, as every search and similar response does.
-func BenchmarkEncodeSearchResponse(b *testing.B) {
-	res := search.Results{Index: papersearch.IndexInfo{Store: "embedded", Model: "all-MiniLM-L6-v2", Dim: 384, Papers: 29100}}
-	for i := range 10 {
-		res.Hits = append(res.Hits, papersearch.Hit{ID: fmt.Sprint("p", i), Rank: i + 1, Score: 0.5,
-			Paper: papersearch.Paper{ID: fmt.Sprint("p", i), Title: "A title of a paper", Abstract: strings.Repeat("An abstract sentence. ", 60),
-				Authors: []string{"Ada Lovelace", "Alan Turing"}, Venue: "NeurIPS", Year: 2026}})
-	}
-	for b.Loop() {
-		json.NewEncoder(io.Discard).Encode(NewSearchResponse(res))
+		t.Errorf("Run = %+v: every call sleeps at least 1 ms", r)
 	}
 }

@@ -1,4 +1,4 @@
-package search
+package qdrant
 
 import (
 	"compress/gzip"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/internal/testenv"
+	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -22,11 +24,11 @@ import (
 // pseudo-random unit vector seeded by its id.
 var hashModel = embed.ModelInfo{Name: "hash-test-384", Dim: 384}
 
-func hashVector(id string) []float32 { return embed.HashVector(id, hashModel.Dim) }
+func hashVector(id string) []float32 { return hashvec.Of(id, hashModel.Dim) }
 
 func readMLPapers(t *testing.T) []papersearch.Paper {
 	t.Helper()
-	f, err := os.Open("../../shared/data/papers/ml-papers.jsonl.gz")
+	f, err := os.Open("../../../shared/data/papers/ml-papers.jsonl.gz")
 	if err != nil {
 		t.Fatalf("the cluster test needs ../shared/data/papers: %v", err)
 	}
@@ -44,7 +46,7 @@ func readMLPapers(t *testing.T) []papersearch.Paper {
 
 func qdrantCtl(t *testing.T, args ...string) {
 	t.Helper()
-	cmd := exec.Command("../deploy/qdrant-local.sh", args...)
+	cmd := exec.Command("../../deploy/qdrant-local.sh", args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("qdrant-local.sh %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -65,8 +67,8 @@ func TestQdrantClusterSurvivesLostNode(t *testing.T) {
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
 	coll := "cluster_test_" + hex.EncodeToString(suffix)
-	open := func(url string) *Qdrant {
-		q, err := OpenQdrant(ctx, QdrantConfig{URL: url, Collection: coll, Shards: 6, Replication: 2}, hashModel)
+	open := func(url string) *Store {
+		q, err := Open(ctx, Config{URL: url, Collection: coll, Shards: 6, Replication: 2}, hashModel)
 		if err != nil {
 			t.Fatalf("open %s: %v", url, err)
 		}
@@ -82,10 +84,10 @@ func TestQdrantClusterSurvivesLostNode(t *testing.T) {
 	const batch = 512
 	for i := 0; i < len(papers); i += batch {
 		part := papers[i:min(i+batch, len(papers))]
-		docs := make([]Document, len(part))
+		docs := make([]search.Document, len(part))
 		for j, p := range part {
-			fp := FingerprintOf(p)
-			docs[j] = Document{Paper: p, Vector: hashVector(p.ID), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+			fp := search.FingerprintOf(p)
+			docs[j] = search.Document{Paper: p, Vector: hashVector(p.ID), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 		}
 		if err := q0.Upsert(ctx, docs); err != nil {
 			t.Fatalf("upsert batch at %d: %v", i, err)
@@ -98,7 +100,7 @@ func TestQdrantClusterSurvivesLostNode(t *testing.T) {
 	t.Logf("ingested %d papers into a 3-node cluster (6 shards, replication 2) in %s: %.0f papers/s (store side only)",
 		len(acked), took.Round(time.Millisecond), float64(len(acked))/took.Seconds())
 
-	checkAll := func(q *Qdrant, when string) {
+	checkAll := func(q *Store, when string) {
 		t.Helper()
 		missing := 0
 		for i := 0; i < len(acked); i += 1000 {
@@ -128,8 +130,8 @@ func TestQdrantClusterSurvivesLostNode(t *testing.T) {
 	qdrantCtl(t, "kill", "1")
 	defer func() {
 		// Leave the cluster whole for whoever runs next, even on failure.
-		if exec.Command("../deploy/qdrant-local.sh", "status").Run() == nil {
-			exec.Command("../deploy/qdrant-local.sh", "start", "1").Run()
+		if exec.Command("../../deploy/qdrant-local.sh", "status").Run() == nil {
+			exec.Command("../../deploy/qdrant-local.sh", "start", "1").Run()
 		}
 	}()
 	for _, url := range []string{urls[0], urls[2]} {

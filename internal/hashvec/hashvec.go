@@ -1,14 +1,18 @@
-package embed
+// Package hashvec makes deterministic pseudo-random unit vectors, for
+// benchmarks and tests that measure a store rather than a model.
+package hashvec
 
 import (
 	"hash/fnv"
 	"math/rand/v2"
+
+	"github.com/papersearch/papersearch/embed"
 )
 
-// HashVector returns a deterministic pseudo-random unit vector of dim
+// Of returns a deterministic pseudo-random unit vector of dim
 // dimensions seeded by key. Benchmarks and load tests give papers such
 // vectors when the store, not the model, is what they measure.
-func HashVector(key string, dim int) []float32 {
+func Of(key string, dim int) []float32 {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	r := rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15))
@@ -16,6 +20,6 @@ func HashVector(key string, dim int) []float32 {
 	for i := range v {
 		v[i] = float32(r.NormFloat64())
 	}
-	Normalize(v)
+	embed.Normalize(v)
 	return v
 }

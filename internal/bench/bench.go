@@ -1,0 +1,242 @@
+// Package bench measures papersearch end to end, as `papersearch bench`
+// reports it: ingest through the engine into a fresh store, then search,
+// similar and get requests from concurrent clients to the real HTTP server
+// on loopback; or, with Synthetic, dense retrieval and reopening of the
+// embedded store at scale.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/drive"
+	"github.com/papersearch/papersearch/internal/hashvec"
+	"github.com/papersearch/papersearch/search"
+)
+
+// Options says what Run measures.
+type Options struct {
+	Papers []papersearch.Paper
+	// Store is fresh and empty; Run fills it. StoreKind names it in the
+	// report; Dir, if set, is the directory whose size the report gives.
+	Store     search.Store
+	StoreKind string
+	Dir       string
+	// Model embeds queries, and papers unless HashVectors is set: then
+	// papers get deterministic random vectors (hashvec) and the bench
+	// measures the store, not the model.
+	Model       embed.Embedder
+	HashVectors bool
+	Clients     int
+	Duration    time.Duration // of each kind of request
+	// Settle, if set, is called after ingest and waits until the store is
+	// as a running service meets it (Qdrant: its segments optimized).
+	Settle func(ctx context.Context) error
+	// Progress receives a line per step; Logger the engine's logs.
+	Progress io.Writer
+	Logger   *slog.Logger
+}
+
+// Latency is one kind of request's measurement.
+type Latency struct {
+	P50    float64 `json:"p50_ms"`
+	P95    float64 `json:"p95_ms"`
+	P99    float64 `json:"p99_ms"`
+	RPS    float64 `json:"rps"`
+	Errors int     `json:"errors"`
+}
+
+// Report is what a bench measured; Print writes it.
+type Report struct {
+	Papers  int    `json:"papers"`
+	Store   string `json:"store"`
+	Vectors string `json:"vectors"`
+	Clients int    `json:"clients"`
+	Ingest  struct {
+		EmbedPerS float64 `json:"embed_per_s"`
+		StorePerS float64 `json:"store_per_s"`
+	} `json:"ingest"`
+	QueryEmbedMS  float64            `json:"query_embed_ms"`
+	Queries       map[string]Latency `json:"queries"`
+	RSSBytes      int64              `json:"rss_bytes"`
+	DiskBytes     int64              `json:"disk_bytes"`
+	BytesPerPaper float64            `json:"bytes_per_paper"`
+	Dense         *DenseReport       `json:"dense,omitempty"`
+}
+
+// Kinds are the requests Run drives, in the order it reports them.
+var Kinds = []string{"search", "similar", "get"}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// timedEmbedder adds the time spent in Embed to spent.
+type timedEmbedder struct {
+	embed.Embedder
+	spent *atomic.Int64
+}
+
+func (t timedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	start := time.Now()
+	defer func() { t.spent.Add(int64(time.Since(start))) }()
+	return t.Embedder.Embed(ctx, texts)
+}
+
+// hashEmbedder gives every text a deterministic random unit vector, under
+// the name and dimension of the model it stands in for.
+type hashEmbedder struct{ info embed.ModelInfo }
+
+func (h hashEmbedder) Info() embed.ModelInfo { return h.info }
+
+func (h hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = hashvec.Of(t, h.info.Dim)
+	}
+	return out, nil
+}
+
+// ingestBatch is the papers ingested per batch: larger than the service's
+// default, so storing is measured in the batches a bulk load would use.
+const ingestBatch = 256
+
+// Run ingests opts.Papers into opts.Store through the engine, then drives
+// each kind of request over HTTP for opts.Duration.
+func Run(ctx context.Context, opts Options) (Report, error) {
+	if len(opts.Papers) == 0 {
+		return Report{}, errors.New("bench: no papers")
+	}
+	progress := func(format string, args ...any) {
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "bench: "+format+"\n", args...)
+		}
+	}
+	vectors := "model"
+	if opts.HashVectors {
+		vectors = "hash"
+	}
+	rep := Report{Papers: len(opts.Papers), Store: opts.StoreKind, Vectors: vectors, Clients: opts.Clients, Queries: map[string]Latency{}}
+
+	// Ingest, embedding timed apart from the rest.
+	var docEmbedder embed.Embedder = opts.Model
+	if opts.HashVectors {
+		docEmbedder = hashEmbedder{opts.Model.Info()}
+	}
+	var embedTime atomic.Int64
+	ingester, err := search.NewEngine(opts.Store, timedEmbedder{docEmbedder, &embedTime},
+		search.Options{IngestBatch: ingestBatch, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return rep, err
+	}
+	progress("ingesting %d papers into a fresh %s store (%s vectors)", len(opts.Papers), opts.StoreKind, vectors)
+	last := time.Now()
+	sum, err := ingester.Ingest(ctx, opts.Papers, func(p search.IngestProgress) {
+		if time.Since(last) > 5*time.Second {
+			last = time.Now()
+			progress("%d/%d papers stored", p.Done, p.Total)
+		}
+	})
+	if err != nil {
+		return rep, err
+	}
+	if opts.Settle != nil {
+		t := time.Now()
+		progress("waiting for the store to settle")
+		if err := opts.Settle(ctx); err != nil {
+			return rep, err
+		}
+		progress("settled after %s", time.Since(t).Round(time.Second))
+	}
+	embedded := time.Duration(embedTime.Load())
+	rep.Ingest.StorePerS = float64(len(opts.Papers)) / (sum.Took - embedded).Seconds()
+	asDocs := embed.Instructed(opts.Model, embed.Document)
+	if opts.HashVectors {
+		// The model's rate, on a sample.
+		sample := opts.Papers[:min(64, len(opts.Papers))]
+		texts := make([]string, len(sample))
+		for i, p := range sample {
+			texts[i] = p.Text()
+		}
+		t := time.Now()
+		if _, err := asDocs.Embed(ctx, texts); err != nil {
+			return rep, err
+		}
+		rep.Ingest.EmbedPerS = float64(len(sample)) / time.Since(t).Seconds()
+	} else {
+		rep.Ingest.EmbedPerS = float64(len(opts.Papers)) / embedded.Seconds()
+	}
+
+	// One short query, embedded alone.
+	asQueries := embed.Instructed(opts.Model, embed.Query)
+	var qlat []time.Duration
+	for i := range 20 {
+		t := time.Now()
+		if _, err := asQueries.Embed(ctx, []string{fmt.Sprintf("graph neural networks for molecules %d", i)}); err != nil {
+			return rep, err
+		}
+		qlat = append(qlat, time.Since(t))
+	}
+	slices.Sort(qlat)
+	rep.QueryEmbedMS = ms(drive.Percentile(qlat, 50))
+
+	// Serve over real HTTP on loopback.
+	eng, err := search.NewEngine(opts.Store, opts.Model, search.Options{Logger: opts.Logger})
+	if err != nil {
+		return rep, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return rep, err
+	}
+	srv := &http.Server{Handler: api.New(eng, api.Options{}), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	for _, kind := range Kinds {
+		progress("%s for %s with %d clients", kind, opts.Duration, opts.Clients)
+		res := drive.Run(ctx, opts.Clients, opts.Duration, requests(kind, "http://"+ln.Addr().String(), opts.Papers))
+		rep.Queries[kind] = Latency{P50: ms(res.P50), P95: ms(res.P95), P99: ms(res.P99), RPS: res.RPS, Errors: res.Errors}
+	}
+	rep.RSSBytes = PeakRSS()
+	if opts.Dir != "" {
+		rep.DiskBytes = DirSize(opts.Dir)
+		rep.BytesPerPaper = float64(rep.DiskBytes) / float64(len(opts.Papers))
+	}
+	return rep, nil
+}
+
+// requests returns the request maker of one kind for drive.Run, over
+// papers in a fixed random order.
+func requests(kind, base string, papers []papersearch.Paper) func(ctx context.Context, c *http.Client, n int) error {
+	order := rand.New(rand.NewPCG(1, 2)).Perm(len(papers))
+	pick := func(n int) papersearch.Paper { return papers[order[n%len(order)]] }
+	return func(ctx context.Context, c *http.Client, n int) error {
+		var req *http.Request
+		switch kind {
+		case "search":
+			// A different question each time, so the query cache stays cold.
+			body, _ := json.Marshal(map[string]any{"query": pick(n).Title + " " + strconv.Itoa(n), "limit": 10})
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/search", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+		case "similar":
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID)+"/similar?limit=10", nil)
+		default:
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID), nil)
+		}
+		return drive.Fetch(c, req)
+	}
+}

@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// resetPeakRSS makes the kernel's peak RSS (VmHWM) the current RSS, where
+// Linux allows it.
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// PeakRSS is the process's peak resident set size (VmHWM), or 0 where
+// /proc is not available.
+func PeakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// DirSize is the total size of the files below dir.
+func DirSize(dir string) int64 {
+	var total int64
+	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			total += info.Size()
+		}
+		return nil
+	})
+	return total
+}
+
+// Print writes the report as text, or as JSON.
+func (rep Report) Print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if rep.Dense != nil {
+		fmt.Fprintf(tw, "dense top-10 over %d vectors (GOMAXPROCS %d)\tp50 %.2f ms\tp99 %.2f ms\trecall@10 %.4f\n",
+			rep.Dense.Vectors, runtime.GOMAXPROCS(0), rep.Dense.P50, rep.Dense.P99, rep.Dense.Recall10)
+		fmt.Fprintf(tw, "memory\t%.0f heap bytes per paper\n", rep.Dense.HeapBytesPerPaper)
+		if o := rep.Dense.Open; o != nil {
+			fmt.Fprintf(tw, "reopening the store\t%.1f s\tpeak RSS %.0f MiB (%.0f before)\tlive heap %.0f MiB\tpeak/live %.2f\n",
+				o.Seconds, float64(o.PeakRSSBytes)/(1<<20), float64(o.RSSBeforeBytes)/(1<<20), float64(o.LiveHeapBytes)/(1<<20),
+				float64(o.PeakRSSBytes)/float64(o.LiveHeapBytes))
+		}
+	} else {
+		fmt.Fprintf(tw, "papers\t%d (%s store, %s vectors)\n", rep.Papers, rep.Store, rep.Vectors)
+		fmt.Fprintf(tw, "ingest\tembed %.1f papers/s\tstore %.0f papers/s\n", rep.Ingest.EmbedPerS, rep.Ingest.StorePerS)
+		fmt.Fprintf(tw, "one short query embedded\t%.1f ms (p50)\n", rep.QueryEmbedMS)
+		fmt.Fprintf(tw, "REQUEST (%d clients)\tP50 ms\tP95 ms\tP99 ms\tREQ/S\tERRORS\n", rep.Clients)
+		for _, k := range Kinds {
+			q := rep.Queries[k]
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.0f\t%d\n", k, q.P50, q.P95, q.P99, q.RPS, q.Errors)
+		}
+	}
+	fmt.Fprintf(tw, "peak RSS\t%.0f MiB\n", float64(rep.RSSBytes)/(1<<20))
+	if rep.DiskBytes > 0 {
+		fmt.Fprintf(tw, "store on disk\t%.1f MiB (%.0f bytes per paper)\n", float64(rep.DiskBytes)/(1<<20), rep.BytesPerPaper)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,166 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/drive"
+	"github.com/papersearch/papersearch/internal/hashvec"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
+)
+
+// DenseReport is the store-level dense retrieval measurement of Synthetic:
+// latency of top-10 on one goroutine and recall against an exact scan.
+type DenseReport struct {
+	Vectors  int     `json:"vectors"`
+	P50      float64 `json:"p50_ms"`
+	P99      float64 `json:"p99_ms"`
+	Recall10 float64 `json:"recall@10"`
+	// HeapBytesPerPaper is the live Go heap after a collection over the
+	// vectors: the store's in-memory cost of one paper.
+	HeapBytesPerPaper float64 `json:"heap_bytes_per_paper"`
+	// Open measures reopening the store.
+	Open *OpenReport `json:"open,omitempty"`
+}
+
+// OpenReport is the cost of opening a store: how long, the process's peak
+// RSS while opening (and its RSS before), and the live heap after.
+type OpenReport struct {
+	Seconds        float64 `json:"seconds"`
+	PeakRSSBytes   int64   `json:"peak_rss_bytes"`
+	RSSBeforeBytes int64   `json:"rss_before_bytes"`
+	LiveHeapBytes  int64   `json:"live_heap_bytes"`
+}
+
+// Synthetic fills an embedded store in a temporary directory with n
+// synthetic papers with hash vectors, measures dense top-10 retrieval on
+// one goroutine with its recall@10 against an exact scan, then closes and
+// reopens the store and measures the opening.
+func Synthetic(ctx context.Context, n int, progress io.Writer) (Report, error) {
+	const dim, k, queries = 384, 10, 200
+	model := embed.ModelInfo{Name: "synthetic-384", Dim: dim}
+	dir, err := os.MkdirTemp("", "papersearch-bench-")
+	if err != nil {
+		return Report{}, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "bench.db")
+	store, err := sqlite.Open(ctx, path, model)
+	if err != nil {
+		return Report{}, err
+	}
+	defer func() {
+		if store != nil {
+			store.Close()
+		}
+	}()
+	id := func(i int) string { return "s" + strconv.Itoa(i) }
+	start, last := time.Now(), time.Now()
+	for i := 0; i < n; i += 2000 {
+		docs := make([]search.Document, 0, 2000)
+		for j := i; j < min(i+2000, n); j++ {
+			docs = append(docs, search.Document{Paper: papersearch.Paper{ID: id(j), Title: "synthetic paper", Abstract: "synthetic"},
+				Vector: hashvec.Of(id(j), dim)})
+		}
+		if err := store.Upsert(ctx, docs); err != nil {
+			return Report{}, err
+		}
+		if time.Since(last) > 10*time.Second {
+			last = time.Now()
+			fmt.Fprintf(progress, "bench: %d/%d synthetic vectors stored (%.0f/s)\n", i+len(docs), n, float64(i+len(docs))/time.Since(start).Seconds())
+		}
+	}
+	fmt.Fprintf(progress, "bench: %d vectors stored in %s; measuring %d top-%d queries\n", n, time.Since(start).Round(time.Second), queries, k)
+	qs := make([][]float32, queries)
+	var lat []time.Duration
+	got := make([][]search.Candidate, queries)
+	for q := range queries {
+		qs[q] = hashvec.Of("query "+strconv.Itoa(q), dim)
+		t := time.Now()
+		if got[q], err = store.Nearest(ctx, qs[q], k, papersearch.Filter{}); err != nil {
+			return Report{}, err
+		}
+		lat = append(lat, time.Since(t))
+	}
+	exact := exactTopK(ctx, qs, n, k, func(i int) (string, []float32) { return id(i), hashvec.Of(id(i), dim) })
+	found := 0
+	for q := range queries {
+		for _, c := range got[q] {
+			if slices.ContainsFunc(exact[q], func(e search.Candidate) bool { return e.ID == c.ID }) {
+				found++
+			}
+		}
+	}
+	slices.Sort(lat)
+	runtime.GC()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	rep := Report{Papers: n, Store: "embedded", Vectors: "synthetic", Queries: map[string]Latency{},
+		Dense: &DenseReport{Vectors: n, P50: ms(drive.Percentile(lat, 50)), P99: ms(drive.Percentile(lat, 99)),
+			Recall10: float64(found) / float64(queries*k), HeapBytesPerPaper: float64(mem.HeapAlloc) / float64(n)}}
+	rep.RSSBytes = PeakRSS()
+	rep.DiskBytes = DirSize(dir)
+	rep.BytesPerPaper = float64(rep.DiskBytes) / float64(n)
+
+	// Reopen the store in this process, its memory returned first, and
+	// compare the peak while opening with the live heap afterwards.
+	err = store.Close()
+	store = nil
+	if err != nil {
+		return Report{}, err
+	}
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	before := PeakRSS()
+	t := time.Now()
+	if store, err = sqlite.Open(ctx, path, model); err != nil {
+		return Report{}, err
+	}
+	took := time.Since(t)
+	peak := PeakRSS()
+	runtime.GC()
+	runtime.ReadMemStats(&mem)
+	rep.Dense.Open = &OpenReport{Seconds: took.Seconds(), PeakRSSBytes: peak, RSSBeforeBytes: before, LiveHeapBytes: int64(mem.HeapAlloc)}
+	fmt.Fprintf(progress, "bench: reopened %d papers in %s\n", n, took.Round(time.Millisecond))
+	return rep, nil
+}
+
+// exactTopK returns, for each query, the k of n vectors with the largest
+// dot product, found by a full scan: one pass over the vectors, each
+// made once by vector(i), against every query.
+func exactTopK(ctx context.Context, queries [][]float32, n, k int, vector func(i int) (string, []float32)) [][]search.Candidate {
+	tops := make([][]search.Candidate, len(queries))
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		id, v := vector(i)
+		for q, qv := range queries {
+			c := search.Candidate{ID: id, Score: embed.Dot(qv, v)}
+			t := tops[q]
+			if len(t) == k && c.Score <= t[k-1].Score {
+				continue
+			}
+			at, _ := slices.BinarySearchFunc(t, c, func(a, b search.Candidate) int {
+				switch {
+				case a.Score > b.Score:
+					return -1
+				case a.Score < b.Score:
+					return 1
+				}
+				return 0
+			})
+			t = slices.Insert(t, at, c)
+			tops[q] = t[:min(len(t), k)]
+		}
+	}
+	return tops
+}

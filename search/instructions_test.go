@@ -1,0 +1,96 @@
+package search_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/hashvec"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storetest"
+)
+
+// recordingEmbedder keeps every text it is asked to embed and answers with
+// hash vectors, under a model name of the test's choosing.
+type recordingEmbedder struct {
+	name  string
+	mu    sync.Mutex
+	texts []string
+}
+
+func (r *recordingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		r.texts = append(r.texts, t)
+		out[i] = hashvec.Of(t, storetest.Model.Dim)
+	}
+	return out, nil
+}
+
+func (r *recordingEmbedder) Info() embed.ModelInfo {
+	return embed.ModelInfo{Name: r.name, Dim: storetest.Model.Dim}
+}
+
+// TestModelInstructions: the engine embeds queries and papers with the
+// model's instructions, whatever organisation prefixes its name, and
+// queries as typed under RawQueries.
+func TestModelInstructions(t *testing.T) {
+	const bgeQuery = "Represent this sentence for searching relevant passages: "
+	paper := papersearch.Paper{ID: "p1", Title: "Graphs", Abstract: "Message passing over graphs."}
+	// ingestAndAsk stores the paper and asks "graph networks" through an
+	// engine over emb.
+	ingestAndAsk := func(emb embed.Embedder, opts search.Options) {
+		t.Helper()
+		ctx := context.Background()
+		store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"), emb.Info())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		eng, err := search.NewEngine(store, emb, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.Search(ctx, search.Query{Text: "graph networks"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		model      string
+		raw        bool
+		query, doc string
+	}{
+		{"bge-small-en-v1.5", false, bgeQuery, ""},
+		{"BAAI/bge-small-en-v1.5", false, bgeQuery, ""},
+		{"bge-small-en-v1.5", true, "", ""},
+		{"e5-small-v2", false, "query: ", "passage: "},
+		{"e5-small-v2", true, "", "passage: "},
+		{"all-MiniLM-L6-v2", false, "", ""},
+	} {
+		rec := &recordingEmbedder{name: tt.model}
+		ingestAndAsk(rec, search.Options{RawQueries: tt.raw})
+		want := []string{tt.doc + paper.Text(), tt.query + "graph networks"}
+		if !slices.Equal(rec.texts, want) {
+			t.Errorf("%s (raw queries %v) embedded %q, want %q", tt.model, tt.raw, rec.texts, want)
+		}
+	}
+	// A pair: each model with its own instructions.
+	bge, e5 := &recordingEmbedder{name: "bge-small-en-v1.5"}, &recordingEmbedder{name: "e5-small-v2"}
+	ingestAndAsk(embed.NewPair(bge, e5), search.Options{})
+	if want := []string{paper.Text(), bgeQuery + "graph networks"}; !slices.Equal(bge.texts, want) {
+		t.Errorf("pair: bge embedded %q, want %q", bge.texts, want)
+	}
+	if want := []string{"passage: " + paper.Text(), "query: graph networks"}; !slices.Equal(e5.texts, want) {
+		t.Errorf("pair: e5 embedded %q, want %q", e5.texts, want)
+	}
+}

@@ -1,0 +1,197 @@
+package qdrant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	qc "github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+)
+
+// collectionParams are the settings of a new collection from cfg.
+func collectionParams(cfg Config) (*qc.HnswConfigDiff, *qc.QuantizationConfig, error) {
+	var hnsw *qc.HnswConfigDiff
+	if cfg.HNSWM != 0 || cfg.HNSWEFConstruct != 0 {
+		hnsw = &qc.HnswConfigDiff{M: optional(cfg.HNSWM), EfConstruct: optional(cfg.HNSWEFConstruct)}
+	}
+	switch cfg.Quantization {
+	case QuantizationNone:
+		return hnsw, nil, nil
+	case QuantizationInt8, "":
+		return hnsw, qc.NewQuantizationScalar(&qc.ScalarQuantization{
+			Type: qc.QuantizationType_Int8, AlwaysRam: qc.PtrOf(true)}), nil
+	}
+	return nil, nil, fmt.Errorf("qdrant quantization %q: want none or int8", cfg.Quantization)
+}
+
+// sparseParams are the collection's settings of its BM25 sparse vector,
+// nil if it has none.
+func sparseParams(info *qc.CollectionInfo) *qc.SparseVectorParams {
+	return info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[qdrantSparse]
+}
+
+// dropQdrantIDF turns off Qdrant's own IDF on the sparse vectors of a
+// collection created before papersearch weighed query terms itself. Qdrant
+// computes IDF per shard, so lexical ranks depended on the shard count;
+// the query now carries idf from this store's collection-wide document
+// frequencies, as the embedded store's does, and Qdrant's must not apply
+// on top. Setting it is idempotent, so concurrent openers agree.
+func (q *Store) dropQdrantIDF(ctx context.Context, info *qc.CollectionInfo) error {
+	if params := sparseParams(info); params.GetModifier() != qc.Modifier_Idf {
+		return nil
+	}
+	err := q.client.UpdateCollection(ctx, &qc.UpdateCollection{CollectionName: q.coll,
+		SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
+			qdrantSparse: {Modifier: qc.Modifier_None.Enum()},
+		})})
+	if err != nil {
+		return fmt.Errorf("qdrant collection %s: turn off Qdrant's per-shard IDF: %w", q.coll, err)
+	}
+	// A cluster applies the change through consensus, after it answered:
+	// wait until this node shows it, so no query weighs idf twice.
+	_, err = backoff.Retry(ctx, func() (struct{}, error) {
+		info, err := q.client.GetCollectionInfo(ctx, q.coll)
+		if err != nil {
+			return struct{}{}, err
+		}
+		p := sparseParams(info)
+		if p == nil || p.GetModifier() != qc.Modifier_None {
+			return struct{}{}, errors.New("the change is not applied yet")
+		}
+		return struct{}{}, nil
+	}, backoff.WithMaxElapsedTime(30*time.Second))
+	if err != nil {
+		return fmt.Errorf("qdrant collection %s: turn off Qdrant's per-shard IDF: %w", q.coll, err)
+	}
+	q.log.Info("qdrant collection: lexical idf now from papersearch's document frequencies", "collection", q.coll)
+	return nil
+}
+
+func (q *Store) ensureCollection(ctx context.Context, cfg Config) error {
+	exists, err := q.client.CollectionExists(ctx, q.coll)
+	if err != nil {
+		return fmt.Errorf("qdrant at %s: %w", cfg.URL, err)
+	}
+	if !exists {
+		hnsw, quant, err := collectionParams(cfg)
+		if err != nil {
+			return err
+		}
+		err = q.client.CreateCollection(ctx, &qc.CreateCollection{
+			CollectionName: q.coll,
+			VectorsConfig: qc.NewVectorsConfigMap(map[string]*qc.VectorParams{
+				qdrantDense: {Size: uint64(q.model.Dim), Distance: qc.Distance_Cosine,
+					OnDisk: qc.PtrOf(cfg.OnDiskVectors)},
+			}),
+			HnswConfig:         hnsw,
+			QuantizationConfig: quant,
+			OnDiskPayload:      qc.PtrOf(cfg.OnDiskPayload),
+			SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
+				qdrantSparse: {Modifier: qc.Modifier_None.Enum()},
+			}),
+			ShardNumber:       optional(cfg.Shards),
+			ReplicationFactor: optional(cfg.Replication),
+			Metadata: qc.NewValueMap(map[string]any{
+				metaModel: q.model.Name, metaDim: int64(q.model.Dim), metaSchema: int64(schemaVersion),
+				metaAvgDocLen: cfg.AvgDocLen,
+			}),
+		})
+		if err != nil && status.Code(err) != codes.AlreadyExists {
+			return fmt.Errorf("create qdrant collection %s: %w", q.coll, err)
+		}
+		if err == nil {
+			q.log.Info("created qdrant collection", "collection", q.coll, "dim", q.model.Dim,
+				"shards", cfg.Shards, "replication", cfg.Replication, "hnsw_m", cfg.HNSWM, "hnsw_ef_construct", cfg.HNSWEFConstruct,
+				"on_disk_vectors", cfg.OnDiskVectors, "on_disk_payload", cfg.OnDiskPayload, "quantization", cfg.Quantization)
+		}
+	}
+	// A collection just created, or whose creation a crash interrupted, may
+	// not answer until the cluster has set up its shards.
+	info, err := backoff.Retry(ctx, func() (*qc.CollectionInfo, error) {
+		info, err := q.client.GetCollectionInfo(ctx, q.coll)
+		if c := status.Code(err); c == codes.InvalidArgument || c == codes.PermissionDenied || c == codes.Unauthenticated {
+			return nil, backoff.Permanent(err)
+		}
+		return info, err
+	}, backoff.WithMaxElapsedTime(30*time.Second))
+	if err != nil {
+		return fmt.Errorf("read qdrant collection %s: %w", q.coll, err)
+	}
+	// Indexes are ensured on every open, so a crash between creating the
+	// collection and indexing it leaves nothing missing.
+	if err := q.ensureIndexes(ctx); err != nil {
+		return err
+	}
+	if err := q.dropQdrantIDF(ctx, info); err != nil {
+		return err
+	}
+	meta := info.GetConfig().GetMetadata()
+	name := meta[metaModel].GetStringValue()
+	dim := int(meta[metaDim].GetIntegerValue())
+	if name == "" {
+		return fmt.Errorf("qdrant collection %s was not created by papersearch (no model recorded); choose another collection", q.coll)
+	}
+	if err := search.CheckModel("qdrant collection "+q.coll, embed.ModelInfo{Name: name, Dim: dim}, q.model); err != nil {
+		return err
+	}
+	q.avgdl = meta[metaAvgDocLen].GetDoubleValue()
+	if q.avgdl <= 0 {
+		q.avgdl = DefaultAvgDocLen
+	}
+	return nil
+}
+
+// ensureIndexes creates the payload indexes filters use, where missing.
+func (q *Store) ensureIndexes(ctx context.Context) error {
+	prefixText := qc.NewPayloadIndexParamsText(&qc.TextIndexParams{
+		Tokenizer: qc.TokenizerType_Prefix, Lowercase: qc.PtrOf(true)})
+	indexes := []struct {
+		field  string
+		typ    qc.FieldType
+		params *qc.PayloadIndexParams
+	}{
+		{fieldPaperID, qc.FieldType_FieldTypeKeyword, nil},
+		{fieldYear, qc.FieldType_FieldTypeInteger, nil},
+		{fieldVenue, qc.FieldType_FieldTypeKeyword, nil},
+		{fieldVenueKey, qc.FieldType_FieldTypeKeyword, nil},
+		{fieldAuthors, qc.FieldType_FieldTypeKeyword, nil},
+		{fieldAuthorNames, qc.FieldType_FieldTypeText, prefixText},
+	}
+	for _, ix := range indexes {
+		_, err := q.client.CreateFieldIndex(ctx, &qc.CreateFieldIndexCollection{
+			CollectionName: q.coll, FieldName: ix.field, FieldType: qc.PtrOf(ix.typ),
+			FieldIndexParams: ix.params, Wait: qc.PtrOf(true),
+		})
+		if err != nil {
+			return fmt.Errorf("index %s of qdrant collection %s: %w", ix.field, q.coll, err)
+		}
+	}
+	return nil
+}
+
+// WaitOptimized returns once Qdrant reports the collection green: after a
+// bulk load its optimizer merges and indexes segments for a while, and
+// searches meanwhile are slower than in steady state. Benchmarks wait.
+func (q *Store) WaitOptimized(ctx context.Context) error {
+	for {
+		info, err := q.client.GetCollectionInfo(ctx, q.coll)
+		if err != nil {
+			return fmt.Errorf("collection %s status: %w", q.coll, err)
+		}
+		if info.GetStatus() == qc.CollectionStatus_Green {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

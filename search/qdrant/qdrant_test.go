@@ -1,0 +1,213 @@
+package qdrant
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	qc "github.com/qdrant/go-client/qdrant"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/testenv"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storetest"
+)
+
+// qdrantURL returns the Qdrant the integration tests use, from
+// PAPERSEARCH_TEST_QDRANT_URL (deploy/qdrant-local.sh up prints it; .ci/run
+// sets it). Without it the Qdrant tests skip, saying so; with it set, an
+// unreachable Qdrant fails them.
+func qdrantURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv("PAPERSEARCH_TEST_QDRANT_URL")
+	if u == "" {
+		testenv.Missing(t, "PAPERSEARCH_TEST_QDRANT_URL is not set: start one with deploy/qdrant-local.sh up and export the URL it prints")
+	}
+	return u
+}
+
+// openTestQdrant opens a store in a collection of its own, dropped at the
+// end of the test.
+func openTestQdrant(t *testing.T, model embed.ModelInfo) *Store {
+	t.Helper()
+	url := qdrantURL(t)
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	name := "test_" + strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + "_" + hex.EncodeToString(suffix)
+	// Unquantised: the conformance suite checks dense answers are exact,
+	// which only the float32 search promises (TestQdrantCollectionSettings
+	// covers int8, the default).
+	q, err := Open(context.Background(), Config{URL: url, Collection: name, Quantization: QuantizationNone}, model)
+	if err != nil {
+		t.Fatalf("open qdrant at %s: %v", url, err)
+	}
+	t.Cleanup(func() {
+		if err := q.Drop(context.Background()); err != nil {
+			t.Errorf("drop collection %s: %v", name, err)
+		}
+		q.Close()
+	})
+	return q
+}
+
+func TestQdrantConformance(t *testing.T) {
+	qdrantURL(t)
+	storetest.Run(t, func(t *testing.T) search.Store { return openTestQdrant(t, storetest.Model) })
+}
+
+func TestQdrantRefusesOtherModel(t *testing.T) {
+	q := openTestQdrant(t, storetest.Model)
+	ctx := context.Background()
+	if err := q.Upsert(ctx, []search.Document{storetest.Doc(1)}); err != nil {
+		t.Fatal(err)
+	}
+	// Reopening the same collection: same model works, another is refused.
+	same, err := Open(ctx, Config{URL: qdrantURL(t), Collection: q.Collection()}, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := same.Count(ctx); n != 1 {
+		t.Errorf("reopened collection counts %d, want 1", n)
+	}
+	same.Close()
+	for _, m := range []embed.ModelInfo{{Name: "other", Dim: 8}, {Name: storetest.Model.Name, Dim: 16}} {
+		if _, err := Open(ctx, Config{URL: qdrantURL(t), Collection: q.Collection()}, m); !errors.Is(err, search.ErrModelMismatch) {
+			t.Errorf("open with %+v: err = %v, want ErrModelMismatch", m, err)
+		}
+	}
+}
+
+func TestQdrantBadURL(t *testing.T) {
+	for _, u := range []string{"", "127.0.0.1:6334", "ftp://x", "http://:6334", "http://host:port"} {
+		if _, err := Open(context.Background(), Config{URL: u}, storetest.Model); err == nil {
+			t.Errorf("URL %q accepted", u)
+		}
+	}
+}
+
+// TestQdrantRefreshWhileWriting re-weights the collection's BM25 vectors
+// while other goroutines write papers of very different lengths, so the
+// average length the weights depend on keeps moving. Under the race
+// detector it fails if the average is read and written unsynchronised; and
+// after the last refresh every paper is still found by its own word.
+func TestQdrantRefreshWhileWriting(t *testing.T) {
+	q := openTestQdrant(t, storetest.Model)
+	ctx := context.Background()
+	doc := func(i int) search.Document {
+		words := strings.Repeat("filler words pad this abstract ", 1+(i%4)*10)
+		p := papersearch.Paper{ID: fmt.Sprintf("r%03d", i), Title: fmt.Sprintf("Paper %d", i),
+			Abstract: fmt.Sprintf("Marker%d appears here. %s", i, words)}
+		fp := search.FingerprintOf(p)
+		return search.Document{Paper: p, Vector: storetest.RandomUnit(uint64(i), storetest.Model.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+	}
+	const writers, each = 3, 8
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := q.Upsert(ctx, []search.Document{doc(w*each + i)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for refreshing := true; refreshing; {
+		select {
+		case <-done:
+			refreshing = false
+		default:
+		}
+		if err := q.RefreshLexical(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every point's BM25 weights are those of the average length the
+	// collection records: none was written with a length the refresh
+	// then failed to re-weight.
+	ids := make([]*qc.PointId, writers*each)
+	for i := range ids {
+		ids[i] = pointID(doc(i).Paper.ID)
+	}
+	points, err := q.client.Get(ctx, &qc.GetPoints{CollectionName: q.coll, Ids: ids,
+		WithVectors: qc.NewWithVectorsInclude(qdrantSparse), WithPayload: qc.NewWithPayloadInclude(fieldPaperID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != writers*each {
+		t.Fatalf("%d points, want %d", len(points), writers*each)
+	}
+	for _, p := range points {
+		id := p.GetPayload()[fieldPaperID].GetStringValue()
+		var i int
+		fmt.Sscanf(id, "r%03d", &i)
+		terms := lexical.Analyze(doc(i).Paper.Text())
+		want := map[uint32]float32{}
+		for term, tf := range lexical.TermCounts(terms) {
+			want[sparseTerm(term)] = float32(lexical.TFWeight(tf, len(terms), q.avgdl))
+		}
+		sv := p.GetVectors().GetVectors().GetVectors()[qdrantSparse]
+		idx, val := sv.GetIndices().GetData(), sv.GetData()
+		for k, ix := range idx {
+			if w := want[ix]; math.Abs(float64(val[k]-w)) > 1e-5*float64(w) {
+				t.Errorf("%s: a term weighs %g, want %g (average length %g)", id, val[k], w, q.avgdl)
+				break
+			}
+		}
+	}
+}
+
+// TestQdrantCollectionSettings: a new collection gets the HNSW, on-disk and
+// int8 quantisation settings asked for, answers dense queries exactly on a
+// small collection (rescored), and an unknown quantisation is refused.
+func TestQdrantCollectionSettings(t *testing.T) {
+	url := qdrantURL(t)
+	ctx := context.Background()
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	cfg := Config{URL: url, Collection: "test_settings_" + hex.EncodeToString(suffix), HNSWM: 8, HNSWEFConstruct: 64,
+		HNSWEF: 128, OnDiskVectors: true, OnDiskPayload: true, Quantization: QuantizationInt8}
+	q, err := Open(ctx, cfg, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { q.Drop(context.Background()); q.Close() }()
+	info, err := q.client.GetCollectionInfo(ctx, q.Collection())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := info.GetConfig()
+	dense := c.GetParams().GetVectorsConfig().GetParamsMap().GetMap()[qdrantDense]
+	if c.GetHnswConfig().GetM() != 8 || c.GetHnswConfig().GetEfConstruct() != 64 || !dense.GetOnDisk() ||
+		!c.GetParams().GetOnDiskPayload() || c.GetQuantizationConfig().GetScalar().GetType() != qc.QuantizationType_Int8 {
+		t.Errorf("collection config %v", c)
+	}
+	var docs []search.Document
+	for i := range 40 {
+		docs = append(docs, storetest.Doc(i))
+	}
+	if err := q.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := q.Nearest(ctx, docs[9].Vector, 3, papersearch.Filter{})
+	if err != nil || len(got) != 3 || got[0].ID != "p009" || got[0].Score < 0.9999 {
+		t.Errorf("Nearest under int8 quantisation = %v, %v; want p009 first with its exact score 1", got, err)
+	}
+	cfg.Collection += "_bad"
+	cfg.Quantization = "int4"
+	if _, err := Open(ctx, cfg, storetest.Model); err == nil || !strings.Contains(err.Error(), "int4") {
+		t.Errorf("quantization int4: %v, want a refusal naming it", err)
+	}
+}

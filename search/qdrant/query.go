@@ -1,0 +1,160 @@
+package qdrant
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	qc "github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
+)
+
+// sparseTerm maps an analysed term to its sparse vector index.
+func sparseTerm(term string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(term))
+	return h.Sum32()
+}
+
+// sparseBM25 is a document's BM25 term weights (without IDF, which Qdrant
+// applies) as a sparse vector. The caller holds q.lexMu.
+func (q *Store) sparseBM25(terms []string) *qc.Vector {
+	counts := lexical.TermCounts(terms)
+	idx := make([]uint32, 0, len(counts))
+	val := make([]float32, 0, len(counts))
+	for t, tf := range counts {
+		idx = append(idx, sparseTerm(t))
+		val = append(val, float32(lexical.TFWeight(tf, len(terms), q.avgdl)))
+	}
+	return qc.NewVectorSparse(idx, val)
+}
+
+// filterOf translates a Filter into Qdrant conditions.
+func filterOf(f papersearch.Filter) *qc.Filter {
+	if search.FieldsFree(f) && len(f.Exclude) == 0 {
+		return nil
+	}
+	var must, mustNot []*qc.Condition
+	if f.YearMin != 0 || f.YearMax != 0 {
+		r := &qc.Range{}
+		if f.YearMin != 0 {
+			r.Gte = qc.PtrOf(float64(f.YearMin))
+		}
+		if f.YearMax != 0 {
+			r.Lte = qc.PtrOf(float64(f.YearMax))
+		}
+		must = append(must, qc.NewRange(fieldYear, r))
+	}
+	if len(f.Venues) > 0 {
+		keys := make([]string, len(f.Venues))
+		for i, v := range f.Venues {
+			keys[i] = search.VenueKey(v)
+		}
+		must = append(must, qc.NewMatchKeywords(fieldVenueKey, keys...))
+	}
+	if words := search.AuthorWords(f.Author); len(words) > 0 {
+		must = append(must, qc.NewMatchText(fieldAuthorNames, strings.Join(words, " ")))
+	}
+	if len(f.Exclude) > 0 {
+		pids := make([]*qc.PointId, len(f.Exclude))
+		for i, id := range f.Exclude {
+			pids[i] = pointID(id)
+		}
+		mustNot = append(mustNot, qc.NewHasID(pids...))
+	}
+	return &qc.Filter{Must: must, MustNot: mustNot}
+}
+
+// Nearest asks Qdrant for the k nearest allowed points by cosine similarity.
+func (q *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) (_ []search.Candidate, err error) {
+	defer markUnavailable(&err)
+	if len(v) != q.model.Dim {
+		return nil, fmt.Errorf("nearest: %w: %d, want %d", search.ErrDimension, len(v), q.model.Dim)
+	}
+	out, err := q.query(ctx, qc.NewQueryDense(v), qdrantDense, k, f)
+	if err != nil {
+		return nil, fmt.Errorf("nearest: %w", err)
+	}
+	return out, nil
+}
+
+// NearestTo is Nearest from the stored vector of id, which Qdrant reads
+// itself: one request, where Get then Nearest took two.
+func (q *Store) NearestTo(ctx context.Context, id string, k int, f papersearch.Filter) (_ []search.Candidate, err error) {
+	defer markUnavailable(&err)
+	out, err := q.query(ctx, qc.NewQueryID(pointID(id)), qdrantDense, k, f)
+	if status.Code(err) == codes.NotFound || status.Code(err) == codes.InvalidArgument && strings.Contains(err.Error(), "Not found") {
+		return nil, fmt.Errorf("nearest to %q: %w", id, search.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nearest to %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// Lexical asks Qdrant for the k best allowed points by BM25: the query's
+// term counts times idf, from this store's collection-wide document
+// frequencies, against the documents' BM25 term weights. It is the
+// embedded store's score, on any number of shards.
+func (q *Store) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (_ search.Matches, err error) {
+	defer markUnavailable(&err)
+	scored, ideal, err := q.weigh(ctx, terms)
+	if err != nil || len(scored) == 0 {
+		return search.Matches{Ideal: ideal}, err
+	}
+	idx := make([]uint32, len(scored))
+	val := make([]float32, len(scored))
+	for i, t := range scored {
+		idx[i], val[i] = sparseTerm(t.Term), float32(t.Weight) // query tf × idf
+	}
+	out, err := q.query(ctx, qc.NewQuerySparse(idx, val), qdrantSparse, k, f)
+	if err != nil {
+		return search.Matches{}, fmt.Errorf("lexical: %w", err)
+	}
+	return search.Matches{Candidates: out, Ideal: ideal}, nil
+}
+
+// weigh reads a lexical query as the embedded store does (see weighTerms),
+// with this collection's document frequencies, counting them first if a
+// write left them uncertain.
+func (q *Store) weigh(ctx context.Context, terms []string) ([]lexical.WeightedTerm, float64, error) {
+	q.lexMu.RLock()
+	if q.terms.stale {
+		q.lexMu.RUnlock()
+		q.lexMu.Lock()
+		var err error
+		if q.terms.stale {
+			err = q.countTerms(ctx)
+		}
+		q.lexMu.Unlock()
+		if err != nil {
+			return nil, 0, err
+		}
+		q.lexMu.RLock()
+	}
+	defer q.lexMu.RUnlock()
+	scored, ideal := lexical.WeighTerms(terms, q.terms.n, func(t string) int { return int(q.terms.df[sparseTerm(t)]) })
+	return scored, ideal, nil
+}
+
+func (q *Store) query(ctx context.Context, query *qc.Query, using string, k int, f papersearch.Filter) ([]search.Candidate, error) {
+	points, err := q.client.Query(ctx, &qc.QueryPoints{
+		CollectionName: q.coll, Query: query, Using: qc.PtrOf(using),
+		Filter: filterOf(f), Limit: qc.PtrOf(uint64(k)), WithPayload: qc.NewWithPayloadInclude(fieldPaperID),
+		ReadConsistency: q.read, Params: q.search,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]search.Candidate, len(points))
+	for i, p := range points {
+		out[i] = search.Candidate{ID: p.GetPayload()[fieldPaperID].GetStringValue(), Score: p.GetScore()}
+	}
+	return out, nil
+}

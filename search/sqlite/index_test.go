@@ -1,0 +1,149 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storetest"
+)
+
+// fill puts n random papers into x, in batches, and returns them as
+// documents (for storetest.Exact). Paper i has year 2000+i%20 and, if i is
+// even, the word "even" in its abstract.
+func fill(x *index, n int) []search.Document {
+	docs := make([]search.Document, n)
+	for start := 0; start < n; start += 1000 {
+		var batch []entry
+		for i := start; i < min(start+1000, n); i++ {
+			p := papersearch.Paper{ID: fmt.Sprintf("p%05d", i), Title: "paper", Year: 2000 + i%20,
+				Venue: []string{"ICML", "NeurIPS"}[i%2], Authors: []string{fmt.Sprintf("Ada Lovelace%d", i%7)}}
+			if i%2 == 0 {
+				p.Abstract = "even"
+			}
+			docs[i] = search.Document{Paper: p, Vector: storetest.RandomUnit(uint64(i), x.dim)}
+			batch = append(batch, entry{paper: p, vector: docs[i].Vector, terms: lexical.Analyze(p.Text())})
+		}
+		x.put(batch)
+	}
+	return docs
+}
+
+// TestIndexNearestIsExact: the two-pass search (int8 codes, then float32
+// rescoring) returns the brute-force top k, on one core and on the
+// parallel first pass of a large index, with and without a filter.
+func TestIndexNearestIsExact(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{3000, parallelScanRows + 500} {
+		x := newIndex(16, n)
+		docs := fill(x, n)
+		recent := func(d search.Document) bool { return d.Paper.Year >= 2015 }
+		for q := range 20 {
+			v := storetest.RandomUnit(uint64(1_000_000+q), x.dim)
+			got, err := x.nearest(ctx, v, 10, papersearch.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := storetest.Exact(v, docs, 10); !slices.Equal(got, want) {
+				t.Fatalf("%d rows, query %d: nearest = %v, want %v", n, q, got, want)
+			}
+			got, _ = x.nearest(ctx, v, 10, papersearch.Filter{YearMin: 2015})
+			if want := storetest.Exact(v, slices.DeleteFunc(slices.Clone(docs), func(d search.Document) bool { return !recent(d) }), 10); !slices.Equal(got, want) {
+				t.Fatalf("%d rows, query %d, year ≥ 2015: nearest = %v, want %v", n, q, got, want)
+			}
+		}
+	}
+}
+
+// TestIndexRetire: a replaced or removed paper leaves every retrieval, and
+// a rebuild is asked for once retired rows are a quarter of all (and at
+// least compactRetired).
+func TestIndexRetire(t *testing.T) {
+	ctx := context.Background()
+	x := newIndex(8, 0)
+	docs := fill(x, 4*compactRetired)
+	if x.remove("no-such-paper") || x.count() != len(docs) {
+		t.Fatalf("removing an unknown id: count %d", x.count())
+	}
+	for i := range compactRetired - 1 {
+		if x.remove(docs[i].Paper.ID) {
+			t.Fatalf("rebuild asked for after %d of %d rows retired", i+1, len(docs))
+		}
+	}
+	if !x.remove(docs[compactRetired-1].Paper.ID) {
+		t.Errorf("no rebuild asked for with %d of %d rows retired", compactRetired, len(docs))
+	}
+	if x.count() != len(docs)-compactRetired {
+		t.Errorf("count = %d, want %d", x.count(), len(docs)-compactRetired)
+	}
+	if _, ok := x.vector(docs[0].Paper.ID); ok {
+		t.Error("a removed paper still has a vector")
+	}
+	got, _ := x.nearest(ctx, docs[0].Vector, 1, papersearch.Filter{})
+	if got[0].ID == docs[0].Paper.ID {
+		t.Error("a removed paper is still found by its own vector")
+	}
+	// Replacing a paper retires its old row: the old vector no longer
+	// finds it first, the new one does, and the count stays.
+	last := docs[len(docs)-1]
+	moved := storetest.RandomUnit(42_000, x.dim)
+	x.put([]entry{{paper: last.Paper, vector: moved, terms: lexical.Analyze(last.Paper.Text())}})
+	if got, _ := x.nearest(ctx, moved, 1, papersearch.Filter{}); got[0].ID != last.Paper.ID || got[0].Score < 0.9999 {
+		t.Errorf("the replaced vector finds %v", got)
+	}
+	if x.count() != len(docs)-compactRetired {
+		t.Errorf("count after a replacement = %d", x.count())
+	}
+}
+
+// TestIndexFilters: year, venue (any case), author prefix words and
+// excluded ids, in dense and lexical retrieval alike.
+func TestIndexFilters(t *testing.T) {
+	ctx := context.Background()
+	x := newIndex(8, 0)
+	docs := fill(x, 200)
+	byID := map[string]papersearch.Paper{}
+	for _, d := range docs {
+		byID[d.Paper.ID] = d.Paper
+	}
+	for _, tt := range []struct {
+		name string
+		f    papersearch.Filter
+		ok   func(p papersearch.Paper) bool
+	}{
+		{"years", papersearch.Filter{YearMin: 2005, YearMax: 2006}, func(p papersearch.Paper) bool { return p.Year == 2005 || p.Year == 2006 }},
+		{"venue", papersearch.Filter{Venues: []string{" icml "}}, func(p papersearch.Paper) bool { return p.Venue == "ICML" }},
+		{"author", papersearch.Filter{Author: "lovelace3 ad"}, func(p papersearch.Paper) bool { return p.Authors[0] == "Ada Lovelace3" }},
+		{"exclude", papersearch.Filter{Exclude: []string{"p00000", "p00002"}}, func(p papersearch.Paper) bool { return p.ID != "p00000" && p.ID != "p00002" }},
+	} {
+		dense, err := x.nearest(ctx, docs[0].Vector, 200, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lex, err := x.lexical(ctx, []string{"even"}, 200, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantDense, wantLex int
+		for _, p := range byID {
+			if tt.ok(p) {
+				wantDense++
+				if p.Abstract == "even" {
+					wantLex++
+				}
+			}
+		}
+		if len(dense) != wantDense || len(lex.Candidates) != wantLex {
+			t.Errorf("%s: dense %d, lexical %d papers; want %d and %d", tt.name, len(dense), len(lex.Candidates), wantDense, wantLex)
+		}
+		for _, c := range append(dense, lex.Candidates...) {
+			if !tt.ok(byID[c.ID]) {
+				t.Errorf("%s: %s passes the filter: %+v", tt.name, c.ID, byID[c.ID])
+			}
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+)
+
+// paperColumns are the columns of a paper; documentColumns add what a
+// search.Document holds besides.
+const (
+	paperColumns    = `id, title, abstract, authors, venue, year, url`
+	documentColumns = paperColumns + `, text_hash, paper_hash, vector`
+)
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanPaper reads the paperColumns of one row, then extra destinations.
+func scanPaper(row scanner, extra ...any) (papersearch.Paper, error) {
+	var (
+		p       papersearch.Paper
+		authors string
+	)
+	dest := append([]any{&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
+		return p, fmt.Errorf("paper %q: authors: %w", p.ID, err)
+	}
+	return p, nil
+}
+
+// scanDocument reads the documentColumns of one row, then extra
+// destinations.
+func scanDocument(row scanner, extra ...any) (search.Document, error) {
+	var (
+		d    search.Document
+		blob []byte
+		err  error
+	)
+	d.Paper, err = scanPaper(row, append([]any{&d.TextHash, &d.PaperHash, &blob}, extra...)...)
+	if err != nil {
+		return search.Document{}, err
+	}
+	d.Vector = embed.DecodeVector(blob)
+	return d, nil
+}
+
+// Get returns one document, with its analysed terms.
+func (s *Store) Get(ctx context.Context, id string) (search.Document, error) {
+	var terms string
+	d, err := scanDocument(s.db.QueryRowContext(ctx, `SELECT `+documentColumns+`, terms FROM papers WHERE id = ?`, id), &terms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return search.Document{}, fmt.Errorf("%w: %q", search.ErrNotFound, id)
+	}
+	if err != nil {
+		return search.Document{}, fmt.Errorf("get %q: %w", id, err)
+	}
+	d.Terms = strings.Fields(terms)
+	return d, nil
+}
+
+// idChunk bounds the ids of one IN query, well under SQLite's limit on
+// bound parameters.
+const idChunk = 500
+
+// eachByID runs `SELECT columns FROM papers WHERE id IN (ids)` in chunks
+// and calls scan for every row found.
+func (s *Store) eachByID(ctx context.Context, columns string, ids []string, scan func(scanner) error) error {
+	for start := 0; start < len(ids); start += idChunk {
+		part := ids[start:min(start+idChunk, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT `+columns+` FROM papers WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Lookup returns the papers of those ids that exist, reading no vectors.
+func (s *Store) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
+	out := make(map[string]papersearch.Paper, len(ids))
+	err := s.eachByID(ctx, paperColumns, ids, func(row scanner) error {
+		p, err := scanPaper(row)
+		out[p.ID] = p
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	return out, nil
+}
+
+// Fingerprints returns the stored hashes of the ids that exist.
+func (s *Store) Fingerprints(ctx context.Context, ids []string) (map[string]search.Fingerprint, error) {
+	out := make(map[string]search.Fingerprint, len(ids))
+	err := s.eachByID(ctx, `id, text_hash, paper_hash`, ids, func(row scanner) error {
+		var id string
+		var f search.Fingerprint
+		err := row.Scan(&id, &f.TextHash, &f.PaperHash)
+		out[id] = f
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fingerprints: %w", err)
+	}
+	return out, nil
+}
+
+// Scroll pages through documents in insertion order; the cursor is the
+// last row's sequence number.
+func (s *Store) Scroll(ctx context.Context, cursor string, limit int) ([]search.Document, string, error) {
+	after := int64(0)
+	if cursor != "" {
+		var err error
+		if after, err = strconv.ParseInt(cursor, 10, 64); err != nil || after < 0 {
+			return nil, "", fmt.Errorf("scroll: invalid cursor %q", cursor)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+documentColumns+`, seq FROM papers WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("scroll: %w", err)
+	}
+	defer rows.Close()
+	var (
+		docs []search.Document
+		seq  int64
+	)
+	for rows.Next() {
+		d, err := scanDocument(rows, &seq)
+		if err != nil {
+			return nil, "", fmt.Errorf("scroll: %w", err)
+		}
+		docs = append(docs, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("scroll: %w", err)
+	}
+	if len(docs) < limit {
+		return docs, "", nil
+	}
+	return docs, strconv.FormatInt(seq, 10), nil
+}
+
+// StoredModel reports the model recorded in the store file at path, without
+// opening it for use. It returns search.ErrNotFound when path has no store.
+func StoredModel(ctx context.Context, path string) (embed.ModelInfo, error) {
+	if _, err := os.Stat(path); err != nil {
+		return embed.ModelInfo{}, fmt.Errorf("%w: no store at %s", search.ErrNotFound, path)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return embed.ModelInfo{}, err
+	}
+	defer db.Close()
+	m, err := readMeta(ctx, db)
+	if err != nil {
+		return embed.ModelInfo{}, fmt.Errorf("read the model of %s: %w", path, err)
+	}
+	model, ok := m.model()
+	if !ok {
+		return embed.ModelInfo{}, fmt.Errorf("read the model of %s: none recorded", path)
+	}
+	return model, nil
+}

@@ -1,0 +1,260 @@
+// Package sqlite is the embedded search.Store: one SQLite database file
+// holding papers, vectors, analysed terms and the index metadata, served
+// from an in-memory index loaded from it.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+)
+
+// Store is the embedded search.Store. The file is the record; retrieval
+// runs on an in-memory index loaded from it and kept in step with every
+// change. Once retired rows (replaced or deleted papers) are a quarter of
+// the index, a fresh index is loaded from the file and swapped in, while
+// readers go on with the old one.
+type Store struct {
+	db    *sql.DB
+	model embed.ModelInfo
+
+	// writeMu serialises changes, so the index applies them in the order
+	// they were committed to the file; it is held for the whole of a
+	// change, from the transaction to the index's update.
+	writeMu sync.Mutex
+	idx     atomic.Pointer[index]
+}
+
+// Open opens or creates the store at path for vectors of model. A store
+// built with another model or dimension is refused with an error wrapping
+// search.ErrModelMismatch.
+func Open(ctx context.Context, path string, model embed.ModelInfo) (*Store, error) {
+	if model.Name == "" || model.Dim <= 0 {
+		return nil, fmt.Errorf("open store: invalid model %+v", model)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &Store{db: db, model: model}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// load reads every paper's vector, terms and filter fields into a new
+// index. The index is sized from a count first and each vector is decoded
+// in place, so a large store's opening peaks near its live size instead of
+// twice it (slice doubling and a garbage vector per row).
+func (s *Store) load(ctx context.Context) (*index, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM papers`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	x := newIndex(s.model.Dim, n)
+	// Title and abstract are read only for rows whose terms were never
+	// stored (stores written before terms were), to analyse them once.
+	rows, err := s.db.QueryContext(ctx, `SELECT id, authors, venue, year, terms, vector,
+		CASE WHEN terms = '' THEN title ELSE '' END, CASE WHEN terms = '' THEN abstract ELSE '' END
+		FROM papers ORDER BY seq`)
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	defer rows.Close()
+	type missing struct{ id, terms string }
+	var fill []missing
+	for loaded := 1; rows.Next(); loaded++ {
+		// Each row leaves a little garbage (the driver's strings, the
+		// terms' split); the collector, paced to the index reserved above,
+		// would let it pile up to its size. Collecting every
+		// loadCollectEvery rows keeps the peak near the live size.
+		if loaded%loadCollectEvery == 0 {
+			runtime.GC()
+		}
+		var (
+			p       papersearch.Paper
+			authors string
+			terms   string
+			blob    sql.RawBytes
+		)
+		if err := rows.Scan(&p.ID, &authors, &p.Venue, &p.Year, &terms, &blob, &p.Title, &p.Abstract); err != nil {
+			return nil, fmt.Errorf("load: %w", err)
+		}
+		if len(blob) != 4*s.model.Dim {
+			return nil, fmt.Errorf("load: paper %s: %w: %d bytes, want %d", p.ID, search.ErrDimension, len(blob), 4*s.model.Dim)
+		}
+		if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
+			return nil, fmt.Errorf("load: paper %s: authors: %w", p.ID, err)
+		}
+		if terms == "" {
+			terms = strings.Join(lexical.Analyze(p.Text()), " ")
+			fill = append(fill, missing{p.ID, terms})
+		}
+		vec := x.nextVector()
+		for i := range vec {
+			vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
+		}
+		x.append(p, vec, strings.Fields(terms))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	rows.Close()
+	for _, m := range fill {
+		if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = ? WHERE id = ?`, m.terms, m.id); err != nil {
+			return nil, fmt.Errorf("load: store terms of %s: %w", m.id, err)
+		}
+	}
+	x.lex.Commit()
+	return x, nil
+}
+
+// loadCollectEvery is how many rows load reads between garbage
+// collections: about 100 MB of vectors at 384 dimensions.
+const loadCollectEvery = 65536
+
+// compact loads a fresh index, without retired rows, and swaps it in. The
+// caller holds s.writeMu, so no change is lost between load and swap. A
+// failed load leaves the current index serving: it is correct, only larger.
+func (s *Store) compact(ctx context.Context) error {
+	x, err := s.load(context.WithoutCancel(ctx))
+	if err != nil {
+		return fmt.Errorf("compact the index: %w", err)
+	}
+	s.idx.Store(x)
+	return nil
+}
+
+// Kind returns "embedded".
+func (s *Store) Kind() string { return "embedded" }
+
+// Model returns the model the store's vectors come from.
+func (s *Store) Model() embed.ModelInfo { return s.model }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Upsert writes docs in one transaction, then updates the index.
+func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	for _, d := range docs {
+		if len(d.Vector) != s.model.Dim {
+			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, search.ErrDimension, len(d.Vector), s.model.Dim)
+		}
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO papers (id, title, abstract, authors, venue, year, url, text_hash, paper_hash, vector, terms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET title=excluded.title, abstract=excluded.abstract, authors=excluded.authors,
+			venue=excluded.venue, year=excluded.year, url=excluded.url, text_hash=excluded.text_hash,
+			paper_hash=excluded.paper_hash, vector=excluded.vector, terms=excluded.terms`)
+	if err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
+	defer stmt.Close()
+	entries := make([]entry, len(docs))
+	for i, d := range docs {
+		p := d.Paper
+		authors, err := json.Marshal(nonNil(p.Authors))
+		if err != nil {
+			return fmt.Errorf("upsert %s: %w", p.ID, err)
+		}
+		entries[i] = entry{paper: p, vector: d.Vector, terms: d.AnalysedTerms()}
+		if _, err := stmt.ExecContext(ctx, p.ID, p.Title, p.Abstract, string(authors), p.Venue, p.Year, p.URL,
+			d.TextHash, d.PaperHash, embed.EncodeVector(d.Vector), strings.Join(entries[i].terms, " ")); err != nil {
+			return fmt.Errorf("upsert %s: %w", p.ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("upsert: commit: %w", err)
+	}
+	if s.idx.Load().put(entries) {
+		return s.compact(ctx)
+	}
+	return nil
+}
+
+// Delete removes one document.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	res, err := s.db.ExecContext(ctx, `DELETE FROM papers WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("%w: %q", search.ErrNotFound, id)
+	}
+	if s.idx.Load().remove(id) {
+		return s.compact(ctx)
+	}
+	return nil
+}
+
+// Nearest returns the k allowed papers with the largest cosine similarity
+// to v (see index.nearest).
+func (s *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]search.Candidate, error) {
+	return s.idx.Load().nearest(ctx, v, k, f)
+}
+
+// NearestTo is Nearest from the stored vector of id.
+func (s *Store) NearestTo(ctx context.Context, id string, k int, f papersearch.Filter) ([]search.Candidate, error) {
+	x := s.idx.Load()
+	v, ok := x.vector(id)
+	if !ok {
+		return nil, fmt.Errorf("nearest to %q: %w", id, search.ErrNotFound)
+	}
+	return x.nearest(ctx, v, k, f)
+}
+
+// Lexical ranks the allowed papers by BM25 for the analysed query terms
+// and keeps the k best.
+func (s *Store) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (search.Matches, error) {
+	return s.idx.Load().lexical(ctx, terms, k, f)
+}
+
+// RefreshLexical does nothing: the embedded store's BM25 statistics are
+// updated with every change.
+func (s *Store) RefreshLexical(context.Context) error { return nil }
+
+// Count returns the number of documents.
+func (s *Store) Count(context.Context) (int, error) { return s.idx.Load().count(), nil }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+var _ search.Store = (*Store)(nil)

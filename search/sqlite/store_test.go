@@ -1,0 +1,215 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) search.Store {
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "papers.db"), storetest.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestSurvivesReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := Open(ctx, path, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []search.Document{storetest.Doc(1), storetest.Doc(2), storetest.Doc(3)}
+	if err := s.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "p002"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(ctx, path, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, _ := s.Count(ctx); n != 2 {
+		t.Fatalf("after reopen Count = %d, want 2", n)
+	}
+	got, _ := s.Nearest(ctx, docs[2].Vector, 1, papersearch.Filter{})
+	if len(got) != 1 || got[0].ID != "p003" {
+		t.Errorf("after reopen Nearest = %v", got)
+	}
+
+	other := embed.ModelInfo{Name: "other-model", Dim: 8}
+	if _, err := Open(ctx, path, other); !errors.Is(err, search.ErrModelMismatch) {
+		t.Errorf("open with another model: err = %v, want search.ErrModelMismatch", err)
+	}
+	wider := embed.ModelInfo{Name: storetest.Model.Name, Dim: 16}
+	if _, err := Open(ctx, path, wider); !errors.Is(err, search.ErrModelMismatch) {
+		t.Errorf("open with another dimension: err = %v, want search.ErrModelMismatch", err)
+	}
+}
+
+// TestAnalysesTermsOnce: a store written before analysed terms were
+// stored (their column empty) answers lexical queries after opening, from
+// the text it analyses then, and keeps those terms for the next opening.
+func TestAnalysesTermsOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := Open(ctx, path, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := storetest.Doc(1)
+	d.Paper.Abstract = "Gradient clipping stabilises recurrent networks."
+	if err := s.Upsert(ctx, []search.Document{d, storetest.Doc(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = ''`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for round := range 2 {
+		s, err = Open(ctx, path, storetest.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Lexical(ctx, lexical.Analyze("clipping gradients"), 5, papersearch.Filter{})
+		if err != nil || len(m.Candidates) != 1 || m.Candidates[0].ID != "p001" {
+			t.Errorf("opening %d: lexical = %+v, %v; want p001 alone", round, m.Candidates, err)
+		}
+		var empty int
+		s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM papers WHERE terms = ''`).Scan(&empty)
+		if empty != 0 {
+			t.Errorf("opening %d: %d papers still without terms", round, empty)
+		}
+		s.Close()
+	}
+}
+
+// TestConcurrentWritesOfOneID writes one id from many goroutines at
+// once, each with another abstract and vector, while readers run lexical
+// and dense queries. Afterwards the in-memory index must hold what the file
+// holds, before and after a reopen: a change is applied to memory in the
+// order it was committed to disk.
+func TestConcurrentWritesOfOneID(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := Open(ctx, path, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	if err := s.Upsert(ctx, []search.Document{storetest.Doc(1), storetest.Doc(2)}); err != nil {
+		t.Fatal(err)
+	}
+	variant := func(i int) search.Document {
+		// Each variant has a word of its own, so lexical search tells them apart.
+		p := papersearch.Paper{ID: "same", Title: "Contested paper",
+			Abstract: fmt.Sprintf("A contested abstract about %s.", variantWord(i))}
+		fp := search.FingerprintOf(p)
+		return search.Document{Paper: p, Vector: storetest.RandomUnit(uint64(1000+i), storetest.Model.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+	}
+	const writers, rounds = 8, 40
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for r := range 4 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := s.Lexical(ctx, lexical.Analyze(variantWord(n%writers)+" contested"), 5, papersearch.Filter{}); err != nil {
+					t.Error(err)
+				}
+				if _, err := s.Nearest(ctx, storetest.RandomUnit(uint64(r), storetest.Model.Dim), 3, papersearch.Filter{}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	for round := range rounds {
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := s.Upsert(ctx, []search.Document{variant(w)}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if !memoryMatchesDisk(t, s, variant, writers) {
+			t.Fatalf("round %d: memory and disk disagree", round)
+		}
+	}
+	close(stop)
+	readers.Wait()
+	before, _ := s.Get(ctx, "same")
+	s.Close()
+	if s, err = Open(ctx, path, storetest.Model); err != nil {
+		t.Fatal(err)
+	}
+	if !memoryMatchesDisk(t, s, variant, writers) {
+		t.Fatal("after reopen: memory and disk disagree")
+	}
+	if after, _ := s.Get(ctx, "same"); after.Paper.Abstract != before.Paper.Abstract {
+		t.Errorf("reopened file holds %q, the running store held %q", after.Paper.Abstract, before.Paper.Abstract)
+	}
+	if n, _ := s.Count(ctx); n != 3 {
+		t.Errorf("Count = %d, want 3", n)
+	}
+}
+
+func variantWord(i int) string {
+	return []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}[i]
+}
+
+// memoryMatchesDisk reports whether the in-memory vector and lexical terms
+// of "same" are those of the version in the file.
+func memoryMatchesDisk(t *testing.T, s *Store, variant func(int) search.Document, writers int) bool {
+	t.Helper()
+	ctx := context.Background()
+	disk, err := s.Get(ctx, "same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, ok := s.idx.Load().vector("same")
+	if !ok || embed.Dot(mem, disk.Vector) < 0.9999 {
+		t.Errorf("the in-memory vector of %q is not the stored one (%q)", "same", disk.Paper.Abstract)
+		return false
+	}
+	ok = true
+	for w := range writers {
+		m, err := s.Lexical(ctx, lexical.Analyze(variantWord(w)), 5, papersearch.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := len(m.Candidates) == 1 && m.Candidates[0].ID == "same"
+		if want := variant(w).Paper.Abstract == disk.Paper.Abstract; found != want {
+			t.Errorf("lexical search for %q finds the paper: %v; the stored abstract is %q", variantWord(w), found, disk.Paper.Abstract)
+			ok = false
+		}
+	}
+	return ok
+}
