@@ -30,14 +30,14 @@ func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
 				return next(c)
 			}
 			return problem(http.StatusForbidden, "writes-disabled",
-				"write endpoints are disabled: set PAPERSEARCH_API_KEY to enable them when listening beyond loopback")
+				"write endpoints are disabled: the server has no API key configured and listens beyond loopback")
 		}
 		auth := c.Request().Header.Get(echo.HeaderAuthorization)
 		token, ok := strings.CutPrefix(auth, "Bearer ")
 		got := sha256.Sum256([]byte(token))
 		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="papersearch"`)
-			return problem(http.StatusUnauthorized, "unauthorized", "this endpoint needs Authorization: Bearer <PAPERSEARCH_API_KEY>")
+			return problem(http.StatusUnauthorized, "unauthorized", "this endpoint needs Authorization: Bearer <the server's API key>")
 		}
 		return next(c)
 	}

@@ -1,5 +1,19 @@
 #include "textflag.h"
 
+// ROW multiplies the 16 columns of B's row (Y0, Y1) by one element of A's
+// row at ADDR(BX), broadcast into T, and adds them to that row's
+// accumulators ACC0, ACC1.
+#define ROW(ADDR, T, ACC0, ACC1) \
+	VBROADCASTSS ADDR(BX*1), T; \
+	VFMADD231PS  Y0, T, ACC0; \
+	VFMADD231PS  Y1, T, ACC1
+
+// STOREROW stores one row's accumulators at R8 and moves R8 to C's next row.
+#define STOREROW(ACC0, ACC1) \
+	VMOVUPS ACC0, (R8); \
+	VMOVUPS ACC1, 32(R8); \
+	ADDQ    R9, R8
+
 // func sgemm6x16AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int)
 //
 // C[0:6][0:16] = A[0:6][0:k] · B[0:k][0:16], overwriting C.
@@ -40,46 +54,23 @@ TEXT ·sgemm6x16AVX2(SB), NOSPLIT, $0-48
 loop:
 	VMOVUPS (DI), Y0
 	VMOVUPS 32(DI), Y1
-	VBROADCASTSS (SI)(BX*1), Y2
-	VFMADD231PS Y0, Y2, Y4
-	VFMADD231PS Y1, Y2, Y5
-	VBROADCASTSS (R10)(BX*1), Y3
-	VFMADD231PS Y0, Y3, Y6
-	VFMADD231PS Y1, Y3, Y7
-	VBROADCASTSS (R11)(BX*1), Y2
-	VFMADD231PS Y0, Y2, Y8
-	VFMADD231PS Y1, Y2, Y9
-	VBROADCASTSS (R12)(BX*1), Y3
-	VFMADD231PS Y0, Y3, Y10
-	VFMADD231PS Y1, Y3, Y11
-	VBROADCASTSS (R13)(BX*1), Y2
-	VFMADD231PS Y0, Y2, Y12
-	VFMADD231PS Y1, Y2, Y13
-	VBROADCASTSS (R14)(BX*1), Y3
-	VFMADD231PS Y0, Y3, Y14
-	VFMADD231PS Y1, Y3, Y15
+	ROW((SI), Y2, Y4, Y5)
+	ROW((R10), Y3, Y6, Y7)
+	ROW((R11), Y2, Y8, Y9)
+	ROW((R12), Y3, Y10, Y11)
+	ROW((R13), Y2, Y12, Y13)
+	ROW((R14), Y3, Y14, Y15)
 	ADDQ $4, BX
 	ADDQ $64, DI
 	DECQ CX
 	JNZ  loop
 
-	VMOVUPS Y4, (R8)
-	VMOVUPS Y5, 32(R8)
-	ADDQ    R9, R8
-	VMOVUPS Y6, (R8)
-	VMOVUPS Y7, 32(R8)
-	ADDQ    R9, R8
-	VMOVUPS Y8, (R8)
-	VMOVUPS Y9, 32(R8)
-	ADDQ    R9, R8
-	VMOVUPS Y10, (R8)
-	VMOVUPS Y11, 32(R8)
-	ADDQ    R9, R8
-	VMOVUPS Y12, (R8)
-	VMOVUPS Y13, 32(R8)
-	ADDQ    R9, R8
-	VMOVUPS Y14, (R8)
-	VMOVUPS Y15, 32(R8)
+	STOREROW(Y4, Y5)
+	STOREROW(Y6, Y7)
+	STOREROW(Y8, Y9)
+	STOREROW(Y10, Y11)
+	STOREROW(Y12, Y13)
+	STOREROW(Y14, Y15)
 
 	// Leave no dirty upper halves behind: later SSE code (math.Exp among
 	// it) runs far slower otherwise.

@@ -76,6 +76,14 @@ var (
 	ErrEndpoint = errors.New("embedding endpoint error")
 	// ErrBadResponse marks a response that does not match its request.
 	ErrBadResponse = errors.New("embedding endpoint returned an invalid response")
+	// ErrAPIKey marks a refused API key (HTTP 401).
+	ErrAPIKey = errors.New("the endpoint refused the API key")
+	// ErrModelNotServed marks an HTTP 404: the endpoint does not serve the
+	// model, or the base URL is wrong (it should end with /v1).
+	ErrModelNotServed = errors.New("unknown model or wrong URL (the base URL should end with /v1)")
+	// ErrDimensions marks vectors of another length than the index's: the
+	// endpoint serves another model than the one the index was built with.
+	ErrDimensions = errors.New("the endpoint's model is not the one the index was built with")
 )
 
 // NewOpenAI returns a client for cfg. When cfg.Dimensions is zero it embeds
@@ -307,8 +315,8 @@ func (c *OpenAI) check(resp openai.EmbeddingResponse, n int) ([][]float32, error
 		}
 		if len(d.Embedding) == 0 || len(d.Embedding) != want {
 			// A wrong dimension is a configuration problem; retrying cannot help.
-			return nil, backoff.Permanent(fmt.Errorf("%w: embedding %d has %d dimensions, want %d (is PAPERSEARCH_EMBED_MODEL the model the index was built with?)",
-				ErrBadResponse, d.Index, len(d.Embedding), want))
+			return nil, backoff.Permanent(fmt.Errorf("%w: embedding %d has %d dimensions, want %d: %w",
+				ErrBadResponse, d.Index, len(d.Embedding), want, ErrDimensions))
 		}
 		v := append([]float32(nil), d.Embedding...)
 		Normalize(v)
@@ -355,11 +363,11 @@ func (c *OpenAI) classify(err error, retryAfter string) error {
 	case tooLongMessage(msg) || status == http.StatusRequestEntityTooLarge:
 		return backoff.Permanent(fmt.Errorf("%w: %w", errTooLong, wrapped))
 	case status == http.StatusUnauthorized:
-		return backoff.Permanent(fmt.Errorf("%w (the endpoint refused the API key: set PAPERSEARCH_EMBED_API_KEY or OPENAI_API_KEY)", wrapped))
+		return backoff.Permanent(fmt.Errorf("%w: %w", wrapped, ErrAPIKey))
 	case status == http.StatusForbidden:
 		return backoff.Permanent(fmt.Errorf("%w (the API key may not use model %q)", wrapped, c.cfg.Model))
 	case status == http.StatusNotFound:
-		return backoff.Permanent(fmt.Errorf("%w (unknown model %q or wrong URL: check PAPERSEARCH_EMBED_MODEL, and that PAPERSEARCH_EMBED_URL ends with /v1)", wrapped, c.cfg.Model))
+		return backoff.Permanent(fmt.Errorf("%w: model %q: %w", wrapped, c.cfg.Model, ErrModelNotServed))
 	}
 	return backoff.Permanent(wrapped)
 }

@@ -276,27 +276,28 @@ func TestOpenAIFailsClearly(t *testing.T) {
 		want     []string // substrings of the error
 		requests int64    // exact requests made, 0 to skip
 		model    string
+		is       error // a sentinel the error wraps, or nil
 	}{
 		{"bad key", func(_ int, w http.ResponseWriter, _ map[string]any) bool {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			io.WriteString(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
 			return true
-		}, nil, []string{"401", "Incorrect API key", "PAPERSEARCH_EMBED_API_KEY"}, 1, ""},
-		{"unknown model", nil, nil, []string{"404", "does not exist", "PAPERSEARCH_EMBED_MODEL"}, 1, "text-embedding-9"},
+		}, nil, []string{"401", "Incorrect API key", "refused the API key"}, 1, "", embed.ErrAPIKey},
+		{"unknown model", nil, nil, []string{"404", "does not exist", "text-embedding-9", "wrong URL"}, 1, "text-embedding-9", embed.ErrModelNotServed},
 		{"wrong dimension", nil, func(_ int, m map[string]any) {
 			d := m["data"].([]any)[0].(map[string]any)
 			d["embedding"] = d["embedding"].([]any)[:100]
-		}, []string{"100 dimensions, want 768"}, 1, ""},
+		}, []string{"100 dimensions, want 768"}, 1, "", embed.ErrDimensions},
 		{"always 503", func(_ int, w http.ResponseWriter, _ map[string]any) bool {
 			http.Error(w, "maintenance", http.StatusServiceUnavailable)
 			return true
-		}, nil, []string{"503", "maintenance", "attempts"}, 0, ""},
+		}, nil, []string{"503", "maintenance", "attempts"}, 0, "", nil},
 		{"Retry-After beyond the retry budget", func(_ int, w http.ResponseWriter, _ map[string]any) bool {
 			w.Header().Set("Retry-After", "3600")
 			http.Error(w, "slow down", http.StatusTooManyRequests)
 			return true
-		}, nil, []string{"429", "slow down"}, 1, ""},
+		}, nil, []string{"429", "slow down"}, 1, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -321,6 +322,9 @@ func TestOpenAIFailsClearly(t *testing.T) {
 			}
 			if !errors.Is(err, embed.ErrEndpoint) && !errors.Is(err, embed.ErrBadResponse) {
 				t.Errorf("error %v wraps neither ErrEndpoint nor ErrBadResponse", err)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %v does not wrap %v", err, tt.is)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {

@@ -11,10 +11,7 @@ var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 func softmaxAVX512(row *float32, n int, scale float32)
 
 //go:noescape
-func biasGeluAVX512(x *float32, b *float32, n int)
-
-//go:noescape
-func addAVX512(dst *float32, src *float32, n int)
+func addAVX512(dst *float32, src *float32, n int, gelu bool)
 
 //go:noescape
 func residualNormAVX512(x, y, b, gamma, beta *float32, h int, eps, invH float32)
@@ -31,22 +28,19 @@ func softmaxSIMD(row []float32, scale float32) bool {
 
 // biasGELUSIMD computes one row of biasGELU with AVX-512 and reports
 // whether it did.
-func biasGELUSIMD(x, b []float32) bool {
-	if !hasAVX512 || len(x) == 0 {
-		return false
-	}
-	_ = b[len(x)-1]
-	biasGeluAVX512(&x[0], &b[0], len(x))
-	return true
-}
+func biasGELUSIMD(x, b []float32) bool { return addThenSIMD(x, b, true) }
 
 // addSIMD computes add with AVX-512 and reports whether it did.
-func addSIMD(dst, src []float32) bool {
+func addSIMD(dst, src []float32) bool { return addThenSIMD(dst, src, false) }
+
+// addThenSIMD adds src (at least as long as dst) to dst with AVX-512, then
+// applies GELU if gelu, and reports whether it did.
+func addThenSIMD(dst, src []float32, gelu bool) bool {
 	if !hasAVX512 || len(dst) == 0 {
 		return false
 	}
 	_ = src[len(dst)-1]
-	addAVX512(&dst[0], &src[0], len(dst))
+	addAVX512(&dst[0], &src[0], len(dst), gelu)
 	return true
 }
 

@@ -67,6 +67,18 @@ GLOBL vconst<>(SB), RODATA|NOPTR, $80
 	DECL  AX; \
 	KMOVW AX, K1
 
+// HREDUCE0 folds Z0's 16 lanes with OP (VADDPS: their sum, VMAXPS:
+// their maximum) into X0's lowest, clobbering X1.
+#define HREDUCE0(OP) \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	OP            Y1, Y0, Y0; \
+	VEXTRACTF128  $1, Y0, X1; \
+	OP            X1, X0, X0; \
+	VPERMILPS     $0x4e, X0, X1; \
+	OP            X1, X0, X0; \
+	VPERMILPS     $0xb1, X0, X1; \
+	OP            X1, X0, X0
+
 // func softmaxAVX512(row *float32, n int, scale float32)
 //
 // row[0:n] = softmax(scale·row[0:n]), n ≥ 1: the maximum, then
@@ -97,14 +109,7 @@ maxtail:
 	VBROADCASTSS vconst<>+76(SB), Z1
 	VMOVUPS      (DI), K1, Z1   // merge: lanes past n stay -Inf
 	VMAXPS       Z1, Z0, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	VMAXPS       Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VMAXPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VMAXPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VMAXPS       X1, X0, X0
+	HREDUCE0(VMAXPS)
 	VBROADCASTSS X0, Z30        // max
 
 	// e^(scale·(x - max)) in place, and their sum.
@@ -136,14 +141,8 @@ exptail:
 	VADDPS  Z0, Z31, K1, Z31
 
 sum:
-	VEXTRACTF64X4 $1, Z31, Y1
-	VADDPS       Y1, Y31, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
+	VMOVAPS      Z31, Z0
+	HREDUCE0(VADDPS)
 	VDIVSS       X0, X22, X0    // 1/sum
 	VBROADCASTSS X0, Z30
 
@@ -197,14 +196,15 @@ done:
 	VMULPS      Z18, V, V; \
 	VMULPS      T2, V, V
 
-// func biasGeluAVX512(x *float32, b *float32, n int)
+// func addAVX512(dst *float32, src *float32, n int, gelu bool)
 //
-// x[0:n] = gelu(x[0:n] + b[0:n]), n ≥ 1: a dense layer's bias and GELU in
-// one pass.
-TEXT ·biasGeluAVX512(SB), NOSPLIT, $0-24
-	MOVQ         x+0(FP), SI
-	MOVQ         b+8(FP), DI
+// dst[0:n] += src[0:n], n ≥ 1, then, if gelu, dst[0:n] = gelu(dst[0:n]):
+// a residual add, or a dense layer's bias and GELU in one pass.
+TEXT ·addAVX512(SB), NOSPLIT, $0-25
+	MOVQ         dst+0(FP), SI
+	MOVQ         src+8(FP), DI
 	MOVQ         n+16(FP), BX
+	MOVBLZX      gelu+24(FP), R9
 	LOADEXP
 	VBROADCASTSS vconst<>+36(SB), Z10
 	VBROADCASTSS vconst<>+40(SB), Z11
@@ -224,7 +224,11 @@ TEXT ·biasGeluAVX512(SB), NOSPLIT, $0-24
 loop:
 	VMOVUPS (SI), Z0
 	VADDPS  (DI), Z0, Z0
+	TESTL   R9, R9
+	JZ      store
 	GELU(Z0, Z1, Z2, Z3, Z4)
+
+store:
 	VMOVUPS Z0, (SI)
 	ADDQ    $64, SI
 	ADDQ    $64, DI
@@ -237,56 +241,16 @@ tail:
 	VMOVUPS.Z (SI), K1, Z0
 	VMOVUPS.Z (DI), K1, Z5
 	VADDPS  Z5, Z0, Z0
+	TESTL   R9, R9
+	JZ      tailstore
 	GELU(Z0, Z1, Z2, Z3, Z4)
+
+tailstore:
 	VMOVUPS Z0, K1, (SI)
 
 done:
 	VZEROUPPER
 	RET
-
-// func addAVX512(dst *float32, src *float32, n int)
-//
-// dst[0:n] += src[0:n], n ≥ 1.
-TEXT ·addAVX512(SB), NOSPLIT, $0-24
-	MOVQ  dst+0(FP), DI
-	MOVQ  src+8(FP), SI
-	MOVQ  n+16(FP), BX
-	TAILMASK(BX)
-	SHRQ  $4, BX
-	TESTQ BX, BX
-	JZ    tail
-
-loop:
-	VMOVUPS (DI), Z0
-	VADDPS  (SI), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, DI
-	DECQ    BX
-	JNZ     loop
-
-tail:
-	KORTESTW K1, K1
-	JZ       done
-	VMOVUPS.Z (DI), K1, Z0
-	VMOVUPS.Z (SI), K1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, K1, (DI)
-
-done:
-	VZEROUPPER
-	RET
-
-// HSUM0 leaves the sum of Z0's 16 lanes in X0's lowest, clobbering X1.
-#define HSUM0 \
-	VEXTRACTF64X4 $1, Z0, Y1; \
-	VADDPS        Y1, Y0, Y0; \
-	VEXTRACTF128  $1, Y0, X1; \
-	VADDPS        X1, X0, X0; \
-	VPERMILPS     $0x4e, X0, X1; \
-	VADDPS        X1, X0, X0; \
-	VPERMILPS     $0xb1, X0, X1; \
-	VADDPS        X1, X0, X0
 
 // func residualNormAVX512(x, y, b, gamma, beta *float32, h int, eps, invH float32)
 //
@@ -318,7 +282,7 @@ sum:
 	ADDQ    $64, AX
 	CMPQ    AX, DX
 	JLT     sum
-	HSUM0
+	HREDUCE0(VADDPS)
 	VMULSS       X30, X0, X0
 	VBROADCASTSS X0, Z28        // mean
 
@@ -332,7 +296,7 @@ variance:
 	ADDQ        $64, AX
 	CMPQ        AX, DX
 	JLT         variance
-	HSUM0
+	HREDUCE0(VADDPS)
 	VMULSS       X30, X0, X0
 	VADDSS       X31, X0, X0
 	VSQRTSS      X0, X0, X0

@@ -77,7 +77,7 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 		default:
 			sum.Updated++
 		}
-		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash, Terms: lexical.Analyze(p.Text())}
+		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 		if exists && old.TextHash == fp.TextHash {
 			prev, err := e.store.Get(ctx, p.ID)
 			if err != nil {
@@ -96,6 +96,9 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 		var texts []string
 		var idx []int
 		for i, d := range batch {
+			// Analysed here, batch by batch, so a large ingest never
+			// holds every paper's terms at once.
+			batch[i].Terms = lexical.Analyze(d.Paper.Text())
 			if d.Vector == nil {
 				texts = append(texts, d.Paper.Text())
 				idx = append(idx, i)
@@ -114,6 +117,7 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 		if err := e.store.Upsert(ctx, batch); err != nil {
 			return sum, fmt.Errorf("ingest: store papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
 		}
+		clear(batch) // stored: let their vectors and terms go
 		done += len(batch)
 		p := IngestProgress{Done: done, Total: len(work), Elapsed: time.Since(start)}
 		e.log.Info("ingest progress", "done", p.Done, "total", p.Total,

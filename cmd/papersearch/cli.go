@@ -136,63 +136,60 @@ func parseQueryArgs(cmd, what string, args []string) (string, queryFlags, error)
 }
 
 func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	query, qf, err := parseQueryArgs("search", "QUERY", args)
-	if err != nil {
-		return err
-	}
-	if cfg.Server != "" {
-		return remote(cfg, stdout, qf, func(c *client.Client) (wire.SearchResponse, error) {
-			return c.Search(ctx, wire.SearchRequest{Query: query, Limit: &qf.limit})
+	return queryCmd(ctx, cfg, log, stdout, "search", "QUERY", args,
+		func(c *client.Client, query string, limit int) (wire.SearchResponse, error) {
+			return c.Search(ctx, wire.SearchRequest{Query: query, Limit: &limit})
+		},
+		func(eng *search.Engine, query string, limit int) (search.Results, error) {
+			return eng.Search(ctx, search.Query{Text: query, Limit: limit})
 		})
-	}
-	eng, store, err := openEngine(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	res, err := eng.Search(ctx, search.Query{Text: query, Limit: qf.limit})
-	if err != nil {
-		return err
-	}
-	return printResults(stdout, api.NewSearchResponse(res), qf.json)
 }
 
 func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	id, qf, err := parseQueryArgs("similar", "paper ID", args)
+	return queryCmd(ctx, cfg, log, stdout, "similar", "paper ID", args,
+		func(c *client.Client, id string, limit int) (wire.SearchResponse, error) {
+			return c.Similar(ctx, id, client.SimilarParams{Limit: limit})
+		},
+		func(eng *search.Engine, id string, limit int) (search.Results, error) {
+			res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: limit})
+			if errors.Is(err, search.ErrNotFound) {
+				return res, fmt.Errorf("no paper has the id %q", id)
+			}
+			return res, err
+		})
+}
+
+// queryCmd runs a command that takes one argument (what) and prints
+// results: through the service at PAPERSEARCH_SERVER when it is set
+// (remote), else from the local store (local).
+func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, cmd, what string, args []string,
+	remote func(c *client.Client, arg string, limit int) (wire.SearchResponse, error),
+	local func(eng *search.Engine, arg string, limit int) (search.Results, error)) error {
+	arg, qf, err := parseQueryArgs(cmd, what, args)
 	if err != nil {
 		return err
 	}
 	if cfg.Server != "" {
-		return remote(cfg, stdout, qf, func(c *client.Client) (wire.SearchResponse, error) {
-			return c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit})
-		})
+		c, err := client.New(cfg.Server, cfg.APIKey, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := remote(c, arg, qf.limit)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cfg.Server, err)
+		}
+		return printResults(stdout, resp, qf.json)
 	}
 	eng, store, err := openEngine(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: qf.limit})
-	if errors.Is(err, search.ErrNotFound) {
-		return fmt.Errorf("no paper has the id %q", id)
-	}
+	res, err := local(eng, arg, qf.limit)
 	if err != nil {
 		return err
 	}
 	return printResults(stdout, api.NewSearchResponse(res), qf.json)
-}
-
-// remote answers a query through the service at PAPERSEARCH_SERVER.
-func remote(cfg Config, stdout io.Writer, qf queryFlags, call func(*client.Client) (wire.SearchResponse, error)) error {
-	c, err := client.New(cfg.Server, cfg.APIKey, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := call(c)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cfg.Server, err)
-	}
-	return printResults(stdout, resp, qf.json)
 }
 
 func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {

@@ -172,3 +172,18 @@ Configuration is read from the environment:
 		fmt.Fprintln(w, err)
 	}
 }
+
+// settingHint names the settings to fix for an error that settings cause,
+// or returns "": the libraries say what went wrong, the command knows which
+// variable sets it.
+func settingHint(err error) string {
+	switch {
+	case errors.Is(err, embed.ErrAPIKey):
+		return "Set PAPERSEARCH_EMBED_API_KEY (or OPENAI_API_KEY) to a key the embedding endpoint accepts."
+	case errors.Is(err, embed.ErrModelNotServed):
+		return "Check PAPERSEARCH_EMBED_MODEL, and that PAPERSEARCH_EMBED_URL ends with /v1."
+	case errors.Is(err, embed.ErrDimensions):
+		return "Set PAPERSEARCH_EMBED_MODEL or PAPERSEARCH_MODEL to the model the index was built with, or run 'papersearch reindex'."
+	}
+	return ""
+}

@@ -24,6 +24,9 @@ func main() {
 		os.Exit(2)
 	default:
 		fmt.Fprintf(os.Stderr, "papersearch: %v\n", err)
+		if h := settingHint(err); h != "" {
+			fmt.Fprintln(os.Stderr, h)
+		}
 		os.Exit(1)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 )
 
@@ -190,5 +193,24 @@ func TestBadConfig(t *testing.T) {
 				t.Errorf("%s=%s: err = %v", k, v, err)
 			}
 		})
+	}
+}
+
+// TestSettingHint: the errors a setting causes name the variable to fix,
+// however deeply they are wrapped; others get no hint.
+func TestSettingHint(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("ingest: embed papers 1-8: %w", fmt.Errorf("HTTP 401: %w", embed.ErrAPIKey)), "PAPERSEARCH_EMBED_API_KEY"},
+		{fmt.Errorf("probe: %w", embed.ErrModelNotServed), "PAPERSEARCH_EMBED_URL ends with /v1"},
+		{fmt.Errorf("embed: %w", embed.ErrDimensions), "PAPERSEARCH_EMBED_MODEL"},
+		{errors.New("disk full"), ""},
+	} {
+		got := settingHint(tt.err)
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("settingHint(%v) = %q, want it to mention %q", tt.err, got, tt.want)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -42,5 +44,52 @@ func TestREADMEConfigurationTable(t *testing.T) {
 		if !slices.Contains(read, v) {
 			t.Errorf("the README's configuration table lists %s, which the service does not read", v)
 		}
+	}
+}
+
+// TestREADMELayout checks that the README's layout section names every
+// package directory of the module, and that every path it names exists.
+func TestREADMELayout(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Index(string(readme), "- **Layout**:")
+	if start < 0 {
+		t.Fatal("the README has no layout section")
+	}
+	layout := string(readme[start:])
+	if end := strings.Index(layout[1:], "\n- **"); end >= 0 {
+		layout = layout[:end+1]
+	}
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([a-z0-9_./]+)`").FindAllStringSubmatch(layout, -1) {
+		p := strings.TrimSuffix(m[1], "/")
+		named[p] = true
+		if strings.Contains(p, "/") || strings.HasSuffix(m[1], "/") || strings.HasSuffix(p, ".go") {
+			if _, err := os.Stat("../../" + p); err != nil {
+				t.Errorf("the README's layout names %s, which does not exist", m[1])
+			}
+		}
+	}
+	err = filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(filepath.ToSlash(path), "../../")
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "../.." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || filepath.Dir(rel) == "." {
+			return nil
+		}
+		dir := filepath.Dir(rel)
+		if !named[dir] {
+			t.Errorf("the README's layout does not name the package directory %s", dir)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

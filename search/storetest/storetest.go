@@ -105,14 +105,7 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 	})
 
 	t.Run("NearestIsExactAndExcludes", func(t *testing.T) {
-		s := open(t)
-		var docs []search.Document
-		for i := range 50 {
-			docs = append(docs, Doc(i))
-		}
-		if err := s.Upsert(ctx, docs); err != nil {
-			t.Fatal(err)
-		}
+		s, docs := filled(t, open, 50)
 		q := docs[17].Vector
 		got, err := s.Nearest(ctx, q, 5, papersearch.Filter{})
 		if err != nil {
@@ -275,14 +268,7 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 	})
 
 	t.Run("Scroll", func(t *testing.T) {
-		s := open(t)
-		var docs []search.Document
-		for i := range 25 {
-			docs = append(docs, Doc(i))
-		}
-		if err := s.Upsert(ctx, docs); err != nil {
-			t.Fatal(err)
-		}
+		s, _ := filled(t, open, 25)
 		seen := map[string]bool{}
 		pages := 0
 		for cursor := ""; ; pages++ {
@@ -329,4 +315,18 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 			t.Errorf("Fingerprints = %v", fps)
 		}
 	})
+}
+
+// filled opens a store and stores Doc(0) to Doc(n-1) in it.
+func filled(t *testing.T, open func(t *testing.T) search.Store, n int) (search.Store, []search.Document) {
+	t.Helper()
+	s := open(t)
+	docs := make([]search.Document, n)
+	for i := range docs {
+		docs[i] = Doc(i)
+	}
+	if err := s.Upsert(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	return s, docs
 }
