@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,7 +23,6 @@ import (
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
-	"github.com/papersearch/papersearch/seeds"
 )
 
 // loadDuration is how long the load test drives the server; the 60 s
@@ -45,16 +43,7 @@ func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the load test runs for a minute; skipped with -short")
 	}
-	f, err := os.Open("../../shared/data/papers/ml-papers.jsonl.gz")
-	if err != nil {
-		testenv.Missing(t, "the load test needs ../shared/data/papers: %v", err)
-	}
-	zr, _ := gzip.NewReader(f)
-	papers, _, err := seeds.ReadAll(zr, seeds.JSONL)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	papers := testenv.MLPapers(t, 0)
 	ctx := context.Background()
 	model, err := embed.NewLocal(embed.LocalOptions{})
 	if err != nil {

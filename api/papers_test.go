@@ -1,20 +1,17 @@
 package api
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/seeds"
 )
 
 // TestIngestValidation posts papers the service must refuse, each naming
@@ -96,27 +93,7 @@ func TestIngestValidation(t *testing.T) {
 // request, the documented maximum: their body is over the 1 MiB general
 // limit and within the batch endpoints' limit, and every paper arrives.
 func TestIngestAThousandRealAbstracts(t *testing.T) {
-	f, err := os.Open("../../shared/data/papers/ml-papers.jsonl.gz")
-	if err != nil {
-		testenv.Missing(t, "the test needs ../shared/data/papers: %v", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := seeds.NewReader(zr, seeds.JSONL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var req wire.IngestRequest
-	for len(req.Papers) < MaxIngestPapers {
-		p, err := rd.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Papers = append(req.Papers, p)
-	}
+	req := wire.IngestRequest{Papers: testenv.MLPapers(t, MaxIngestPapers)}
 	body, _ := json.Marshal(req)
 	if len(body) <= DefaultMaxBody {
 		t.Fatalf("1,000 papers take only %d bytes; the test proves nothing", len(body))

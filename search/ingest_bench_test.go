@@ -1,10 +1,8 @@
 package search_test
 
 import (
-	"compress/gzip"
 	"context"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,37 +10,10 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
-	"github.com/papersearch/papersearch/seeds"
 )
-
-// mlPapers reads the first n records of the shared ML paper corpus.
-func mlPapers(b *testing.B, n int) []papersearch.Paper {
-	b.Helper()
-	f, err := os.Open("../../shared/data/papers/ml-papers.jsonl.gz")
-	if err != nil {
-		b.Skipf("shared corpus not available: %v", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rd, err := seeds.NewReader(zr, seeds.JSONL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out []papersearch.Paper
-	for len(out) < n {
-		p, err := rd.Next()
-		if err != nil {
-			b.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
-}
 
 func ingestOnce(b *testing.B, emb embed.Embedder, batch int, papers []papersearch.Paper) time.Duration {
 	b.Helper()
@@ -72,7 +43,7 @@ func ingestOnce(b *testing.B, emb embed.Embedder, batch int, papers []papersearc
 //
 //	go test -run '^$' -bench Ingest300 -benchtime 1x ./search/
 func BenchmarkIngest300(b *testing.B) {
-	papers := mlPapers(b, 300)
+	papers := testenv.MLPapers(b, 300)
 	local, err := embed.NewLocal(embed.LocalOptions{})
 	if err != nil {
 		b.Fatal(err)

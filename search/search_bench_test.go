@@ -8,6 +8,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/sqlite"
@@ -16,7 +17,7 @@ import (
 // benchStore is an embedded store of the 29,100 ML papers with hash vectors.
 func benchStore(b *testing.B) (*sqlite.Store, []string) {
 	b.Helper()
-	papers := mlPapers(b, 29100)
+	papers := testenv.MLPapers(b, 29100)
 	model := embed.ModelInfo{Name: "all-MiniLM-L6-v2", Dim: 384}
 	s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "p.db"), model)
 	if err != nil {

@@ -1,7 +1,6 @@
 package qdrant
 
 import (
-	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,7 +15,6 @@ import (
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/seeds"
 )
 
 // hashModel stands for an embedding model in the cluster test, where the
@@ -25,24 +23,6 @@ import (
 var hashModel = embed.ModelInfo{Name: "hash-test-384", Dim: 384}
 
 func hashVector(id string) []float32 { return hashvec.Of(id, hashModel.Dim) }
-
-func readMLPapers(t *testing.T) []papersearch.Paper {
-	t.Helper()
-	f, err := os.Open("../../../shared/data/papers/ml-papers.jsonl.gz")
-	if err != nil {
-		t.Fatalf("the cluster test needs ../shared/data/papers: %v", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	papers, rejected, err := seeds.ReadAll(zr, seeds.JSONL)
-	if err != nil || len(rejected) > 0 {
-		t.Fatalf("read ml-papers: %v %v", err, rejected)
-	}
-	return papers
-}
 
 func qdrantCtl(t *testing.T, args ...string) {
 	t.Helper()
@@ -63,7 +43,7 @@ func TestQdrantClusterSurvivesLostNode(t *testing.T) {
 		testenv.Missing(t, "PAPERSEARCH_TEST_QDRANT_CLUSTER is not three gRPC URLs: start a cluster with deploy/qdrant-local.sh up --nodes 3")
 	}
 	ctx := context.Background()
-	papers := readMLPapers(t)
+	papers := testenv.MLPapers(t, 0)
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
 	coll := "cluster_test_" + hex.EncodeToString(suffix)

@@ -12,6 +12,7 @@ import (
 	qc "github.com/qdrant/go-client/qdrant"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/sqlite"
@@ -27,7 +28,7 @@ import (
 func TestQdrantLexicalRanksLikeEmbedded(t *testing.T) {
 	url := qdrantURL(t)
 	ctx := context.Background()
-	papers := readMLPapers(t)
+	papers := testenv.MLPapers(t, 0)
 	corpus, queries := papers[:600], papers[600:640]
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
