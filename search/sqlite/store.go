@@ -76,9 +76,9 @@ func (s *Store) load(ctx context.Context) (*index, error) {
 	x := newIndex(s.model.Dim, n)
 	// Title and abstract are read only for rows whose terms were never
 	// stored (stores written before terms were), to analyse them once.
-	rows, err := s.db.QueryContext(ctx, `SELECT id, authors, venue, year, terms, vector,
-		CASE WHEN terms = '' THEN title ELSE '' END, CASE WHEN terms = '' THEN abstract ELSE '' END
-		FROM papers ORDER BY seq`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id,
+		CASE WHEN terms = '' THEN title ELSE '' END, CASE WHEN terms = '' THEN abstract ELSE '' END,
+		authors, venue, year, '', terms, vector FROM papers ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
@@ -94,19 +94,15 @@ func (s *Store) load(ctx context.Context) (*index, error) {
 			runtime.GC()
 		}
 		var (
-			p       papersearch.Paper
-			authors string
-			terms   string
-			blob    sql.RawBytes
+			terms string
+			blob  sql.RawBytes
 		)
-		if err := rows.Scan(&p.ID, &authors, &p.Venue, &p.Year, &terms, &blob, &p.Title, &p.Abstract); err != nil {
+		p, err := scanPaper(rows, &terms, &blob)
+		if err != nil {
 			return nil, fmt.Errorf("load: %w", err)
 		}
 		if len(blob) != 4*s.model.Dim {
 			return nil, fmt.Errorf("load: paper %s: %w: %d bytes, want %d", p.ID, search.ErrDimension, len(blob), 4*s.model.Dim)
-		}
-		if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
-			return nil, fmt.Errorf("load: paper %s: authors: %w", p.ID, err)
 		}
 		if terms == "" {
 			terms = strings.Join(lexical.Analyze(p.Text()), " ")
