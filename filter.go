@@ -14,6 +14,9 @@ type Filter struct {
 	// starting with each word of Author (case-insensitive): "hinton",
 	// "geoff hin" and "g hinton" all match "Geoffrey Hinton".
 	Author string `json:"author,omitempty"`
+	// Tags, if not empty, keeps papers holding any of these tags
+	// (case-insensitive).
+	Tags []string `json:"tags,omitempty"`
 	// Exclude lists paper ids never returned.
 	Exclude []string `json:"-"`
 }
@@ -25,4 +28,6 @@ const (
 	MaxFilterVenues = 100
 	// MaxAuthorFilter bounds the author filter, in characters.
 	MaxAuthorFilter = 200
+	// MaxFilterTags bounds the tags of a filter.
+	MaxFilterTags = 100
 )

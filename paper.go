@@ -24,6 +24,10 @@ type Paper struct {
 	Venue    string   `json:"venue,omitempty"`
 	Year     int      `json:"year,omitempty"`
 	URL      string   `json:"url,omitempty"`
+	// Tags name the collections the paper belongs to ("neurips-2026",
+	// "my-library"): lower-case, sorted, each once (see CleanTags). Search,
+	// similar and exports can keep the papers holding any of a list.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // Text is the text a paper is embedded and indexed from: its title followed

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -19,6 +20,10 @@ const (
 	MaxYear = 9999
 	// MaxURLLength is the longest paper URL, in bytes.
 	MaxURLLength = 2048
+	// MaxTags is the most tags a paper holds; MaxTagLength the longest tag,
+	// in bytes.
+	MaxTags      = 32
+	MaxTagLength = 64
 )
 
 // Errors a paper can be refused with; a FieldError wraps one of them.
@@ -28,6 +33,7 @@ var (
 	ErrBadID       = fmt.Errorf("id must be 1 to %d characters without control characters", MaxIDLength)
 	ErrBadYear     = fmt.Errorf("year must be between %d and %d (0: unknown)", MinYear, MaxYear)
 	ErrBadURL      = fmt.Errorf("url must be an absolute http or https URL of at most %d bytes", MaxURLLength)
+	ErrBadTag      = fmt.Errorf("tags must be at most %d, each 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (stored in lower case)", MaxTags, MaxTagLength)
 )
 
 // FieldError is an invalid field of a paper: Field is its JSON name
@@ -69,6 +75,11 @@ func Complete(p Paper) (Paper, error) {
 	if p.Year < MinYear || p.Year > MaxYear {
 		return p, &FieldError{"year", ErrBadYear}
 	}
+	tags, ok := CleanTags(p.Tags)
+	if !ok {
+		return p, &FieldError{"tags", ErrBadTag}
+	}
+	p.Tags = tags
 	p.ID = strings.TrimSpace(p.ID)
 	p.Title = strings.Join(strings.Fields(p.Title), " ")
 	p.Abstract = strings.TrimSpace(p.Abstract)
@@ -118,4 +129,28 @@ func CleanNames(names []string) []string {
 		}
 	}
 	return out
+}
+
+// TagPattern is the form of a tag as given, as a regular expression that
+// Go and JSON Schema read alike; tags are stored in lower case.
+const TagPattern = `^[A-Za-z0-9][A-Za-z0-9._-]*$`
+
+var tagForm = regexp.MustCompile(TagPattern) // read-only after init
+
+// CleanTags folds tags to lower case, sorts them and drops repeats; nil
+// when none is left. ok is false when a tag does not match TagPattern or is
+// longer than MaxTagLength, or more than MaxTags are given.
+func CleanTags(tags []string) (_ []string, ok bool) {
+	if len(tags) > MaxTags {
+		return nil, false
+	}
+	var out []string
+	for _, t := range tags {
+		if len(t) > MaxTagLength || !tagForm.MatchString(t) {
+			return nil, false
+		}
+		out = append(out, strings.ToLower(t))
+	}
+	slices.Sort(out)
+	return slices.Compact(out), true
 }

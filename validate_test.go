@@ -2,6 +2,7 @@ package papersearch
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,14 @@ func TestComplete(t *testing.T) {
 		{"id with a control character", Paper{ID: "a\x01b", Abstract: "a"}, "id", ErrBadID},
 		{"invalid UTF-8 title", Paper{Title: "caf\xe9", Abstract: "a"}, "title", ErrInvalidUTF8},
 		{"invalid UTF-8 author", Paper{Authors: []string{"caf\xe9"}, Abstract: "a"}, "authors", ErrInvalidUTF8},
+		{"tags", Paper{Abstract: "a", Tags: []string{"NeurIPS-2026", "my_library", "v1.2"}}, "", nil},
+		{"tag with surrounding space", Paper{Abstract: "a", Tags: []string{" my_library"}}, "tags", ErrBadTag},
+		{"tag with a space", Paper{Abstract: "a", Tags: []string{"my library"}}, "tags", ErrBadTag},
+		{"empty tag", Paper{Abstract: "a", Tags: []string{""}}, "tags", ErrBadTag},
+		{"tag starting with a dash", Paper{Abstract: "a", Tags: []string{"-x"}}, "tags", ErrBadTag},
+		{"tag too long", Paper{Abstract: "a", Tags: []string{strings.Repeat("a", MaxTagLength+1)}}, "tags", ErrBadTag},
+		{"as many tags as allowed", Paper{Abstract: "a", Tags: manyTags(MaxTags)}, "", nil},
+		{"too many tags", Paper{Abstract: "a", Tags: manyTags(MaxTags + 1)}, "tags", ErrBadTag},
 	}
 	for _, tt := range tests {
 		got, err := Complete(tt.p)
@@ -56,7 +65,19 @@ func TestComplete(t *testing.T) {
 			t.Errorf("%s: err %v, want %v on %s", tt.name, err, tt.err, tt.field)
 		}
 	}
+	if got, _ := Complete(Paper{Abstract: "a", Tags: []string{"b", "A", "a", "B"}}); strings.Join(got.Tags, ",") != "a,b" {
+		t.Errorf("tags not folded, sorted and made unique: %q", got.Tags)
+	}
 	if got, _ := Complete(Paper{Abstract: "a", Authors: []string{" Ada  Lovelace ", "", "  "}}); len(got.Authors) != 1 || got.Authors[0] != "Ada Lovelace" {
 		t.Errorf("authors not cleaned: %q", got.Authors)
 	}
+}
+
+// manyTags returns n distinct tags.
+func manyTags(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("t%d", i)
+	}
+	return out
 }

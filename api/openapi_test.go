@@ -184,6 +184,11 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	url3 := prop("PaperInput", "url").AnyOf[2].Value
 	eq("url pattern", url3.Pattern, papersearch.URLPattern)
 	eq("url maxLength", *url3.MaxLength, papersearch.MaxURLLength)
+	tags := prop("PaperInput", "tags")
+	eq("tags maxItems", *tags.MaxItems, papersearch.MaxTags)
+	eq("tag pattern", tags.Items.Value.Pattern, papersearch.TagPattern)
+	eq("tag maxLength", *tags.Items.Value.MaxLength, papersearch.MaxTagLength)
+	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
 
 	// The id's "no control characters" is a regular expression that says
 	// the same as ValidID, character by character.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,5 +140,53 @@ func TestIDsWithPercentSignsRoundTrip(t *testing.T) {
 		if resp, body := do(t, "DELETE", srv.URL+"/v1/papers/"+url.PathEscape(id), "", ""); resp.StatusCode != 204 {
 			t.Errorf("DELETE %q: %d %s", id, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestTags: papers carry tags in, out and through the filters of search
+// and similar (any of a list, case-insensitive); a malformed tag is a 400
+// naming the field.
+func TestTags(t *testing.T) {
+	server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer srv.Close()
+	body := `{"papers":[
+		{"id":"tag-a","abstract":"Sparse mixtures of experts route each token to two experts.","tags":["My-Library","neurips-2026"]},
+		{"id":"tag-b","abstract":"Routing tokens to experts with load balancing losses.","tags":["my-library"]},
+		{"id":"tag-c","abstract":"Expert routing for mixture-of-experts language models.","tags":["other"]}]}`
+	if resp, b := do(t, "POST", srv.URL+"/v1/papers", "application/json", body); resp.StatusCode != 200 {
+		t.Fatalf("ingest: %d %s", resp.StatusCode, b)
+	}
+	defer func() {
+		for _, id := range []string{"tag-a", "tag-b", "tag-c"} {
+			do(t, "DELETE", srv.URL+"/v1/papers/"+id, "", "")
+		}
+	}()
+	ids := func(b []byte) string {
+		var r wire.SearchResponse
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		var out []string
+		for _, h := range r.Results {
+			out = append(out, h.ID)
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	if _, b := do(t, "GET", srv.URL+"/v1/papers/tag-a", "", ""); !strings.Contains(string(b), `"tags":["my-library","neurips-2026"]`) {
+		t.Errorf("GET tag-a: %s", b)
+	}
+	resp, b := do(t, "POST", srv.URL+"/v1/search", "application/json", `{"query":"mixture of experts routing","filters":{"tags":["MY-LIBRARY"]}}`)
+	if resp.StatusCode != 200 || ids(b) != "tag-a,tag-b" {
+		t.Errorf("search within my-library: %d %s", resp.StatusCode, ids(b))
+	}
+	resp, b = do(t, "GET", srv.URL+"/v1/papers/tag-a/similar?tag=other&tag=neurips-2026", "", "")
+	if resp.StatusCode != 200 || ids(b) != "tag-c" {
+		t.Errorf("similar to tag-a within other or neurips-2026: %d %s", resp.StatusCode, ids(b))
+	}
+	resp, b = do(t, "POST", srv.URL+"/v1/papers", "application/json", `{"id":"tag-d","abstract":"x","tags":["has space"]}`)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `"/tags"`) {
+		t.Errorf("a malformed tag: %d %s", resp.StatusCode, b)
 	}
 }

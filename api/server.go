@@ -291,7 +291,7 @@ func (s *Server) similar(c echo.Context) error {
 	params := c.QueryParams()
 	for name := range params {
 		switch name {
-		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author":
+		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author", "tag":
 		default:
 			return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
 		}
@@ -320,6 +320,7 @@ func (s *Server) similar(c echo.Context) error {
 	}
 	sq.Filter.Venues = params["venue"]
 	sq.Filter.Author = c.QueryParam("author")
+	sq.Filter.Tags = params["tag"]
 	if params.Has("explain") {
 		switch raw := params.Get("explain"); raw {
 		case "true":
@@ -345,8 +346,11 @@ func asParameterProblem(err error) error {
 	}
 	p := toProblem(err)
 	param := strings.TrimPrefix(fe.Field, "filters/")
-	if param == "venues" {
+	switch param {
+	case "venues":
 		param = "venue"
+	case "tags":
+		param = "tag"
 	}
 	p.Errors = []wire.FieldProblem{{Param: param, Detail: fe.Reason}}
 	return p

@@ -25,6 +25,8 @@ func ValidateFilter(f papersearch.Filter) error {
 		return &FieldError{Field: "filters/venues", Reason: fmt.Sprintf("must list at most %d venues", papersearch.MaxFilterVenues)}
 	case utf8.RuneCountInString(f.Author) > papersearch.MaxAuthorFilter:
 		return &FieldError{Field: "filters/author", Reason: fmt.Sprintf("must be at most %d characters", papersearch.MaxAuthorFilter)}
+	case len(f.Tags) > papersearch.MaxFilterTags:
+		return &FieldError{Field: "filters/tags", Reason: fmt.Sprintf("must list at most %d tags", papersearch.MaxFilterTags)}
 	}
 	return nil
 }
@@ -34,9 +36,19 @@ func ValidateFilter(f papersearch.Filter) error {
 func VenueKey(venue string) string { return strings.ToLower(strings.TrimSpace(venue)) }
 
 // FieldsFree reports whether f tests no field of a paper (year, venue,
-// author): it allows every paper but those it excludes by id.
+// author, tags): it allows every paper but those it excludes by id.
 func FieldsFree(f papersearch.Filter) bool {
-	return f.YearMin == 0 && f.YearMax == 0 && len(f.Venues) == 0 && strings.TrimSpace(f.Author) == ""
+	return f.YearMin == 0 && f.YearMax == 0 && len(f.Venues) == 0 && strings.TrimSpace(f.Author) == "" && len(f.Tags) == 0
+}
+
+// TagKeys returns the filter's tags in the form papers hold them (lower
+// case); a tag no paper can hold matches nothing.
+func TagKeys(tags []string) []string {
+	out := make([]string, len(tags))
+	for i, t := range tags {
+		out[i] = strings.ToLower(t)
+	}
+	return out
 }
 
 // AuthorWords splits an author filter or name into lower-case words.

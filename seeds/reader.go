@@ -153,6 +153,7 @@ type jsonRecord struct {
 	Venue    string          `json:"venue"`
 	Year     json.RawMessage `json:"year"`
 	URL      string          `json:"url"`
+	Tags     []string        `json:"tags"`
 }
 
 func (r *Reader) nextJSON() (papersearch.Paper, error) {
@@ -203,6 +204,7 @@ func decodeRecord(line []byte) (papersearch.Paper, error) {
 		Venue:    rec.Venue,
 		Year:     year,
 		URL:      rec.URL,
+		Tags:     rec.Tags,
 	})
 }
 

@@ -49,6 +49,8 @@ type SimilarParams struct {
 	YearMin, YearMax int
 	Venues           []string
 	Author           string
+	// Tags keeps papers holding any of them.
+	Tags []string
 }
 
 // Search runs POST /v1/search.
@@ -76,6 +78,9 @@ func (c *Client) Similar(ctx context.Context, id string, p SimilarParams) (wire.
 	}
 	for _, v := range p.Venues {
 		q.Add("venue", v)
+	}
+	for _, t := range p.Tags {
+		q.Add("tag", t)
 	}
 	path := "/v1/papers/" + url.PathEscape(id) + "/similar"
 	if len(q) > 0 {

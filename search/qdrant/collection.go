@@ -162,6 +162,7 @@ func (q *Store) ensureIndexes(ctx context.Context) error {
 		{fieldVenue, qc.FieldType_FieldTypeKeyword, nil},
 		{fieldVenueKey, qc.FieldType_FieldTypeKeyword, nil},
 		{fieldAuthors, qc.FieldType_FieldTypeKeyword, nil},
+		{fieldTags, qc.FieldType_FieldTypeKeyword, nil},
 		{fieldAuthorNames, qc.FieldType_FieldTypeText, prefixText},
 	}
 	for _, ix := range indexes {

@@ -90,8 +90,12 @@ func payloadOf(d search.Document, docLen int) map[string]any {
 		authors[i] = a
 		names[i] = strings.Join(search.AuthorWords(a), " ")
 	}
+	tags := make([]any, len(d.Paper.Tags))
+	for i, t := range d.Paper.Tags {
+		tags[i] = t
+	}
 	return map[string]any{
-		fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
+		fieldTags: tags, fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
 		fieldVenueKey: search.VenueKey(d.Paper.Venue), fieldAuthorNames: names,
@@ -108,9 +112,14 @@ func documentOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) search.
 	if authors == nil {
 		authors = []string{}
 	}
+	var tags []string
+	for _, v := range payload[fieldTags].GetListValue().GetValues() {
+		tags = append(tags, v.GetStringValue())
+	}
 	d := search.Document{
 		Paper: papersearch.Paper{ID: str(fieldPaperID), Title: str(fieldTitle), Abstract: str(fieldAbstract),
-			Authors: authors, Venue: str(fieldVenue), Year: int(payload[fieldYear].GetIntegerValue()), URL: str(fieldURL)},
+			Authors: authors, Venue: str(fieldVenue), Year: int(payload[fieldYear].GetIntegerValue()), URL: str(fieldURL),
+			Tags: tags},
 		TextHash:  str(fieldTextHash),
 		PaperHash: str(fieldPaperHash),
 	}

@@ -91,6 +91,7 @@ const (
 	fieldVenue       = "venue"
 	fieldYear        = "year"
 	fieldURL         = "url"
+	fieldTags        = "tags"
 	fieldTextHash    = "text_hash"
 	fieldPaperHash   = "paper_hash"
 	upsertSize       = 256

@@ -58,6 +58,9 @@ func filterOf(f papersearch.Filter) *qc.Filter {
 		}
 		must = append(must, qc.NewMatchKeywords(fieldVenueKey, keys...))
 	}
+	if len(f.Tags) > 0 {
+		must = append(must, qc.NewMatchKeywords(fieldTags, search.TagKeys(f.Tags)...))
+	}
 	if words := search.AuthorWords(f.Author); len(words) > 0 {
 		must = append(must, qc.NewMatchText(fieldAuthorNames, strings.Join(words, " ")))
 	}

@@ -47,6 +47,7 @@ type index struct {
 	years   []int32        // row -> year
 	venues  []string       // row -> search.VenueKey of its venue
 	authors [][][]string   // row -> author -> search.AuthorWords of the name
+	tags    [][]string     // row -> the paper's tags
 	lex     *lexical.Index
 	retired int
 
@@ -67,6 +68,7 @@ func newIndex(dim, n int) *index {
 		years:   make([]int32, 0, n),
 		venues:  make([]string, 0, n),
 		authors: make([][][]string, 0, n),
+		tags:    make([][]string, 0, n),
 		lex:     lexical.NewIndex(n),
 	}
 }
@@ -133,6 +135,7 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 		names[i] = search.AuthorWords(a)
 	}
 	x.authors = append(x.authors, names)
+	x.tags = append(x.tags, p.Tags)
 	x.lex.Add(row, terms)
 }
 
@@ -144,7 +147,7 @@ func (x *index) retire(id string) {
 	}
 	delete(x.rows, id)
 	x.ids[r] = ""
-	x.authors[r] = nil
+	x.authors[r], x.tags[r] = nil, nil
 	x.lex.Remove(r)
 	x.retired++
 }
@@ -175,6 +178,7 @@ func (x *index) allow(f papersearch.Filter) func(row int) bool {
 		venues[search.VenueKey(v)] = true
 	}
 	author := search.AuthorWords(f.Author)
+	tags := search.TagKeys(f.Tags)
 	return func(row int) bool {
 		if x.ids[row] == "" {
 			return false
@@ -184,6 +188,9 @@ func (x *index) allow(f papersearch.Filter) func(row int) bool {
 			return false
 		}
 		if len(venues) > 0 && !venues[x.venues[row]] {
+			return false
+		}
+		if len(tags) > 0 && !slices.ContainsFunc(x.tags[row], func(t string) bool { return slices.Contains(tags, t) }) {
 			return false
 		}
 		if len(author) > 0 {

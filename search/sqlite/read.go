@@ -18,7 +18,7 @@ import (
 // paperColumns are the columns of a paper; documentColumns add what a
 // search.Document holds besides.
 const (
-	paperColumns    = `id, title, abstract, authors, venue, year, url`
+	paperColumns    = `id, title, abstract, authors, venue, year, url, tags`
 	documentColumns = paperColumns + `, text_hash, paper_hash, vector`
 )
 
@@ -28,12 +28,15 @@ type scanner interface{ Scan(dest ...any) error }
 // scanPaper reads the paperColumns of one row, then extra destinations.
 func scanPaper(row scanner, extra ...any) (papersearch.Paper, error) {
 	var (
-		p       papersearch.Paper
-		authors string
+		p             papersearch.Paper
+		authors, tags string
 	)
-	dest := append([]any{&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL}, extra...)
+	dest := append([]any{&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL, &tags}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return p, err
+	}
+	if tags != "" {
+		p.Tags = strings.Fields(tags)
 	}
 	if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
 		return p, fmt.Errorf("paper %q: authors: %w", p.ID, err)

@@ -12,8 +12,18 @@ import (
 )
 
 // schemaVersion is the layout of the store's tables. Version 2 added the
-// analysed terms of each paper.
-const schemaVersion = 2
+// analysed terms of each paper, version 3 its tags.
+const schemaVersion = 3
+
+// upgradeFrom is the change from schema version v to the next.
+func upgradeFrom(v int) string {
+	switch v {
+	case 1:
+		return `ALTER TABLE papers ADD COLUMN terms TEXT NOT NULL DEFAULT ''` // load fills them in
+	default: // 2
+		return `ALTER TABLE papers ADD COLUMN tags TEXT NOT NULL DEFAULT ''`
+	}
+}
 
 const schema = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -32,7 +42,8 @@ CREATE TABLE IF NOT EXISTS papers (
 	text_hash  TEXT NOT NULL,
 	paper_hash TEXT NOT NULL,
 	vector     BLOB NOT NULL,
-	terms      TEXT NOT NULL DEFAULT ''
+	terms      TEXT NOT NULL DEFAULT '',
+	tags       TEXT NOT NULL DEFAULT ''
 );`
 
 func (s *Store) init(ctx context.Context) error {
@@ -43,18 +54,10 @@ func (s *Store) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	switch v := meta["schema_version"]; v {
-	case "", strconv.Itoa(schemaVersion):
-	case "1":
-		// Version 1 lacked the terms column; load fills it in.
-		if _, err := s.db.ExecContext(ctx, `ALTER TABLE papers ADD COLUMN terms TEXT NOT NULL DEFAULT ''`); err != nil {
-			return fmt.Errorf("upgrade schema: %w", err)
+	if v := meta["schema_version"]; v != "" {
+		if err := s.upgrade(ctx, v); err != nil {
+			return err
 		}
-		if _, err := s.db.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'schema_version'`, strconv.Itoa(schemaVersion)); err != nil {
-			return fmt.Errorf("upgrade schema: %w", err)
-		}
-	default:
-		return fmt.Errorf("store schema version %s, this build reads %d", v, schemaVersion)
 	}
 	if stored, ok := meta.model(); ok {
 		if err := search.CheckModel("the index", stored, s.model); err != nil {
@@ -103,4 +106,33 @@ func (m meta) model() (embed.ModelInfo, bool) {
 	name, ok := m["model"]
 	dim, _ := strconv.Atoi(m["dim"])
 	return embed.ModelInfo{Name: name, Dim: dim}, ok
+}
+
+// upgrade brings a store of schema version v to schemaVersion, one version
+// at a time, in one transaction.
+func (s *Store) upgrade(ctx context.Context, v string) error {
+	from, err := strconv.Atoi(v)
+	if err != nil || from < 1 || from > schemaVersion {
+		return fmt.Errorf("store schema version %s, this build reads %d", v, schemaVersion)
+	}
+	if from == schemaVersion {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("upgrade schema: %w", err)
+	}
+	defer tx.Rollback()
+	for ; from < schemaVersion; from++ {
+		if _, err := tx.ExecContext(ctx, upgradeFrom(from)); err != nil {
+			return fmt.Errorf("upgrade schema from version %d: %w", from, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'schema_version'`, strconv.Itoa(schemaVersion)); err != nil {
+		return fmt.Errorf("upgrade schema: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("upgrade schema: %w", err)
+	}
+	return nil
 }

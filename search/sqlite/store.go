@@ -78,7 +78,7 @@ func (s *Store) load(ctx context.Context) (*index, error) {
 	// stored (stores written before terms were), to analyse them once.
 	rows, err := s.db.QueryContext(ctx, `SELECT id,
 		CASE WHEN terms = '' THEN title ELSE '' END, CASE WHEN terms = '' THEN abstract ELSE '' END,
-		authors, venue, year, '', terms, vector FROM papers ORDER BY seq`)
+		authors, venue, year, '', tags, terms, vector FROM papers ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
@@ -169,10 +169,10 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 		return fmt.Errorf("upsert: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO papers (id, title, abstract, authors, venue, year, url, text_hash, paper_hash, vector, terms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO papers (id, title, abstract, authors, venue, year, url, tags, text_hash, paper_hash, vector, terms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET title=excluded.title, abstract=excluded.abstract, authors=excluded.authors,
-			venue=excluded.venue, year=excluded.year, url=excluded.url, text_hash=excluded.text_hash,
+			venue=excluded.venue, year=excluded.year, url=excluded.url, tags=excluded.tags, text_hash=excluded.text_hash,
 			paper_hash=excluded.paper_hash, vector=excluded.vector, terms=excluded.terms`)
 	if err != nil {
 		return fmt.Errorf("upsert: %w", err)
@@ -186,7 +186,7 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
 		}
 		entries[i] = entry{paper: p, vector: d.Vector, terms: d.AnalysedTerms()}
-		if _, err := stmt.ExecContext(ctx, p.ID, p.Title, p.Abstract, string(authors), p.Venue, p.Year, p.URL,
+		if _, err := stmt.ExecContext(ctx, p.ID, p.Title, p.Abstract, string(authors), p.Venue, p.Year, p.URL, strings.Join(p.Tags, " "),
 			d.TextHash, d.PaperHash, embed.EncodeVector(d.Vector), strings.Join(entries[i].terms, " ")); err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
 		}

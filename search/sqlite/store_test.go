@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -212,4 +213,45 @@ func memoryMatchesDisk(t *testing.T, s *Store, variant func(int) search.Document
 		}
 	}
 	return ok
+}
+
+// TestUpgradesSchema: a store of schema version 2 (before tags) opens,
+// gains the tags column and keeps its papers.
+func TestUpgradesSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := Open(ctx, path, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upsert(ctx, []search.Document{storetest.Doc(1)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE papers DROP COLUMN tags`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if s, err = Open(ctx, path, storetest.Model); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d := storetest.Doc(2)
+	d.Paper.Tags = []string{"upgraded"}
+	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Nearest(ctx, d.Vector, 5, papersearch.Filter{Tags: []string{"upgraded"}})
+	if err != nil || len(got) != 1 || got[0].ID != d.Paper.ID {
+		t.Errorf("after the upgrade, nearest within the tag = %v, %v", got, err)
+	}
+	if n, _ := s.Count(ctx); n != 2 {
+		t.Errorf("count after the upgrade = %d, want 2", n)
+	}
+	var v string
+	s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
+	if v != strconv.Itoa(schemaVersion) {
+		t.Errorf("schema version after the upgrade = %s", v)
+	}
 }

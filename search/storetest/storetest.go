@@ -184,6 +184,9 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 			mk(3, "Protein folding", "Residue contact maps fold proteins.", []string{"Ada Lovelace", "Geoff Smith"}, "ICLR", 2023),
 			mk(4, "Graph graph graph", "Graphs, graphs and more graph theory for graph people.", []string{"Alan Turing"}, "ICML", 2023),
 		}
+		docs[0].Paper.Tags = []string{"my-library"}
+		docs[1].Paper.Tags = []string{"my-library", "neurips-2026"}
+		docs[3].Paper.Tags = []string{"neurips-2026"}
 		if err := s.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
@@ -230,6 +233,9 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 			{papersearch.Filter{Author: "geoff"}, "p001"},
 			{papersearch.Filter{Author: "lecun yann"}, "p002"},
 			{papersearch.Filter{Exclude: []string{"p004"}}, "p001,p002"},
+			{papersearch.Filter{Tags: []string{"NeurIPS-2026"}}, "p004,p002"},
+			{papersearch.Filter{Tags: []string{"my-library", "no-such-tag"}}, "p001,p002"},
+			{papersearch.Filter{Tags: []string{"my-library"}, Venues: []string{"neurips"}}, "p002"},
 			{papersearch.Filter{YearMin: 2030}, ""},
 		} {
 			got, err := s.Lexical(ctx, lexical.Analyze("graph"), 10, tt.f)
@@ -248,6 +254,16 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 		all, _ = s.Nearest(ctx, docs[0].Vector, 10, papersearch.Filter{Venues: []string{"NeurIPS", "ICLR"}})
 		if len(all) != 2 {
 			t.Errorf("Nearest with venues = %v, want 2 papers", all)
+		}
+		all, _ = s.Nearest(ctx, docs[0].Vector, 10, papersearch.Filter{Tags: []string{"neurips-2026"}})
+		if len(all) != 2 {
+			t.Errorf("Nearest with a tag = %v, want 2 papers", all)
+		}
+		if d, err := s.Get(ctx, "p002"); err != nil || strings.Join(d.Paper.Tags, ",") != "my-library,neurips-2026" {
+			t.Errorf("Get(p002) tags = %q (%v)", d.Paper.Tags, err)
+		}
+		if ps, err := s.Lookup(ctx, []string{"p004"}); err != nil || strings.Join(ps["p004"].Tags, ",") != "neurips-2026" {
+			t.Errorf("Lookup(p004) tags = %q (%v)", ps["p004"].Tags, err)
 		}
 		// Replacing a paper's text moves it in the lexical index.
 		changed := mk(4, "Speech", "Nothing about that topic.", nil, "ICML", 2023)
