@@ -1,0 +1,145 @@
+package bibtex
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// accentMark returns the Unicode combining mark a LaTeX accent command
+// puts on the next letter: \'e is e + U+0301, composed to é.
+func accentMark(name string) (rune, bool) {
+	const names, marks = "'`^\"~=.uvHckrdb", "\u0301\u0300\u0302\u0308\u0303\u0304\u0307\u0306\u030C\u030B\u0327\u0328\u030A\u0323\u0331"
+	if len(name) != 1 {
+		return 0, false
+	}
+	if k := strings.IndexByte(names, name[0]); k >= 0 {
+		return []rune(marks)[k], true
+	}
+	return 0, false
+}
+
+// symbol returns the text of a LaTeX command that stands for a character.
+func symbol(name string) (string, bool) {
+	switch name {
+	case "ss":
+		return "ß", true
+	case "o":
+		return "ø", true
+	case "O":
+		return "Ø", true
+	case "l":
+		return "ł", true
+	case "L":
+		return "Ł", true
+	case "ae":
+		return "æ", true
+	case "AE":
+		return "Æ", true
+	case "oe":
+		return "œ", true
+	case "OE":
+		return "Œ", true
+	case "aa":
+		return "å", true
+	case "AA":
+		return "Å", true
+	case "i":
+		return "ı", true
+	case "&", "%", "$", "#", "_", "{", "}":
+		return name, true
+	case "textendash":
+		return "–", true
+	case "textemdash":
+		return "—", true
+	case "ldots", "dots":
+		return "…", true
+	case " ", ",":
+		return " ", true
+	}
+	return "", false
+}
+
+// DecodeLaTeX turns the LaTeX of a BibTeX field into plain Unicode text:
+// accents and special characters become characters, grouping braces and
+// math shifts go, text-style commands (\emph{x}, \textbf{x}) keep their
+// argument, ~ is a space, -- and --- are dashes, `` and '' quotes, and
+// white space is collapsed. Unknown commands keep their name's argument
+// text and lose the backslash.
+func DecodeLaTeX(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '{' || r == '}' || r == '$':
+			continue
+		case r == '~':
+			b.WriteRune(' ')
+		case r == '-' && i+1 < len(rs) && rs[i+1] == '-':
+			if i+2 < len(rs) && rs[i+2] == '-' {
+				b.WriteRune('—')
+				i += 2
+			} else {
+				b.WriteRune('–')
+				i++
+			}
+		case (r == '`' || r == '\'') && i+1 < len(rs) && rs[i+1] == r:
+			if r == '`' {
+				b.WriteRune('“')
+			} else {
+				b.WriteRune('”')
+			}
+			i++
+		case r == '\\' && i+1 < len(rs):
+			i = command(rs, i+1, &b)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return strings.Join(strings.Fields(norm.NFC.String(b.String())), " ")
+}
+
+// command decodes the command whose name starts at rs[i] (after the
+// backslash), writing its text to b, and returns the index of its last rune.
+func command(rs []rune, i int, b *strings.Builder) int {
+	name := string(rs[i])
+	end := i
+	if unicode.IsLetter(rs[i]) {
+		for end+1 < len(rs) && unicode.IsLetter(rs[end+1]) {
+			end++
+		}
+		name = string(rs[i : end+1])
+	}
+	if mark, ok := accentMark(name); ok {
+		// The accented letter follows, maybe braced or after a space: \'e,
+		// \'{e}, \c c, \v{\i}.
+		j := end + 1
+		for j < len(rs) && (rs[j] == '{' || rs[j] == ' ') {
+			j++
+		}
+		if j+1 < len(rs) && rs[j] == '\\' && (rs[j+1] == 'i' || rs[j+1] == 'j') {
+			b.WriteRune(rs[j+1]) // a dotless i or j under an accent is the letter
+			b.WriteRune(mark)
+			j += 2
+		} else if j < len(rs) {
+			b.WriteRune(rs[j])
+			b.WriteRune(mark)
+			j++
+		}
+		for j < len(rs) && rs[j] == '}' {
+			j++
+		}
+		return j - 1
+	}
+	if sym, ok := symbol(name); ok {
+		b.WriteString(sym)
+		if unicode.IsLetter(rs[i]) && end+1 < len(rs) && rs[end+1] == ' ' {
+			end++ // the space that ends a command name is not text
+		}
+		return end
+	}
+	// \emph{x}, \textbf{x}, an unknown command: its argument is text.
+	return end
+}
