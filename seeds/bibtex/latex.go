@@ -64,7 +64,8 @@ func symbol(name string) (string, bool) {
 // DecodeLaTeX turns the LaTeX of a BibTeX field into plain Unicode text:
 // accents and special characters become characters, grouping braces and
 // math shifts go, text-style commands (\emph{x}, \textbf{x}) keep their
-// argument, ~ is a space, -- and --- are dashes, “ and ” quotes, and
+// argument, ~ is a space, -- and --- are dashes, two backquotes or two
+// apostrophes are curly double quotes, and
 // white space is collapsed. Unknown commands keep their name's argument
 // text and lose the backslash.
 func DecodeLaTeX(s string) string {
