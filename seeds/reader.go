@@ -64,10 +64,9 @@ type Reader struct {
 	header bool
 }
 
-// NewReader returns a Reader of r in the given format. A gzip stream is
-// decompressed transparently. A zero format is detected from the content: a
-// first non-blank line starting with '{' means JSONL, anything else Text.
-func NewReader(r io.Reader, format Format) (*Reader, error) {
+// Decompressed returns a buffered reader of r's content: r itself, or what
+// it decompresses to when it is a gzip stream.
+func Decompressed(r io.Reader) (*bufio.Reader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -75,6 +74,17 @@ func NewReader(r io.Reader, format Format) (*Reader, error) {
 			return nil, fmt.Errorf("open gzip stream: %w", err)
 		}
 		br = bufio.NewReaderSize(zr, 64<<10)
+	}
+	return br, nil
+}
+
+// NewReader returns a Reader of r in the given format. A gzip stream is
+// decompressed transparently. A zero format is detected from the content: a
+// first non-blank line starting with '{' means JSONL, anything else Text.
+func NewReader(r io.Reader, format Format) (*Reader, error) {
+	br, err := Decompressed(r)
+	if err != nil {
+		return nil, err
 	}
 	if format == 0 {
 		format = detect(br)

@@ -107,6 +107,22 @@ type queryFlags struct {
 	json  bool
 }
 
+// parseInterleaved parses args with fs, flags before, between or after the
+// positional arguments, which it returns.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 // parseQueryArgs parses flags placed before or after the one positional
 // argument, which it returns.
 func parseQueryArgs(cmd, what string, args []string) (string, queryFlags, error) {
@@ -115,16 +131,9 @@ func parseQueryArgs(cmd, what string, args []string) (string, queryFlags, error)
 	fs.SetOutput(io.Discard)
 	fs.IntVar(&qf.limit, "limit", search.DefaultLimit, "number of results")
 	fs.BoolVar(&qf.json, "json", false, "print JSON")
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return "", qf, usageError{fmt.Sprintf("%s: %v", cmd, err)}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return "", qf, usageError{fmt.Sprintf("%s: %v", cmd, err)}
 	}
 	if len(positional) != 1 {
 		return "", qf, usageError{fmt.Sprintf("%s needs exactly one %s (quote it if it has spaces)", cmd, what)}

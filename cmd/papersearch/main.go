@@ -63,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, cfg, log)
 	case "ingest":
 		return ingest(ctx, cfg, log, args, stdout, stderr)
+	case "import":
+		return importCmd(ctx, cfg, log, args, stdout, stderr)
 	case "search":
 		return searchCmd(ctx, cfg, log, args, stdout)
 	case "similar":

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/bibtex"
+	"github.com/papersearch/papersearch/seeds/csl"
+)
+
+// importSources are the sources `papersearch import` reads, with what
+// each takes.
+const importSources = `bibtex FILE (a .bib export, .gz too) or csl FILE (CSL-JSON, Zotero's native export)`
+
+// tagFlags collects repeated --tag flags.
+type tagFlags []string
+
+func (t *tagFlags) String() string     { return strings.Join(*t, ",") }
+func (t *tagFlags) Set(v string) error { *t = append(*t, v); return nil }
+
+// importCmd brings the papers of a source into the store, tagged, batch by
+// batch, and prints what it did and which records it rejected.
+func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{"import needs a source: " + importSources}
+	}
+	kind := args[0]
+	var tags tagFlags
+	fs := flag.NewFlagSet("import "+kind, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Var(&tags, "tag", "tag every imported paper (repeat for several)")
+	positional, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		return usageError{fmt.Sprintf("import %s: %v", kind, err)}
+	}
+	if len(positional) != 1 {
+		return usageError{fmt.Sprintf("import %s needs exactly one FILE; sources: %s", kind, importSources)}
+	}
+	name := positional[0]
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := seeds.Decompressed(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var src search.Source
+	switch kind {
+	case "bibtex":
+		src = bibtex.NewReader(r)
+	case "csl":
+		src = csl.NewReader(r)
+	default:
+		return usageError{fmt.Sprintf("import: unknown source %q; sources: %s", kind, importSources)}
+	}
+	eng, store, err := openEngine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	fmt.Fprintf(stderr, "%s: importing (%s) with tags %v\n", name, kind, []string(tags))
+	var last time.Time
+	sum, err := eng.Import(ctx, src, search.ImportOptions{Tags: tags, Progress: func(p search.ImportProgress) {
+		if time.Since(last) >= cfg.ProgressEvery {
+			last = time.Now()
+			fmt.Fprintf(stderr, "%s: %d records read, %d papers stored, %d rejected (%.1f records/s)\n",
+				name, p.Read, p.Stored, p.Rejected, float64(p.Read)/p.Elapsed.Seconds())
+		}
+	}})
+	for _, le := range sum.Rejections {
+		fmt.Fprintf(stderr, "%s:%d: rejected: %v\n", name, le.Line, le.Err)
+	}
+	if sum.Rejected > len(sum.Rejections) {
+		fmt.Fprintf(stderr, "%s: %d more rejected records not listed\n", name, sum.Rejected-len(sum.Rejections))
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Fprintf(stdout, "%s: %d records; %d new, %d updated, %d unchanged; %d rejected (%d without an abstract); %d embedded, %d reused; %s\n",
+		name, sum.Read, sum.New, sum.Updated, sum.Unchanged, sum.Rejected, sum.NoAbstract, sum.Embedded, sum.Reused,
+		sum.Took.Round(time.Millisecond))
+	return nil
+}
