@@ -150,8 +150,9 @@ Usage:
   papersearch [serve]                 serve the HTTP API (the default)
   papersearch ingest FILE...          add papers from seed-text or JSONL files (.gz too)
   papersearch import SOURCE FILE [--tag T]...
-                                      add papers from a library export: bibtex FILE or csl FILE;
-                                      each gets the tags; records without an abstract are listed
+                                      add papers from a library export or arXiv: bibtex FILE, csl FILE,
+                                      arxiv-snapshot FILE [--category cs.]...; each gets the tags
+                                      (arXiv's also "arxiv"); records without an abstract are listed
   papersearch search [flags] QUERY    print the papers that best answer QUERY
   papersearch similar [flags] ID      print the papers most like paper ID
   papersearch reindex                 re-embed the whole index under the configured model

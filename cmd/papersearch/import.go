@@ -12,13 +12,14 @@ import (
 
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/arxiv"
 	"github.com/papersearch/papersearch/seeds/bibtex"
 	"github.com/papersearch/papersearch/seeds/csl"
 )
 
 // importSources are the sources `papersearch import` reads, with what
 // each takes.
-const importSources = `bibtex FILE (a .bib export, .gz too) or csl FILE (CSL-JSON, Zotero's native export)`
+const importSources = `bibtex FILE (a .bib export), csl FILE (CSL-JSON, Zotero's native export) or arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot); .gz too`
 
 // tagFlags collects repeated --tag flags.
 type tagFlags []string
@@ -33,10 +34,11 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return usageError{"import needs a source: " + importSources}
 	}
 	kind := args[0]
-	var tags tagFlags
+	var tags, categories tagFlags
 	fs := flag.NewFlagSet("import "+kind, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Var(&tags, "tag", "tag every imported paper (repeat for several)")
+	fs.Var(&categories, "category", "arxiv-snapshot: keep records with a category starting with this (repeat for several)")
 	positional, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return usageError{fmt.Sprintf("import %s: %v", kind, err)}
@@ -54,12 +56,18 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	if len(categories) > 0 && kind != "arxiv-snapshot" {
+		return usageError{"import: --category is for arxiv-snapshot"}
+	}
 	var src search.Source
 	switch kind {
 	case "bibtex":
 		src = bibtex.NewReader(r)
 	case "csl":
 		src = csl.NewReader(r)
+	case "arxiv-snapshot":
+		src = arxiv.NewSnapshotReader(r, categories...)
+		tags = append(tags, "arxiv") // the source's own collection
 	default:
 		return usageError{fmt.Sprintf("import: unknown source %q; sources: %s", kind, importSources)}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,30 @@ func TestImportCommand(t *testing.T) {
 	if !strings.Contains(out.String(), `"my-library"`) || !strings.Contains(out.String(), `"reading-group"`) {
 		t.Errorf("similar shows no tags:\n%s", out.String())
 	}
-	for _, args := range [][]string{{"import"}, {"import", "bibtex"}, {"import", "nope", bib}, {"import", "bibtex", "/no/such.bib"},
+	snapshot, _ := filepath.Abs("../../seeds/arxiv/testdata/snapshot.jsonl")
+	out.Reset()
+	if err := run(ctx, []string{"import", "arxiv-snapshot", snapshot, "--category", "cs.LG", "--category", "cs.AI"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	// 2401.01234 is also in the BibTeX fixture: the same id, so an update.
+	if !strings.Contains(out.String(), "3 records; 1 new, 1 updated, 0 unchanged; 1 rejected (0 without an abstract)") {
+		t.Errorf("arxiv-snapshot import summary: %s", out.String())
+	}
+	out.Reset()
+	if err := run(ctx, []string{"search", "--json", "old-style identifiers carry the year"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Results []struct {
+			ID    string
+			Paper struct{ Tags []string }
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Results) == 0 ||
+		res.Results[0].ID != "arxiv:cs/9901001" || strings.Join(res.Results[0].Paper.Tags, ",") != "arxiv" {
+		t.Errorf("search after the arXiv import (%v): %+v", err, res.Results)
+	}
+	for _, args := range [][]string{{"import"}, {"import", "bibtex", bib, "--category", "cs."}, {"import", "bibtex"}, {"import", "nope", bib}, {"import", "bibtex", "/no/such.bib"},
 		{"import", "bibtex", bib, "--tag", "has space"}} {
 		if err := run(ctx, args, io.Discard, io.Discard); err == nil {
 			t.Errorf("papersearch %s succeeded", strings.Join(args, " "))

@@ -5,7 +5,7 @@
 // nickng/bibtex, jschaf/bibtex and caltechlibrary/bibtex), so the grammar is
 // read by hand: @type{key, field = {braced} | "quoted" | number | macro,
 // joined with #}, @string macros (and the month abbreviations), @comment and
-// @preamble skipped; field values are decoded from LaTeX (DecodeLaTeX).
+// @preamble skipped; field values are decoded from LaTeX (latex.Decode).
 package bibtex
 
 import (
@@ -19,6 +19,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/latex"
 )
 
 // Entry is one BibTeX entry: its type and citation key, and its fields by
@@ -312,7 +313,7 @@ var arxivID = regexp.MustCompile(`^(?:arXiv:)?([a-z-]+(?:\.[A-Z]{2})?/\d{7}|\d{4
 // doi:<DOI> when the entry has one, else arxiv:<id> for an arXiv e-print,
 // else bibtex:<citation key>. The venue is the booktitle or journal.
 func Paper(e Entry) (papersearch.Paper, error) {
-	f := func(name string) string { return DecodeLaTeX(e.Fields[name]) }
+	f := func(name string) string { return latex.Decode(e.Fields[name]) }
 	p := papersearch.Paper{
 		Title:    f("title"),
 		Abstract: f("abstract"),
@@ -380,7 +381,7 @@ func Authors(field string) []string {
 		case 3:
 			name = parts[2] + " " + parts[0] + " " + parts[1]
 		}
-		names = append(names, DecodeLaTeX(name))
+		names = append(names, latex.Decode(name))
 	}
 	lower := strings.ToLower(field)
 	for i := 0; i < len(field); i++ {

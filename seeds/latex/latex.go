@@ -1,4 +1,6 @@
-package bibtex
+// Package latex turns the LaTeX found in bibliographic metadata (BibTeX
+// fields, arXiv titles and author names) into plain Unicode text.
+package latex
 
 import (
 	"strings"
@@ -57,18 +59,42 @@ func symbol(name string) (string, bool) {
 		return "…", true
 	case " ", ",":
 		return " ", true
+	case "ell":
+		return "ℓ", true
+	case "infty":
+		return "∞", true
+	case "alpha":
+		return "α", true
+	case "beta":
+		return "β", true
+	case "gamma":
+		return "γ", true
+	case "delta":
+		return "δ", true
+	case "epsilon":
+		return "ε", true
+	case "lambda":
+		return "λ", true
+	case "mu":
+		return "μ", true
+	case "pi":
+		return "π", true
+	case "sigma":
+		return "σ", true
+	case "theta":
+		return "θ", true
 	}
 	return "", false
 }
 
-// DecodeLaTeX turns the LaTeX of a BibTeX field into plain Unicode text:
+// Decode turns LaTeX into plain Unicode text:
 // accents and special characters become characters, grouping braces and
 // math shifts go, text-style commands (\emph{x}, \textbf{x}) keep their
 // argument, ~ is a space, -- and --- are dashes, two backquotes or two
 // apostrophes are curly double quotes, and
 // white space is collapsed. Unknown commands keep their name's argument
 // text and lose the backslash.
-func DecodeLaTeX(s string) string {
+func Decode(s string) string {
 	var b strings.Builder
 	rs := []rune(s)
 	for i := 0; i < len(rs); i++ {
