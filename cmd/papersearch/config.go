@@ -51,6 +51,7 @@ type Config struct {
 	QdrantOnDisk      bool          `envconfig:"QDRANT_ON_DISK" default:"false" desc:"keep a new Qdrant collection's dense vectors on disk, memory mapped"`
 	QdrantOnDiskPay   bool          `envconfig:"QDRANT_ON_DISK_PAYLOAD" default:"false" desc:"keep a new Qdrant collection's payload (titles, abstracts) on disk"`
 	QdrantQuantize    string        `envconfig:"QDRANT_QUANTIZATION" desc:"int8 (unset: the default) or none: a new Qdrant collection's vectors also as int8 codes in RAM, searched first and rescored"`
+	OpenReviewURL     string        `envconfig:"OPENREVIEW_URL" default:"https://api2.openreview.net" desc:"OpenReview API v2 that import openreview reads"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
 	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
 	RateLimit         float64       `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
@@ -150,9 +151,10 @@ Usage:
   papersearch [serve]                 serve the HTTP API (the default)
   papersearch ingest FILE...          add papers from seed-text or JSONL files (.gz too)
   papersearch import SOURCE FILE [--tag T]...
-                                      add papers from a library export or arXiv: bibtex FILE, csl FILE,
-                                      arxiv-snapshot FILE [--category cs.]...; each gets the tags
-                                      (arXiv's also "arxiv"); records without an abstract are listed
+                                      add papers from a library export, arXiv or OpenReview: bibtex FILE,
+                                      csl FILE, arxiv-snapshot FILE [--category cs.]..., openreview VENUE_ID;
+                                      each gets the tags and its source's ("arxiv", "neurips-2026");
+                                      records without an abstract are listed
   papersearch search [flags] QUERY    print the papers that best answer QUERY
   papersearch similar [flags] ID      print the papers most like paper ID
   papersearch reindex                 re-embed the whole index under the configured model

@@ -15,11 +15,13 @@ import (
 	"github.com/papersearch/papersearch/seeds/arxiv"
 	"github.com/papersearch/papersearch/seeds/bibtex"
 	"github.com/papersearch/papersearch/seeds/csl"
+	"github.com/papersearch/papersearch/seeds/fetch"
+	"github.com/papersearch/papersearch/seeds/openreview"
 )
 
 // importSources are the sources `papersearch import` reads, with what
 // each takes.
-const importSources = `bibtex FILE (a .bib export), csl FILE (CSL-JSON, Zotero's native export) or arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot); .gz too`
+const importSources = `bibtex FILE (a .bib export), csl FILE (CSL-JSON, Zotero's native export), arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot; files may be .gz) or openreview VENUE_ID (e.g. NeurIPS.cc/2026/Conference)`
 
 // tagFlags collects repeated --tag flags.
 type tagFlags []string
@@ -44,33 +46,18 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return usageError{fmt.Sprintf("import %s: %v", kind, err)}
 	}
 	if len(positional) != 1 {
-		return usageError{fmt.Sprintf("import %s needs exactly one FILE; sources: %s", kind, importSources)}
-	}
-	name := positional[0]
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r, err := seeds.Decompressed(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return usageError{fmt.Sprintf("import %s needs exactly one argument; sources: %s", kind, importSources)}
 	}
 	if len(categories) > 0 && kind != "arxiv-snapshot" {
 		return usageError{"import: --category is for arxiv-snapshot"}
 	}
-	var src search.Source
-	switch kind {
-	case "bibtex":
-		src = bibtex.NewReader(r)
-	case "csl":
-		src = csl.NewReader(r)
-	case "arxiv-snapshot":
-		src = arxiv.NewSnapshotReader(r, categories...)
-		tags = append(tags, "arxiv") // the source's own collection
-	default:
-		return usageError{fmt.Sprintf("import: unknown source %q; sources: %s", kind, importSources)}
+	name := positional[0]
+	src, own, closeSrc, err := openSource(ctx, cfg, kind, name, categories)
+	if err != nil {
+		return err
 	}
+	defer closeSrc()
+	tags = append(tags, own...)
 	eng, store, err := openEngine(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -99,3 +86,42 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		sum.Took.Round(time.Millisecond))
 	return nil
 }
+
+// openSource opens the source kind names at arg (a file, a venue id) and
+// returns it with the tags its papers get by default and how to close it.
+func openSource(ctx context.Context, cfg Config, kind, arg string, categories []string) (search.Source, []string, func(), error) {
+	switch kind {
+	case "openreview":
+		c := fetch.New("OpenReview", 0)
+		c.UserAgent = userAgent
+		var tags []string
+		if tag := openreview.DefaultTag(arg); tag != "" {
+			tags = append(tags, tag)
+		}
+		return openreview.NewReader(ctx, c, cfg.OpenReviewURL, arg), tags, func() {}, nil
+	case "bibtex", "csl", "arxiv-snapshot":
+	default:
+		return nil, nil, nil, usageError{fmt.Sprintf("import: unknown source %q; sources: %s", kind, importSources)}
+	}
+	f, err := os.Open(arg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := seeds.Decompressed(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, fmt.Errorf("%s: %w", arg, err)
+	}
+	closeFile := func() { f.Close() }
+	switch kind {
+	case "bibtex":
+		return bibtex.NewReader(r), nil, closeFile, nil
+	case "csl":
+		return csl.NewReader(r), nil, closeFile, nil
+	default:
+		return arxiv.NewSnapshotReader(r, categories...), []string{"arxiv"}, closeFile, nil
+	}
+}
+
+// userAgent introduces papersearch to the APIs it imports from.
+const userAgent = "papersearch (+https://github.com/papersearch/papersearch)"

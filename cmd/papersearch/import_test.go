@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,6 +79,29 @@ func TestImportCommand(t *testing.T) {
 		res.Results[0].ID != "arxiv:cs/9901001" || strings.Join(res.Results[0].Paper.Tags, ",") != "arxiv" {
 		t.Errorf("search after the arXiv import (%v): %+v", err, res.Results)
 	}
+	// OpenReview, through an httptest server answering as its API v2 does.
+	or := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("content.venueid") != "ICLR.cc/2026/Conference" || r.URL.Query().Get("offset") != "0" {
+			io.WriteString(w, `{"notes":[],"count":2}`)
+			return
+		}
+		io.WriteString(w, `{"count":2,"notes":[
+			{"id":"or1","forum":"or1","content":{"title":{"value":"Sparse experts"},"abstract":{"value":"Routing tokens to experts."},"authors":{"value":["A. B."]}}},
+			{"id":"or2","forum":"or2","content":{"title":{"value":"No abstract"},"authors":{"value":["C. D."]}}}]}`)
+	}))
+	defer or.Close()
+	t.Setenv("PAPERSEARCH_OPENREVIEW_URL", or.URL)
+	out.Reset()
+	errs.Reset()
+	if err := run(ctx, []string{"import", "openreview", "ICLR.cc/2026/Conference"}, &out, &errs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2 records; 1 new, 0 updated, 0 unchanged; 1 rejected (1 without an abstract)") ||
+		!strings.Contains(errs.String(), "ICLR.cc/2026/Conference:2: rejected: OpenReview note or2: abstract is empty") ||
+		!strings.Contains(errs.String(), "[iclr-2026]") {
+		t.Errorf("openreview import: %s\n%s", out.String(), errs.String())
+	}
+
 	for _, args := range [][]string{{"import"}, {"import", "bibtex", bib, "--category", "cs."}, {"import", "bibtex"}, {"import", "nope", bib}, {"import", "bibtex", "/no/such.bib"},
 		{"import", "bibtex", bib, "--tag", "has space"}} {
 		if err := run(ctx, args, io.Discard, io.Discard); err == nil {

@@ -1,0 +1,115 @@
+// Package fetch is how papersearch reads a paper source over HTTP (the
+// arXiv, OpenReview and OpenAlex APIs) with the discipline of its
+// embedding client: a timeout per request, a rate limit per source,
+// retries with exponential backoff for failures that may pass (network
+// errors, 429, 5xx), Retry-After honoured, and an error naming the source
+// when it refuses.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"golang.org/x/time/rate"
+)
+
+// ErrRefused wraps an answer that retrying cannot change (a 4xx other than
+// 408 and 429): the request is wrong, or the source will not serve it.
+var ErrRefused = errors.New("the source refused the request")
+
+// Client fetches from one source. It is safe for concurrent use; make it
+// with New.
+type Client struct {
+	// Source names the source in errors and logs ("OpenReview").
+	Source string
+	// HTTP is the client used; nil means one with a 60 s timeout.
+	HTTP *http.Client
+	// MaxElapsed bounds the retries of one request (default 2 minutes).
+	MaxElapsed time.Duration
+	// UserAgent is sent with every request; some sources ask for a contact.
+	UserAgent string
+
+	limiter *rate.Limiter
+}
+
+// New returns a client of source that leaves at least every between two
+// requests (arXiv asks for 3 s; 0 means no limit).
+func New(source string, every time.Duration) *Client {
+	limit := rate.Inf
+	if every > 0 {
+		limit = rate.Every(every)
+	}
+	return &Client{Source: source, limiter: rate.NewLimiter(limit, 1)}
+}
+
+// Get fetches url and hands the body of a 200 answer to read; other
+// answers are retried or refused as the package says.
+func (c *Client) Get(ctx context.Context, url string, read func(io.Reader) error) error {
+	httpc := c.HTTP
+	if httpc == nil {
+		httpc = &http.Client{Timeout: 60 * time.Second}
+	}
+	maxElapsed := c.MaxElapsed
+	if maxElapsed <= 0 {
+		maxElapsed = 2 * time.Minute
+	}
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		if err := c.limiter.Wait(ctx); err != nil {
+			return struct{}{}, backoff.Permanent(err)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return struct{}{}, backoff.Permanent(err)
+		}
+		if c.UserAgent != "" {
+			req.Header.Set("User-Agent", c.UserAgent)
+		}
+		resp, err := httpc.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return struct{}{}, backoff.Permanent(ctx.Err())
+			}
+			return struct{}{}, fmt.Errorf("%s unreachable: %w", c.Source, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			if err := read(resp.Body); err != nil {
+				return struct{}{}, backoff.Permanent(fmt.Errorf("%s: read the answer to %s: %w", c.Source, url, err))
+			}
+			return struct{}{}, nil
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		answer := fmt.Errorf("%s: HTTP %d for %s: %s", c.Source, resp.StatusCode, url, strings.TrimSpace(string(body)))
+		switch {
+		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500:
+			if d, ok := retryAfter(resp.Header.Get("Retry-After")); ok {
+				return struct{}{}, fmt.Errorf("%w (Retry-After %s): %w", answer, d, &backoff.RetryAfterError{Duration: d})
+			}
+			return struct{}{}, answer
+		default:
+			return struct{}{}, backoff.Permanent(fmt.Errorf("%w: %w", ErrRefused, answer))
+		}
+	}, backoff.WithMaxElapsedTime(maxElapsed), backoff.WithBackOff(backoff.NewExponentialBackOff()))
+	return err
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+func retryAfter(h string) (time.Duration, bool) {
+	if h == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
+}
