@@ -51,6 +51,7 @@ type Config struct {
 	QdrantOnDisk      bool          `envconfig:"QDRANT_ON_DISK" default:"false" desc:"keep a new Qdrant collection's dense vectors on disk, memory mapped"`
 	QdrantOnDiskPay   bool          `envconfig:"QDRANT_ON_DISK_PAYLOAD" default:"false" desc:"keep a new Qdrant collection's payload (titles, abstracts) on disk"`
 	QdrantQuantize    string        `envconfig:"QDRANT_QUANTIZATION" desc:"int8 (unset: the default) or none: a new Qdrant collection's vectors also as int8 codes in RAM, searched first and rescored"`
+	ArxivURL          string        `envconfig:"ARXIV_URL" default:"http://export.arxiv.org/api/query" desc:"arXiv query API that import arxiv reads (one request per 3 s)"`
 	OpenReviewURL     string        `envconfig:"OPENREVIEW_URL" default:"https://api2.openreview.net" desc:"OpenReview API v2 that import openreview reads"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
 	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
@@ -152,7 +153,8 @@ Usage:
   papersearch ingest FILE...          add papers from seed-text or JSONL files (.gz too)
   papersearch import SOURCE FILE [--tag T]...
                                       add papers from a library export, arXiv or OpenReview: bibtex FILE,
-                                      csl FILE, arxiv-snapshot FILE [--category cs.]..., openreview VENUE_ID;
+                                      csl FILE, arxiv-snapshot FILE [--category cs.]..., arxiv QUERY [--max N],
+                                      openreview VENUE_ID;
                                       each gets the tags and its source's ("arxiv", "neurips-2026");
                                       records without an abstract are listed
   papersearch search [flags] QUERY    print the papers that best answer QUERY

@@ -21,7 +21,7 @@ import (
 
 // importSources are the sources `papersearch import` reads, with what
 // each takes.
-const importSources = `bibtex FILE (a .bib export), csl FILE (CSL-JSON, Zotero's native export), arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot; files may be .gz) or openreview VENUE_ID (e.g. NeurIPS.cc/2026/Conference)`
+const importSources = `bibtex FILE (a .bib export), csl FILE (CSL-JSON, Zotero's native export), arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot; files may be .gz), arxiv QUERY [--max N] (arXiv's API, e.g. 'cat:cs.LG AND ti:diffusion') or openreview VENUE_ID (e.g. NeurIPS.cc/2026/Conference)`
 
 // tagFlags collects repeated --tag flags.
 type tagFlags []string
@@ -41,6 +41,7 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	fs.SetOutput(io.Discard)
 	fs.Var(&tags, "tag", "tag every imported paper (repeat for several)")
 	fs.Var(&categories, "category", "arxiv-snapshot: keep records with a category starting with this (repeat for several)")
+	limit := fs.Int("max", 1000, "arxiv: import at most this many papers, newest first")
 	positional, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return usageError{fmt.Sprintf("import %s: %v", kind, err)}
@@ -52,7 +53,10 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return usageError{"import: --category is for arxiv-snapshot"}
 	}
 	name := positional[0]
-	src, own, closeSrc, err := openSource(ctx, cfg, kind, name, categories)
+	if *limit < 1 {
+		return usageError{"import: --max must be at least 1"}
+	}
+	src, own, closeSrc, err := openSource(ctx, cfg, kind, name, categories, *limit)
 	if err != nil {
 		return err
 	}
@@ -89,8 +93,12 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 
 // openSource opens the source kind names at arg (a file, a venue id) and
 // returns it with the tags its papers get by default and how to close it.
-func openSource(ctx context.Context, cfg Config, kind, arg string, categories []string) (search.Source, []string, func(), error) {
+func openSource(ctx context.Context, cfg Config, kind, arg string, categories []string, limit int) (search.Source, []string, func(), error) {
 	switch kind {
+	case "arxiv":
+		c := fetch.New("arXiv", arxiv.RequestSpacing)
+		c.UserAgent = userAgent
+		return arxiv.NewAPIReader(ctx, c, cfg.ArxivURL, arg, limit), []string{"arxiv"}, func() {}, nil
 	case "openreview":
 		c := fetch.New("OpenReview", 0)
 		c.UserAgent = userAgent

@@ -102,7 +102,25 @@ func TestImportCommand(t *testing.T) {
 		t.Errorf("openreview import: %s\n%s", out.String(), errs.String())
 	}
 
-	for _, args := range [][]string{{"import"}, {"import", "bibtex", bib, "--category", "cs."}, {"import", "bibtex"}, {"import", "nope", bib}, {"import", "bibtex", "/no/such.bib"},
+	// arXiv's API, likewise.
+	ax := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">
+			<opensearch:totalResults>1</opensearch:totalResults>
+			<entry><id>http://arxiv.org/abs/2511.00042v1</id><published>2025-11-03T00:00:00Z</published>
+			<title>Score-based diffusion</title><summary>Denoising score matching at scale.</summary>
+			<author><name>E. F.</name></author></entry></feed>`)
+	}))
+	defer ax.Close()
+	t.Setenv("PAPERSEARCH_ARXIV_URL", ax.URL)
+	out.Reset()
+	if err := run(ctx, []string{"import", "arxiv", "cat:cs.LG AND ti:diffusion", "--max", "5", "--tag", "diffusion"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "1 records; 1 new") {
+		t.Errorf("arxiv import: %s", out.String())
+	}
+
+	for _, args := range [][]string{{"import", "arxiv", "q", "--max", "0"}, {"import"}, {"import", "bibtex", bib, "--category", "cs."}, {"import", "bibtex"}, {"import", "nope", bib}, {"import", "bibtex", "/no/such.bib"},
 		{"import", "bibtex", bib, "--tag", "has space"}} {
 		if err := run(ctx, args, io.Discard, io.Discard); err == nil {
 			t.Errorf("papersearch %s succeeded", strings.Join(args, " "))

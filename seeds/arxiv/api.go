@@ -1,0 +1,145 @@
+package arxiv
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/fetch"
+	"github.com/papersearch/papersearch/seeds/latex"
+)
+
+// DefaultAPIURL is arXiv's query API.
+const DefaultAPIURL = "http://export.arxiv.org/api/query"
+
+// RequestSpacing is the time arXiv asks clients to leave between requests.
+const RequestSpacing = 3 * time.Second
+
+// APIPageSize is the entries asked for per request.
+const APIPageSize = 200
+
+// feed is the part of arXiv's Atom answer that makes papers. encoding/xml
+// reads it, arXiv's own elements (doi, journal_ref) by their namespace.
+type feed struct {
+	Total   int     `xml:"http://a9.com/-/spec/opensearch/1.1/ totalResults"`
+	Entries []entry `xml:"http://www.w3.org/2005/Atom entry"`
+}
+
+type entry struct {
+	ID        string `xml:"http://www.w3.org/2005/Atom id"` // http://arxiv.org/abs/2401.01234v1
+	Published string `xml:"http://www.w3.org/2005/Atom published"`
+	Title     string `xml:"http://www.w3.org/2005/Atom title"`
+	Summary   string `xml:"http://www.w3.org/2005/Atom summary"`
+	Authors   []struct {
+		Name string `xml:"http://www.w3.org/2005/Atom name"`
+	} `xml:"http://www.w3.org/2005/Atom author"`
+	JournalRef string `xml:"http://arxiv.org/schemas/atom journal_ref"`
+}
+
+// APIReader yields the papers an arXiv API query finds, newest first, up
+// to a maximum, page by page with arXiv's request spacing.
+type APIReader struct {
+	ctx     context.Context // the import's, for the requests Next makes
+	client  *fetch.Client
+	base    string
+	query   string
+	limit   int
+	start   int // entries asked for so far
+	read    int // entries handed out so far
+	total   int // what arXiv says the query finds; -1 before the first page
+	pending []entry
+}
+
+// NewAPIReader returns a reader of the first limit papers (newest first) the
+// search query finds ("cat:cs.LG AND ti:diffusion", arXiv's query syntax)
+// at the API at base (DefaultAPIURL when ""). The client should space
+// requests by RequestSpacing. Next makes its requests under ctx.
+func NewAPIReader(ctx context.Context, client *fetch.Client, base, query string, limit int) *APIReader {
+	if base == "" {
+		base = DefaultAPIURL
+	}
+	return &APIReader{ctx: ctx, client: client, base: base, query: query, limit: limit, total: -1}
+}
+
+// Next returns the next paper; an entry without an abstract yields a
+// *seeds.LineError whose Line is the entry's position in the results; at
+// the end it returns io.EOF.
+func (r *APIReader) Next() (papersearch.Paper, error) {
+	for len(r.pending) == 0 {
+		if r.start >= r.limit || r.total >= 0 && r.start >= r.total {
+			return papersearch.Paper{}, io.EOF
+		}
+		if err := r.fetch(); err != nil {
+			return papersearch.Paper{}, err
+		}
+	}
+	e := r.pending[0]
+	r.pending = r.pending[1:]
+	r.read++
+	p, err := apiPaper(e)
+	if err != nil {
+		return p, &seeds.LineError{Line: r.read, Err: fmt.Errorf("arXiv %s: %w", e.ID, err)}
+	}
+	return p, nil
+}
+
+func (r *APIReader) fetch() error {
+	n := min(APIPageSize, r.limit-r.start)
+	q := url.Values{"search_query": {r.query}, "start": {strconv.Itoa(r.start)}, "max_results": {strconv.Itoa(n)},
+		"sortBy": {"submittedDate"}, "sortOrder": {"descending"}}
+	var f feed
+	err := r.client.Get(r.ctx, r.base+"?"+q.Encode(), func(body io.Reader) error {
+		return xml.NewDecoder(body).Decode(&f)
+	})
+	if err != nil {
+		return fmt.Errorf("arXiv query %q, results from %d: %w", r.query, r.start, err)
+	}
+	r.total = f.Total
+	r.start += n
+	r.pending = f.Entries
+	if len(f.Entries) == 0 {
+		r.total = 0 // an empty page ends the results, whatever the total said
+	}
+	return nil
+}
+
+// absID takes the arXiv id out of an entry's id URL, without its version.
+var absID = regexp.MustCompile(`arxiv\.org/abs/(.+?)(?:v\d+)?$`) // read-only
+
+// apiPaper turns an API entry into a paper: id arxiv:<id>, title and
+// authors decoded from TeX, the year of first publication, the journal
+// reference (or "arXiv") as the venue, the abstract page as the URL.
+func apiPaper(e entry) (papersearch.Paper, error) {
+	m := absID.FindStringSubmatch(strings.TrimSpace(e.ID))
+	if m == nil {
+		return papersearch.Paper{}, fmt.Errorf("entry id %q is not an arXiv abstract page", e.ID)
+	}
+	p := papersearch.Paper{
+		ID:       "arxiv:" + m[1],
+		Title:    latex.Decode(e.Title),
+		Abstract: strings.Join(strings.Fields(e.Summary), " "),
+		Venue:    strings.TrimSpace(e.JournalRef),
+		URL:      "https://arxiv.org/abs/" + m[1],
+	}
+	if p.Venue == "" {
+		p.Venue = "arXiv"
+	}
+	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(e.Published)); err == nil {
+		p.Year = t.Year()
+	}
+	for _, a := range e.Authors {
+		p.Authors = append(p.Authors, strings.TrimSpace(a.Name))
+	}
+	if !papersearch.ValidURL(p.URL) {
+		p.URL = ""
+	}
+	return papersearch.Complete(p)
+}
