@@ -52,6 +52,8 @@ type Config struct {
 	QdrantOnDiskPay   bool          `envconfig:"QDRANT_ON_DISK_PAYLOAD" default:"false" desc:"keep a new Qdrant collection's payload (titles, abstracts) on disk"`
 	QdrantQuantize    string        `envconfig:"QDRANT_QUANTIZATION" desc:"int8 (unset: the default) or none: a new Qdrant collection's vectors also as int8 codes in RAM, searched first and rescored"`
 	ArxivURL          string        `envconfig:"ARXIV_URL" default:"http://export.arxiv.org/api/query" desc:"arXiv query API that import arxiv reads (one request per 3 s)"`
+	OpenAlexURL       string        `envconfig:"OPENALEX_URL" default:"https://api.openalex.org" desc:"OpenAlex API that import openalex reads"`
+	OpenAlexEmail     string        `envconfig:"OPENALEX_EMAIL" desc:"your e-mail, sent to OpenAlex as mailto to use its polite pool"`
 	OpenReviewURL     string        `envconfig:"OPENREVIEW_URL" default:"https://api2.openreview.net" desc:"OpenReview API v2 that import openreview reads"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
 	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
@@ -154,7 +156,7 @@ Usage:
   papersearch import SOURCE FILE [--tag T]...
                                       add papers from a library export, arXiv or OpenReview: bibtex FILE,
                                       csl FILE, arxiv-snapshot FILE [--category cs.]..., arxiv QUERY [--max N],
-                                      openreview VENUE_ID;
+                                      openalex FILTER [--max N], openreview VENUE_ID;
                                       each gets the tags and its source's ("arxiv", "neurips-2026");
                                       records without an abstract are listed
   papersearch search [flags] QUERY    print the papers that best answer QUERY

@@ -16,12 +16,13 @@ import (
 	"github.com/papersearch/papersearch/seeds/bibtex"
 	"github.com/papersearch/papersearch/seeds/csl"
 	"github.com/papersearch/papersearch/seeds/fetch"
+	"github.com/papersearch/papersearch/seeds/openalex"
 	"github.com/papersearch/papersearch/seeds/openreview"
 )
 
 // importSources are the sources `papersearch import` reads, with what
 // each takes.
-const importSources = `bibtex FILE (a .bib export), csl FILE (CSL-JSON, Zotero's native export), arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot; files may be .gz), arxiv QUERY [--max N] (arXiv's API, e.g. 'cat:cs.LG AND ti:diffusion') or openreview VENUE_ID (e.g. NeurIPS.cc/2026/Conference)`
+const importSources = `bibtex FILE (a .bib export), csl FILE (CSL-JSON, Zotero's native export), arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot; files may be .gz), arxiv QUERY [--max N] (arXiv's API, e.g. 'cat:cs.LG AND ti:diffusion'), openalex FILTER [--max N] (e.g. 'concepts.id:C154945302,publication_year:2026') or openreview VENUE_ID (e.g. NeurIPS.cc/2026/Conference)`
 
 // tagFlags collects repeated --tag flags.
 type tagFlags []string
@@ -41,7 +42,7 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	fs.SetOutput(io.Discard)
 	fs.Var(&tags, "tag", "tag every imported paper (repeat for several)")
 	fs.Var(&categories, "category", "arxiv-snapshot: keep records with a category starting with this (repeat for several)")
-	limit := fs.Int("max", 1000, "arxiv: import at most this many papers, newest first")
+	limit := fs.Int("max", 1000, "arxiv, openalex: import at most this many papers")
 	positional, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return usageError{fmt.Sprintf("import %s: %v", kind, err)}
@@ -99,6 +100,10 @@ func openSource(ctx context.Context, cfg Config, kind, arg string, categories []
 		c := fetch.New("arXiv", arxiv.RequestSpacing)
 		c.UserAgent = userAgent
 		return arxiv.NewAPIReader(ctx, c, cfg.ArxivURL, arg, limit), []string{"arxiv"}, func() {}, nil
+	case "openalex":
+		c := fetch.New("OpenAlex", 0)
+		c.UserAgent = userAgent
+		return openalex.NewReader(ctx, c, cfg.OpenAlexURL, arg, cfg.OpenAlexEmail, limit), []string{"openalex"}, func() {}, nil
 	case "openreview":
 		c := fetch.New("OpenReview", 0)
 		c.UserAgent = userAgent

@@ -120,6 +120,27 @@ func TestImportCommand(t *testing.T) {
 		t.Errorf("arxiv import: %s", out.String())
 	}
 
+	// OpenAlex, likewise, with the polite pool's e-mail.
+	oa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("mailto") != "me@example.org" {
+			http.Error(w, "no mailto", http.StatusForbidden)
+			return
+		}
+		io.WriteString(w, `{"meta":{"count":1,"next_cursor":null},"results":[{"id":"https://openalex.org/W77",
+			"doi":"https://doi.org/10.1/XYZ","title":"Inverted abstracts","publication_year":2026,
+			"abstract_inverted_index":{"Words":[0],"in":[1],"order.":[2]},"authorships":[]}]}`)
+	}))
+	defer oa.Close()
+	t.Setenv("PAPERSEARCH_OPENALEX_URL", oa.URL)
+	t.Setenv("PAPERSEARCH_OPENALEX_EMAIL", "me@example.org")
+	out.Reset()
+	if err := run(ctx, []string{"import", "openalex", "publication_year:2026"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "1 records; 1 new") {
+		t.Errorf("openalex import: %s", out.String())
+	}
+
 	for _, args := range [][]string{{"import", "arxiv", "q", "--max", "0"}, {"import"}, {"import", "bibtex", bib, "--category", "cs."}, {"import", "bibtex"}, {"import", "nope", bib}, {"import", "bibtex", "/no/such.bib"},
 		{"import", "bibtex", bib, "--tag", "has space"}} {
 		if err := run(ctx, args, io.Discard, io.Discard); err == nil {
