@@ -45,6 +45,9 @@ func (echoEngine) Ingest(_ context.Context, papers []papersearch.Paper, _ func(s
 	return papersearch.IngestSummary{New: len(papers)}, nil
 }
 func (echoEngine) Delete(context.Context, string) error { return nil }
+func (echoEngine) Import(context.Context, search.Source, search.ImportOptions) (search.ImportSummary, error) {
+	return search.ImportSummary{}, nil
+}
 
 // FuzzRequests sends arbitrary bodies to every JSON endpoint: the answer is
 // never a 5xx, and every error is a problem+json body.

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
@@ -38,6 +40,17 @@ func TestOpenAPI(t *testing.T) {
 	}
 	writable := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
 	defer writable.Close()
+	importing, importer := importServer(t)
+	resp, body := do(t, "POST", importing.URL+"/v1/imports", "application/json", `{"source":"bibtex","content":"@misc{oa-imp, abstract = {x}}"}`)
+	var started wire.ImportJob
+	if err := json.Unmarshal(body, &started); err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("start an import: %d %s", resp.StatusCode, body)
+	}
+	waitImport(t, importing.URL, started.ID)
+	defer func() {
+		importer.Close() // the imports the cases start have finished
+		do(t, "DELETE", importing.URL+"/v1/papers/bibtex:oa-imp", "", "")
+	}()
 
 	id := papers[2].ID
 	cases := []struct {
@@ -80,6 +93,11 @@ func TestOpenAPI(t *testing.T) {
 		{"delete nulls", writable.URL, "DELETE", "/v1/papers/oa4", "", "", 204, true},
 		{"delete one", writable.URL, "DELETE", "/v1/papers/oa5", "", "", 204, true},
 		{"delete unknown", writable.URL, "DELETE", "/v1/papers/oa1", "", "", 404, true},
+		{"import", importing.URL, "POST", "/v1/imports", "", `{"source":"bibtex","content":"@misc{oa-imp, abstract = {x}}","tags":["OpenAPI"]}`, 202, true},
+		{"import invalid", importing.URL, "POST", "/v1/imports", "", `{"source":"bibtex","content":"x","max":5}`, 400, false},
+		{"import not configured", writable.URL, "POST", "/v1/imports", "", `{"source":"csl","content":"[]"}`, 501, true},
+		{"import status", importing.URL, "GET", "/v1/imports/" + started.ID, "", "", 200, true},
+		{"import unknown", importing.URL, "GET", "/v1/imports/imp_none", "", "", 404, true},
 		{"healthz", url, "GET", "/healthz", "", "", 200, true},
 		{"readyz", url, "GET", "/readyz", "", "", 200, true},
 		{"metrics", url, "GET", "/metrics", "", "", 200, true},

@@ -40,6 +40,7 @@ type Engine interface {
 	// Embed embeds texts as given with the named model ("": the index's).
 	Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error)
 	Ingest(ctx context.Context, papers []papersearch.Paper, progress func(search.IngestProgress)) (papersearch.IngestSummary, error)
+	Import(ctx context.Context, src search.Source, opts search.ImportOptions) (search.ImportSummary, error)
 	Delete(ctx context.Context, id string) error
 }
 
@@ -63,6 +64,9 @@ type Options struct {
 	// Metrics, if set, are served at /metrics and updated by every request;
 	// New creates its own otherwise.
 	Metrics *Metrics
+	// Importer, if set, opens the sources of POST /v1/imports; without it
+	// imports answer 501.
+	Importer Importer
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -77,6 +81,8 @@ type Server struct {
 	probe      atomic.Pointer[probeResult] // the embedder's last readiness probe
 	pageCSP    string
 	openAPI    []byte // the OpenAPI document, for this service's model
+	importer   Importer
+	imports    *imports
 }
 
 // probeResult is a readiness probe of the embedder and when it ran.
@@ -106,7 +112,8 @@ func (s *Server) embedderHealth(ctx context.Context) error {
 // New returns a Server answering from engine.
 func New(engine Engine, opts Options) *Server {
 	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready,
-		apiKey: opts.APIKey, openWrites: opts.OpenWrites, pageCSP: pageCSP(indexHTML)}
+		apiKey: opts.APIKey, openWrites: opts.OpenWrites, pageCSP: pageCSP(indexHTML),
+		importer: opts.Importer, imports: newImports()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -150,6 +157,8 @@ func New(engine Engine, opts Options) *Server {
 	e.POST(embeddingsPath, s.embeddings)
 	e.POST("/v1/papers", s.ingest, s.requireKey)
 	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
+	e.POST("/v1/imports", s.startImport, s.requireKey)
+	e.GET("/v1/imports/:id", s.importStatus)
 	s.echo = e
 	return s
 }

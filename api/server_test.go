@@ -334,6 +334,9 @@ func (panicky) Ingest(context.Context, []papersearch.Paper, func(search.IngestPr
 	panic("boom")
 }
 func (panicky) Delete(context.Context, string) error { panic("boom") }
+func (panicky) Import(context.Context, search.Source, search.ImportOptions) (search.ImportSummary, error) {
+	panic("boom")
+}
 
 func TestPanicsBecomeProblems(t *testing.T) {
 	var logs testenv.Buffer

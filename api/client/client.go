@@ -107,6 +107,18 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/papers/"+url.PathEscape(id), nil, nil)
 }
 
+// StartImport runs POST /v1/imports; the job's progress is Import's.
+func (c *Client) StartImport(ctx context.Context, req wire.ImportRequest) (wire.ImportJob, error) {
+	var out wire.ImportJob
+	return out, c.do(ctx, http.MethodPost, "/v1/imports", req, &out)
+}
+
+// Import runs GET /v1/imports/{id}.
+func (c *Client) Import(ctx context.Context, id string) (wire.ImportJob, error) {
+	var out wire.ImportJob
+	return out, c.do(ctx, http.MethodGet, "/v1/imports/"+url.PathEscape(id), nil, &out)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -124,7 +136,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	if c.apiKey != "" && (method == http.MethodPost && path == "/v1/papers" || method == http.MethodDelete) {
+	if c.apiKey != "" && (method == http.MethodPost && (path == "/v1/papers" || path == "/v1/imports") || method == http.MethodDelete) {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
 	resp, err := c.http.Do(req)

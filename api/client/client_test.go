@@ -17,6 +17,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/seeds/csl"
 )
 
 // TestClient runs every call against a real server on loopback.
@@ -32,7 +33,12 @@ func TestClient(t *testing.T) {
 	}
 	defer store.Close()
 	eng, _ := search.NewEngine(store, model, search.Options{})
-	srv := httptest.NewServer(api.New(eng, api.Options{APIKey: "k"}))
+	importer := func(_ context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
+		return csl.NewReader(strings.NewReader(req.Content)), nil, func() {}, nil
+	}
+	h := api.New(eng, api.Options{APIKey: "k", Importer: importer})
+	defer h.Close()
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 
 	c, err := client.New(srv.URL, "k", nil)
@@ -69,7 +75,26 @@ func TestClient(t *testing.T) {
 	if _, err := c.Search(ctx, wire.SearchRequest{Query: "x", Limit: ptr(500)}); !errors.As(err, &prob) || prob.Status != 400 || len(prob.Errors) == 0 {
 		t.Errorf("bad limit: %v", err)
 	}
+	job, err := c.StartImport(ctx, wire.ImportRequest{Source: "csl", Tags: []string{"lib"},
+		Content: `[{"id":"x1","title":"Sparse experts","abstract":"Routing tokens to experts."}]`})
+	if err != nil || job.Status != "running" {
+		t.Fatalf("start import: %+v %v", job, err)
+	}
+	for job.Status == "running" {
+		if job, err = c.Import(ctx, job.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if job.Status != "done" || job.Stored != 1 {
+		t.Errorf("import: %+v", job)
+	}
+	if sim, err := c.Similar(ctx, "a", client.SimilarParams{Tags: []string{"lib"}}); err != nil || len(sim.Results) != 1 || sim.Results[0].ID != "csl:x1" {
+		t.Errorf("similar within the imported tag: %+v %v", sim, err)
+	}
 	noKey, _ := client.New(srv.URL, "", nil)
+	if _, err := noKey.StartImport(ctx, wire.ImportRequest{Source: "csl", Content: "[]"}); !errors.As(err, &prob) || prob.Status != 401 {
+		t.Errorf("import without key: %v", err)
+	}
 	if _, err := noKey.Ingest(ctx, papers[:1]); !errors.As(err, &prob) || prob.Status != 401 {
 		t.Errorf("ingest without key: %v", err)
 	}

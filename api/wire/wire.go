@@ -3,7 +3,11 @@
 // client depends on these types and net/http only.
 package wire
 
-import "github.com/papersearch/papersearch"
+import (
+	"time"
+
+	"github.com/papersearch/papersearch"
+)
 
 // ProblemType is the base of the type URIs of this API's problems.
 const ProblemType = "https://papersearch.dev/problems/"
@@ -86,4 +90,52 @@ type IngestRequest struct {
 type IngestResponse struct {
 	papersearch.IngestSummary
 	IDs []string `json:"ids"`
+}
+
+// ImportRequest is the body of POST /v1/imports: what to import, and the
+// tags its papers get.
+type ImportRequest struct {
+	// Source is "openreview", "arxiv", "openalex", "bibtex" or "csl".
+	Source string `json:"source"`
+	// Target is what the source is asked for: a venue id for openreview
+	// ("NeurIPS.cc/2026/Conference"), a query for arxiv, a filter for
+	// openalex. Content is the file of a bibtex or csl import.
+	Target  string `json:"target,omitempty"`
+	Content string `json:"content,omitempty"`
+	// Max bounds the papers of an arxiv or openalex import (default 1000).
+	Max  *int     `json:"max,omitempty"`
+	Tags []string `json:"tags,omitempty"`
+}
+
+// ImportJob is an import running or finished, as GET /v1/imports/{id}
+// reports it.
+type ImportJob struct {
+	ID     string   `json:"id"`
+	Source string   `json:"source"`
+	Target string   `json:"target,omitempty"`
+	Tags   []string `json:"tags"`
+	// Status is "running", "done" or "failed" (Error says why; what was
+	// stored before stays stored, and the same import again resumes).
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Read counts the source's records so far, Stored the papers ingested,
+	// Rejected the records that made no paper (NoAbstract of them for
+	// lack of an abstract), listed in Rejections (the first 100).
+	Read       int               `json:"read"`
+	Stored     int               `json:"stored"`
+	Rejected   int               `json:"rejected"`
+	NoAbstract int               `json:"no_abstract"`
+	Rejections []ImportRejection `json:"rejections"`
+	// Summary is the ingest's, once the import is done.
+	Summary    *papersearch.IngestSummary `json:"summary,omitempty"`
+	StartedAt  time.Time                  `json:"started_at"`
+	FinishedAt *time.Time                 `json:"finished_at,omitempty"`
+}
+
+// ImportRejection is a record an import could not make a paper of: its
+// place in the source (a line of a file, a position in an API's results)
+// and why.
+type ImportRejection struct {
+	Record int    `json:"record"`
+	Detail string `json:"detail"`
 }

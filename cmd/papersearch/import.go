@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 	"github.com/papersearch/papersearch/seeds/arxiv"
@@ -57,11 +59,21 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	if *limit < 1 {
 		return usageError{"import: --max must be at least 1"}
 	}
-	src, own, closeSrc, err := openSource(ctx, cfg, kind, name, categories, *limit)
+	var file io.Reader
+	if fileSource(kind) {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if file, err = seeds.Decompressed(f); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	src, own, err := openSource(ctx, cfg, kind, name, file, categories, *limit)
 	if err != nil {
 		return err
 	}
-	defer closeSrc()
 	tags = append(tags, own...)
 	eng, store, err := openEngine(ctx, cfg, log)
 	if err != nil {
@@ -92,47 +104,49 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	return nil
 }
 
-// openSource opens the source kind names at arg (a file, a venue id) and
-// returns it with the tags its papers get by default and how to close it.
-func openSource(ctx context.Context, cfg Config, kind, arg string, categories []string, limit int) (search.Source, []string, func(), error) {
+// openSource opens the source kind names: a network source asked for
+// target (a venue id, a query, a filter), or a file source reading file.
+// It returns the source and the tags its papers get by default.
+func openSource(ctx context.Context, cfg Config, kind, target string, file io.Reader, categories []string, limit int) (search.Source, []string, error) {
+	client := func(name string, every time.Duration) *fetch.Client {
+		c := fetch.New(name, every)
+		c.UserAgent = userAgent
+		return c
+	}
 	switch kind {
 	case "arxiv":
-		c := fetch.New("arXiv", arxiv.RequestSpacing)
-		c.UserAgent = userAgent
-		return arxiv.NewAPIReader(ctx, c, cfg.ArxivURL, arg, limit), []string{"arxiv"}, func() {}, nil
+		return arxiv.NewAPIReader(ctx, client("arXiv", arxiv.RequestSpacing), cfg.ArxivURL, target, limit), []string{"arxiv"}, nil
 	case "openalex":
-		c := fetch.New("OpenAlex", 0)
-		c.UserAgent = userAgent
-		return openalex.NewReader(ctx, c, cfg.OpenAlexURL, arg, cfg.OpenAlexEmail, limit), []string{"openalex"}, func() {}, nil
+		return openalex.NewReader(ctx, client("OpenAlex", 0), cfg.OpenAlexURL, target, cfg.OpenAlexEmail, limit), []string{"openalex"}, nil
 	case "openreview":
-		c := fetch.New("OpenReview", 0)
-		c.UserAgent = userAgent
 		var tags []string
-		if tag := openreview.DefaultTag(arg); tag != "" {
+		if tag := openreview.DefaultTag(target); tag != "" {
 			tags = append(tags, tag)
 		}
-		return openreview.NewReader(ctx, c, cfg.OpenReviewURL, arg), tags, func() {}, nil
-	case "bibtex", "csl", "arxiv-snapshot":
-	default:
-		return nil, nil, nil, usageError{fmt.Sprintf("import: unknown source %q; sources: %s", kind, importSources)}
-	}
-	f, err := os.Open(arg)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	r, err := seeds.Decompressed(f)
-	if err != nil {
-		f.Close()
-		return nil, nil, nil, fmt.Errorf("%s: %w", arg, err)
-	}
-	closeFile := func() { f.Close() }
-	switch kind {
+		return openreview.NewReader(ctx, client("OpenReview", 0), cfg.OpenReviewURL, target), tags, nil
 	case "bibtex":
-		return bibtex.NewReader(r), nil, closeFile, nil
+		return bibtex.NewReader(file), nil, nil
 	case "csl":
-		return csl.NewReader(r), nil, closeFile, nil
-	default:
-		return arxiv.NewSnapshotReader(r, categories...), []string{"arxiv"}, closeFile, nil
+		return csl.NewReader(file), nil, nil
+	case "arxiv-snapshot":
+		return arxiv.NewSnapshotReader(file, categories...), []string{"arxiv"}, nil
+	}
+	return nil, nil, usageError{fmt.Sprintf("import: unknown source %q; sources: %s", kind, importSources)}
+}
+
+// fileSource reports whether kind reads a file.
+func fileSource(kind string) bool {
+	return kind == "bibtex" || kind == "csl" || kind == "arxiv-snapshot"
+}
+
+// httpImporter opens the sources of POST /v1/imports.
+func httpImporter(cfg Config) api.Importer {
+	return func(ctx context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
+		src, tags, err := openSource(ctx, cfg, req.Source, req.Target, strings.NewReader(req.Content), nil, *req.Max)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%w: %v", api.ErrBadImport, err)
+		}
+		return src, tags, func() {}, nil
 	}
 }
 

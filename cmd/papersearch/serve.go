@@ -148,14 +148,16 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if cfg.APIKey == "" && !loopback {
 		log.Warn("write endpoints are disabled: set PAPERSEARCH_API_KEY to enable POST and DELETE /v1/papers", "addr", cfg.Addr)
 	}
+	handler := api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, Ready: func() error {
+		if e := notReady.Load(); e != nil {
+			return *e
+		}
+		return nil
+	}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Metrics: metrics,
+		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: httpImporter(cfg)})
+	defer handler.Close() // after the server has drained: running imports stop, keeping what they stored
 	srv := &http.Server{
-		Handler: api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, Ready: func() error {
-			if e := notReady.Load(); e != nil {
-				return *e
-			}
-			return nil
-		}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Metrics: metrics,
-			RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}}),
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

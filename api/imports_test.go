@@ -1,0 +1,106 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds/bibtex"
+)
+
+// bibtexImporter opens bibtex imports with the real reader; other sources
+// are not configured here.
+func bibtexImporter(_ context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
+	if req.Source != "bibtex" {
+		return nil, nil, nil, fmt.Errorf("%w: %s is not configured in this test", ErrBadImport, req.Source)
+	}
+	return bibtex.NewReader(strings.NewReader(req.Content)), []string{"from-bibtex"}, func() {}, nil
+}
+
+// importServer is the shared test engine behind a server that imports;
+// closing the Server waits for its imports.
+func importServer(t *testing.T) (*httptest.Server, *Server) {
+	t.Helper()
+	server(t)
+	h := New(testServer.engine, Options{OpenWrites: true, Importer: bibtexImporter})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); h.Close() })
+	return srv, h
+}
+
+const importLibrary = `@article{imp1, title = {Sparse experts at scale}, author = {Lovelace, Ada},
+  abstract = {We route tokens to sparse experts.}, year = 2026}
+@article{imp2, title = {No abstract}, author = {Doe, J.}}
+@article{imp3, title = {Dense experts}, abstract = {Every expert sees every token.}, doi = {10.5/X}}
+`
+
+// waitImport polls an import until it is no longer running.
+func waitImport(t *testing.T, base, id string) wire.ImportJob {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, body := do(t, "GET", base+"/v1/imports/"+id, "", "")
+		var job wire.ImportJob
+		if err := json.Unmarshal(body, &job); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET import: %d %s", resp.StatusCode, body)
+		}
+		if job.Status != "running" {
+			return job
+		}
+	}
+	t.Fatal("the import did not finish in a minute")
+	return wire.ImportJob{}
+}
+
+// TestImportOverHTTP: POST /v1/imports answers 202 with a job at once;
+// GET reports it done, with the records read, stored and rejected; the
+// papers carry the request's tags and the source's; bad requests are 400
+// naming the field.
+func TestImportOverHTTP(t *testing.T) {
+	srv, _ := importServer(t)
+	body, _ := json.Marshal(wire.ImportRequest{Source: "bibtex", Content: importLibrary, Tags: []string{"HTTP-Import"}})
+	resp, b := do(t, "POST", srv.URL+"/v1/imports", "application/json", string(body))
+	var job wire.ImportJob
+	if err := json.Unmarshal(b, &job); err != nil || resp.StatusCode != http.StatusAccepted || job.Status != "running" ||
+		resp.Header.Get("Location") != "/v1/imports/"+job.ID || strings.Join(job.Tags, ",") != "from-bibtex,http-import" {
+		t.Fatalf("start: %d %s", resp.StatusCode, b)
+	}
+	defer func() {
+		for _, id := range []string{"bibtex:imp1", "doi:10.5/x"} {
+			do(t, "DELETE", srv.URL+"/v1/papers/"+url.PathEscape(id), "", "")
+		}
+	}()
+	done := waitImport(t, srv.URL, job.ID)
+	if done.Status != "done" || done.Read != 3 || done.Stored != 2 || done.Rejected != 1 || done.NoAbstract != 1 ||
+		len(done.Rejections) != 1 || done.Rejections[0].Record != 3 || done.Summary == nil || done.Summary.New != 2 || done.FinishedAt == nil {
+		t.Errorf("done: %+v", done)
+	}
+	if _, b := do(t, "GET", srv.URL+"/v1/papers/bibtex:imp1", "", ""); !strings.Contains(string(b), `"tags":["from-bibtex","http-import"]`) {
+		t.Errorf("imported paper: %s", b)
+	}
+	for _, tc := range []struct{ body, pointer string }{
+		{`{"source":"zotero","content":"x"}`, "/source"},
+		{`{"source":"bibtex"}`, "/content"},
+		{`{"source":"bibtex","content":"x","target":"y"}`, "/target"},
+		{`{"source":"arxiv","content":"x","target":"q"}`, "/content"},
+		{`{"source":"arxiv","target":"q","max":0}`, "/max"},
+		{`{"source":"openalex"}`, "/target"},
+		{`{"source":"bibtex","content":"x","tags":["no spaces"]}`, "/tags"},
+		{`{"source":"arxiv","target":"q"}`, "/target"}, // not configured in this test: the importer refuses
+	} {
+		resp, b := do(t, "POST", srv.URL+"/v1/imports", "application/json", tc.body)
+		if resp.StatusCode != 400 || !strings.Contains(string(b), `"pointer":"`+tc.pointer+`"`) {
+			t.Errorf("%s: %d %s", tc.body, resp.StatusCode, b)
+		}
+	}
+	if resp, _ := do(t, "GET", srv.URL+"/v1/imports/imp_nope", "", ""); resp.StatusCode != 404 {
+		t.Errorf("unknown import: %d", resp.StatusCode)
+	}
+}
