@@ -94,6 +94,7 @@ func TestImportOverHTTP(t *testing.T) {
 		{`{"source":"openalex"}`, "/target"},
 		{`{"source":"bibtex","content":"x","tags":["no spaces"]}`, "/tags"},
 		{`{"source":"arxiv","target":"q"}`, "/target"}, // not configured in this test: the importer refuses
+		{`{"source":"bibtex","content":"x","tags":"one"}`, "/tags"},
 	} {
 		resp, b := do(t, "POST", srv.URL+"/v1/imports", "application/json", tc.body)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), `"pointer":"`+tc.pointer+`"`) {

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/papersearch/papersearch/api/wire"
 )
 
 // TestImportCommand imports the BibTeX and CSL-JSON fixture libraries
@@ -19,6 +24,9 @@ import (
 func TestImportCommand(t *testing.T) {
 	setEnv(t)
 	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
+	// The smallest model: the test is about importing, and it opens the
+	// store (and the model) once per command.
+	t.Setenv("PAPERSEARCH_MODEL", "all-MiniLM-L6-v2")
 	ctx := context.Background()
 	bib, _ := filepath.Abs("../../seeds/bibtex/testdata/zotero.bib")
 	cslFile, _ := filepath.Abs("../../seeds/csl/testdata/zotero.json")
@@ -79,18 +87,7 @@ func TestImportCommand(t *testing.T) {
 		res.Results[0].ID != "arxiv:cs/9901001" || strings.Join(res.Results[0].Paper.Tags, ",") != "arxiv" {
 		t.Errorf("search after the arXiv import (%v): %+v", err, res.Results)
 	}
-	// OpenReview, through an httptest server answering as its API v2 does.
-	or := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("content.venueid") != "ICLR.cc/2026/Conference" || r.URL.Query().Get("offset") != "0" {
-			io.WriteString(w, `{"notes":[],"count":2}`)
-			return
-		}
-		io.WriteString(w, `{"count":2,"notes":[
-			{"id":"or1","forum":"or1","content":{"title":{"value":"Sparse experts"},"abstract":{"value":"Routing tokens to experts."},"authors":{"value":["A. B."]}}},
-			{"id":"or2","forum":"or2","content":{"title":{"value":"No abstract"},"authors":{"value":["C. D."]}}}]}`)
-	}))
-	defer or.Close()
-	t.Setenv("PAPERSEARCH_OPENREVIEW_URL", or.URL)
+	sourceFixtures(t)
 	out.Reset()
 	errs.Reset()
 	if err := run(ctx, []string{"import", "openreview", "ICLR.cc/2026/Conference"}, &out, &errs); err != nil {
@@ -102,16 +99,6 @@ func TestImportCommand(t *testing.T) {
 		t.Errorf("openreview import: %s\n%s", out.String(), errs.String())
 	}
 
-	// arXiv's API, likewise.
-	ax := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `<feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">
-			<opensearch:totalResults>1</opensearch:totalResults>
-			<entry><id>http://arxiv.org/abs/2511.00042v1</id><published>2025-11-03T00:00:00Z</published>
-			<title>Score-based diffusion</title><summary>Denoising score matching at scale.</summary>
-			<author><name>E. F.</name></author></entry></feed>`)
-	}))
-	defer ax.Close()
-	t.Setenv("PAPERSEARCH_ARXIV_URL", ax.URL)
 	out.Reset()
 	if err := run(ctx, []string{"import", "arxiv", "cat:cs.LG AND ti:diffusion", "--max", "5", "--tag", "diffusion"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
@@ -120,19 +107,6 @@ func TestImportCommand(t *testing.T) {
 		t.Errorf("arxiv import: %s", out.String())
 	}
 
-	// OpenAlex, likewise, with the polite pool's e-mail.
-	oa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("mailto") != "me@example.org" {
-			http.Error(w, "no mailto", http.StatusForbidden)
-			return
-		}
-		io.WriteString(w, `{"meta":{"count":1,"next_cursor":null},"results":[{"id":"https://openalex.org/W77",
-			"doi":"https://doi.org/10.1/XYZ","title":"Inverted abstracts","publication_year":2026,
-			"abstract_inverted_index":{"Words":[0],"in":[1],"order.":[2]},"authorships":[]}]}`)
-	}))
-	defer oa.Close()
-	t.Setenv("PAPERSEARCH_OPENALEX_URL", oa.URL)
-	t.Setenv("PAPERSEARCH_OPENALEX_EMAIL", "me@example.org")
 	out.Reset()
 	if err := run(ctx, []string{"import", "openalex", "publication_year:2026"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
@@ -145,6 +119,109 @@ func TestImportCommand(t *testing.T) {
 		{"import", "bibtex", bib, "--tag", "has space"}} {
 		if err := run(ctx, args, io.Discard, io.Discard); err == nil {
 			t.Errorf("papersearch %s succeeded", strings.Join(args, " "))
+		}
+	}
+}
+
+// sourceFixtures starts an httptest server for each network source,
+// answering as its API does, and points the service at them: OpenReview
+// has two notes for ICLR.cc/2026/Conference (one without an abstract),
+// arXiv one entry, OpenAlex one work (and insists on the polite pool's
+// e-mail).
+func sourceFixtures(t *testing.T) {
+	t.Helper()
+	// OpenReview, through an httptest server answering as its API v2 does.
+	or := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("content.venueid") != "ICLR.cc/2026/Conference" || r.URL.Query().Get("offset") != "0" {
+			io.WriteString(w, `{"notes":[],"count":2}`)
+			return
+		}
+		io.WriteString(w, `{"count":2,"notes":[
+			{"id":"or1","forum":"or1","content":{"title":{"value":"Sparse experts"},"abstract":{"value":"Routing tokens to experts."},"authors":{"value":["A. B."]}}},
+			{"id":"or2","forum":"or2","content":{"title":{"value":"No abstract"},"authors":{"value":["C. D."]}}}]}`)
+	}))
+	t.Cleanup(or.Close)
+	t.Setenv("PAPERSEARCH_OPENREVIEW_URL", or.URL)
+	// arXiv's API, likewise.
+	ax := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">
+			<opensearch:totalResults>1</opensearch:totalResults>
+			<entry><id>http://arxiv.org/abs/2511.00042v1</id><published>2025-11-03T00:00:00Z</published>
+			<title>Score-based diffusion</title><summary>Denoising score matching at scale.</summary>
+			<author><name>E. F.</name></author></entry></feed>`)
+	}))
+	t.Cleanup(ax.Close)
+	t.Setenv("PAPERSEARCH_ARXIV_URL", ax.URL)
+	// OpenAlex, likewise, with the polite pool's e-mail.
+	oa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("mailto") != "me@example.org" {
+			http.Error(w, "no mailto", http.StatusForbidden)
+			return
+		}
+		io.WriteString(w, `{"meta":{"count":1,"next_cursor":null},"results":[{"id":"https://openalex.org/W77",
+			"doi":"https://doi.org/10.1/XYZ","title":"Inverted abstracts","publication_year":2026,
+			"abstract_inverted_index":{"Words":[0],"in":[1],"order.":[2]},"authorships":[]}]}`)
+	}))
+	t.Cleanup(oa.Close)
+	t.Setenv("PAPERSEARCH_OPENALEX_URL", oa.URL)
+	t.Setenv("PAPERSEARCH_OPENALEX_EMAIL", "me@example.org")
+}
+
+// TestServeImportsEverySource: through the running service, each source
+// imports over POST /v1/imports and its job ends done with what it
+// stored, the papers found under the source's tag.
+func TestServeImportsEverySource(t *testing.T) {
+	setEnv(t)
+	t.Setenv("PAPERSEARCH_SEED", "false")
+	t.Setenv("PAPERSEARCH_MODEL", "all-MiniLM-L6-v2")
+	sourceFixtures(t)
+	url, logs, stop := startServe(t)
+	defer stop()
+	bib, _ := os.ReadFile("../../seeds/bibtex/testdata/zotero.bib")
+	cslFile, _ := os.ReadFile("../../seeds/csl/testdata/zotero.json")
+	for _, tc := range []struct {
+		req    wire.ImportRequest
+		stored int
+		tag    string
+	}{
+		{wire.ImportRequest{Source: "openreview", Target: "ICLR.cc/2026/Conference"}, 1, "iclr-2026"},
+		{wire.ImportRequest{Source: "arxiv", Target: "cat:cs.LG AND ti:diffusion"}, 1, "arxiv"},
+		{wire.ImportRequest{Source: "openalex", Target: "publication_year:2026"}, 1, "openalex"},
+		{wire.ImportRequest{Source: "bibtex", Content: string(bib), Tags: []string{"library"}}, 4, "library"},
+		{wire.ImportRequest{Source: "csl", Content: string(cslFile), Tags: []string{"zotero"}}, 3, "zotero"},
+	} {
+		body, _ := json.Marshal(tc.req)
+		resp, err := http.Post(url+"/v1/imports", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var job wire.ImportJob
+		json.NewDecoder(resp.Body).Decode(&job)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("%s: %d %+v", tc.req.Source, resp.StatusCode, job)
+		}
+		for deadline := time.Now().Add(time.Minute); job.Status == "running" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			resp, err := http.Get(url + "/v1/imports/" + job.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			json.NewDecoder(resp.Body).Decode(&job)
+			resp.Body.Close()
+		}
+		if job.Status != "done" || job.Stored != tc.stored {
+			t.Errorf("%s: %+v\n%s", tc.req.Source, job, logs)
+		}
+		sim := fmt.Sprintf(`{"query":"experts diffusion routing learning","limit":50,"filters":{"tags":[%q]}}`, tc.tag)
+		resp, err = http.Post(url+"/v1/search", "application/json", strings.NewReader(sim))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res wire.SearchResponse
+		json.NewDecoder(resp.Body).Decode(&res)
+		resp.Body.Close()
+		if len(res.Results) < tc.stored {
+			t.Errorf("%s: %d papers under the tag %s, want at least %d", tc.req.Source, len(res.Results), tc.tag, tc.stored)
 		}
 	}
 }
