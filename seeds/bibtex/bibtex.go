@@ -326,26 +326,16 @@ func Paper(e Entry) (papersearch.Paper, error) {
 	} else if d := strings.TrimSpace(f("date")); len(d) >= 4 {
 		fmt.Sscanf(d[:4], "%d", &p.Year)
 	}
-	doi := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(e.Fields["doi"]), "https://doi.org/"), "doi:")
 	arxiv := ""
 	if strings.EqualFold(e.Fields["archiveprefix"], "arxiv") || strings.EqualFold(e.Fields["eprinttype"], "arxiv") {
 		if m := arxivID.FindStringSubmatch(strings.TrimSpace(e.Fields["eprint"])); m != nil {
 			arxiv = m[1]
 		}
 	}
-	switch {
-	case doi != "":
-		p.ID = "doi:" + strings.ToLower(doi)
-		if p.URL == "" {
-			p.URL = "https://doi.org/" + doi
-		}
-	case arxiv != "":
-		p.ID = "arxiv:" + arxiv
-		if p.URL == "" {
-			p.URL = "https://arxiv.org/abs/" + arxiv
-		}
-	default:
-		p.ID = "bibtex:" + e.Key
+	var url string
+	p.ID, url = seeds.StableID(e.Fields["doi"], arxiv, "bibtex:"+e.Key)
+	if p.URL == "" {
+		p.URL = url
 	}
 	if p.URL != "" && !papersearch.ValidURL(p.URL) {
 		p.URL = "" // a URL the service cannot store is not worth losing the paper for

@@ -114,21 +114,14 @@ func Paper(it Item) (papersearch.Paper, error) {
 		}
 		p.Authors = append(p.Authors, name)
 	}
-	doi := strings.TrimPrefix(strings.TrimSpace(it.DOI), "https://doi.org/")
 	arxiv := ""
 	if m := arxivRef.FindStringSubmatch(it.URL + " " + it.Number); m != nil {
 		arxiv = m[1]
 	}
-	switch {
-	case doi != "":
-		p.ID = "doi:" + strings.ToLower(doi)
-		if p.URL == "" {
-			p.URL = "https://doi.org/" + doi
-		}
-	case arxiv != "":
-		p.ID = "arxiv:" + arxiv
-	default:
-		p.ID = "csl:" + strings.Trim(string(it.ID), `"`)
+	id, url := seeds.StableID(it.DOI, arxiv, "csl:"+strings.Trim(string(it.ID), `"`))
+	p.ID = id
+	if p.URL == "" {
+		p.URL = url
 	}
 	if p.URL != "" && !papersearch.ValidURL(p.URL) {
 		p.URL = ""

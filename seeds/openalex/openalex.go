@@ -164,13 +164,10 @@ func Paper(w work) (papersearch.Paper, error) {
 	for _, a := range w.Authorships {
 		p.Authors = append(p.Authors, a.Author.DisplayName)
 	}
-	if doi := strings.TrimPrefix(w.DOI, "https://doi.org/"); doi != "" {
-		p.ID = "doi:" + strings.ToLower(doi)
-		if p.URL == "" {
-			p.URL = w.DOI
-		}
-	} else {
-		p.ID = "openalex:" + strings.TrimPrefix(w.ID, "https://openalex.org/")
+	id, url := seeds.StableID(w.DOI, "", "openalex:"+strings.TrimPrefix(w.ID, "https://openalex.org/"))
+	p.ID = id
+	if p.URL == "" {
+		p.URL = url
 	}
 	if p.URL != "" && !papersearch.ValidURL(p.URL) {
 		p.URL = ""
