@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -15,6 +14,8 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/papersearch/papersearch/internal/retryafter"
 )
 
 // OpenAIConfig configures an OpenAI-compatible embeddings client. Zero
@@ -356,7 +357,7 @@ func (c *OpenAI) classify(err error, retryAfter string) error {
 	wrapped := fmt.Errorf("%w: HTTP %d from %s: %s", ErrEndpoint, status, c.cfg.BaseURL, msg)
 	switch {
 	case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500 && !tooLongMessage(msg):
-		if d, ok := parseRetryAfter(retryAfter, time.Now()); ok {
+		if d, ok := retryafter.Parse(retryAfter, time.Now()); ok {
 			return fmt.Errorf("%w (Retry-After %s): %w", wrapped, d, &backoff.RetryAfterError{Duration: d})
 		}
 		return wrapped
@@ -381,21 +382,6 @@ func tooLongMessage(msg string) bool {
 		}
 	}
 	return false
-}
-
-// parseRetryAfter reads a Retry-After value: delay seconds or an HTTP date.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 type retryAfterKey struct{}

@@ -12,12 +12,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
 	"golang.org/x/time/rate"
+
+	"github.com/papersearch/papersearch/internal/retryafter"
 )
 
 // ErrRefused wraps an answer that retrying cannot change (a 4xx other than
@@ -89,7 +90,7 @@ func (c *Client) Get(ctx context.Context, url string, read func(io.Reader) error
 		answer := fmt.Errorf("%s: HTTP %d for %s: %s", c.Source, resp.StatusCode, url, strings.TrimSpace(string(body)))
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500:
-			if d, ok := retryAfter(resp.Header.Get("Retry-After")); ok {
+			if d, ok := retryafter.Parse(resp.Header.Get("Retry-After"), time.Now()); ok {
 				return struct{}{}, fmt.Errorf("%w (Retry-After %s): %w", answer, d, &backoff.RetryAfterError{Duration: d})
 			}
 			return struct{}{}, answer
@@ -98,18 +99,4 @@ func (c *Client) Get(ctx context.Context, url string, read func(io.Reader) error
 		}
 	}, backoff.WithMaxElapsedTime(maxElapsed), backoff.WithBackOff(backoff.NewExponentialBackOff()))
 	return err
-}
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date.
-func retryAfter(h string) (time.Duration, bool) {
-	if h == "" {
-		return 0, false
-	}
-	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
 }
