@@ -42,12 +42,20 @@ func ReadAll(r io.Reader, format Format) ([]papersearch.Paper, []*LineError, err
 	if err != nil {
 		return nil, nil, err
 	}
+	return Collect(rd)
+}
+
+// Collect reads src to its end: the valid papers, the records it rejected
+// (each a *LineError) and, separately, an error that stopped reading.
+func Collect(src interface {
+	Next() (papersearch.Paper, error)
+}) ([]papersearch.Paper, []*LineError, error) {
 	var (
 		papers   []papersearch.Paper
 		rejected []*LineError
 	)
 	for {
-		p, err := rd.Next()
+		p, err := src.Next()
 		var le *LineError
 		switch {
 		case err == nil:

@@ -71,22 +71,9 @@ func atomServer(t *testing.T, n int) (*httptest.Server, *atomic.Int64) {
 func TestAPIQuery(t *testing.T) {
 	srv, requests := atomServer(t, 450)
 	r := NewAPIReader(context.Background(), fetch.New("arXiv", 0), srv.URL, query, 420)
-	var papers []papersearch.Paper
-	var rejected []*seeds.LineError
-	for {
-		p, err := r.Next()
-		var le *seeds.LineError
-		if errors.As(err, &le) {
-			rejected = append(rejected, le)
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		papers = append(papers, p)
+	papers, rejected, err := seeds.Collect(r)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(papers) != 419 || len(rejected) != 1 || rejected[0].Line != 6 || !errors.Is(rejected[0], papersearch.ErrNoAbstract) {
 		t.Fatalf("%d papers, rejected %v; want 419 and entry 6", len(papers), rejected)

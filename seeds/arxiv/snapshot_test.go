@@ -15,22 +15,11 @@ import (
 
 func readAll(t *testing.T, r *SnapshotReader) ([]papersearch.Paper, []*seeds.LineError) {
 	t.Helper()
-	var papers []papersearch.Paper
-	var rejected []*seeds.LineError
-	for {
-		p, err := r.Next()
-		var le *seeds.LineError
-		switch {
-		case err == nil:
-			papers = append(papers, p)
-		case errors.As(err, &le):
-			rejected = append(rejected, le)
-		case errors.Is(err, io.EOF):
-			return papers, rejected
-		default:
-			t.Fatal(err)
-		}
+	papers, rejected, err := seeds.Collect(r)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return papers, rejected
 }
 
 func TestSnapshot(t *testing.T) {

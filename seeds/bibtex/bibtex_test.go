@@ -2,7 +2,6 @@ package bibtex
 
 import (
 	"errors"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -38,22 +37,9 @@ func TestReadZoteroExport(t *testing.T) {
 	}
 	defer f.Close()
 	r := NewReader(f)
-	var papers []papersearch.Paper
-	var rejected []*seeds.LineError
-	for {
-		p, err := r.Next()
-		var le *seeds.LineError
-		switch {
-		case err == nil:
-			papers = append(papers, p)
-			continue
-		case errors.As(err, &le):
-			rejected = append(rejected, le)
-			continue
-		case !errors.Is(err, io.EOF):
-			t.Fatal(err)
-		}
-		break
+	papers, rejected, err := seeds.Collect(r)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(papers) != 4 {
 		t.Fatalf("%d papers, want 4: %+v", len(papers), papers)

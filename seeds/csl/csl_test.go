@@ -22,22 +22,9 @@ func TestReadZoteroExport(t *testing.T) {
 	}
 	defer f.Close()
 	r := NewReader(f)
-	var papers []papersearch.Paper
-	var rejected []*seeds.LineError
-	for {
-		p, err := r.Next()
-		var le *seeds.LineError
-		if errors.As(err, &le) {
-			rejected = append(rejected, le)
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		papers = append(papers, p)
+	papers, rejected, err := seeds.Collect(r)
+	if err != nil {
+		t.Fatal(err)
 	}
 	want := []papersearch.Paper{
 		{ID: "doi:10.1038/nature14539", Title: "Deep learning", Venue: "Nature", Year: 2015,

@@ -78,22 +78,9 @@ func worksServer(t *testing.T, n int) (*httptest.Server, *atomic.Int64) {
 func TestReadWorks(t *testing.T) {
 	srv, requests := worksServer(t, 450)
 	r := NewReader(context.Background(), fetch.New("OpenAlex", 0), srv.URL, filter, "me@example.org", 10_000)
-	var papers []papersearch.Paper
-	var rejected []*seeds.LineError
-	for {
-		p, err := r.Next()
-		var le *seeds.LineError
-		if errors.As(err, &le) {
-			rejected = append(rejected, le)
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		papers = append(papers, p)
+	papers, rejected, err := seeds.Collect(r)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(papers) != 449 || len(rejected) != 1 || rejected[0].Line != 4 || !errors.Is(rejected[0], papersearch.ErrNoAbstract) {
 		t.Fatalf("%d papers, rejected %v", len(papers), rejected)

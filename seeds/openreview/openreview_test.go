@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -69,22 +68,9 @@ func fixtureServer(t *testing.T, n int) (*httptest.Server, *atomic.Int64) {
 func TestReadVenue(t *testing.T) {
 	srv, requests := fixtureServer(t, 2500)
 	r := NewReader(context.Background(), fetch.New("OpenReview", 0), srv.URL, venue)
-	var papers []papersearch.Paper
-	var rejected []*seeds.LineError
-	for {
-		p, err := r.Next()
-		var le *seeds.LineError
-		if errors.As(err, &le) {
-			rejected = append(rejected, le)
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		papers = append(papers, p)
+	papers, rejected, err := seeds.Collect(r)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(papers) != 2498 || len(rejected) != 2 {
 		t.Fatalf("%d papers, %d rejected; want 2498 and 2", len(papers), len(rejected))
