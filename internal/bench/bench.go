@@ -80,8 +80,8 @@ type Report struct {
 	Dense         *DenseReport       `json:"dense,omitempty"`
 }
 
-// Kinds are the requests Run drives, in the order it reports them.
-var Kinds = []string{"search", "similar", "get"}
+// kinds are the requests Run drives, in the order it reports them.
+func kinds() []string { return []string{"search", "similar", "get"} }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -206,7 +206,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	srv := &http.Server{Handler: api.New(eng, api.Options{}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
-	for _, kind := range Kinds {
+	for _, kind := range kinds() {
 		progress("%s for %s with %d clients", kind, opts.Duration, opts.Clients)
 		res := drive.Run(ctx, opts.Clients, opts.Duration, requests(kind, "http://"+ln.Addr().String(), opts.Papers))
 		rep.Queries[kind] = Latency{P50: ms(res.P50), P95: ms(res.P95), P99: ms(res.P99), RPS: res.RPS, Errors: res.Errors}

@@ -60,7 +60,7 @@ func NewSnapshotReader(r io.Reader, categories ...string) *SnapshotReader {
 
 // categoriesKey finds a record's categories without decoding the rest:
 // most lines of a snapshot are outside the categories asked for.
-var categoriesKey = []byte(`"categories"`)
+var categoriesKey = []byte(`"categories"`) // read-only
 
 // Next returns the next paper in the categories. A record that cannot be
 // read, or has no abstract, yields a *seeds.LineError and reading goes on;
