@@ -1,6 +1,10 @@
 package seeds
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/papersearch/papersearch"
+)
 
 // StableID is how every source names a paper so that another export of the
 // same library, or another source, names it alike: doi:<DOI, lower case>
@@ -20,4 +24,19 @@ func StableID(doi, arxiv, fallback string) (id, url string) {
 		return "arxiv:" + arxiv, "https://arxiv.org/abs/" + arxiv
 	}
 	return fallback, ""
+}
+
+// Identify gives p its StableID, its URL when it has none (the page the id
+// names), and drops a URL the service cannot store: such a URL is not worth
+// losing the paper for.
+func Identify(p papersearch.Paper, doi, arxiv, fallback string) papersearch.Paper {
+	var url string
+	p.ID, url = StableID(doi, arxiv, fallback)
+	if p.URL == "" {
+		p.URL = url
+	}
+	if p.URL != "" && !papersearch.ValidURL(p.URL) {
+		p.URL = ""
+	}
+	return p
 }

@@ -332,14 +332,7 @@ func Paper(e Entry) (papersearch.Paper, error) {
 			arxiv = m[1]
 		}
 	}
-	var url string
-	p.ID, url = seeds.StableID(e.Fields["doi"], arxiv, "bibtex:"+e.Key)
-	if p.URL == "" {
-		p.URL = url
-	}
-	if p.URL != "" && !papersearch.ValidURL(p.URL) {
-		p.URL = "" // a URL the service cannot store is not worth losing the paper for
-	}
+	p = seeds.Identify(p, e.Fields["doi"], arxiv, "bibtex:"+e.Key)
 	return papersearch.Complete(p)
 }
 

@@ -118,14 +118,7 @@ func Paper(it Item) (papersearch.Paper, error) {
 	if m := arxivRef.FindStringSubmatch(it.URL + " " + it.Number); m != nil {
 		arxiv = m[1]
 	}
-	id, url := seeds.StableID(it.DOI, arxiv, "csl:"+strings.Trim(string(it.ID), `"`))
-	p.ID = id
-	if p.URL == "" {
-		p.URL = url
-	}
-	if p.URL != "" && !papersearch.ValidURL(p.URL) {
-		p.URL = ""
-	}
+	p = seeds.Identify(p, it.DOI, arxiv, "csl:"+strings.Trim(string(it.ID), `"`))
 	return papersearch.Complete(p)
 }
 

@@ -8,6 +8,7 @@ package fetch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,4 +100,9 @@ func (c *Client) Get(ctx context.Context, url string, read func(io.Reader) error
 		}
 	}, backoff.WithMaxElapsedTime(maxElapsed), backoff.WithBackOff(backoff.NewExponentialBackOff()))
 	return err
+}
+
+// GetJSON fetches url as Get does and decodes the body of a 200 answer into v.
+func (c *Client) GetJSON(ctx context.Context, url string, v any) error {
+	return c.Get(ctx, url, func(body io.Reader) error { return json.NewDecoder(body).Decode(v) })
 }

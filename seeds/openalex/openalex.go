@@ -113,9 +113,7 @@ func (r *Reader) fetch() error {
 		q.Set("mailto", r.email)
 	}
 	var pg page
-	err := r.client.Get(r.ctx, r.base+"/works?"+q.Encode(), func(body io.Reader) error {
-		return json.NewDecoder(body).Decode(&pg)
-	})
+	err := r.client.GetJSON(r.ctx, r.base+"/works?"+q.Encode(), &pg)
 	if err != nil {
 		return fmt.Errorf("OpenAlex filter %q, works from %d: %w", r.filter, r.read, err)
 	}
@@ -164,13 +162,6 @@ func Paper(w work) (papersearch.Paper, error) {
 	for _, a := range w.Authorships {
 		p.Authors = append(p.Authors, a.Author.DisplayName)
 	}
-	id, url := seeds.StableID(w.DOI, "", "openalex:"+strings.TrimPrefix(w.ID, "https://openalex.org/"))
-	p.ID = id
-	if p.URL == "" {
-		p.URL = url
-	}
-	if p.URL != "" && !papersearch.ValidURL(p.URL) {
-		p.URL = ""
-	}
+	p = seeds.Identify(p, w.DOI, "", "openalex:"+strings.TrimPrefix(w.ID, "https://openalex.org/"))
 	return papersearch.Complete(p)
 }

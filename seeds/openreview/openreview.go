@@ -101,9 +101,7 @@ func (r *Reader) Next() (papersearch.Paper, error) {
 func (r *Reader) fetch() error {
 	q := url.Values{"content.venueid": {r.venueID}, "limit": {strconv.Itoa(PageSize)}, "offset": {strconv.Itoa(r.offset)}}
 	var pg page
-	err := r.client.Get(r.ctx, r.base+"/notes?"+q.Encode(), func(body io.Reader) error {
-		return json.NewDecoder(body).Decode(&pg)
-	})
+	err := r.client.GetJSON(r.ctx, r.base+"/notes?"+q.Encode(), &pg)
 	if err != nil {
 		return fmt.Errorf("OpenReview %s, notes from %d: %w", r.venueID, r.offset, err)
 	}
