@@ -28,6 +28,10 @@ type Paper struct {
 	// "my-library"): lower-case, sorted, each once (see CleanTags). Search,
 	// similar and exports can keep the papers holding any of a list.
 	Tags []string `json:"tags,omitempty"`
+	// Sources are the records the paper was read from, by id ("arxiv:…",
+	// "doi:…", "openreview:…"), sorted: the preprint and the published
+	// version of a work are one paper holding both (see Merge).
+	Sources []Source `json:"sources,omitempty"`
 }
 
 // Text is the text a paper is embedded and indexed from: its title followed

@@ -33,6 +33,7 @@ var (
 	ErrBadID       = fmt.Errorf("id must be 1 to %d characters without control characters", MaxIDLength)
 	ErrBadYear     = fmt.Errorf("year must be between %d and %d (0: unknown)", MinYear, MaxYear)
 	ErrBadURL      = fmt.Errorf("url must be an absolute http or https URL of at most %d bytes", MaxURLLength)
+	ErrBadSources  = fmt.Errorf("sources must be at most %d, each with an id of 1 to %d characters without control characters and an optional http or https url", MaxSources, MaxIDLength)
 	ErrBadTag      = fmt.Errorf("tags must be at most %d, each 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (stored in lower case)", MaxTags, MaxTagLength)
 )
 
@@ -80,6 +81,11 @@ func Complete(p Paper) (Paper, error) {
 		return p, &FieldError{"tags", ErrBadTag}
 	}
 	p.Tags = tags
+	sources, ok := cleanSources(p.Sources)
+	if !ok {
+		return p, &FieldError{"sources", ErrBadSources}
+	}
+	p.Sources = sources
 	p.ID = strings.TrimSpace(p.ID)
 	p.Title = strings.Join(strings.Fields(p.Title), " ")
 	p.Abstract = strings.TrimSpace(p.Abstract)

@@ -197,6 +197,7 @@ func (s *Server) runImport(id string, src search.Source, release func(), tags []
 		now := time.Now().UTC()
 		job.FinishedAt = &now
 		job.Read, job.Stored, job.Rejected, job.NoAbstract = sum.Read, sum.New+sum.Updated+sum.Unchanged, sum.Rejected, sum.NoAbstract
+		job.Merged = sum.Merged
 		for _, le := range sum.Rejections[:min(len(sum.Rejections), reportedRejections)] {
 			job.Rejections = append(job.Rejections, wire.ImportRejection{Record: le.Line, Detail: le.Err.Error()})
 		}

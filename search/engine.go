@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -145,17 +146,24 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 
-// Get returns one paper, or ErrNotFound.
+// Get returns one paper, or ErrNotFound. An id the paper is known by
+// beside its own (a source of it, such as the arXiv id of a paper stored
+// under its conference id) finds it too.
 func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) {
 	papers, err := e.store.Lookup(ctx, []string{id})
 	if err != nil {
 		return papersearch.Paper{}, err
 	}
-	p, ok := papers[id]
-	if !ok {
+	if p, ok := papers[id]; ok {
+		return p, nil
+	}
+	if papers, err = e.store.Works(ctx, []string{id}); err != nil {
+		return papersearch.Paper{}, err
+	}
+	if len(papers) == 0 {
 		return papersearch.Paper{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
-	return p, nil
+	return papers[slices.Min(slices.Collect(maps.Keys(papers)))], nil
 }
 
 // Model names the embedding model of the index.

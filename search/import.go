@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/papersearch/papersearch"
@@ -55,13 +57,20 @@ type ImportSummary struct {
 	// counting those rejected for having no abstract).
 	Read, Rejected, NoAbstract int
 	Rejections                 []*seeds.LineError
+	// Merged counts the versions of a work (an arXiv preprint, the
+	// conference paper, the same DOI from two sources) that joined a paper
+	// under another id; see papersearch.Merge.
+	Merged int
 }
 
 // Import reads src to its end and ingests its papers batch by batch
 // (idempotently by id, as Ingest), each with opts.Tags added to the tags it
 // holds already, so a paper imported into a second collection keeps the
-// first. A stopped import keeps every batch it finished; running it again
-// embeds nothing already stored and ends with the same store.
+// first. Versions of one work (the same DOI or arXiv id, or the same
+// title and first author's surname) become one paper holding every
+// source, whichever source brought them. A stopped import keeps every
+// batch it finished; running it again embeds nothing already stored and
+// ends with the same store.
 func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (ImportSummary, error) {
 	start := time.Now()
 	if opts.Batch <= 0 {
@@ -77,14 +86,22 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := e.withStoredTags(ctx, batch, tags); err != nil {
+		works, absorbed, merged, err := e.mergeVersions(ctx, batch, tags)
+		if err != nil {
 			return err
 		}
-		s, err := e.Ingest(ctx, batch, nil)
+		s, err := e.Ingest(ctx, works, nil)
 		sum.IngestSummary.Add(s)
 		if err != nil {
 			return err
 		}
+		// The works now hold what the absorbed papers held.
+		for _, id := range absorbed {
+			if err := e.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("import: remove %s, merged into another version: %w", id, err)
+			}
+		}
+		sum.Merged += merged
 		batch = batch[:0]
 		if opts.Progress != nil {
 			opts.Progress(ImportProgress{Read: sum.Read, Rejected: sum.Rejected,
@@ -126,39 +143,96 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 	}
 }
 
-// withStoredTags gives each paper of batch the tags it holds in the store,
-// its own and extra, merged; a merge beyond papersearch.MaxTags is an
-// error naming the paper.
-func (e *Engine) withStoredTags(ctx context.Context, batch []papersearch.Paper, extra []string) error {
-	ids := make([]string, len(batch))
-	for i, p := range batch {
-		ids[i] = p.ID
-	}
-	stored, err := e.store.Lookup(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("import: read stored tags: %w", err)
-	}
-	for i := range batch {
-		p := &batch[i]
-		all := append(append(append([]string(nil), stored[p.ID].Tags...), p.Tags...), extra...)
-		tags, ok := papersearch.CleanTags(uniq(all))
-		if !ok {
-			return fmt.Errorf("import: paper %s: %w", p.ID, papersearch.ErrBadTag)
-		}
-		p.Tags = tags
-	}
-	return nil
+// version is one work while a batch is merged: a paper stored or read.
+type version struct {
+	paper   papersearch.Paper
+	stored  bool // it is in the store under paper.ID
+	touched bool // the batch brought a version of it
+	gone    bool // merged into another work
 }
 
-// uniq drops repeated strings, keeping the first of each.
-func uniq(s []string) []string {
-	seen := make(map[string]bool, len(s))
-	out := s[:0]
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
+// mergeVersions makes one paper of each work that batch brings a version
+// of: the stored versions of the work (found by its keys, see
+// papersearch.WorkKeys, or by id) and the versions in batch are merged in
+// order (papersearch.Merge) under the id of the first stored one, else of
+// the first in batch, and extra tags added. It returns the merged papers,
+// the ids of stored papers merged into another work (to delete once that
+// is stored), and how many versions joined a work under another id.
+func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, extra []string) (works []papersearch.Paper, absorbed []string, merged int, err error) {
+	var keys, ids []string
+	for _, p := range batch {
+		keys = append(keys, papersearch.WorkKeys(p)...)
+		ids = append(ids, p.ID)
+	}
+	stored, err := e.store.Works(ctx, keys)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("import: find stored versions: %w", err)
+	}
+	// Papers stored before the store kept work keys are found by id.
+	byID, err := e.store.Lookup(ctx, ids)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("import: find stored versions: %w", err)
+	}
+	maps.Copy(stored, byID)
+
+	var all []*version
+	owners := make(map[string][]*version) // work key → the versions holding it
+	own := func(v *version) {
+		for _, k := range papersearch.WorkKeys(v.paper) {
+			if !slices.Contains(owners[k], v) {
+				owners[k] = append(owners[k], v)
+			}
 		}
 	}
-	return out
+	for _, id := range slices.Sorted(maps.Keys(stored)) {
+		v := &version{paper: stored[id], stored: true}
+		all = append(all, v)
+		own(v)
+	}
+	for _, p := range batch {
+		var found []*version
+		for _, k := range papersearch.WorkKeys(p) {
+			for _, v := range owners[k] {
+				if !v.gone && !slices.Contains(found, v) {
+					found = append(found, v)
+				}
+			}
+		}
+		if len(found) == 0 {
+			v := &version{paper: p, touched: true}
+			all = append(all, v)
+			own(v)
+			continue
+		}
+		// The work keeps the id of its earliest version: stored ones come
+		// first, in id order, then the batch's in order.
+		slices.SortFunc(found, func(a, b *version) int { return slices.Index(all, a) - slices.Index(all, b) })
+		w := found[0]
+		for _, other := range found[1:] {
+			w.paper = papersearch.Merge(w.paper, other.paper)
+			other.gone = true
+			merged++
+			if other.stored {
+				absorbed = append(absorbed, other.paper.ID)
+			}
+		}
+		if p.ID != w.paper.ID {
+			merged++
+		}
+		w.paper = papersearch.Merge(w.paper, p)
+		w.touched = true
+		own(w)
+	}
+	for _, v := range all {
+		if !v.touched || v.gone {
+			continue
+		}
+		tags, ok := papersearch.CleanTags(append(slices.Clone(v.paper.Tags), extra...))
+		if !ok {
+			return nil, nil, 0, fmt.Errorf("import: paper %s: %w", v.paper.ID, papersearch.ErrBadTag)
+		}
+		v.paper.Tags = tags
+		works = append(works, v.paper)
+	}
+	return works, absorbed, merged, nil
 }

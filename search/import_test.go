@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -163,5 +164,119 @@ func TestImportResumes(t *testing.T) {
 	}
 	if got, want := contents(t, store), contents(t, wholeStore); got != want {
 		t.Errorf("resumed store differs from an uninterrupted one:\n%s\n---\n%s", got, want)
+	}
+}
+
+// TestImportMergesVersions: the arXiv preprint and the conference paper of
+// one work, matched by title and first author, by DOI, or within one
+// batch, become one paper holding both sources, with the published venue
+// and year; importing everything again changes nothing; the paper is
+// found by any of its ids, and a search returns the work once.
+func TestImportMergesVersions(t *testing.T) {
+	ctx := context.Background()
+	eng, store, emb := importEngine(t)
+	arx := func(id string) papersearch.Source { s, _ := seeds.Arxiv(id); return s }
+	doi := func(d string) papersearch.Source { s, _ := seeds.DOI(d); return s }
+	arxiv := []papersearch.Paper{
+		{ID: "arxiv:2401.00001", Title: "Sparse Routing for Mixtures of Experts", Abstract: "We route tokens sparsely (preprint).",
+			Authors: []string{"Ada Lovelace", "Alan Turing"}, Venue: "arXiv", Year: 2024, URL: "https://arxiv.org/abs/2401.00001",
+			Tags: []string{"arxiv"}, Sources: []papersearch.Source{arx("2401.00001")}},
+		{ID: "arxiv:2401.00002", Title: "An Unrelated Study of Graph Kernels", Abstract: "Graph kernels.",
+			Authors: []string{"Grace Hopper"}, Venue: "arXiv", Year: 2024, Tags: []string{"arxiv"}, Sources: []papersearch.Source{arx("2401.00002")}},
+		{ID: "arxiv:2401.00003", Title: "Preprint Title of a Journal Paper", Abstract: "Journal work, preprint.",
+			Authors: []string{"Kurt Gödel"}, Venue: "arXiv", Year: 2023, Tags: []string{"arxiv"},
+			Sources: []papersearch.Source{arx("2401.00003"), doi("10.1/b")}},
+	}
+	conference := []papersearch.Paper{
+		// The same work as arXiv 2401.00001: title and first author's
+		// surname, folded, match.
+		{ID: "openreview:abc", Title: "Sparse routing for mixtures of experts.", Abstract: "We route tokens sparsely.",
+			Authors: []string{"Lovelace, Ada", "Turing, Alan"}, Venue: "NeurIPS", Year: 2025,
+			URL: "https://openreview.net/forum?id=abc", Sources: []papersearch.Source{{ID: "openreview:abc", URL: "https://openreview.net/forum?id=abc"}}},
+		// The journal version of 2401.00003, by DOI, under another title.
+		{ID: "doi:10.1/b", Title: "Published Title", Abstract: "Journal work.", Authors: []string{"K. Gödel"},
+			Venue: "J. Logic", Year: 2025, Sources: []papersearch.Source{doi("10.1/b")}},
+		// Two records of one new work in the same batch.
+		{ID: "bibtex:new", Title: "A Brand New Work on Things", Abstract: "New.", Authors: []string{"Emmy Noether"}},
+		{ID: "csl:new", Title: "A brand new work on things", Abstract: "New, again.", Authors: []string{"Noether, E."}},
+	}
+	if _, err := eng.Import(ctx, &sliceSource{papers: arxiv}, search.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := eng.Import(ctx, &sliceSource{papers: conference}, search.ImportOptions{Tags: []string{"neurips-2025"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Merged != 3 || sum.New != 1 || sum.Updated != 2 {
+		t.Errorf("summary %+v; want 3 merged, 1 new, 2 updated", sum)
+	}
+	if n, _ := store.Count(ctx); n != 4 {
+		t.Errorf("%d papers stored, want 4 works", n)
+	}
+	got, err := eng.Get(ctx, "arxiv:2401.00001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := papersearch.Paper{ID: "arxiv:2401.00001", Title: "Sparse routing for mixtures of experts.",
+		Abstract: "We route tokens sparsely.", Authors: []string{"Lovelace, Ada", "Turing, Alan"}, Venue: "NeurIPS", Year: 2025,
+		URL: "https://openreview.net/forum?id=abc", Tags: []string{"arxiv", "neurips-2025"},
+		Sources: []papersearch.Source{arx("2401.00001"), {ID: "openreview:abc", URL: "https://openreview.net/forum?id=abc"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("merged paper\n%+v\nwant\n%+v", got, want)
+	}
+	for id, work := range map[string]string{"openreview:abc": "arxiv:2401.00001", "doi:10.1/b": "arxiv:2401.00003", "csl:new": "bibtex:new"} {
+		if p, err := eng.Get(ctx, id); err != nil || p.ID != work {
+			t.Errorf("Get(%s) = %s, %v; want %s", id, p.ID, err, work)
+		}
+	}
+	if p, _ := eng.Get(ctx, "arxiv:2401.00003"); p.Venue != "J. Logic" || p.Year != 2025 || p.Title != "Published Title" {
+		t.Errorf("the journal version's fields were not preferred: %+v", p)
+	}
+	res, err := eng.Similar(ctx, search.SimilarQuery{ID: "openreview:abc", Mode: search.Lexical, Limit: 10})
+	if err != nil {
+		t.Fatalf("similar by a source id: %v", err)
+	}
+	for _, h := range res.Hits {
+		if h.ID == "arxiv:2401.00001" {
+			t.Errorf("similar to openreview:abc returned its own work: %v", res.Hits)
+		}
+	}
+
+	// Everything again, in either order: nothing changes.
+	before, embedded := contents(t, store), len(emb.texts)
+	for _, again := range []struct {
+		papers []papersearch.Paper
+		tags   []string
+	}{{conference, []string{"neurips-2025"}}, {arxiv, nil}, {conference, []string{"neurips-2025"}}} {
+		if _, err := eng.Import(ctx, &sliceSource{papers: again.papers}, search.ImportOptions{Tags: again.tags}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := contents(t, store); after != before {
+		t.Errorf("importing again changed the store:\n%s\n---\n%s", after, before)
+	}
+	if p, _ := eng.Get(ctx, "arxiv:2401.00001"); p.Venue != "NeurIPS" {
+		t.Errorf("the preprint imported again displaced the published version: %+v", p)
+	}
+	if d := len(emb.texts) - embedded; d != 0 {
+		t.Errorf("importing again embedded %d texts", d)
+	}
+
+	// Two stored papers that one record shows to be one work are merged,
+	// and the later one removed.
+	if _, err := eng.Ingest(ctx, []papersearch.Paper{
+		{ID: "arxiv:9", Title: "T", Abstract: "A."}, {ID: "doi:10.2/q", Title: "Q", Abstract: "B.", Venue: "ICML", Year: 2020}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = eng.Import(ctx, &sliceSource{papers: []papersearch.Paper{{ID: "doi:10.2/q", Title: "Q", Abstract: "B.",
+		Sources: []papersearch.Source{arx("9"), doi("10.2/q")}}}}, search.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Get(ctx, "doi:10.2/q"); !errors.Is(err, search.ErrNotFound) {
+		t.Errorf("the absorbed paper is still stored: %v", err)
+	}
+	if p, err := eng.Get(ctx, "doi:10.2/q"); err != nil || p.ID != "arxiv:9" || p.Venue != "ICML" || len(p.Sources) != 2 {
+		t.Errorf("merged work %+v, %v", p, err)
 	}
 }

@@ -204,6 +204,12 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	doc, err := e.store.Get(ctx, sq.ID)
 	if err != nil {
 		g.Wait()
+		// The paper may be known by another id: a source of a work stored
+		// under its first version's id.
+		if p, gerr := e.Get(ctx, sq.ID); errors.Is(err, ErrNotFound) && gerr == nil && p.ID != sq.ID {
+			sq.ID = p.ID
+			return e.Similar(ctx, sq)
+		}
 		return Results{}, err
 	}
 	q.Text = doc.Paper.Text()

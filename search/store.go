@@ -65,6 +65,10 @@ type Store interface {
 	Get(ctx context.Context, id string) (Document, error)
 	// Lookup returns the papers of those of ids that exist, by id.
 	Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error)
+	// Works returns the stored papers, by id, holding any of keys among
+	// their work keys (papersearch.WorkKeys): the stored versions of the
+	// works those keys name.
+	Works(ctx context.Context, keys []string) (map[string]papersearch.Paper, error)
 	// Fingerprints returns the hashes stored for those of ids that exist.
 	Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error)
 	// Nearest returns up to k documents allowed by f, by descending cosine

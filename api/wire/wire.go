@@ -120,11 +120,14 @@ type ImportJob struct {
 	Error  string `json:"error,omitempty"`
 	// Read counts the source's records so far, Stored the papers ingested,
 	// Rejected the records that made no paper (NoAbstract of them for
-	// lack of an abstract), listed in Rejections (the first 100).
+	// lack of an abstract), listed in Rejections (the first 100), and
+	// Merged the records that joined a paper stored under another id as
+	// another version of its work (a preprint and its conference paper).
 	Read       int               `json:"read"`
 	Stored     int               `json:"stored"`
 	Rejected   int               `json:"rejected"`
 	NoAbstract int               `json:"no_abstract"`
+	Merged     int               `json:"merged"`
 	Rejections []ImportRejection `json:"rejections"`
 	// Summary is the ingest's, once the import is done.
 	Summary    *papersearch.IngestSummary `json:"summary,omitempty"`

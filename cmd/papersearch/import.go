@@ -98,8 +98,8 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	fmt.Fprintf(stdout, "%s: %d records; %d new, %d updated, %d unchanged; %d rejected (%d without an abstract); %d embedded, %d reused; %s\n",
-		name, sum.Read, sum.New, sum.Updated, sum.Unchanged, sum.Rejected, sum.NoAbstract, sum.Embedded, sum.Reused,
+	fmt.Fprintf(stdout, "%s: %d records; %d new, %d updated, %d unchanged; %d merged with another version of their work; %d rejected (%d without an abstract); %d embedded, %d reused; %s\n",
+		name, sum.Read, sum.New, sum.Updated, sum.Unchanged, sum.Merged, sum.Rejected, sum.NoAbstract, sum.Embedded, sum.Reused,
 		sum.Took.Round(time.Millisecond))
 	return nil
 }

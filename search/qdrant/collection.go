@@ -163,6 +163,7 @@ func (q *Store) ensureIndexes(ctx context.Context) error {
 		{fieldVenueKey, qc.FieldType_FieldTypeKeyword, nil},
 		{fieldAuthors, qc.FieldType_FieldTypeKeyword, nil},
 		{fieldTags, qc.FieldType_FieldTypeKeyword, nil},
+		{fieldWorkKeys, qc.FieldType_FieldTypeKeyword, nil},
 		{fieldAuthorNames, qc.FieldType_FieldTypeText, prefixText},
 	}
 	for _, ix := range indexes {

@@ -94,7 +94,17 @@ func payloadOf(d search.Document, docLen int) map[string]any {
 	for i, t := range d.Paper.Tags {
 		tags[i] = t
 	}
+	sources := make([]any, len(d.Paper.Sources))
+	for i, s := range d.Paper.Sources {
+		sources[i] = map[string]any{"id": s.ID, "url": s.URL}
+	}
+	keys := papersearch.WorkKeys(d.Paper)
+	workKeys := make([]any, len(keys))
+	for i, k := range keys {
+		workKeys[i] = k
+	}
 	return map[string]any{
+		fieldSources: sources, fieldWorkKeys: workKeys,
 		fieldTags: tags, fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
@@ -116,10 +126,15 @@ func documentOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) search.
 	for _, v := range payload[fieldTags].GetListValue().GetValues() {
 		tags = append(tags, v.GetStringValue())
 	}
+	var sources []papersearch.Source
+	for _, v := range payload[fieldSources].GetListValue().GetValues() {
+		f := v.GetStructValue().GetFields()
+		sources = append(sources, papersearch.Source{ID: f["id"].GetStringValue(), URL: f["url"].GetStringValue()})
+	}
 	d := search.Document{
 		Paper: papersearch.Paper{ID: str(fieldPaperID), Title: str(fieldTitle), Abstract: str(fieldAbstract),
 			Authors: authors, Venue: str(fieldVenue), Year: int(payload[fieldYear].GetIntegerValue()), URL: str(fieldURL),
-			Tags: tags},
+			Tags: tags, Sources: sources},
 		TextHash:  str(fieldTextHash),
 		PaperHash: str(fieldPaperHash),
 	}
@@ -178,6 +193,37 @@ func (q *Store) Lookup(ctx context.Context, ids []string) (_ map[string]papersea
 	}
 	return out, nil
 }
+
+// Works returns the papers holding any of keys among their work keys: a
+// scroll filtered on the indexed work_keys field.
+func (q *Store) Works(ctx context.Context, keys []string) (_ map[string]papersearch.Paper, err error) {
+	defer markUnavailable(&err)
+	out := make(map[string]papersearch.Paper)
+	for start := 0; start < len(keys); start += 1000 {
+		part := keys[start:min(start+1000, len(keys))]
+		req := &qc.ScrollPoints{CollectionName: q.coll, Limit: qc.PtrOf(uint32(scrollLimit)),
+			Filter:      &qc.Filter{Must: []*qc.Condition{qc.NewMatchKeywords(fieldWorkKeys, part...)}},
+			WithPayload: qc.NewWithPayload(true), ReadConsistency: q.read}
+		for {
+			points, next, err := q.client.ScrollAndOffset(ctx, req)
+			if err != nil {
+				return nil, fmt.Errorf("works: %w", err)
+			}
+			for _, p := range points {
+				d := documentOf(p.GetPayload(), nil)
+				out[d.Paper.ID] = d.Paper
+			}
+			if next == nil {
+				break
+			}
+			req.Offset = next
+		}
+	}
+	return out, nil
+}
+
+// scrollLimit is how many points one scroll request of Works asks for.
+const scrollLimit = 256
 
 // Fingerprints returns the stored hashes of the ids that exist.
 func (q *Store) Fingerprints(ctx context.Context, ids []string) (_ map[string]search.Fingerprint, err error) {

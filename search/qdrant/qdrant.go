@@ -63,7 +63,9 @@ const (
 
 // schemaVersion is the layout of a collection's points (vectors and
 // payload) that this build writes, recorded in the collection's metadata.
-const schemaVersion = 2
+// Version 3 added each paper's sources and work keys; points written
+// before have neither, and are found by their id alone.
+const schemaVersion = 3
 
 // DefaultCollection is the collection used when none is configured.
 const DefaultCollection = "papers"
@@ -92,6 +94,8 @@ const (
 	fieldYear        = "year"
 	fieldURL         = "url"
 	fieldTags        = "tags"
+	fieldSources     = "sources"
+	fieldWorkKeys    = "work_keys"
 	fieldTextHash    = "text_hash"
 	fieldPaperHash   = "paper_hash"
 	upsertSize       = 256

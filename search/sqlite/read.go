@@ -18,7 +18,7 @@ import (
 // paperColumns are the columns of a paper; documentColumns add what a
 // search.Document holds besides.
 const (
-	paperColumns    = `id, title, abstract, authors, venue, year, url, tags`
+	paperColumns    = `id, title, abstract, authors, venue, year, url, tags, sources`
 	documentColumns = paperColumns + `, text_hash, paper_hash, vector`
 )
 
@@ -28,10 +28,10 @@ type scanner interface{ Scan(dest ...any) error }
 // scanPaper reads the paperColumns of one row, then extra destinations.
 func scanPaper(row scanner, extra ...any) (papersearch.Paper, error) {
 	var (
-		p             papersearch.Paper
-		authors, tags string
+		p                      papersearch.Paper
+		authors, tags, sources string
 	)
-	dest := append([]any{&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL, &tags}, extra...)
+	dest := append([]any{&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL, &tags, &sources}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return p, err
 	}
@@ -40,6 +40,11 @@ func scanPaper(row scanner, extra ...any) (papersearch.Paper, error) {
 	}
 	if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
 		return p, fmt.Errorf("paper %q: authors: %w", p.ID, err)
+	}
+	if sources != "" {
+		if err := json.Unmarshal([]byte(sources), &p.Sources); err != nil {
+			return p, fmt.Errorf("paper %q: sources: %w", p.ID, err)
+		}
 	}
 	return p, nil
 }
@@ -116,6 +121,34 @@ func (s *Store) Lookup(ctx context.Context, ids []string) (map[string]papersearc
 		return nil, fmt.Errorf("lookup: %w", err)
 	}
 	return out, nil
+}
+
+// Works returns the papers holding any of keys among their work keys.
+func (s *Store) Works(ctx context.Context, keys []string) (map[string]papersearch.Paper, error) {
+	var ids []string
+	for start := 0; start < len(keys); start += idChunk {
+		part := keys[start:min(start+idChunk, len(keys))]
+		args := make([]any, len(part))
+		for i, k := range part {
+			args[i] = k
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT id FROM work_keys WHERE key IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("works: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("works: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("works: %w", err)
+		}
+	}
+	return s.Lookup(ctx, ids)
 }
 
 // Fingerprints returns the stored hashes of the ids that exist.

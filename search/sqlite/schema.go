@@ -7,21 +7,25 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
 
 // schemaVersion is the layout of the store's tables. Version 2 added the
-// analysed terms of each paper, version 3 its tags.
-const schemaVersion = 3
+// analysed terms of each paper, version 3 its tags, version 4 its sources
+// and the work_keys table.
+const schemaVersion = 4
 
 // upgradeFrom is the change from schema version v to the next.
 func upgradeFrom(v int) string {
 	switch v {
 	case 1:
 		return `ALTER TABLE papers ADD COLUMN terms TEXT NOT NULL DEFAULT ''` // load fills them in
-	default: // 2
+	case 2:
 		return `ALTER TABLE papers ADD COLUMN tags TEXT NOT NULL DEFAULT ''`
+	default: // 3; upgrade fills work_keys in
+		return `ALTER TABLE papers ADD COLUMN sources TEXT NOT NULL DEFAULT ''`
 	}
 }
 
@@ -43,8 +47,17 @@ CREATE TABLE IF NOT EXISTS papers (
 	paper_hash TEXT NOT NULL,
 	vector     BLOB NOT NULL,
 	terms      TEXT NOT NULL DEFAULT '',
-	tags       TEXT NOT NULL DEFAULT ''
-);`
+	tags       TEXT NOT NULL DEFAULT '',
+	sources    TEXT NOT NULL DEFAULT ''
+);
+-- The keys naming the work each paper is a version of
+-- (papersearch.WorkKeys), to find the stored versions of an arriving one.
+CREATE TABLE IF NOT EXISTS work_keys (
+	key TEXT NOT NULL,
+	id  TEXT NOT NULL,
+	PRIMARY KEY (key, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS work_keys_id ON work_keys (id);`
 
 func (s *Store) init(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, schema); err != nil {
@@ -123,9 +136,15 @@ func (s *Store) upgrade(ctx context.Context, v string) error {
 		return fmt.Errorf("upgrade schema: %w", err)
 	}
 	defer tx.Rollback()
+	keyed := from >= 4
 	for ; from < schemaVersion; from++ {
 		if _, err := tx.ExecContext(ctx, upgradeFrom(from)); err != nil {
 			return fmt.Errorf("upgrade schema from version %d: %w", from, err)
+		}
+	}
+	if !keyed {
+		if err := fillWorkKeys(ctx, tx); err != nil {
+			return fmt.Errorf("upgrade schema: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'schema_version'`, strconv.Itoa(schemaVersion)); err != nil {
@@ -133,6 +152,46 @@ func (s *Store) upgrade(ctx context.Context, v string) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("upgrade schema: %w", err)
+	}
+	return nil
+}
+
+// fillWorkKeys records the work keys of every paper (stores written before
+// schema version 4 kept none).
+func fillWorkKeys(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT `+paperColumns+` FROM papers`)
+	if err != nil {
+		return fmt.Errorf("work keys: %w", err)
+	}
+	var papers []papersearch.Paper
+	for rows.Next() {
+		p, err := scanPaper(rows)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("work keys: %w", err)
+		}
+		papers = append(papers, papersearch.Paper{ID: p.ID, Title: p.Title, Authors: p.Authors, Sources: p.Sources})
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("work keys: %w", err)
+	}
+	for _, p := range papers {
+		if err := putWorkKeys(ctx, tx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putWorkKeys replaces the work keys recorded for p.
+func putWorkKeys(ctx context.Context, tx *sql.Tx, p papersearch.Paper) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM work_keys WHERE id = ?`, p.ID); err != nil {
+		return fmt.Errorf("work keys of %s: %w", p.ID, err)
+	}
+	for _, k := range papersearch.WorkKeys(p) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO work_keys (key, id) VALUES (?, ?)`, k, p.ID); err != nil {
+			return fmt.Errorf("work keys of %s: %w", p.ID, err)
+		}
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func (s *Store) load(ctx context.Context) (*index, error) {
 	// stored (stores written before terms were), to analyse them once.
 	rows, err := s.db.QueryContext(ctx, `SELECT id,
 		CASE WHEN terms = '' THEN title ELSE '' END, CASE WHEN terms = '' THEN abstract ELSE '' END,
-		authors, venue, year, '', tags, terms, vector FROM papers ORDER BY seq`)
+		authors, venue, year, '', tags, '', terms, vector FROM papers ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
@@ -169,11 +169,11 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 		return fmt.Errorf("upsert: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO papers (id, title, abstract, authors, venue, year, url, tags, text_hash, paper_hash, vector, terms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO papers (id, title, abstract, authors, venue, year, url, tags, sources, text_hash, paper_hash, vector, terms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET title=excluded.title, abstract=excluded.abstract, authors=excluded.authors,
-			venue=excluded.venue, year=excluded.year, url=excluded.url, tags=excluded.tags, text_hash=excluded.text_hash,
-			paper_hash=excluded.paper_hash, vector=excluded.vector, terms=excluded.terms`)
+			venue=excluded.venue, year=excluded.year, url=excluded.url, tags=excluded.tags, sources=excluded.sources,
+			text_hash=excluded.text_hash, paper_hash=excluded.paper_hash, vector=excluded.vector, terms=excluded.terms`)
 	if err != nil {
 		return fmt.Errorf("upsert: %w", err)
 	}
@@ -185,10 +185,19 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 		if err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
 		}
+		var sources []byte
+		if len(p.Sources) > 0 {
+			if sources, err = json.Marshal(p.Sources); err != nil {
+				return fmt.Errorf("upsert %s: %w", p.ID, err)
+			}
+		}
 		entries[i] = entry{paper: p, vector: d.Vector, terms: d.AnalysedTerms()}
 		if _, err := stmt.ExecContext(ctx, p.ID, p.Title, p.Abstract, string(authors), p.Venue, p.Year, p.URL, strings.Join(p.Tags, " "),
-			d.TextHash, d.PaperHash, embed.EncodeVector(d.Vector), strings.Join(entries[i].terms, " ")); err != nil {
+			string(sources), d.TextHash, d.PaperHash, embed.EncodeVector(d.Vector), strings.Join(entries[i].terms, " ")); err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
+		}
+		if err := putWorkKeys(ctx, tx, p); err != nil {
+			return fmt.Errorf("upsert: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -204,12 +213,23 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 func (s *Store) Delete(ctx context.Context, id string) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	res, err := s.db.ExecContext(ctx, `DELETE FROM papers WHERE id = ?`, id)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", id, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `DELETE FROM papers WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("%w: %q", search.ErrNotFound, id)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM work_keys WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("delete %q: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("delete %q: commit: %w", id, err)
 	}
 	if s.idx.Load().remove(id) {
 		return s.compact(ctx)

@@ -227,7 +227,9 @@ func TestUpgradesSchema(t *testing.T) {
 	if err := s.Upsert(ctx, []search.Document{storetest.Doc(1)}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`ALTER TABLE papers DROP COLUMN tags`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`} {
+	// Back to version 2: no tags, no sources, no work keys.
+	for _, q := range []string{`ALTER TABLE papers DROP COLUMN tags`, `ALTER TABLE papers DROP COLUMN sources`,
+		`DROP TABLE work_keys`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`} {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
@@ -248,6 +250,9 @@ func TestUpgradesSchema(t *testing.T) {
 	}
 	if n, _ := s.Count(ctx); n != 2 {
 		t.Errorf("count after the upgrade = %d, want 2", n)
+	}
+	if works, err := s.Works(ctx, []string{"p001"}); err != nil || len(works) != 1 {
+		t.Errorf("after the upgrade, the work keys of the paper stored before = %v, %v", works, err)
 	}
 	var v string
 	s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)

@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -329,6 +331,56 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 		}
 		if len(fps) != 2 || fps["p001"].PaperHash != Doc(1).PaperHash {
 			t.Errorf("Fingerprints = %v", fps)
+		}
+	})
+
+	t.Run("Works", func(t *testing.T) {
+		s := open(t)
+		d := Doc(1)
+		d.Paper.Title, d.Paper.Authors = "Deep Networks Learn Slowly", []string{"Ada Lovelace", "Alan Turing"}
+		d.Paper.Sources = []papersearch.Source{{ID: "arxiv:2401.00001", URL: "https://arxiv.org/abs/2401.00001"}, {ID: "doi:10.1/x"}}
+		if err := s.Upsert(ctx, []search.Document{d, Doc(2), Doc(3)}); err != nil {
+			t.Fatal(err)
+		}
+		works := func(keys ...string) []string {
+			t.Helper()
+			found, err := s.Works(ctx, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return slices.Sorted(maps.Keys(found))
+		}
+		for _, tt := range []struct {
+			keys []string
+			want []string
+		}{
+			{[]string{"doi:10.1/x"}, []string{"p001"}},
+			{[]string{"arxiv:2401.00001", "nope"}, []string{"p001"}},
+			{[]string{"title:deep networks learn slowly/lovelace"}, []string{"p001"}},
+			{[]string{"p002", "p003", "doi:10.1/x"}, []string{"p001", "p002", "p003"}},
+			{[]string{"title:deep networks learn slowly/turing", "arxiv:2401.00002"}, nil},
+		} {
+			if got := works(tt.keys...); !slices.Equal(got, tt.want) {
+				t.Errorf("Works(%q) = %q, want %q", tt.keys, got, tt.want)
+			}
+		}
+		got, err := s.Get(ctx, "p001")
+		if err != nil || !slices.Equal(got.Paper.Sources, d.Paper.Sources) {
+			t.Errorf("Get p001: sources %+v, %v; want %+v", got.Paper.Sources, err, d.Paper.Sources)
+		}
+		// A new version's keys replace the old ones; a deleted paper has none.
+		d.Paper.Sources = d.Paper.Sources[:1]
+		if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+			t.Fatal(err)
+		}
+		if got := works("doi:10.1/x"); got != nil {
+			t.Errorf("after the DOI was dropped, Works(doi) = %q", got)
+		}
+		if err := s.Delete(ctx, "p001"); err != nil {
+			t.Fatal(err)
+		}
+		if got := works("arxiv:2401.00001", "p001"); got != nil {
+			t.Errorf("after delete, Works = %q", got)
 		}
 	})
 }

@@ -42,6 +42,7 @@ type entry struct {
 		Name string `xml:"http://www.w3.org/2005/Atom name"`
 	} `xml:"http://www.w3.org/2005/Atom author"`
 	JournalRef string `xml:"http://arxiv.org/schemas/atom journal_ref"`
+	DOI        string `xml:"http://arxiv.org/schemas/atom doi"`
 }
 
 // APIReader yields the papers an arXiv API query finds, newest first, up
@@ -141,5 +142,5 @@ func apiPaper(e entry) (papersearch.Paper, error) {
 	if !papersearch.ValidURL(p.URL) {
 		p.URL = ""
 	}
-	return papersearch.Complete(p)
+	return papersearch.Complete(seeds.WithSources(p, e.DOI, m[1]))
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,7 +21,8 @@ import (
 const query = "cat:cs.LG AND ti:diffusion"
 
 // atomServer answers as arXiv's API does for a query finding n entries:
-// Atom with arXiv's and OpenSearch's namespaces; entry 5 has no summary;
+// Atom with arXiv's and OpenSearch's namespaces; entry 0 has a journal
+// reference and a DOI, entry 5 no summary;
 // the first request for the second page gets a 503 with Retry-After.
 func atomServer(t *testing.T, n int) (*httptest.Server, *atomic.Int64) {
 	var requests atomic.Int64
@@ -56,9 +58,10 @@ func atomServer(t *testing.T, n int) (*httptest.Server, *atomic.Int64) {
     <title>Diffusion \emph{models} number %d</title>
     <summary>%s</summary>
     <author><name>Ada Lovelace</name></author><author><name>Author %d</name></author>
-    <arxiv:journal_ref>%s</arxiv:journal_ref>
+    <arxiv:journal_ref>%s</arxiv:journal_ref>%s
     <arxiv:primary_category term="cs.LG"/>
-  </entry>`, i, 1+i%28, i, summary, i, map[bool]string{true: "NeurIPS 2024", false: ""}[i == 0])
+  </entry>`, i, 1+i%28, i, summary, i, map[bool]string{true: "NeurIPS 2024", false: ""}[i == 0],
+				map[bool]string{true: "\n    <arxiv:doi>10.5555/NIPS.0</arxiv:doi>", false: ""}[i == 0])
 		}
 		b.WriteString("\n</feed>\n")
 		w.Header().Set("Content-Type", "application/atom+xml")
@@ -84,8 +87,13 @@ func TestAPIQuery(t *testing.T) {
 		strings.Join(p.Authors, "|") != "Ada Lovelace|Author 0" {
 		t.Errorf("paper 0: %+v", p)
 	}
-	if papers[1].Venue != "arXiv" {
-		t.Errorf("paper 1 venue %q", papers[1].Venue)
+	want := []papersearch.Source{{ID: "arxiv:2401.00000", URL: "https://arxiv.org/abs/2401.00000"},
+		{ID: "doi:10.5555/nips.0", URL: "https://doi.org/10.5555/NIPS.0"}}
+	if !slices.Equal(p.Sources, want) {
+		t.Errorf("paper 0 sources %+v, want %+v", p.Sources, want)
+	}
+	if papers[1].Venue != "arXiv" || len(papers[1].Sources) != 1 {
+		t.Errorf("paper 1: venue %q, sources %+v", papers[1].Venue, papers[1].Sources)
 	}
 	// Pages of 200, 200 and 20, and the 503 retried.
 	if n := requests.Load(); n != 4 {

@@ -177,7 +177,7 @@ func Paper(rec record) (papersearch.Paper, error) {
 	if !papersearch.ValidURL(p.URL) {
 		p.URL = ""
 	}
-	return papersearch.Complete(p)
+	return papersearch.Complete(seeds.WithSources(p, rec.DOI, rec.ID))
 }
 
 // year is the year of the first version, else of the id (2401.01234 is

@@ -53,6 +53,10 @@ func TestSnapshot(t *testing.T) {
 		all[0].Title != "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies" {
 		t.Errorf("without a category filter: %+v", all)
 	}
+	if s := all[0].Sources; len(s) != 2 || s[0].ID != "arxiv:0704.0001" || s[1].ID != "doi:10.1103/physrevd.76.013009" ||
+		s[1].URL != "https://doi.org/10.1103/PhysRevD.76.013009" {
+		t.Errorf("sources of the record with a DOI: %+v", s)
+	}
 }
 
 // generated writes n snapshot lines, a tenth of them in cs.LG, each with a

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,24 @@ type work struct {
 		} `json:"source"`
 		LandingPageURL string `json:"landing_page_url"`
 	} `json:"primary_location"`
+	// Locations are every place the work is found; an arXiv abstract page
+	// among them names its preprint.
+	Locations []struct {
+		LandingPageURL string `json:"landing_page_url"`
+	} `json:"locations"`
+}
+
+// arxivPage takes the arXiv id, without version, out of an abstract page.
+var arxivPage = regexp.MustCompile(`^https?://(?:www\.)?arxiv\.org/abs/([^?#]+?)(?:v\d+)?$`) // read-only
+
+// arxivID returns the id of the work's arXiv version, "" when it lists none.
+func (w work) arxivID() string {
+	for _, l := range w.Locations {
+		if m := arxivPage.FindStringSubmatch(strings.TrimSpace(l.LandingPageURL)); m != nil {
+			return m[1]
+		}
+	}
+	return ""
 }
 
 type page struct {
@@ -147,7 +166,9 @@ func Abstract(index map[string][]int) string {
 }
 
 // Paper turns a work into a paper: id doi:<DOI> when it has one, else
-// openalex:<W id>; the abstract rebuilt; the primary source as the venue.
+// arxiv:<id> when an arXiv abstract page is among its locations, else
+// openalex:<W id>; the abstract rebuilt; the primary source as the venue;
+// the work's OpenAlex page, DOI and arXiv id among its sources.
 func Paper(w work) (papersearch.Paper, error) {
 	p := papersearch.Paper{
 		Title:    w.Title,
@@ -162,6 +183,8 @@ func Paper(w work) (papersearch.Paper, error) {
 	for _, a := range w.Authorships {
 		p.Authors = append(p.Authors, a.Author.DisplayName)
 	}
-	p = seeds.Identify(p, w.DOI, "", "openalex:"+strings.TrimPrefix(w.ID, "https://openalex.org/"))
+	own := strings.TrimPrefix(w.ID, "https://openalex.org/")
+	p.Sources = []papersearch.Source{{ID: "openalex:" + own, URL: "https://openalex.org/" + own}}
+	p = seeds.Identify(p, w.DOI, w.arxivID(), "openalex:"+own)
 	return papersearch.Complete(p)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,7 +23,8 @@ const filter = "concepts.id:C154945302,publication_year:2026"
 
 // worksServer answers GET /works as OpenAlex does for a filter finding n
 // works, cursor-paged: the cursor is the next offset; work 3 has no
-// abstract (a null inverted index), odd works have no DOI; the first
+// abstract (a null inverted index), odd works have no DOI, every fifth has
+// an arXiv version among its locations; the first
 // request for the second page gets a 429 with Retry-After; every request
 // must carry the mailto of the polite pool.
 func worksServer(t *testing.T, n int) (*httptest.Server, *atomic.Int64) {
@@ -62,6 +64,10 @@ func worksServer(t *testing.T, n int) (*httptest.Server, *atomic.Int64) {
 			if i == 3 {
 				work["abstract_inverted_index"] = nil
 			}
+			if i%5 == 0 { // an arXiv version among the locations
+				work["locations"] = []map[string]any{{"landing_page_url": "https://doi.org/x"},
+					{"landing_page_url": fmt.Sprintf("https://arxiv.org/abs/2601.%05dv3", i)}}
+			}
 			results = append(results, work)
 		}
 		var next *string
@@ -89,8 +95,16 @@ func TestReadWorks(t *testing.T) {
 		p.Year != 2026 || p.URL != "https://doi.org/10.1234/W0" || strings.Join(p.Authors, "|") != "Ada Lovelace" {
 		t.Errorf("paper 0: %+v", p)
 	}
-	if p := papers[1]; p.ID != "openalex:W1001" || p.URL != "" {
+	want := []papersearch.Source{{ID: "arxiv:2601.00000", URL: "https://arxiv.org/abs/2601.00000"},
+		{ID: "doi:10.1234/w0", URL: "https://doi.org/10.1234/W0"}, {ID: "openalex:W1000", URL: "https://openalex.org/W1000"}}
+	if !slices.Equal(papers[0].Sources, want) {
+		t.Errorf("paper 0 sources %+v, want %+v", papers[0].Sources, want)
+	}
+	if p := papers[1]; p.ID != "openalex:W1001" || p.URL != "" || len(p.Sources) != 1 {
 		t.Errorf("paper 1: %+v", p)
+	}
+	if p := papers[4]; p.ID != "arxiv:2601.00005" || p.URL != "https://arxiv.org/abs/2601.00005" { // work 3 was rejected
+		t.Errorf("work 5, without a DOI but with an arXiv version: %+v", p)
 	}
 	if n := requests.Load(); n != 4 { // three pages and the 429
 		t.Errorf("%d requests, want 4", n)

@@ -157,5 +157,6 @@ func Paper(n note, venueID string) (papersearch.Paper, error) {
 	if !papersearch.ValidURL(p.URL) {
 		p.URL = ""
 	}
+	p.Sources = []papersearch.Source{{ID: p.ID, URL: p.URL}}
 	return papersearch.Complete(p)
 }
