@@ -166,6 +166,31 @@ func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) 
 	return papers[slices.Min(slices.Collect(maps.Keys(papers)))], nil
 }
 
+// resolve returns ids with each id that names no stored paper but is a
+// source of one (see Get) replaced by that paper's id; ids naming
+// nothing stay as they are.
+func (e *Engine) resolve(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return ids, nil
+	}
+	stored, err := e.store.Lookup(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(ids)
+	for i, id := range ids {
+		if _, ok := stored[id]; ok {
+			continue
+		}
+		if p, err := e.Get(ctx, id); err == nil {
+			out[i] = p.ID
+		} else if !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Model names the embedding model of the index.
 func (e *Engine) Model() embed.ModelInfo { return e.store.Model() }
 

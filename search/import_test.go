@@ -242,6 +242,16 @@ func TestImportMergesVersions(t *testing.T) {
 		}
 	}
 
+	res, err = eng.Search(ctx, search.Query{Like: []string{"openreview:abc"}, Mode: search.Dense, Limit: 10})
+	if err != nil {
+		t.Fatalf("search like a source id: %v", err)
+	}
+	for _, h := range res.Hits {
+		if h.ID == "arxiv:2401.00001" {
+			t.Errorf("search like openreview:abc returned the liked work: %v", res.Hits)
+		}
+	}
+
 	// Everything again, in either order: nothing changes.
 	before, embedded := contents(t, store), len(emb.texts)
 	for _, again := range []struct {

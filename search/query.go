@@ -105,6 +105,14 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	if err := q.validate(); err != nil {
 		return Results{}, err
 	}
+	// A liked paper may be named by a source id (see Get).
+	var err error
+	if q.Like, err = e.resolve(ctx, q.Like); err != nil {
+		return Results{}, err
+	}
+	if q.Unlike, err = e.resolve(ctx, q.Unlike); err != nil {
+		return Results{}, err
+	}
 	seen, err := e.seen(q.Cursor, q.fingerprint("search"))
 	if err != nil {
 		return Results{}, err
