@@ -22,6 +22,14 @@ type Source interface {
 	Next() (papersearch.Paper, error)
 }
 
+// A Checkpointer is a Source an import can resume without reading again
+// what it stored: Import calls Checkpoint after each batch it stored, when
+// every record handed out so far is stored, with done false, and once
+// more with done true after the last batch of a source read to its end.
+type Checkpointer interface {
+	Checkpoint(ctx context.Context, done bool) error
+}
+
 // ImportOptions shape an import.
 type ImportOptions struct {
 	// Tags are added to every paper imported, beside the tags it already
@@ -103,6 +111,9 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 		}
 		sum.Merged += merged
 		batch = batch[:0]
+		if err := checkpoint(ctx, src, false); err != nil {
+			return err
+		}
 		if opts.Progress != nil {
 			opts.Progress(ImportProgress{Read: sum.Read, Rejected: sum.Rejected,
 				Stored: sum.New + sum.Updated + sum.Unchanged, Elapsed: time.Since(start)})
@@ -118,6 +129,9 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 		switch {
 		case errors.Is(err, io.EOF):
 			err := flush()
+			if err == nil {
+				err = checkpoint(ctx, src, true)
+			}
 			sum.Took = time.Since(start)
 			return sum, err
 		case errors.As(err, &le):
@@ -141,6 +155,17 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 			}
 		}
 	}
+}
+
+// checkpoint tells src, if it keeps checkpoints, that what it handed out
+// is stored.
+func checkpoint(ctx context.Context, src Source, done bool) error {
+	if c, ok := src.(Checkpointer); ok {
+		if err := c.Checkpoint(ctx, done); err != nil {
+			return fmt.Errorf("import: checkpoint: %w", err)
+		}
+	}
+	return nil
 }
 
 // version is one work while a batch is merged: a paper stored or read.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,7 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	fs.Var(&tags, "tag", "tag every imported paper (repeat for several)")
 	fs.Var(&categories, "category", "arxiv-snapshot: keep records with a category starting with this (repeat for several)")
 	limit := fs.Int("max", 1000, "arxiv, openalex: import at most this many papers")
+	restart := fs.Bool("restart", false, "arxiv, openalex, openreview: read the source from its start, not after what an interrupted run stored")
 	positional, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return usageError{fmt.Sprintf("import %s: %v", kind, err)}
@@ -75,6 +77,14 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return err
 	}
 	tags = append(tags, own...)
+	src, at, err := resume(cfg, kind, name, *limit, tags, *restart, src)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if at != "" {
+		fmt.Fprintf(stderr, "%s: resuming after record %s, where an interrupted run stopped (--restart reads from the start)\n",
+			name, strings.Fields(at)[0])
+	}
 	eng, store, err := openEngine(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -140,11 +150,19 @@ func fileSource(kind string) bool {
 }
 
 // httpImporter opens the sources of POST /v1/imports.
-func httpImporter(cfg Config) api.Importer {
+func httpImporter(cfg Config, log *slog.Logger) api.Importer {
 	return func(ctx context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
 		src, tags, err := openSource(ctx, cfg, req.Source, req.Target, strings.NewReader(req.Content), nil, *req.Max)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: %v", api.ErrBadImport, err)
+		}
+		// An interrupted import of the same request resumes after what it stored.
+		src, at, err := resume(cfg, req.Source, req.Target, *req.Max, append(slices.Clone(req.Tags), tags...), false, src)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if at != "" {
+			log.Info("import resumes after an interrupted run", "source", req.Source, "target", req.Target, "position", at)
 		}
 		return src, tags, func() {}, nil
 	}

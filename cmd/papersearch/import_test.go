@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -225,5 +229,82 @@ func TestServeImportsEverySource(t *testing.T) {
 		if len(res.Results) < tc.stored {
 			t.Errorf("%s: %d papers under the tag %s, want at least %d", tc.req.Source, len(res.Results), tc.tag, tc.stored)
 		}
+	}
+}
+
+// TestImportResumesWithoutRefetching: an OpenReview import interrupted in
+// its second page, run again, asks only for the notes after its last
+// stored batch, stores the rest, and forgets its checkpoint once done;
+// --restart reads from the start.
+func TestImportResumesWithoutRefetching(t *testing.T) {
+	dir := setEnv(t)
+	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
+	t.Setenv("PAPERSEARCH_MODEL", "all-MiniLM-L6-v2")
+	const venue, notes = "TMLR.cc/2026/Journal", 1200
+	var (
+		mu      sync.Mutex
+		offsets []string
+		stop    context.CancelFunc // the running import's, cancelled at the second page
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		offset, _ := strconv.Atoi(q.Get("offset"))
+		limit, _ := strconv.Atoi(q.Get("limit"))
+		mu.Lock()
+		offsets = append(offsets, q.Get("offset"))
+		if offset >= 1000 && stop != nil {
+			stop() // interrupted while the second page is fetched
+			stop = nil
+		}
+		mu.Unlock()
+		var page []map[string]any
+		for i := offset; i < min(offset+limit, notes); i++ {
+			page = append(page, map[string]any{"id": fmt.Sprintf("n%04d", i), "content": map[string]any{
+				"title":    map[string]any{"value": fmt.Sprintf("Note %d", i)},
+				"abstract": map[string]any{"value": fmt.Sprintf("We study question %d.", i)}}})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"notes": page, "count": notes})
+	}))
+	defer srv.Close()
+	t.Setenv("PAPERSEARCH_OPENREVIEW_URL", srv.URL)
+	asked := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := offsets
+		offsets = nil
+		return out
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mu.Lock()
+	stop = cancel
+	mu.Unlock()
+	if err := run(ctx, []string{"import", "openreview", venue}, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted import: %v", err)
+	}
+	// Three batches of 256 were stored before the interruption.
+	if got := asked(); !slices.Equal(got, []string{"0", "1000"}) {
+		t.Errorf("first run asked for offsets %v", got)
+	}
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), []string{"import", "openreview", venue}, &out, &errs); err != nil {
+		t.Fatalf("%v\n%s", err, errs.String())
+	}
+	if got := asked(); !slices.Equal(got, []string{"768"}) {
+		t.Errorf("the resumed run asked for offsets %v, want only 768", got)
+	}
+	if !strings.Contains(errs.String(), "resuming after record 768") || !strings.Contains(out.String(), "432 records; 432 new, 0 updated, 0 unchanged") {
+		t.Errorf("resumed import:\n%s%s", errs.String(), out.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "imports", "*")); len(left) != 0 {
+		t.Errorf("checkpoints left after a finished import: %v", left)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"import", "openreview", venue, "--restart"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got := asked(); !slices.Equal(got, []string{"0", "1000"}) || !strings.Contains(out.String(), "1200 records; 0 new, 0 updated, 1200 unchanged") {
+		t.Errorf("--restart asked for %v: %s", got, out.String())
 	}
 }

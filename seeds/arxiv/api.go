@@ -92,6 +92,21 @@ func (r *APIReader) Next() (papersearch.Paper, error) {
 	return p, nil
 }
 
+// Position is where the reader stands: the entries handed out so far. A
+// reader of the same query moved there with Seek goes on with the next.
+func (r *APIReader) Position() string { return strconv.Itoa(r.read) }
+
+// Seek moves a reader that has read nothing yet to a Position, so its first
+// request asks for the results from there.
+func (r *APIReader) Seek(pos string) error {
+	n, err := strconv.Atoi(pos)
+	if err != nil || n < 0 || r.read > 0 || r.start > 0 {
+		return fmt.Errorf("arXiv query %q: cannot resume at %q", r.query, pos)
+	}
+	r.start, r.read = n, n
+	return nil
+}
+
 func (r *APIReader) fetch() error {
 	n := min(APIPageSize, r.limit-r.start)
 	q := url.Values{"search_query": {r.query}, "start": {strconv.Itoa(r.start)}, "max_results": {strconv.Itoa(n)},

@@ -108,3 +108,31 @@ func TestAPIRefusesABadQuery(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestAPIResume: a reader moved to where another stopped asks only for the
+// results after it, and gives exactly the rest.
+func TestAPIResume(t *testing.T) {
+	srv, requests := atomServer(t, 450)
+	first := NewAPIReader(context.Background(), fetch.New("arXiv", 0), srv.URL, query, 420)
+	for range 250 {
+		if _, err := first.Next(); err != nil && !errors.As(err, new(*seeds.LineError)) {
+			t.Fatal(err)
+		}
+	}
+	asked := requests.Load()
+	rest := NewAPIReader(context.Background(), fetch.New("arXiv", 0), srv.URL, query, 420)
+	if err := rest.Seek(first.Position()); err != nil {
+		t.Fatal(err)
+	}
+	papers, _, err := seeds.Collect(rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(papers) != 170 || papers[0].ID != "arxiv:2401.00250" || requests.Load()-asked != 1 {
+		t.Errorf("resumed at %s: %d papers from %s in %d requests; want 170 from 2401.00250 in 1",
+			first.Position(), len(papers), papers[0].ID, requests.Load()-asked)
+	}
+	if err := rest.Seek("3"); err == nil {
+		t.Error("a reader that has read moved")
+	}
+}

@@ -79,9 +79,14 @@ type Reader struct {
 	filter  string
 	email   string
 	limit   int
-	cursor  string // "" once the last page is read
+	cursor  string // of the next page; "" once the last page is read
 	read    int
 	pending []json.RawMessage
+	// page is the cursor the pending works were asked for with, and
+	// paged how many that page held; skip is how many of the next page
+	// fetched to drop (the works a resumed reader handed out before).
+	page        string
+	paged, skip int
 }
 
 // NewReader returns a reader of the first limit works the filter finds
@@ -126,6 +131,29 @@ func (r *Reader) Next() (papersearch.Paper, error) {
 	return p, nil
 }
 
+// Position is where the reader stands: the works handed out so far, and
+// the page they end in (its cursor and how many of it were handed out). A
+// reader of the same filter moved there with Seek asks for that page once
+// more and goes on after those works.
+func (r *Reader) Position() string {
+	if len(r.pending) == 0 { // between pages: the next one starts afresh
+		return fmt.Sprintf("%d 0 %s", r.read, r.cursor)
+	}
+	return fmt.Sprintf("%d %d %s", r.read, r.paged-len(r.pending), r.page)
+}
+
+// Seek moves a reader that has read nothing yet to a Position.
+func (r *Reader) Seek(pos string) error {
+	var read, skip int
+	var cursor string
+	n, _ := fmt.Sscanf(pos, "%d %d %s", &read, &skip, &cursor)
+	if n < 2 || read < 0 || skip < 0 || r.read > 0 || r.page != "" {
+		return fmt.Errorf("OpenAlex filter %q: cannot resume at %q", r.filter, pos)
+	}
+	r.read, r.skip, r.cursor = read, skip, cursor // no cursor: the results were all read
+	return nil
+}
+
 func (r *Reader) fetch() error {
 	q := url.Values{"filter": {r.filter}, "per-page": {strconv.Itoa(PageSize)}, "cursor": {r.cursor}}
 	if r.email != "" {
@@ -136,7 +164,9 @@ func (r *Reader) fetch() error {
 	if err != nil {
 		return fmt.Errorf("OpenAlex filter %q, works from %d: %w", r.filter, r.read, err)
 	}
-	r.pending = pg.Results
+	r.page, r.paged = r.cursor, len(pg.Results)
+	r.pending = pg.Results[min(r.skip, len(pg.Results)):]
+	r.skip = 0
 	r.cursor = ""
 	if pg.Meta.NextCursor != nil && len(pg.Results) > 0 {
 		r.cursor = *pg.Meta.NextCursor

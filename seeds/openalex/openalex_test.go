@@ -131,3 +131,40 @@ func TestRefused(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestResume: a reader moved to where another stopped asks again only for
+// the page it stopped in, and gives exactly the rest.
+func TestResume(t *testing.T) {
+	srv, requests := worksServer(t, 450)
+	open := func() *Reader {
+		return NewReader(context.Background(), fetch.New("OpenAlex", 0), srv.URL, filter, "me@example.org", 10_000)
+	}
+	first := open()
+	for range 250 {
+		if _, err := first.Next(); err != nil && !errors.As(err, new(*seeds.LineError)) {
+			t.Fatal(err)
+		}
+	}
+	asked := requests.Load()
+	rest := open()
+	if err := rest.Seek(first.Position()); err != nil {
+		t.Fatal(err)
+	}
+	papers, _, err := seeds.Collect(rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(papers) != 200 || papers[0].ID != "doi:10.1234/w250" || requests.Load()-asked != 2 {
+		t.Errorf("resumed at %q: %d papers from %s in %d requests; want 200 from W250 in 2",
+			first.Position(), len(papers), papers[0].ID, requests.Load()-asked)
+	}
+	// At the end, a resumed reader asks for nothing.
+	asked = requests.Load()
+	done := open()
+	if err := done.Seek(rest.Position()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := done.Next(); !errors.Is(err, io.EOF) || requests.Load() != asked {
+		t.Errorf("resumed at the end (%q): %v after %d requests", rest.Position(), err, requests.Load()-asked)
+	}
+}

@@ -97,6 +97,21 @@ func (r *Reader) Next() (papersearch.Paper, error) {
 	return p, nil
 }
 
+// Position is where the reader stands: the notes handed out so far. A
+// reader of the same venue moved there with Seek goes on with the next.
+func (r *Reader) Position() string { return strconv.Itoa(r.offset) }
+
+// Seek moves a reader that has read nothing yet to a Position, so its first
+// request asks for the notes from there.
+func (r *Reader) Seek(pos string) error {
+	n, err := strconv.Atoi(pos)
+	if err != nil || n < 0 || r.offset > 0 || r.done {
+		return fmt.Errorf("OpenReview %s: cannot resume at %q", r.venueID, pos)
+	}
+	r.offset = n
+	return nil
+}
+
 // fetch reads the page at the current offset.
 func (r *Reader) fetch() error {
 	q := url.Values{"content.venueid": {r.venueID}, "limit": {strconv.Itoa(PageSize)}, "offset": {strconv.Itoa(r.offset)}}

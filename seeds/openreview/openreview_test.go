@@ -105,3 +105,31 @@ func TestRefused(t *testing.T) {
 		t.Errorf("%d requests for a refused one, want 1", requests.Load())
 	}
 }
+
+// TestResume: a reader moved to where another stopped asks only for the
+// notes after it, and gives exactly the rest.
+func TestResume(t *testing.T) {
+	srv, requests := fixtureServer(t, 2500)
+	first := NewReader(context.Background(), fetch.New("OpenReview", 0), srv.URL, venue)
+	for range 1500 {
+		if _, err := first.Next(); err != nil && !errors.As(err, new(*seeds.LineError)) {
+			t.Fatal(err)
+		}
+	}
+	asked := requests.Load()
+	rest := NewReader(context.Background(), fetch.New("OpenReview", 0), srv.URL, venue)
+	if err := rest.Seek(first.Position()); err != nil {
+		t.Fatal(err)
+	}
+	papers, rejected, err := seeds.Collect(rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(papers) != 1000 || len(rejected) != 0 || papers[0].ID != "openreview:note1500" || requests.Load()-asked != 1 {
+		t.Errorf("resumed at %s: %d papers from %s in %d requests; want 1000 from note1500 in 1",
+			first.Position(), len(papers), papers[0].ID, requests.Load()-asked)
+	}
+	if err := NewReader(context.Background(), nil, srv.URL, venue).Seek("-1"); err == nil {
+		t.Error("a negative position was taken")
+	}
+}

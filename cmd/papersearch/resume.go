@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/papersearch/papersearch/search"
+)
+
+// positioned is a network source that can say where it stands and start
+// again there (the arXiv API, OpenAlex and OpenReview readers).
+type positioned interface {
+	search.Source
+	Position() string
+	Seek(pos string) error
+}
+
+// checkpointFile is what a resumable import keeps between runs.
+type checkpointFile struct {
+	Source   string    `json:"source"`
+	Target   string    `json:"target"`
+	Position string    `json:"position"`
+	Updated  time.Time `json:"updated"`
+}
+
+// resumable is a network source whose position is written to a file in
+// the data folder after each stored batch, so that the same import run
+// again starts after what it stored instead of fetching it again. The file
+// goes once the source is read to its end.
+type resumable struct {
+	positioned
+	path string
+	file checkpointFile
+}
+
+// Checkpoint records the source's position, or removes the record once
+// the import is done.
+func (r *resumable) Checkpoint(_ context.Context, done bool) error {
+	if done {
+		if err := os.Remove(r.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	r.file.Position, r.file.Updated = r.positioned.Position(), time.Now().UTC()
+	b, err := json.Marshal(r.file)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
+		return err
+	}
+	// Written aside and renamed: a crash leaves the old position or the new.
+	tmp := r.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, r.path)
+}
+
+// resume makes src resumable when it is a network source: an import of the
+// same source, target, limit and tags into the same store, interrupted
+// before, continues where its last stored batch ended (unless restart).
+// It returns the source and the position resumed at ("" from the start).
+func resume(cfg Config, kind, target string, limit int, tags []string, restart bool, src search.Source) (search.Source, string, error) {
+	p, ok := src.(positioned)
+	if !ok {
+		return src, "", nil
+	}
+	store := "embedded " + cfg.storePath()
+	if cfg.QdrantURL != "" {
+		store = "qdrant " + cfg.QdrantURL + " " + cfg.Collection
+	}
+	tags = slices.Clone(tags)
+	for i, t := range tags {
+		tags[i] = strings.ToLower(t)
+	}
+	slices.Sort(tags)
+	sum := sha256.Sum256([]byte(strings.Join([]string{kind, target, fmt.Sprint(limit), strings.Join(tags, ","), store}, "\x00")))
+	r := &resumable{positioned: p, path: filepath.Join(cfg.DataDir, "imports", hex.EncodeToString(sum[:8])+".json"),
+		file: checkpointFile{Source: kind, Target: target}}
+	if restart {
+		return r, "", nil
+	}
+	b, err := os.ReadFile(r.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read the checkpoint of this import: %w", err)
+	}
+	var saved checkpointFile
+	if err := json.Unmarshal(b, &saved); err != nil {
+		return nil, "", fmt.Errorf("read the checkpoint of this import (%s): %w; --restart ignores it", r.path, err)
+	}
+	if err := p.Seek(saved.Position); err != nil {
+		return nil, "", fmt.Errorf("%w; --restart ignores the checkpoint %s", err, r.path)
+	}
+	return r, saved.Position, nil
+}
