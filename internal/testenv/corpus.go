@@ -21,11 +21,7 @@ const MLPapersFile = "shared/data/papers/ml-papers.jsonl.gz"
 // stops t with Missing when the corpus is not there.
 func MLPapers(t testing.TB, n int) []papersearch.Paper {
 	t.Helper()
-	path, err := beside(MLPapersFile)
-	if err != nil {
-		Missing(t, "the test needs %s beside the module: %v", MLPapersFile, err)
-	}
-	f, err := os.Open(path)
+	f, err := os.Open(Shared(t, MLPapersFile))
 	if err != nil {
 		Missing(t, "the test needs %s beside the module: %v", MLPapersFile, err)
 	}
@@ -50,6 +46,24 @@ func MLPapers(t testing.TB, n int) []papersearch.Paper {
 		out = append(out, p)
 	}
 	return out
+}
+
+// CSAbstructDir is the shared CSAbstruct data set (train, dev and test
+// splits), relative to the directory that holds the module.
+const CSAbstructDir = "shared/data/csabstruct"
+
+// Shared returns the path of rel (MLPapersFile, CSAbstructDir) beside the
+// module's root, or stops t with Missing when it is not there.
+func Shared(t testing.TB, rel string) string {
+	t.Helper()
+	path, err := beside(rel)
+	if err == nil {
+		_, err = os.Stat(path)
+	}
+	if err != nil {
+		Missing(t, "the test needs %s beside the module: %v", rel, err)
+	}
+	return path
 }
 
 // beside returns rel resolved against the parent of the module's root (the

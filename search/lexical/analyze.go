@@ -44,9 +44,23 @@ func Analyze(text string) []string {
 	return terms
 }
 
-// Tokens returns the index terms of text with the words they came from.
+// Tokens returns the index terms of text with the words they came from:
+// its Words without stop words, stemmed.
 func Tokens(text string) []Token {
 	var out []Token
+	for _, word := range Words(text) {
+		if stopWords[word] {
+			continue
+		}
+		out = append(out, Token{Term: porter.StemString(word), Word: word})
+	}
+	return out
+}
+
+// Words splits text into its words, lower-cased, in order: runs of letters
+// and digits, a possessive 's dropped ("model's" is "model").
+func Words(text string) []string {
+	var out []string
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if !IsWordRune(r) {
@@ -72,10 +86,7 @@ func Tokens(text string) []Token {
 				i = j
 			}
 		}
-		if stopWords[word] {
-			continue
-		}
-		out = append(out, Token{Term: porter.StemString(word), Word: word})
+		out = append(out, word)
 	}
 	return out
 }
