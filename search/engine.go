@@ -15,6 +15,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/roles"
 )
 
 // Limits on a query.
@@ -49,6 +50,7 @@ type Engine struct {
 	opts    Options
 	queries *lru.Cache[string, []float32] // recent query vectors by text
 	query   *queryEmbedder
+	roles   *roles.Classifier // labels abstracts' sentences
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -141,7 +143,11 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 		a, b := p.Parts()
 		byModel = append(byModel, observed(a), observed(b))
 	}
-	return &Engine{store: store, embedder: byModel[0], docs: observed(embed.Instructed(embedder, embed.Document)),
+	labeller, err := roles.New()
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{store: store, embedder: byModel[0], docs: observed(embed.Instructed(embedder, embed.Document)), roles: labeller,
 		byModel: byModel, log: opts.Logger, opts: opts, queries: cache,
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }

@@ -225,15 +225,17 @@ func TestIngestIsIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.New != 5 || sum.Embedded != 5 || emb.texts != 5 {
-		t.Fatalf("first ingest %+v, embedded %d texts", sum, emb.texts)
+	// Each paper's text and each of its abstract's sentences.
+	texts := embeddedTexts(papers)
+	if sum.New != 5 || sum.Embedded != 5 || emb.texts != texts {
+		t.Fatalf("first ingest %+v, embedded %d texts, want %d", sum, emb.texts, texts)
 	}
 	// Unchanged corpus: zero embedding calls.
 	sum, err = eng.Ingest(ctx, papers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Unchanged != 5 || sum.Embedded != 0 || emb.texts != 5 {
+	if sum.Unchanged != 5 || sum.Embedded != 0 || emb.texts != texts {
 		t.Errorf("unchanged re-ingest %+v, embedded %d texts in all", sum, emb.texts)
 	}
 	// A changed abstract re-embeds exactly that paper; a changed venue
@@ -274,4 +276,14 @@ func TestEngineErrors(t *testing.T) {
 	if _, err := search.NewEngine(store, model, search.Options{}); !errors.Is(err, search.ErrModelMismatch) {
 		t.Errorf("NewEngine with mismatched model: err = %v", err)
 	}
+}
+
+// embeddedTexts counts the texts ingesting papers embeds: each paper's
+// text and its abstract's sentences (up to search.MaxSentences).
+func embeddedTexts(papers []papersearch.Paper) int {
+	n := 0
+	for _, p := range papers {
+		n += 1 + min(len(papersearch.Sentences(p.Abstract)), search.MaxSentences)
+	}
+	return n
 }

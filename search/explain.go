@@ -8,9 +8,6 @@ import (
 	"github.com/papersearch/papersearch/search/lexical"
 )
 
-// maxSentences bounds the sentences of one abstract considered for its
-// best sentence.
-const maxSentences = 24
 
 func explainRanks(x fused) *papersearch.Explanation {
 	ex := &papersearch.Explanation{DenseRank: x.DenseRank, LexicalRank: x.LexicalRank, MatchedTerms: []string{}}
@@ -47,10 +44,7 @@ func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query 
 				h.Explanation.MatchedTerms = append(h.Explanation.MatchedTerms, t.Word)
 			}
 		}
-		ss := papersearch.Sentences(h.Paper.Abstract)
-		if len(ss) > maxSentences {
-			ss = ss[:maxSentences]
-		}
+		ss := abstractSentences(h.Paper)
 		sentences = append(sentences, ss)
 		all = append(all, ss...)
 	}

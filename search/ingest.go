@@ -83,7 +83,7 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 			if err != nil {
 				return sum, fmt.Errorf("ingest: reuse vector of %s: %w", p.ID, err)
 			}
-			doc.Vector = prev.Vector
+			doc.Vector, doc.Sentences = prev.Vector, prev.Sentences
 			sum.Reused++
 		}
 		work = append(work, doc)
@@ -93,26 +93,20 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 		"unchanged", sum.Unchanged, "to_embed", len(work)-sum.Reused)
 	for done := 0; done < len(work); {
 		batch := work[done:min(done+e.opts.IngestBatch, len(work))]
-		var texts []string
-		var idx []int
+		var embedding []*Document
 		for i, d := range batch {
 			// Analysed here, batch by batch, so a large ingest never
 			// holds every paper's terms at once.
 			batch[i].Terms = lexical.Analyze(d.Paper.Text())
 			if d.Vector == nil {
-				texts = append(texts, d.Paper.Text())
-				idx = append(idx, i)
+				embedding = append(embedding, &batch[i])
 			}
 		}
-		if len(texts) > 0 {
-			vecs, err := e.docs.Embed(ctx, texts)
-			if err != nil {
+		if len(embedding) > 0 {
+			if err := e.embedWithSentences(ctx, embedding); err != nil {
 				return sum, fmt.Errorf("ingest: embed papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
 			}
-			for j, i := range idx {
-				batch[i].Vector = vecs[j]
-			}
-			sum.Embedded += len(texts)
+			sum.Embedded += len(embedding)
 		}
 		if err := e.store.Upsert(ctx, batch); err != nil {
 			return sum, fmt.Errorf("ingest: store papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)

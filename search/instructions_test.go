@@ -79,7 +79,8 @@ func TestModelInstructions(t *testing.T) {
 	} {
 		rec := &recordingEmbedder{name: tt.model}
 		ingestAndAsk(rec, search.Options{RawQueries: tt.raw})
-		want := []string{tt.doc + paper.Text(), tt.query + "graph networks"}
+		// The paper, its abstract's one sentence, then the query.
+		want := []string{tt.doc + paper.Text(), tt.doc + paper.Abstract, tt.query + "graph networks"}
 		if !slices.Equal(rec.texts, want) {
 			t.Errorf("%s (raw queries %v) embedded %q, want %q", tt.model, tt.raw, rec.texts, want)
 		}
@@ -87,10 +88,10 @@ func TestModelInstructions(t *testing.T) {
 	// A pair: each model with its own instructions.
 	bge, e5 := &recordingEmbedder{name: "bge-small-en-v1.5"}, &recordingEmbedder{name: "e5-small-v2"}
 	ingestAndAsk(embed.NewPair(bge, e5), search.Options{})
-	if want := []string{paper.Text(), bgeQuery + "graph networks"}; !slices.Equal(bge.texts, want) {
+	if want := []string{paper.Text(), paper.Abstract, bgeQuery + "graph networks"}; !slices.Equal(bge.texts, want) {
 		t.Errorf("pair: bge embedded %q, want %q", bge.texts, want)
 	}
-	if want := []string{"passage: " + paper.Text(), "query: graph networks"}; !slices.Equal(e5.texts, want) {
+	if want := []string{"passage: " + paper.Text(), "passage: " + paper.Abstract, "query: graph networks"}; !slices.Equal(e5.texts, want) {
 		t.Errorf("pair: e5 embedded %q, want %q", e5.texts, want)
 	}
 }

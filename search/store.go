@@ -26,6 +26,9 @@ type Document struct {
 	// Terms, when a store keeps them, are the analysed terms of Paper.Text()
 	// (see Analyze); nil otherwise.
 	Terms []string
+	// Sentences are the abstract's sentences with their roles and vectors
+	// (see Sentence); nil for a paper stored before they were kept.
+	Sentences []Sentence
 }
 
 // AnalysedTerms returns the document's analysed terms: Terms when set,
@@ -69,6 +72,10 @@ type Store interface {
 	// their work keys (papersearch.WorkKeys): the stored versions of the
 	// works those keys name.
 	Works(ctx context.Context, keys []string) (map[string]papersearch.Paper, error)
+	// Sentences returns the sentences (roles and vectors) kept for those of
+	// ids that have them; a store that keeps none returns an error
+	// wrapping ErrNoSentences.
+	Sentences(ctx context.Context, ids []string) (map[string][]Sentence, error)
 	// Fingerprints returns the hashes stored for those of ids that exist.
 	Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error)
 	// Nearest returns up to k documents allowed by f, by descending cosine
@@ -125,6 +132,8 @@ var (
 	// ErrModelMismatch is returned when a store built with one embedding
 	// model is opened with another.
 	ErrModelMismatch = errors.New("index was built with a different embedding model")
+	// ErrNoSentences is returned by a store that keeps no sentence vectors.
+	ErrNoSentences = errors.New("this store keeps no sentence vectors")
 	// ErrDimension is returned for a vector of the wrong length.
 	ErrDimension = errors.New("vector has the wrong dimension")
 	// ErrUnavailable is wrapped by errors that mean a dependency (the

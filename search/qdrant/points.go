@@ -222,6 +222,12 @@ func (q *Store) Works(ctx context.Context, keys []string) (_ map[string]papersea
 	return out, nil
 }
 
+// Sentences returns ErrNoSentences: the Qdrant store does not keep
+// sentence vectors yet, so aspect similarity needs the embedded store.
+func (q *Store) Sentences(context.Context, []string) (map[string][]search.Sentence, error) {
+	return nil, fmt.Errorf("qdrant collection %s: %w", q.coll, search.ErrNoSentences)
+}
+
 // scrollLimit is how many points one scroll request of Works asks for.
 const scrollLimit = 256
 

@@ -76,6 +76,11 @@ func (s *Store) Get(ctx context.Context, id string) (search.Document, error) {
 		return search.Document{}, fmt.Errorf("get %q: %w", id, err)
 	}
 	d.Terms = strings.Fields(terms)
+	ss, err := s.Sentences(ctx, []string{id})
+	if err != nil {
+		return search.Document{}, fmt.Errorf("get %q: %w", id, err)
+	}
+	d.Sentences = ss[id]
 	return d, nil
 }
 

@@ -14,8 +14,8 @@ import (
 
 // schemaVersion is the layout of the store's tables. Version 2 added the
 // analysed terms of each paper, version 3 its tags, version 4 its sources
-// and the work_keys table.
-const schemaVersion = 4
+// and the work_keys table, version 5 the sentences table.
+const schemaVersion = 5
 
 // upgradeFrom is the change from schema version v to the next.
 func upgradeFrom(v int) string {
@@ -24,8 +24,10 @@ func upgradeFrom(v int) string {
 		return `ALTER TABLE papers ADD COLUMN terms TEXT NOT NULL DEFAULT ''` // load fills them in
 	case 2:
 		return `ALTER TABLE papers ADD COLUMN tags TEXT NOT NULL DEFAULT ''`
-	default: // 3; upgrade fills work_keys in
+	case 3: // upgrade fills work_keys in
 		return `ALTER TABLE papers ADD COLUMN sources TEXT NOT NULL DEFAULT ''`
+	default: // 4: the sentences table is created with the schema; papers get sentences when re-embedded
+		return `SELECT 1`
 	}
 }
 
@@ -57,7 +59,14 @@ CREATE TABLE IF NOT EXISTS work_keys (
 	id  TEXT NOT NULL,
 	PRIMARY KEY (key, id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS work_keys_id ON work_keys (id);`
+CREATE INDEX IF NOT EXISTS work_keys_id ON work_keys (id);
+-- The abstract's sentences of each paper (search.Sentence): their roles,
+-- one digit each, and their vectors, each a float32 scale and int8 codes.
+CREATE TABLE IF NOT EXISTS sentences (
+	id      TEXT PRIMARY KEY,
+	roles   TEXT NOT NULL,
+	vectors BLOB NOT NULL
+) WITHOUT ROWID;`
 
 func (s *Store) init(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, schema); err != nil {

@@ -161,6 +161,11 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 		if len(d.Vector) != s.model.Dim {
 			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, search.ErrDimension, len(d.Vector), s.model.Dim)
 		}
+		for i, sen := range d.Sentences {
+			if len(sen.Vector) != s.model.Dim {
+				return fmt.Errorf("upsert %s: sentence %d: %w: %d, want %d", d.Paper.ID, i, search.ErrDimension, len(sen.Vector), s.model.Dim)
+			}
+		}
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -199,6 +204,12 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 		if err := putWorkKeys(ctx, tx, p); err != nil {
 			return fmt.Errorf("upsert: %w", err)
 		}
+		// nil sentences: the text did not change, and neither did they.
+		if d.Sentences != nil {
+			if err := s.putSentences(ctx, tx, p.ID, d.Sentences); err != nil {
+				return fmt.Errorf("upsert: %w", err)
+			}
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("upsert: commit: %w", err)
@@ -225,8 +236,10 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("%w: %q", search.ErrNotFound, id)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM work_keys WHERE id = ?`, id); err != nil {
-		return fmt.Errorf("delete %q: %w", id, err)
+	for _, table := range []string{"work_keys", "sentences"} {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("delete %q: %w", id, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("delete %q: commit: %w", id, err)

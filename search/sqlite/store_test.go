@@ -13,6 +13,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/roles"
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
@@ -258,5 +259,56 @@ func TestUpgradesSchema(t *testing.T) {
 	s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
 	if v != strconv.Itoa(schemaVersion) {
 		t.Errorf("schema version after the upgrade = %s", v)
+	}
+}
+
+// TestSentences: a paper's sentence vectors and roles are kept (as int8
+// codes, close to what was given), left alone by a write without them,
+// refused at the wrong dimension, and deleted with the paper.
+func TestSentences(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "p.db"), storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d := storetest.Doc(1)
+	d.Sentences = []search.Sentence{{Role: roles.Background, Vector: storetest.RandomUnit(11, storetest.Model.Dim)},
+		{Role: roles.Result, Vector: storetest.RandomUnit(12, storetest.Model.Dim)}}
+	if err := s.Upsert(ctx, []search.Document{d, storetest.Doc(2)}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		got, err := s.Sentences(ctx, []string{"p001", "p002", "nope"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss := got["p001"]
+		if len(got) != 1 || len(ss) != 2 || ss[0].Role != roles.Background || ss[1].Role != roles.Result ||
+			embed.Dot(ss[0].Vector, d.Sentences[0].Vector) < 0.999 || embed.Dot(ss[1].Vector, d.Sentences[1].Vector) < 0.999 {
+			t.Errorf("%s: sentences %+v", when, got)
+		}
+	}
+	check("stored")
+	if doc, err := s.Get(ctx, "p001"); err != nil || len(doc.Sentences) != 2 {
+		t.Errorf("Get: %d sentences, %v", len(doc.Sentences), err)
+	}
+	renamed := d
+	renamed.Paper.Venue, renamed.Sentences = "Elsewhere", nil
+	if err := s.Upsert(ctx, []search.Document{renamed}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a write without sentences")
+	bad := d
+	bad.Sentences = []search.Sentence{{Vector: make([]float32, 3)}}
+	if err := s.Upsert(ctx, []search.Document{bad}); !errors.Is(err, search.ErrDimension) {
+		t.Errorf("a sentence of the wrong dimension: %v", err)
+	}
+	if err := s.Delete(ctx, "p001"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Sentences(ctx, []string{"p001"}); len(got) != 0 {
+		t.Errorf("after delete: %+v", got)
 	}
 }

@@ -1,0 +1,95 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/roles"
+)
+
+// encodeSentences writes sentences as their roles (a digit each) and
+// their vectors (each a little-endian float32 scale, then dim int8 codes).
+func encodeSentences(ss []search.Sentence, dim int) (string, []byte) {
+	var rs strings.Builder
+	blob := make([]byte, 0, len(ss)*(4+dim))
+	codes := make([]int8, dim)
+	for _, s := range ss {
+		rs.WriteByte(byte('0' + s.Role))
+		scale := embed.Quantize(codes, s.Vector)
+		blob = binary.LittleEndian.AppendUint32(blob, math.Float32bits(scale))
+		for _, c := range codes {
+			blob = append(blob, byte(c))
+		}
+	}
+	return rs.String(), blob
+}
+
+// decodeSentences reads what encodeSentences wrote.
+func decodeSentences(rs string, blob []byte, dim int) ([]search.Sentence, error) {
+	if len(blob) != len(rs)*(4+dim) {
+		return nil, fmt.Errorf("sentences: %d bytes for %d sentences of %d dimensions", len(blob), len(rs), dim)
+	}
+	out := make([]search.Sentence, len(rs))
+	for i := range out {
+		rec := blob[i*(4+dim) : (i+1)*(4+dim)]
+		scale := math.Float32frombits(binary.LittleEndian.Uint32(rec))
+		v := make([]float32, dim)
+		for j, c := range rec[4:] {
+			v[j] = scale * float32(int8(c))
+		}
+		embed.Normalize(v)
+		out[i] = search.Sentence{Role: roles.Role(rs[i] - '0'), Vector: v}
+	}
+	return out, nil
+}
+
+// putSentences replaces the sentences kept for a paper.
+func (s *Store) putSentences(ctx context.Context, tx *sql.Tx, id string, ss []search.Sentence) error {
+	rs, blob := encodeSentences(ss, s.model.Dim)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO sentences (id, roles, vectors) VALUES (?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET roles = excluded.roles, vectors = excluded.vectors`, id, rs, blob); err != nil {
+		return fmt.Errorf("sentences of %s: %w", id, err)
+	}
+	return nil
+}
+
+// Sentences returns the sentences kept for those of ids that have them.
+func (s *Store) Sentences(ctx context.Context, ids []string) (map[string][]search.Sentence, error) {
+	out := make(map[string][]search.Sentence, len(ids))
+	for start := 0; start < len(ids); start += idChunk {
+		part := ids[start:min(start+idChunk, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT id, roles, vectors FROM sentences WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("sentences: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id, rs string
+				blob   []byte
+			)
+			if err := rows.Scan(&id, &rs, &blob); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("sentences: %w", err)
+			}
+			if out[id], err = decodeSentences(rs, blob, s.model.Dim); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("paper %s: %w", id, err)
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("sentences: %w", err)
+		}
+	}
+	return out, nil
+}
