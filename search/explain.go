@@ -8,7 +8,6 @@ import (
 	"github.com/papersearch/papersearch/search/lexical"
 )
 
-
 func explainRanks(x fused) *papersearch.Explanation {
 	ex := &papersearch.Explanation{DenseRank: x.DenseRank, LexicalRank: x.LexicalRank, MatchedTerms: []string{}}
 	if x.DenseRank > 0 {
