@@ -25,6 +25,25 @@ type Explanation struct {
 	MatchedTerms []string `json:"matched_terms"`
 	// BestSentence is the abstract sentence closest to the query.
 	BestSentence string `json:"best_sentence,omitempty"`
+	// SentenceMatch, in an aspect similarity, is the query paper's
+	// sentence and this paper's that matched best.
+	SentenceMatch *SentenceMatch `json:"sentence_match,omitempty"`
+}
+
+// SentenceMatch is a pair of sentences that matched: one of the query
+// paper, one of the result, and the cosine similarity of their vectors.
+type SentenceMatch struct {
+	Query      MatchedSentence `json:"query"`
+	Result     MatchedSentence `json:"result"`
+	Similarity float32         `json:"similarity"`
+}
+
+// MatchedSentence is one sentence of an abstract: its place (0-based), its
+// rhetorical role (background, method, result, other) and its text.
+type MatchedSentence struct {
+	Index int    `json:"index"`
+	Role  string `json:"role"`
+	Text  string `json:"text"`
 }
 
 // IndexInfo describes the index that answered a query.

@@ -73,6 +73,9 @@ type Options struct {
 	// IngestBatch is how many papers are embedded and stored together
 	// (default IngestBatch).
 	IngestBatch int
+	// AspectMatch is how aspect similarity scores a paper from the best
+	// matches of the query's sentences: MatchSum (the default) or MatchBest.
+	AspectMatch string
 	// Observe, if set, is told the duration and outcome of every embedding
 	// call and store operation, named by one of Ops, for metrics.
 	Observe func(op string, d time.Duration, err error)

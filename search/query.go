@@ -176,6 +176,11 @@ type SimilarQuery struct {
 	Limit   int
 	Cursor  string
 	Explain bool
+	// Aspect, if set, compares the paper's sentences of that role with
+	// other papers' (see similarByAspect); Sentences, if set, compares
+	// exactly those of its sentences (0-based places in the abstract).
+	Aspect    Aspect
+	Sentences []int
 }
 
 // Similar returns the papers closest to the paper with the given id, never
@@ -188,6 +193,9 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	q := Query{Filter: sq.Filter, Mode: sq.Mode, Limit: sq.Limit, Cursor: sq.Cursor, Explain: sq.Explain}
 	if err := q.validateShape(); err != nil {
 		return Results{}, err
+	}
+	if sq.Aspect != WholePaper || sq.Sentences != nil {
+		return e.similarByAspect(ctx, start, sq, q)
 	}
 	fp := Query{Text: sq.ID, Filter: sq.Filter, Mode: q.Mode}.fingerprint("similar")
 	seen, err := e.seen(sq.Cursor, fp)

@@ -1,0 +1,235 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/roles"
+)
+
+// Aspect is what a similar-paper query compares: the whole paper, or the
+// sentences of one rhetorical role ("papers with a similar method").
+type Aspect string
+
+const (
+	WholePaper       Aspect = ""
+	BackgroundAspect Aspect = "background" // the problem and motivation
+	MethodAspect     Aspect = "method"
+	ResultAspect     Aspect = "result"
+)
+
+// role returns the sentence role an aspect compares; ok is false for the
+// whole paper.
+func (a Aspect) role() (_ roles.Role, ok bool) {
+	switch a {
+	case BackgroundAspect:
+		return roles.Background, true
+	case MethodAspect:
+		return roles.Method, true
+	case ResultAspect:
+		return roles.Result, true
+	}
+	return 0, false
+}
+
+// AspectDepth is how many papers, nearest to the query paper as a whole
+// and within the filter, an aspect query ranks again by their sentences.
+const AspectDepth = 300
+
+// How an aspect query scores a candidate from its query sentences' best
+// matches (see Options.AspectMatch).
+const (
+	// MatchSum scores the mean, over the query's sentences, of each one's
+	// best cosine similarity among the candidate's sentences: every
+	// sentence of the aspect must find a partner (the default).
+	MatchSum = "sum"
+	// MatchBest scores the single best pair.
+	MatchBest = "best"
+)
+
+// similarByAspect ranks the papers nearest to sq.ID as a whole (the first
+// AspectDepth allowed by the filter) by how well its sentences of the
+// aspect, or the sentences it names, match each paper's sentences of the
+// same role (all of a paper's sentences when it has none of that role; its
+// whole vector when it has no sentence vectors), scored by the engine's
+// AspectMatch rule.
+func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq SimilarQuery, q Query) (Results, error) {
+	role, byRole := sq.Aspect.role()
+	if sq.Aspect != WholePaper && !byRole {
+		return Results{}, &FieldError{Field: "aspect", Reason: "must be background, method or result"}
+	}
+	if q.Mode == Lexical {
+		return Results{}, &FieldError{Field: "mode", Reason: "an aspect or sentences compare sentence vectors: use dense or hybrid"}
+	}
+	if len(sq.Sentences) > MaxSentences {
+		return Results{}, &FieldError{Field: "sentences", Reason: fmt.Sprintf("may name at most %d sentences", MaxSentences)}
+	}
+	for i, s := range sq.Sentences {
+		if s < 0 || s >= MaxSentences {
+			return Results{}, &FieldError{Field: fmt.Sprintf("sentences/%d", i), Reason: fmt.Sprintf("must be from 0 to %d", MaxSentences-1)}
+		}
+	}
+	key, _ := json.Marshal([]any{sq.ID, sq.Aspect, sq.Sentences})
+	fp := Query{Text: string(key), Filter: sq.Filter}.fingerprint("similar-aspect")
+	seen, err := e.seen(sq.Cursor, fp)
+	if err != nil {
+		return Results{}, err
+	}
+	doc, err := e.store.Get(ctx, sq.ID)
+	if errors.Is(err, ErrNotFound) {
+		// The paper may be known by another of its ids (see Get).
+		if p, gerr := e.Get(ctx, sq.ID); gerr == nil && p.ID != sq.ID {
+			sq.ID = p.ID
+			return e.similarByAspect(ctx, start, sq, q)
+		}
+	}
+	if err != nil {
+		return Results{}, err
+	}
+	if _, err := e.store.Sentences(ctx, nil); errors.Is(err, ErrNoSentences) {
+		return Results{}, err
+	}
+	if doc.Sentences == nil { // stored before sentences were kept
+		if err := e.embedWithSentences(ctx, []*Document{&doc}); err != nil {
+			return Results{}, fmt.Errorf("embed the sentences of %s: %w", sq.ID, err)
+		}
+	}
+	texts := abstractSentences(doc.Paper)
+
+	// The query: the named sentences, else those of the aspect's role.
+	var query []int
+	if sq.Sentences != nil {
+		for i, s := range sq.Sentences {
+			if s >= len(doc.Sentences) {
+				return Results{}, &FieldError{Field: fmt.Sprintf("sentences/%d", i),
+					Reason: fmt.Sprintf("paper %s has %d sentences (0 to %d)", sq.ID, len(doc.Sentences), len(doc.Sentences)-1)}
+			}
+			if !slices.Contains(query, s) {
+				query = append(query, s)
+			}
+		}
+	} else {
+		for i, s := range doc.Sentences {
+			if s.Role == role {
+				query = append(query, i)
+			}
+		}
+		if len(query) == 0 {
+			var have []string
+			for i, s := range doc.Sentences {
+				have = append(have, fmt.Sprintf("%d %s", i, s.Role))
+			}
+			return Results{}, &FieldError{Field: "aspect", Reason: fmt.Sprintf(
+				"paper %s has no %s sentence (its sentences: %s); name the ones to compare with sentences", sq.ID, sq.Aspect, strings.Join(have, ", "))}
+		}
+	}
+
+	filter := sq.Filter
+	filter.Exclude = append([]string{sq.ID}, seen...)
+	cands, err := e.store.NearestTo(ctx, sq.ID, AspectDepth, filter)
+	if err != nil {
+		return Results{}, fmt.Errorf("dense retrieval: %w", err)
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	theirs, err := e.store.Sentences(ctx, ids)
+	if err != nil {
+		return Results{}, fmt.Errorf("read sentences: %w", err)
+	}
+	whole := make(map[string][]float32) // candidates without sentences
+	for _, id := range ids {
+		if theirs[id] == nil {
+			d, err := e.store.Get(ctx, id)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return Results{}, err
+			}
+			whole[id] = d.Vector
+		}
+	}
+
+	type scored struct {
+		fused
+		match papersearch.SentenceMatch
+		qi, ci int
+	}
+	ranked := make([]scored, 0, len(cands))
+	for rank, c := range cands {
+		// The places of the candidate's sentences it is compared on.
+		all := theirs[c.ID]
+		var pool []int
+		for j, s := range all {
+			if !byRole || s.Role == role {
+				pool = append(pool, j)
+			}
+		}
+		if len(pool) == 0 {
+			for j := range all {
+				pool = append(pool, j)
+			}
+		}
+		x := scored{fused: fused{ID: c.ID, DenseRank: rank + 1, DenseScore: c.Score}, ci: -1}
+		var sum, best float32 = 0, -2
+		for _, qi := range query {
+			top, arg := float32(-2), -1
+			if len(pool) == 0 && whole[c.ID] != nil {
+				top = embed.Dot(doc.Sentences[qi].Vector, whole[c.ID])
+			}
+			for _, j := range pool {
+				if d := embed.Dot(doc.Sentences[qi].Vector, all[j].Vector); d > top {
+					top, arg = d, j
+				}
+			}
+			sum += top
+			if top > best {
+				best, x.qi, x.ci = top, qi, arg
+			}
+		}
+		x.Score = float64(sum) / float64(len(query))
+		if e.opts.AspectMatch == MatchBest {
+			x.Score = float64(best)
+		}
+		x.match.Similarity = best
+		ranked = append(ranked, x)
+	}
+	slices.SortStableFunc(ranked, func(a, b scored) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
+	})
+	list := make([]fused, len(ranked))
+	for i, x := range ranked {
+		list[i] = x.fused
+	}
+	explain := q.Explain
+	q.Explain = false
+	res, err := e.page(ctx, start, Results{}, list, q, seen, fp, nil, nil)
+	if err != nil || !explain {
+		return res, err
+	}
+	byID := make(map[string]scored, len(ranked))
+	for _, x := range ranked {
+		byID[x.ID] = x
+	}
+	for i := range res.Hits {
+		h := &res.Hits[i]
+		x := byID[h.ID]
+		h.Explanation = explainRanks(x.fused)
+		m := x.match
+		m.Query = papersearch.MatchedSentence{Index: x.qi, Role: doc.Sentences[x.qi].Role.String(), Text: texts[x.qi]}
+		if hs := abstractSentences(h.Paper); x.ci >= 0 && x.ci < len(hs) {
+			m.Result = papersearch.MatchedSentence{Index: x.ci, Role: theirs[h.ID][x.ci].Role.String(), Text: hs[x.ci]}
+		} else {
+			m.Result = papersearch.MatchedSentence{Index: -1, Role: "paper", Text: h.Paper.Title}
+		}
+		h.Explanation.SentenceMatch = &m
+	}
+	return res, nil
+}

@@ -1,0 +1,76 @@
+package search_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
+)
+
+// TestSimilarByAspect: with the method aspect the paper using the same
+// method on another problem comes first; with the background aspect the
+// paper on the same problem; the explanation names the matched pair; the
+// chosen sentences are compared when named; bad requests are refused.
+func TestSimilarByAspect(t *testing.T) {
+	ctx := context.Background()
+	eng, _, _ := importEngine(t)
+	const (
+		problem = "Predicting how proteins fold remains a central open problem in biology."
+		method  = "We propose a graph neural network with attention over residue contacts, trained with a contrastive loss."
+	)
+	papers := []papersearch.Paper{
+		{ID: "query", Title: "Folding with graph attention", Abstract: problem + " " + method +
+			" Experiments show that our model improves accuracy by 5 points over the previous best results."},
+		{ID: "same-method", Title: "Traffic with graph attention", Abstract: "Forecasting road traffic is important for planning cities. " +
+			method + " Results show that errors drop by 12% on two benchmarks."},
+		{ID: "same-problem", Title: "Folding with forests", Abstract: problem +
+			" We train random forests on hand-made features of each residue pair. Experiments show that the forests are fast but less accurate."},
+		{ID: "other", Title: "Sorting", Abstract: "Sorting is a basic task in computing. We present a new merge procedure. Results show that it is twice as fast."},
+	}
+	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := func(sq search.SimilarQuery) papersearch.Hit {
+		t.Helper()
+		sq.ID, sq.Explain = "query", true
+		res, err := eng.Similar(ctx, sq)
+		if err != nil {
+			t.Fatalf("%+v: %v", sq, err)
+		}
+		if len(res.Hits) != 3 {
+			t.Fatalf("%+v: %d hits", sq, len(res.Hits))
+		}
+		return res.Hits[0]
+	}
+	h := first(search.SimilarQuery{Aspect: search.MethodAspect})
+	m := h.Explanation.SentenceMatch
+	if h.ID != "same-method" || m == nil || m.Query.Text != method || m.Result.Text != method || m.Query.Role != "method" ||
+		m.Result.Index != 1 || m.Similarity < 0.99 {
+		t.Errorf("method aspect: first %s, match %+v", h.ID, m)
+	}
+	if h := first(search.SimilarQuery{Aspect: search.BackgroundAspect}); h.ID != "same-problem" ||
+		h.Explanation.SentenceMatch.Result.Text != problem {
+		t.Errorf("background aspect: first %s, match %+v", h.ID, h.Explanation.SentenceMatch)
+	}
+	if h := first(search.SimilarQuery{Sentences: []int{0}}); h.ID != "same-problem" {
+		t.Errorf("sentences=0: first %s", h.ID)
+	}
+	if h := first(search.SimilarQuery{Sentences: []int{1}}); h.ID != "same-method" {
+		t.Errorf("sentences=1: first %s", h.ID)
+	}
+	for _, sq := range []search.SimilarQuery{
+		{ID: "query", Aspect: "style"},
+		{ID: "query", Aspect: search.MethodAspect, Mode: search.Lexical},
+		{ID: "query", Sentences: []int{7}},
+		{ID: "query", Sentences: []int{-1}},
+	} {
+		if _, err := eng.Similar(ctx, sq); !errors.Is(err, search.ErrInvalidQuery) {
+			t.Errorf("%+v: err = %v, want ErrInvalidQuery", sq, err)
+		}
+	}
+	if _, err := eng.Similar(ctx, search.SimilarQuery{ID: "nope", Aspect: search.MethodAspect}); !errors.Is(err, search.ErrNotFound) {
+		t.Errorf("unknown paper: %v", err)
+	}
+}
