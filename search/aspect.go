@@ -159,7 +159,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 
 	type scored struct {
 		fused
-		match papersearch.SentenceMatch
+		match  papersearch.SentenceMatch
 		qi, ci int
 	}
 	ranked := make([]scored, 0, len(cands))
