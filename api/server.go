@@ -300,7 +300,7 @@ func (s *Server) similar(c echo.Context) error {
 	params := c.QueryParams()
 	for name := range params {
 		switch name {
-		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author", "tag":
+		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author", "tag", "aspect", "sentences":
 		default:
 			return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
 		}
@@ -330,6 +330,31 @@ func (s *Server) similar(c echo.Context) error {
 	sq.Filter.Venues = params["venue"]
 	sq.Filter.Author = c.QueryParam("author")
 	sq.Filter.Tags = params["tag"]
+	if params.Has("aspect") {
+		switch sq.Aspect = search.Aspect(params.Get("aspect")); sq.Aspect {
+		case search.BackgroundAspect, search.MethodAspect, search.ResultAspect:
+		default:
+			return invalid("aspect must be background, method or result",
+				wire.FieldProblem{Param: "aspect", Detail: fmt.Sprintf("must be background, method or result, got %q", sq.Aspect)})
+		}
+	}
+	if params.Has("sentences") {
+		raw := params.Get("sentences")
+		bad := invalid(fmt.Sprintf("sentences must be a comma-separated list of 1 to %d sentence places, each 0 to %d", search.MaxSentences, search.MaxSentences-1),
+			wire.FieldProblem{Param: "sentences", Detail: fmt.Sprintf("must be places such as 0,3, got %q", raw)})
+		parts := strings.Split(raw, ",")
+		if len(parts) > search.MaxSentences {
+			return bad
+		}
+		sq.Sentences = make([]int, len(parts))
+		for i, p := range parts {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n >= search.MaxSentences {
+				return bad
+			}
+			sq.Sentences[i] = n
+		}
+	}
 	if params.Has("explain") {
 		switch raw := params.Get("explain"); raw {
 		case "true":

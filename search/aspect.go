@@ -60,14 +60,13 @@ const (
 // aspect, or the sentences it names, match each paper's sentences of the
 // same role (all of a paper's sentences when it has none of that role; its
 // whole vector when it has no sentence vectors), scored by the engine's
-// AspectMatch rule.
+// AspectMatch rule. The comparison is of vectors alone: the query's mode
+// does not apply. A sentence named that the paper does not have, or an
+// aspect none of its sentences has, is ErrNotFound.
 func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq SimilarQuery, q Query) (Results, error) {
 	role, byRole := sq.Aspect.role()
 	if sq.Aspect != WholePaper && !byRole {
 		return Results{}, &FieldError{Field: "aspect", Reason: "must be background, method or result"}
-	}
-	if q.Mode == Lexical {
-		return Results{}, &FieldError{Field: "mode", Reason: "an aspect or sentences compare sentence vectors: use dense or hybrid"}
 	}
 	if len(sq.Sentences) > MaxSentences {
 		return Results{}, &FieldError{Field: "sentences", Reason: fmt.Sprintf("may name at most %d sentences", MaxSentences)}
@@ -109,8 +108,8 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	if sq.Sentences != nil {
 		for i, s := range sq.Sentences {
 			if s >= len(doc.Sentences) {
-				return Results{}, &FieldError{Field: fmt.Sprintf("sentences/%d", i),
-					Reason: fmt.Sprintf("paper %s has %d sentences (0 to %d)", sq.ID, len(doc.Sentences), len(doc.Sentences)-1)}
+				return Results{}, &FieldError{Field: fmt.Sprintf("sentences/%d", i), Err: ErrNotFound,
+					Reason: fmt.Sprintf("names sentence %d, but paper %s has %d (0 to %d)", s, sq.ID, len(doc.Sentences), len(doc.Sentences)-1)}
 			}
 			if !slices.Contains(query, s) {
 				query = append(query, s)
@@ -127,8 +126,8 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 			for i, s := range doc.Sentences {
 				have = append(have, fmt.Sprintf("%d %s", i, s.Role))
 			}
-			return Results{}, &FieldError{Field: "aspect", Reason: fmt.Sprintf(
-				"paper %s has no %s sentence (its sentences: %s); name the ones to compare with sentences", sq.ID, sq.Aspect, strings.Join(have, ", "))}
+			return Results{}, &FieldError{Field: "aspect", Err: ErrNotFound, Reason: fmt.Sprintf(
+				"finds no %s sentence in paper %s (its sentences: %s); name the ones to compare with sentences", sq.Aspect, sq.ID, strings.Join(have, ", "))}
 		}
 	}
 

@@ -62,15 +62,19 @@ func TestSimilarByAspect(t *testing.T) {
 	}
 	for _, sq := range []search.SimilarQuery{
 		{ID: "query", Aspect: "style"},
-		{ID: "query", Aspect: search.MethodAspect, Mode: search.Lexical},
-		{ID: "query", Sentences: []int{7}},
 		{ID: "query", Sentences: []int{-1}},
+		{ID: "query", Sentences: []int{search.MaxSentences}},
 	} {
 		if _, err := eng.Similar(ctx, sq); !errors.Is(err, search.ErrInvalidQuery) {
 			t.Errorf("%+v: err = %v, want ErrInvalidQuery", sq, err)
 		}
 	}
-	if _, err := eng.Similar(ctx, search.SimilarQuery{ID: "nope", Aspect: search.MethodAspect}); !errors.Is(err, search.ErrNotFound) {
-		t.Errorf("unknown paper: %v", err)
+	for _, sq := range []search.SimilarQuery{
+		{ID: "nope", Aspect: search.MethodAspect},
+		{ID: "query", Sentences: []int{0, 7}}, // it has three
+	} {
+		if _, err := eng.Similar(ctx, sq); !errors.Is(err, search.ErrNotFound) {
+			t.Errorf("%+v: err = %v, want ErrNotFound", sq, err)
+		}
 	}
 }

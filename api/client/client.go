@@ -51,6 +51,11 @@ type SimilarParams struct {
 	Author           string
 	// Tags keeps papers holding any of them.
 	Tags []string
+	// Aspect ("background", "method", "result") compares the paper's
+	// sentences of that role; Sentences compares exactly those sentences
+	// (0-based places in its abstract).
+	Aspect    string
+	Sentences []int
 }
 
 // Search runs POST /v1/search.
@@ -78,6 +83,16 @@ func (c *Client) Similar(ctx context.Context, id string, p SimilarParams) (wire.
 	}
 	for _, v := range p.Venues {
 		q.Add("venue", v)
+	}
+	if p.Aspect != "" {
+		q.Set("aspect", p.Aspect)
+	}
+	if len(p.Sentences) > 0 {
+		places := make([]string, len(p.Sentences))
+		for i, s := range p.Sentences {
+			places[i] = strconv.Itoa(s)
+		}
+		q.Set("sentences", strings.Join(places, ","))
 	}
 	for _, t := range p.Tags {
 		q.Add("tag", t)

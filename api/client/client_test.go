@@ -62,6 +62,12 @@ func TestClient(t *testing.T) {
 	if err != nil || len(sim.Results) != 1 || sim.Results[0].ID != "c" || sim.Results[0].Explanation == nil {
 		t.Fatalf("similar: %+v %v", sim, err)
 	}
+	// By a chosen sentence (each abstract here is one), explained by the pair.
+	sim, err = c.Similar(ctx, "a", client.SimilarParams{Sentences: []int{0}, Explain: true})
+	if err != nil || len(sim.Results) != 2 || sim.Results[0].Explanation.SentenceMatch == nil ||
+		sim.Results[0].Explanation.SentenceMatch.Query.Text != "Message passing predicts molecular properties." {
+		t.Fatalf("similar by sentence 0: %+v %v", sim, err)
+	}
 	if p, err := c.Get(ctx, "b"); err != nil || p.Title != "Protein folding" {
 		t.Fatalf("get: %+v %v", p, err)
 	}

@@ -103,8 +103,9 @@ func readCorpus(name string) ([]papersearch.Paper, []*seeds.LineError, error) {
 
 // queryFlags are the flags shared by search and similar.
 type queryFlags struct {
-	limit int
-	json  bool
+	limit  int
+	json   bool
+	aspect string // similar only: background, method or result
 }
 
 // parseInterleaved parses args with fs, flags before, between or after the
@@ -131,6 +132,9 @@ func parseQueryArgs(cmd, what string, args []string) (string, queryFlags, error)
 	fs.SetOutput(io.Discard)
 	fs.IntVar(&qf.limit, "limit", search.DefaultLimit, "number of results")
 	fs.BoolVar(&qf.json, "json", false, "print JSON")
+	if cmd == "similar" {
+		fs.StringVar(&qf.aspect, "aspect", "", "compare the paper's background, method or result sentences")
+	}
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
 		return "", qf, usageError{fmt.Sprintf("%s: %v", cmd, err)}
@@ -146,22 +150,22 @@ func parseQueryArgs(cmd, what string, args []string) (string, queryFlags, error)
 
 func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	return queryCmd(ctx, cfg, log, stdout, "search", "QUERY", args,
-		func(c *client.Client, query string, limit int) (wire.SearchResponse, error) {
-			return c.Search(ctx, wire.SearchRequest{Query: query, Limit: &limit})
+		func(c *client.Client, query string, qf queryFlags) (wire.SearchResponse, error) {
+			return c.Search(ctx, wire.SearchRequest{Query: query, Limit: &qf.limit})
 		},
-		func(eng *search.Engine, query string, limit int) (search.Results, error) {
-			return eng.Search(ctx, search.Query{Text: query, Limit: limit})
+		func(eng *search.Engine, query string, qf queryFlags) (search.Results, error) {
+			return eng.Search(ctx, search.Query{Text: query, Limit: qf.limit})
 		})
 }
 
 func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	return queryCmd(ctx, cfg, log, stdout, "similar", "paper ID", args,
-		func(c *client.Client, id string, limit int) (wire.SearchResponse, error) {
-			return c.Similar(ctx, id, client.SimilarParams{Limit: limit})
+		func(c *client.Client, id string, qf queryFlags) (wire.SearchResponse, error) {
+			return c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit, Aspect: qf.aspect})
 		},
-		func(eng *search.Engine, id string, limit int) (search.Results, error) {
-			res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: limit})
-			if errors.Is(err, search.ErrNotFound) {
+		func(eng *search.Engine, id string, qf queryFlags) (search.Results, error) {
+			res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: qf.limit, Aspect: search.Aspect(qf.aspect)})
+			if errors.Is(err, search.ErrNotFound) && qf.aspect == "" {
 				return res, fmt.Errorf("no paper has the id %q", id)
 			}
 			return res, err
@@ -172,8 +176,8 @@ func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string
 // results: through the service at PAPERSEARCH_SERVER when it is set
 // (remote), else from the local store (local).
 func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, cmd, what string, args []string,
-	remote func(c *client.Client, arg string, limit int) (wire.SearchResponse, error),
-	local func(eng *search.Engine, arg string, limit int) (search.Results, error)) error {
+	remote func(c *client.Client, arg string, qf queryFlags) (wire.SearchResponse, error),
+	local func(eng *search.Engine, arg string, qf queryFlags) (search.Results, error)) error {
 	arg, qf, err := parseQueryArgs(cmd, what, args)
 	if err != nil {
 		return err
@@ -183,7 +187,7 @@ func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Write
 		if err != nil {
 			return err
 		}
-		resp, err := remote(c, arg, qf.limit)
+		resp, err := remote(c, arg, qf)
 		if err != nil {
 			return fmt.Errorf("%s: %w", cfg.Server, err)
 		}
@@ -194,7 +198,7 @@ func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Write
 		return err
 	}
 	defer store.Close()
-	res, err := local(eng, arg, qf.limit)
+	res, err := local(eng, arg, qf)
 	if err != nil {
 		return err
 	}

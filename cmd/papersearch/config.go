@@ -172,6 +172,7 @@ Usage:
 Flags of search and similar:
   --limit N   number of results, 1 to 100 (default 10)
   --json      print the API's JSON instead of a table
+  --aspect A  similar only: compare the paper's background, method or result sentences
 
 Configuration is read from the environment:
 
