@@ -59,7 +59,8 @@ func browser(t *testing.T) context.Context {
 
 // TestSearchPage drives the page in headless Chromium as a person would:
 // types a question, sees results with highlighted words and explanations,
-// follows "Similar papers", gets BibTeX, and saves a screenshot.
+// follows "Similar papers", picks "similar method", gets BibTeX, and saves
+// a screenshot.
 func TestSearchPage(t *testing.T) {
 	url, _ := server(t)
 	ctx := browser(t)
@@ -99,6 +100,22 @@ func TestSearchPage(t *testing.T) {
 	}
 	if count == 0 || !strings.Contains(status, "Papers similar to") {
 		t.Errorf("similar page: %d results, status %q", count, status)
+	}
+	// Picking "similar method" next to a result's "Similar papers" shows
+	// papers by their method sentences, each with the matched pair.
+	var aspectWhy string
+	err = chromedp.Run(ctx,
+		chromedp.Evaluate(`(() => { const s = document.querySelector(".result .aspect"); s.value = "method";
+			s.dispatchEvent(new Event("change", {bubbles: true})); })()`, nil),
+		chromedp.WaitVisible(`//div[@id="status"][contains(., "with same method as")]`, chromedp.BySearch),
+		chromedp.Text(".result .why", &aspectWhy, chromedp.ByQuery),
+		chromedp.Text("#status", &status, chromedp.ByID),
+	)
+	if err != nil {
+		t.Fatalf("aspect: %v (status %q)", err, status)
+	}
+	if !strings.Contains(aspectWhy, "same method: “") || !strings.Contains(aspectWhy, "” ↔ ") {
+		t.Errorf("aspect explanation %q", aspectWhy)
 	}
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
