@@ -77,3 +77,40 @@ func BenchmarkIngest300(b *testing.B) {
 		b.ReportMetric(float64(len(papers)*b.N)/d.Seconds(), "papers/s")
 	})
 }
+
+// BenchmarkSentenceCost measures what sentence vectors add to ingest with
+// the in-process model: embedding 100 real ML papers' texts alone, then
+// each paper's abstract sentences embedded on their own (as ingest does),
+// reporting ms per paper for each.
+//
+//	go test -run '^$' -bench SentenceCost -benchtime 1x ./search/
+func BenchmarkSentenceCost(b *testing.B) {
+	papers := testenv.MLPapers(b, 100)
+	local, err := embed.NewLocal(embed.LocalOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs := embed.Instructed(local, embed.Document)
+	var texts, sentences []string
+	for _, p := range papers {
+		texts = append(texts, p.Text())
+		ss := papersearch.Sentences(p.Abstract)
+		sentences = append(sentences, ss[:min(len(ss), search.MaxSentences)]...)
+	}
+	for _, run := range []struct {
+		name  string
+		texts []string
+	}{{"papers", texts}, {"sentences", sentences}} {
+		b.Run(run.name, func(b *testing.B) {
+			for b.Loop() {
+				for i := 0; i < len(run.texts); i += search.IngestBatch {
+					if _, err := docs.Embed(context.Background(), run.texts[i:min(i+search.IngestBatch, len(run.texts))]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*len(papers)), "ms/paper")
+			b.ReportMetric(float64(len(run.texts))/float64(len(papers)), "texts/paper")
+		})
+	}
+}

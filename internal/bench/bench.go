@@ -81,7 +81,7 @@ type Report struct {
 }
 
 // kinds are the requests Run drives, in the order it reports them.
-func kinds() []string { return []string{"search", "similar", "get"} }
+func kinds() []string { return []string{"search", "similar", "aspect", "get"} }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -234,6 +234,8 @@ func requests(kind, base string, papers []papersearch.Paper) func(ctx context.Co
 			req.Header.Set("Content-Type", "application/json")
 		case "similar":
 			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID)+"/similar?limit=10", nil)
+		case "aspect": // by method sentences; a paper without one is a 404, counted as an error
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID)+"/similar?aspect=method&limit=10", nil)
 		default:
 			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID), nil)
 		}
