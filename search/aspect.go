@@ -40,6 +40,12 @@ func (a Aspect) role() (_ roles.Role, ok bool) {
 	return 0, false
 }
 
+// DefaultAspectWhole is the weight of the whole-paper similarity in an
+// aspect score: on the aspect dev signal (docs/ranking.md) half the whole
+// paper and half the sentences ranked better than the sentences alone for
+// every aspect.
+const DefaultAspectWhole = 0.5
+
 // AspectDepth is how many papers, nearest to the query paper as a whole
 // and within the filter, an aspect query ranks again by their sentences.
 const AspectDepth = 300
@@ -60,7 +66,8 @@ const (
 // aspect, or the sentences it names, match each paper's sentences of the
 // same role (all of a paper's sentences when it has none of that role; its
 // whole vector when it has no sentence vectors), scored by the engine's
-// AspectMatch rule. The comparison is of vectors alone: the query's mode
+// AspectMatch rule and weighed with the whole paper's similarity
+// (AspectWhole). The comparison is of vectors alone: the query's mode
 // does not apply. A sentence named that the paper does not have, or an
 // aspect none of its sentences has, is ErrNotFound.
 func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq SimilarQuery, q Query) (Results, error) {
@@ -156,6 +163,10 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 		}
 	}
 
+	wholeWeight := DefaultAspectWhole
+	if e.opts.AspectWhole != nil {
+		wholeWeight = *e.opts.AspectWhole
+	}
 	type scored struct {
 		fused
 		match  papersearch.SentenceMatch
@@ -197,6 +208,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 		if e.opts.AspectMatch == MatchBest {
 			x.Score = float64(best)
 		}
+		x.Score = (1-wholeWeight)*x.Score + wholeWeight*float64(c.Score)
 		x.match.Similarity = best
 		ranked = append(ranked, x)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,21 +49,28 @@ func BenchmarkAspectSignal(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "p.db"), local.Info())
+	// PAPERSEARCH_SIGNAL_DB keeps the embedded papers for the next run.
+	path := os.Getenv("PAPERSEARCH_SIGNAL_DB")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "p.db")
+	}
+	store, err := sqlite.Open(context.Background(), path, local.Info())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer store.Close()
 	ctx := context.Background()
-	mean, err := search.NewEngine(store, local, search.Options{})
-	if err != nil {
-		b.Fatal(err)
+	engine := func(opts search.Options) *search.Engine {
+		e, err := search.NewEngine(store, local, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return e
 	}
+	alone, half := 0.0, 0.5
+	mean, best, blend := engine(search.Options{AspectWhole: &alone}),
+		engine(search.Options{AspectMatch: search.MatchBest, AspectWhole: &alone}), engine(search.Options{AspectWhole: &half})
 	if _, err := mean.Ingest(ctx, papers, nil); err != nil {
-		b.Fatal(err)
-	}
-	best, err := search.NewEngine(store, local, search.Options{AspectMatch: search.MatchBest})
-	if err != nil {
 		b.Fatal(err)
 	}
 	methods := []struct {
@@ -80,6 +88,9 @@ func BenchmarkAspectSignal(b *testing.B) {
 		}},
 		{"aspect, best pair", func(id string, a search.Aspect) (search.Results, error) {
 			return best.Similar(ctx, search.SimilarQuery{ID: id, Limit: 10, Aspect: a})
+		}},
+		{"aspect, mean, half whole", func(id string, a search.Aspect) (search.Results, error) {
+			return blend.Similar(ctx, search.SimilarQuery{ID: id, Limit: 10, Aspect: a})
 		}},
 	}
 	text := func(p papersearch.Paper, field string) string {

@@ -76,6 +76,10 @@ type Options struct {
 	// AspectMatch is how aspect similarity scores a paper from the best
 	// matches of the query's sentences: MatchSum (the default) or MatchBest.
 	AspectMatch string
+	// AspectWhole is the weight, from 0 to 1, of the whole-paper cosine
+	// similarity in an aspect score, beside the sentences' matches
+	// (default DefaultAspectWhole; 0: the sentences alone).
+	AspectWhole *float64
 	// Observe, if set, is told the duration and outcome of every embedding
 	// call and store operation, named by one of Ops, for metrics.
 	Observe func(op string, d time.Duration, err error)
