@@ -70,7 +70,7 @@ func toProblem(err error) *wire.Problem {
 			fmt.Sprintf("the request body exceeds %d bytes", maxErr.Limit))
 	case errors.Is(err, search.ErrNoSentences):
 		return problem(http.StatusNotImplemented, "not-implemented",
-			"aspect and sentence similarity need sentence vectors, which this service's store does not keep yet (the embedded store does)")
+			"aspect and sentence similarity need sentence vectors, which this Qdrant collection does not keep (it was created before they were); reindex into a new collection")
 	case errors.Is(err, search.ErrUnavailable):
 		p := problem(http.StatusServiceUnavailable, "unavailable",
 			"a service this one depends on (the vector store or the embedding endpoint) is unavailable; retry shortly")

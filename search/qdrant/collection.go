@@ -89,6 +89,10 @@ func (q *Store) ensureCollection(ctx context.Context, cfg Config) error {
 			VectorsConfig: qc.NewVectorsConfigMap(map[string]*qc.VectorParams{
 				qdrantDense: {Size: uint64(q.model.Dim), Distance: qc.Distance_Cosine,
 					OnDisk: qc.PtrOf(cfg.OnDiskVectors)},
+				qdrantSentences: {Size: uint64(q.model.Dim), Distance: qc.Distance_Cosine,
+					OnDisk:            qc.PtrOf(cfg.OnDiskVectors),
+					HnswConfig:        &qc.HnswConfigDiff{M: qc.PtrOf(uint64(0))},
+					MultivectorConfig: &qc.MultiVectorConfig{Comparator: qc.MultiVectorComparator_MaxSim}},
 			}),
 			HnswConfig:         hnsw,
 			QuantizationConfig: quant,
@@ -131,6 +135,11 @@ func (q *Store) ensureCollection(ctx context.Context, cfg Config) error {
 	}
 	if err := q.dropQdrantIDF(ctx, info); err != nil {
 		return err
+	}
+	_, q.sentences = info.GetConfig().GetParams().GetVectorsConfig().GetParamsMap().GetMap()[qdrantSentences]
+	if !q.sentences {
+		q.log.Warn("qdrant collection has no sentence vectors (created before they were kept): aspect similarity is not available on it; reindex into a new collection for it",
+			"collection", q.coll)
 	}
 	meta := info.GetConfig().GetMetadata()
 	name := meta[metaModel].GetStringValue()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/roles"
 )
 
 // pointNamespace derives point ids: UUIDv5 of the paper id in it.
@@ -33,6 +34,11 @@ func (q *Store) Upsert(ctx context.Context, docs []search.Document) (err error) 
 	for _, d := range docs {
 		if len(d.Vector) != q.model.Dim {
 			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, search.ErrDimension, len(d.Vector), q.model.Dim)
+		}
+		for i, s := range d.Sentences {
+			if len(s.Vector) != q.model.Dim {
+				return fmt.Errorf("upsert %s: sentence %d: %w: %d, want %d", d.Paper.ID, i, search.ErrDimension, len(s.Vector), q.model.Dim)
+			}
 		}
 	}
 	q.lexMu.Lock()
@@ -57,11 +63,8 @@ func (q *Store) Upsert(ctx context.Context, docs []search.Document) (err error) 
 			sparse := q.sparseBM25(terms)
 			added[i] = sparse.GetSparse().GetIndices()
 			points[i] = &qc.PointStruct{
-				Id: pointID(d.Paper.ID),
-				Vectors: qc.NewVectorsMap(map[string]*qc.Vector{
-					qdrantDense:  qc.NewVectorDense(d.Vector),
-					qdrantSparse: sparse,
-				}),
+				Id:      pointID(d.Paper.ID),
+				Vectors: qc.NewVectorsMap(q.vectorsOf(d, sparse)),
 				Payload: payload,
 			}
 		}
@@ -81,6 +84,36 @@ func (q *Store) Upsert(ctx context.Context, docs []search.Document) (err error) 
 		}
 	}
 	return nil
+}
+
+// vectorsOf returns the named vectors of a document's point: dense, the
+// sparse BM25 one, and its sentences' multivector when it has sentences
+// and the collection keeps them.
+func (q *Store) vectorsOf(d search.Document, sparse *qc.Vector) map[string]*qc.Vector {
+	vs := map[string]*qc.Vector{qdrantDense: qc.NewVectorDense(d.Vector), qdrantSparse: sparse}
+	if q.sentences && len(d.Sentences) > 0 {
+		multi := make([][]float32, len(d.Sentences))
+		for i, s := range d.Sentences {
+			multi[i] = s.Vector
+		}
+		vs[qdrantSentences] = qc.NewVectorMulti(multi)
+	}
+	return vs
+}
+
+// sentencesOf reads a point's sentences: the multivector and the roles in
+// its payload; nil when it has none.
+func sentencesOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) []search.Sentence {
+	multi := vectors.GetVectors().GetVectors()[qdrantSentences].GetMultiVector().GetVectors()
+	rs := payload[fieldSentenceRoles].GetStringValue()
+	if len(multi) == 0 || len(multi) != len(rs) {
+		return nil
+	}
+	out := make([]search.Sentence, len(multi))
+	for i, v := range multi {
+		out[i] = search.Sentence{Role: roles.Role(rs[i] - '0'), Vector: v.GetData()}
+	}
+	return out
 }
 
 func payloadOf(d search.Document, docLen int) map[string]any {
@@ -103,8 +136,12 @@ func payloadOf(d search.Document, docLen int) map[string]any {
 	for i, k := range keys {
 		workKeys[i] = k
 	}
+	var rs strings.Builder
+	for _, s := range d.Sentences {
+		rs.WriteByte(byte('0' + s.Role))
+	}
 	return map[string]any{
-		fieldSources: sources, fieldWorkKeys: workKeys,
+		fieldSources: sources, fieldWorkKeys: workKeys, fieldSentenceRoles: rs.String(),
 		fieldTags: tags, fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
@@ -138,6 +175,7 @@ func documentOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) search.
 		TextHash:  str(fieldTextHash),
 		PaperHash: str(fieldPaperHash),
 	}
+	d.Sentences = sentencesOf(payload, vectors)
 	if v := vectors.GetVectors().GetVectors()[qdrantDense]; v != nil {
 		d.Vector = append([]float32(nil), v.GetDense().GetData()...)
 		if len(d.Vector) == 0 {
@@ -222,10 +260,36 @@ func (q *Store) Works(ctx context.Context, keys []string) (_ map[string]papersea
 	return out, nil
 }
 
-// Sentences returns ErrNoSentences: the Qdrant store does not keep
-// sentence vectors yet, so aspect similarity needs the embedded store.
-func (q *Store) Sentences(context.Context, []string) (map[string][]search.Sentence, error) {
-	return nil, fmt.Errorf("qdrant collection %s: %w", q.coll, search.ErrNoSentences)
+// Sentences returns the sentences of those of ids that have them, read
+// with their multivectors in one request; ErrNoSentences for a collection
+// created before sentences were kept.
+func (q *Store) Sentences(ctx context.Context, ids []string) (_ map[string][]search.Sentence, err error) {
+	defer markUnavailable(&err)
+	if !q.sentences {
+		return nil, fmt.Errorf("qdrant collection %s: %w", q.coll, search.ErrNoSentences)
+	}
+	out := make(map[string][]search.Sentence, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	pids := make([]*qc.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = pointID(id)
+	}
+	points, err := q.client.Get(ctx, &qc.GetPoints{
+		CollectionName: q.coll, Ids: pids, ReadConsistency: q.read,
+		WithPayload: qc.NewWithPayloadInclude(fieldPaperID, fieldSentenceRoles),
+		WithVectors: qc.NewWithVectorsInclude(qdrantSentences),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sentences: %w", err)
+	}
+	for _, p := range points {
+		if ss := sentencesOf(p.GetPayload(), p.GetVectors()); ss != nil {
+			out[p.GetPayload()[fieldPaperID].GetStringValue()] = ss
+		}
+	}
+	return out, nil
 }
 
 // scrollLimit is how many points one scroll request of Works asks for.

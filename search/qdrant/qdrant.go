@@ -77,28 +77,32 @@ const DefaultAvgDocLen = 120
 
 // Names of the collection's vector, its metadata keys and payload fields.
 const (
-	qdrantDense      = "dense"
-	qdrantSparse     = "bm25"
-	metaAvgDocLen    = "papersearch_avgdl"
-	fieldVenueKey    = "venue_key"
-	fieldAuthorNames = "author_names"
-	fieldDocLen      = "doc_len"
-	metaModel        = "papersearch_model"
-	metaDim          = "papersearch_dim"
-	metaSchema       = "papersearch_schema"
-	fieldPaperID     = "paper_id"
-	fieldTitle       = "title"
-	fieldAbstract    = "abstract"
-	fieldAuthors     = "authors"
-	fieldVenue       = "venue"
-	fieldYear        = "year"
-	fieldURL         = "url"
-	fieldTags        = "tags"
-	fieldSources     = "sources"
-	fieldWorkKeys    = "work_keys"
-	fieldTextHash    = "text_hash"
-	fieldPaperHash   = "paper_hash"
-	upsertSize       = 256
+	qdrantDense = "dense"
+	// qdrantSentences is the multivector of a paper's sentences (MaxSim,
+	// not indexed: aspect queries read it for the candidates they rank).
+	qdrantSentences    = "sentences"
+	fieldSentenceRoles = "sentence_roles"
+	qdrantSparse       = "bm25"
+	metaAvgDocLen      = "papersearch_avgdl"
+	fieldVenueKey      = "venue_key"
+	fieldAuthorNames   = "author_names"
+	fieldDocLen        = "doc_len"
+	metaModel          = "papersearch_model"
+	metaDim            = "papersearch_dim"
+	metaSchema         = "papersearch_schema"
+	fieldPaperID       = "paper_id"
+	fieldTitle         = "title"
+	fieldAbstract      = "abstract"
+	fieldAuthors       = "authors"
+	fieldVenue         = "venue"
+	fieldYear          = "year"
+	fieldURL           = "url"
+	fieldTags          = "tags"
+	fieldSources       = "sources"
+	fieldWorkKeys      = "work_keys"
+	fieldTextHash      = "text_hash"
+	fieldPaperHash     = "paper_hash"
+	upsertSize         = 256
 )
 
 // Store is the search.Store on a Qdrant server or cluster, over gRPC. Each paper
@@ -112,6 +116,9 @@ type Store struct {
 	model  embed.ModelInfo
 	log    *slog.Logger
 	read   *qc.ReadConsistency
+	// sentences is whether the collection has the sentences multivector
+	// (collections created before it have not).
+	sentences bool
 
 	// lexMu guards the lexical statistics: avgdl, the BM25 average
 	// document length the sparse vectors are weighted with, and the

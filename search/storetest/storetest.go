@@ -17,6 +17,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/roles"
 )
 
 // Model is the model of the suite's vectors: 8 dimensions, so a store's
@@ -331,6 +332,43 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 		}
 		if len(fps) != 2 || fps["p001"].PaperHash != Doc(1).PaperHash {
 			t.Errorf("Fingerprints = %v", fps)
+		}
+	})
+
+	t.Run("Sentences", func(t *testing.T) {
+		s := open(t)
+		d := Doc(1)
+		d.Sentences = []search.Sentence{{Role: roles.Background, Vector: RandomUnit(11, Model.Dim)},
+			{Role: roles.Method, Vector: RandomUnit(12, Model.Dim)}, {Role: roles.Result, Vector: RandomUnit(13, Model.Dim)}}
+		if err := s.Upsert(ctx, []search.Document{d, Doc(2)}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Sentences(ctx, []string{"p001", "p002", "nope"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss := got["p001"]
+		if len(got) != 1 || len(ss) != 3 {
+			t.Fatalf("Sentences = %+v, want p001's three", got)
+		}
+		for i, want := range d.Sentences {
+			if ss[i].Role != want.Role || embed.Dot(ss[i].Vector, want.Vector) < 0.999 {
+				t.Errorf("sentence %d: %v, cosine %.4f to the one stored", i, ss[i].Role, embed.Dot(ss[i].Vector, want.Vector))
+			}
+		}
+		if doc, err := s.Get(ctx, "p001"); err != nil || len(doc.Sentences) != 3 {
+			t.Errorf("Get: %d sentences, %v", len(doc.Sentences), err)
+		}
+		bad := d
+		bad.Sentences = []search.Sentence{{Vector: make([]float32, 3)}}
+		if err := s.Upsert(ctx, []search.Document{bad}); !errors.Is(err, search.ErrDimension) {
+			t.Errorf("a sentence of the wrong dimension: %v", err)
+		}
+		if err := s.Delete(ctx, "p001"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Sentences(ctx, []string{"p001"}); len(got) != 0 {
+			t.Errorf("after delete: %+v", got)
 		}
 	})
 
