@@ -73,8 +73,9 @@ type Store interface {
 	// works those keys name.
 	Works(ctx context.Context, keys []string) (map[string]papersearch.Paper, error)
 	// Sentences returns the sentences (roles and vectors) kept for those of
-	// ids that have them; a store that keeps none returns an error
-	// wrapping ErrNoSentences.
+	// ids that have them; a store that keeps none (a Qdrant collection
+	// created before they were kept) returns an error wrapping
+	// ErrNoSentences.
 	Sentences(ctx context.Context, ids []string) (map[string][]Sentence, error)
 	// Fingerprints returns the hashes stored for those of ids that exist.
 	Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error)
