@@ -97,20 +97,6 @@ func (t timedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	return t.Embedder.Embed(ctx, texts)
 }
 
-// hashEmbedder gives every text a deterministic random unit vector, under
-// the name and dimension of the model it stands in for.
-type hashEmbedder struct{ info embed.ModelInfo }
-
-func (h hashEmbedder) Info() embed.ModelInfo { return h.info }
-
-func (h hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = hashvec.Of(t, h.info.Dim)
-	}
-	return out, nil
-}
-
 // ingestBatch is the papers ingested per batch: larger than the service's
 // default, so storing is measured in the batches a bulk load would use.
 const ingestBatch = 256
@@ -135,7 +121,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	// Ingest, embedding timed apart from the rest.
 	var docEmbedder embed.Embedder = opts.Model
 	if opts.HashVectors {
-		docEmbedder = hashEmbedder{opts.Model.Info()}
+		docEmbedder = hashvec.Embedder{Model: opts.Model.Info()}
 	}
 	var embedTime atomic.Int64
 	ingester, err := search.NewEngine(opts.Store, timedEmbedder{docEmbedder, &embedTime},

@@ -3,6 +3,7 @@
 package hashvec
 
 import (
+	"context"
 	"hash/fnv"
 	"math/rand/v2"
 
@@ -22,4 +23,21 @@ func Of(key string, dim int) []float32 {
 	}
 	embed.Normalize(v)
 	return v
+}
+
+// Embedder is an embed.Embedder that gives each text its vector Of the
+// text: a stand-in for a model when a store is measured, never in the
+// product.
+type Embedder struct{ Model embed.ModelInfo }
+
+// Info returns the model the vectors pretend to come from.
+func (e Embedder) Info() embed.ModelInfo { return e.Model }
+
+// Embed returns each text's vector.
+func (e Embedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = Of(t, e.Model.Dim)
+	}
+	return out, nil
 }

@@ -14,24 +14,12 @@ import (
 	"github.com/papersearch/papersearch/search/sqlite"
 )
 
-// hashEmbedder gives each text a deterministic unit vector.
-type hashEmbedder struct{ info embed.ModelInfo }
-
-func (h hashEmbedder) Info() embed.ModelInfo { return h.info }
-func (h hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = hashvec.Of(t, h.info.Dim)
-	}
-	return out, nil
-}
-
 // TestQdrantAspectRankingsMatchEmbedded: the same papers in both stores
 // give the same aspect rankings (the embedded store keeps sentence vectors
 // as int8 codes, Qdrant as float32, so only the order is compared).
 func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 	ctx := context.Background()
-	emb := hashEmbedder{embed.ModelInfo{Name: "hash-test", Dim: 64}}
+	emb := hashvec.Embedder{Model: embed.ModelInfo{Name: "hash-test", Dim: 64}}
 	papers := testenv.MLPapers(t, 80)
 	q := openTestQdrant(t, emb.Info())
 	lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"), emb.Info())

@@ -262,10 +262,10 @@ func TestUpgradesSchema(t *testing.T) {
 	}
 }
 
-// TestSentences: a paper's sentence vectors and roles are kept (as int8
-// codes, close to what was given), left alone by a write without them,
-// refused at the wrong dimension, and deleted with the paper.
-func TestSentences(t *testing.T) {
+// TestSentencesKeptByAWriteWithout: the embedded store leaves a paper's
+// sentences alone when a write brings none (its text did not change);
+// the rest of their behaviour is the conformance suite's.
+func TestSentencesKeptByAWriteWithout(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "p.db"), storetest.Model)
 	if err != nil {
@@ -273,42 +273,16 @@ func TestSentences(t *testing.T) {
 	}
 	defer s.Close()
 	d := storetest.Doc(1)
-	d.Sentences = []search.Sentence{{Role: roles.Background, Vector: storetest.RandomUnit(11, storetest.Model.Dim)},
-		{Role: roles.Result, Vector: storetest.RandomUnit(12, storetest.Model.Dim)}}
-	if err := s.Upsert(ctx, []search.Document{d, storetest.Doc(2)}); err != nil {
+	d.Sentences = []search.Sentence{{Role: roles.Result, Vector: storetest.RandomUnit(11, storetest.Model.Dim)}}
+	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
 		t.Fatal(err)
 	}
-	check := func(when string) {
-		t.Helper()
-		got, err := s.Sentences(ctx, []string{"p001", "p002", "nope"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ss := got["p001"]
-		if len(got) != 1 || len(ss) != 2 || ss[0].Role != roles.Background || ss[1].Role != roles.Result ||
-			embed.Dot(ss[0].Vector, d.Sentences[0].Vector) < 0.999 || embed.Dot(ss[1].Vector, d.Sentences[1].Vector) < 0.999 {
-			t.Errorf("%s: sentences %+v", when, got)
-		}
-	}
-	check("stored")
-	if doc, err := s.Get(ctx, "p001"); err != nil || len(doc.Sentences) != 2 {
-		t.Errorf("Get: %d sentences, %v", len(doc.Sentences), err)
-	}
-	renamed := d
-	renamed.Paper.Venue, renamed.Sentences = "Elsewhere", nil
-	if err := s.Upsert(ctx, []search.Document{renamed}); err != nil {
+	d.Paper.Venue, d.Sentences = "Elsewhere", nil
+	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
 		t.Fatal(err)
 	}
-	check("after a write without sentences")
-	bad := d
-	bad.Sentences = []search.Sentence{{Vector: make([]float32, 3)}}
-	if err := s.Upsert(ctx, []search.Document{bad}); !errors.Is(err, search.ErrDimension) {
-		t.Errorf("a sentence of the wrong dimension: %v", err)
-	}
-	if err := s.Delete(ctx, "p001"); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := s.Sentences(ctx, []string{"p001"}); len(got) != 0 {
-		t.Errorf("after delete: %+v", got)
+	got, err := s.Sentences(ctx, []string{"p001"})
+	if err != nil || len(got["p001"]) != 1 || got["p001"][0].Role != roles.Result {
+		t.Errorf("after a write without sentences: %+v, %v", got, err)
 	}
 }
