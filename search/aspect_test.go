@@ -66,6 +66,22 @@ func TestSimilarByAspect(t *testing.T) {
 	if h := first(search.SimilarQuery{Sentences: []int{1}}); h.ID != "same-method" {
 		t.Errorf("sentences=1: first %s", h.ID)
 	}
+	// Pages: a cursor goes on with the next of the same ranking.
+	whole, err := eng.Similar(ctx, search.SimilarQuery{ID: "query", Aspect: search.MethodAspect, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := eng.Similar(ctx, search.SimilarQuery{ID: "query", Aspect: search.MethodAspect, Limit: 2})
+	if err != nil || page.NextCursor == "" {
+		t.Fatalf("first page: %v, cursor %q", err, page.NextCursor)
+	}
+	next, err := eng.Similar(ctx, search.SimilarQuery{ID: "query", Aspect: search.MethodAspect, Limit: 2, Cursor: page.NextCursor})
+	if err != nil || len(next.Hits) != 1 || next.Hits[0].ID != whole.Hits[2].ID || next.Hits[0].Rank != 3 {
+		t.Errorf("second page: %+v, %v; want %s at rank 3", next.Hits, err, whole.Hits[2].ID)
+	}
+	if _, err := eng.Similar(ctx, search.SimilarQuery{ID: "query", Aspect: search.BackgroundAspect, Cursor: page.NextCursor}); !errors.Is(err, search.ErrNotFound) {
+		t.Errorf("a method cursor for a background query: %v", err)
+	}
 	for _, sq := range []search.SimilarQuery{
 		{ID: "query", Aspect: "style"},
 		{ID: "query", Sentences: []int{-1}},
