@@ -46,9 +46,10 @@ func (a Aspect) role() (_ roles.Role, ok bool) {
 // every aspect.
 const DefaultAspectWhole = 0.5
 
-// AspectDepth is how many papers, nearest to the query paper as a whole
-// and within the filter, an aspect query ranks again by their sentences.
-const AspectDepth = 300
+// DefaultAspectDepth is how many papers, nearest to the query paper as a
+// whole and within the filter, an aspect query ranks again by their
+// sentences (Options.AspectDepth).
+const DefaultAspectDepth = 150
 
 // How an aspect query scores a candidate from its query sentences' best
 // matches (see Options.AspectMatch).
@@ -140,7 +141,11 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 
 	filter := sq.Filter
 	filter.Exclude = append([]string{sq.ID}, seen...)
-	cands, err := e.store.NearestTo(ctx, sq.ID, AspectDepth, filter)
+	depth := e.opts.AspectDepth
+	if depth <= 0 {
+		depth = DefaultAspectDepth
+	}
+	cands, err := e.store.NearestTo(ctx, sq.ID, depth, filter)
 	if err != nil {
 		return Results{}, fmt.Errorf("dense retrieval: %w", err)
 	}

@@ -70,6 +70,7 @@ func BenchmarkAspectSignal(b *testing.B) {
 	alone, half := 0.0, 0.5
 	mean, best, blend := engine(search.Options{AspectWhole: &alone}),
 		engine(search.Options{AspectMatch: search.MatchBest, AspectWhole: &alone}), engine(search.Options{AspectWhole: &half})
+	shallow := engine(search.Options{AspectWhole: &half, AspectDepth: 150})
 	if _, err := mean.Ingest(ctx, papers, nil); err != nil {
 		b.Fatal(err)
 	}
@@ -91,6 +92,9 @@ func BenchmarkAspectSignal(b *testing.B) {
 		}},
 		{"aspect, mean, half whole", func(id string, a search.Aspect) (search.Results, error) {
 			return blend.Similar(ctx, search.SimilarQuery{ID: id, Limit: 10, Aspect: a})
+		}},
+		{"aspect, mean, half whole, 150 deep", func(id string, a search.Aspect) (search.Results, error) {
+			return shallow.Similar(ctx, search.SimilarQuery{ID: id, Limit: 10, Aspect: a})
 		}},
 	}
 	text := func(p papersearch.Paper, field string) string {

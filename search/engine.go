@@ -80,6 +80,9 @@ type Options struct {
 	// similarity in an aspect score, beside the sentences' matches
 	// (default DefaultAspectWhole; 0: the sentences alone).
 	AspectWhole *float64
+	// AspectDepth is how many papers an aspect query ranks (default
+	// DefaultAspectDepth).
+	AspectDepth int
 	// Observe, if set, is told the duration and outcome of every embedding
 	// call and store operation, named by one of Ops, for metrics.
 	Observe func(op string, d time.Duration, err error)

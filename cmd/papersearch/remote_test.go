@@ -77,7 +77,9 @@ func TestInterruptedRemoteIngestStoresNothingPartial(t *testing.T) {
 	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
 
 	var requests, failFrom atomic.Int64
-	failFrom.Store(4) // the probe, then two batches, then refusals
+	// The probe, then two ingest batches of 8 papers (each 16 texts, the
+	// papers and their abstracts' one sentence: two requests), then refusals.
+	failFrom.Store(6)
 	target, _ := url.Parse(upstream)
 	rp := httputil.NewSingleHostReverseProxy(target)
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
