@@ -64,9 +64,9 @@ const (
 
 // similarByAspect ranks the papers nearest to sq.ID as a whole (the first
 // AspectDepth allowed by the filter) by how well its sentences of the
-// aspect, or the sentences it names, match each paper's sentences of the
-// same role (all of a paper's sentences when it has none of that role; its
-// whole vector when it has no sentence vectors), scored by the engine's
+// aspect, or the sentences it names, match each paper's sentences (only
+// those of the same role under AspectSameRole; its whole vector when it
+// has no sentence vectors), scored by the engine's
 // AspectMatch rule and weighed with the whole paper's similarity
 // (AspectWhole). The comparison is of vectors alone: the query's mode
 // does not apply. A sentence named that the paper does not have, or an
@@ -183,7 +183,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 		all := theirs[c.ID]
 		var pool []int
 		for j, s := range all {
-			if !byRole || s.Role == role {
+			if !byRole || !e.opts.AspectSameRole || s.Role == role {
 				pool = append(pool, j)
 			}
 		}

@@ -70,7 +70,8 @@ func BenchmarkAspectSignal(b *testing.B) {
 	alone, half := 0.0, 0.5
 	mean, best, blend := engine(search.Options{AspectWhole: &alone}),
 		engine(search.Options{AspectMatch: search.MatchBest, AspectWhole: &alone}), engine(search.Options{AspectWhole: &half})
-	shallow := engine(search.Options{AspectWhole: &half, AspectDepth: 150})
+	deep := engine(search.Options{AspectWhole: &half, AspectDepth: 300})
+	sameRole := engine(search.Options{AspectWhole: &half, AspectSameRole: true})
 	if _, err := mean.Ingest(ctx, papers, nil); err != nil {
 		b.Fatal(err)
 	}
@@ -93,8 +94,11 @@ func BenchmarkAspectSignal(b *testing.B) {
 		{"aspect, mean, half whole", func(id string, a search.Aspect) (search.Results, error) {
 			return blend.Similar(ctx, search.SimilarQuery{ID: id, Limit: 10, Aspect: a})
 		}},
-		{"aspect, mean, half whole, 150 deep", func(id string, a search.Aspect) (search.Results, error) {
-			return shallow.Similar(ctx, search.SimilarQuery{ID: id, Limit: 10, Aspect: a})
+		{"aspect, mean, half whole, 300 deep", func(id string, a search.Aspect) (search.Results, error) {
+			return deep.Similar(ctx, search.SimilarQuery{ID: id, Limit: 10, Aspect: a})
+		}},
+		{"aspect, mean, half whole, same role", func(id string, a search.Aspect) (search.Results, error) {
+			return sameRole.Similar(ctx, search.SimilarQuery{ID: id, Limit: 10, Aspect: a})
 		}},
 	}
 	text := func(p papersearch.Paper, field string) string {

@@ -83,6 +83,12 @@ type Options struct {
 	// AspectDepth is how many papers an aspect query ranks (default
 	// DefaultAspectDepth).
 	AspectDepth int
+	// AspectSameRole matches an aspect query's sentences only with the
+	// candidates' sentences of the same role (those it has; all when it has
+	// none). By default they are matched with all of a candidate's
+	// sentences: on the dev signal that ranked better overall, the roles
+	// labelled on the candidates' side being wrong one time in five.
+	AspectSameRole bool
 	// Observe, if set, is told the duration and outcome of every embedding
 	// call and store operation, named by one of Ops, for metrics.
 	Observe func(op string, d time.Duration, err error)
