@@ -141,14 +141,41 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 
 	filter := sq.Filter
 	filter.Exclude = append([]string{sq.ID}, seen...)
-	depth := e.opts.AspectDepth
-	if depth <= 0 {
-		depth = DefaultAspectDepth
-	}
-	cands, err := e.store.NearestTo(ctx, sq.ID, depth, filter)
+	cands, err := e.store.NearestTo(ctx, sq.ID, e.aspectDepth(), filter)
 	if err != nil {
 		return Results{}, fmt.Errorf("dense retrieval: %w", err)
 	}
+	probes := make([]probe, len(query))
+	for i, qi := range query {
+		probes[i] = probe{vec: doc.Sentences[qi].Vector, sameRole: e.opts.AspectSameRole,
+			sentence: papersearch.MatchedSentence{Index: qi, Role: doc.Sentences[qi].Role.String(), Text: texts[qi]}}
+	}
+	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, byRole, cands)
+}
+
+// probe is one vector an aspect query matches with candidates' sentences:
+// a sentence of a query paper, or the query's text.
+type probe struct {
+	vec      []float32
+	sentence papersearch.MatchedSentence // as explanations show it
+	// sameRole matches only candidates' sentences of the aspect's role
+	// (all of them when a candidate has none).
+	sameRole bool
+}
+
+// aspectDepth is how many candidates an aspect query ranks.
+func (e *Engine) aspectDepth() int {
+	if e.opts.AspectDepth > 0 {
+		return e.opts.AspectDepth
+	}
+	return DefaultAspectDepth
+}
+
+// rankByAspect scores each candidate by how well the probes match its
+// sentences (see similarByAspect), weighed with its score as a whole, and
+// returns the page of q that the ranking gives.
+func (e *Engine) rankByAspect(ctx context.Context, start time.Time, q Query, seen []string, fp string,
+	probes []probe, role roles.Role, byRole bool, cands []Candidate) (Results, error) {
 	ids := make([]string, len(cands))
 	for i, c := range cands {
 		ids[i] = c.ID
@@ -179,37 +206,41 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	}
 	ranked := make([]scored, 0, len(cands))
 	for rank, c := range cands {
-		// The places of the candidate's sentences it is compared on.
 		all := theirs[c.ID]
-		var pool []int
-		for j, s := range all {
-			if !byRole || !e.opts.AspectSameRole || s.Role == role {
-				pool = append(pool, j)
+		// pool returns the places of the candidate's sentences a probe is
+		// compared with.
+		pool := func(p probe) []int {
+			var out []int
+			for j, s := range all {
+				if !byRole || !p.sameRole || s.Role == role {
+					out = append(out, j)
+				}
 			}
-		}
-		if len(pool) == 0 {
-			for j := range all {
-				pool = append(pool, j)
+			if len(out) == 0 {
+				for j := range all {
+					out = append(out, j)
+				}
 			}
+			return out
 		}
 		x := scored{fused: fused{ID: c.ID, DenseRank: rank + 1, DenseScore: c.Score}, ci: -1}
 		var sum, best float32 = 0, -2
-		for _, qi := range query {
+		for pi, p := range probes {
 			top, arg := float32(-2), -1
-			if len(pool) == 0 && whole[c.ID] != nil {
-				top = embed.Dot(doc.Sentences[qi].Vector, whole[c.ID])
+			if len(all) == 0 && whole[c.ID] != nil {
+				top = embed.Dot(p.vec, whole[c.ID])
 			}
-			for _, j := range pool {
-				if d := embed.Dot(doc.Sentences[qi].Vector, all[j].Vector); d > top {
+			for _, j := range pool(p) {
+				if d := embed.Dot(p.vec, all[j].Vector); d > top {
 					top, arg = d, j
 				}
 			}
 			sum += top
 			if top > best {
-				best, x.qi, x.ci = top, qi, arg
+				best, x.qi, x.ci = top, pi, arg
 			}
 		}
-		x.Score = float64(sum) / float64(len(query))
+		x.Score = float64(sum) / float64(len(probes))
 		if e.opts.AspectMatch == MatchBest {
 			x.Score = float64(best)
 		}
@@ -239,7 +270,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 		x := byID[h.ID]
 		h.Explanation = explainRanks(x.fused)
 		m := x.match
-		m.Query = papersearch.MatchedSentence{Index: x.qi, Role: doc.Sentences[x.qi].Role.String(), Text: texts[x.qi]}
+		m.Query = probes[x.qi].sentence
 		if hs := abstractSentences(h.Paper); x.ci >= 0 && x.ci < len(hs) {
 			m.Result = papersearch.MatchedSentence{Index: x.ci, Role: theirs[h.ID][x.ci].Role.String(), Text: hs[x.ci]}
 		} else {
