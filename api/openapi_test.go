@@ -87,6 +87,7 @@ func TestOpenAPI(t *testing.T) {
 		{"get by a source id", writable.URL, "GET", "/v1/papers/arxiv:2401.00007", "", "", 200, true},
 		{"ingest bad source", writable.URL, "POST", "/v1/papers", "", `{"id":"oa8","abstract":"x","sources":[{"id":""}]}`, 400, false},
 		{"ingest bad url", writable.URL, "POST", "/v1/papers", "", `{"id":"oa6","abstract":"x","url":"javascript:alert(1)"}`, 400, false},
+		{"search by method", url, "POST", "/v1/search", "", `{"query":"brain signals","like":["` + id + `"],"aspect":"method","explain":true,"limit":3}`, 200, true},
 		{"search with nulls", url, "POST", "/v1/search", "", `{"query":"robots","like":null,"filters":null,"mode":null,"limit":null,"cursor":null,"explain":null}`, 200, true},
 		{"search empty year range", url, "POST", "/v1/search", "", `{"query":"robots","filters":{"year_min":2030,"year_max":2000}}`, 200, true},
 		{"search blank query with like", url, "POST", "/v1/search", "", `{"query":" ","like":["` + id + `"]}`, 200, true},

@@ -246,7 +246,7 @@ func (s *Server) search(c echo.Context) error {
 		}
 	}
 	q := search.Query{Text: req.Query, Like: req.Like, Unlike: req.Unlike, Mode: search.Mode(req.Mode),
-		Limit: limit, Cursor: req.Cursor, Explain: req.Explain}
+		Limit: limit, Cursor: req.Cursor, Explain: req.Explain, Aspect: search.Aspect(req.Aspect)}
 	if req.Filters != nil {
 		q.Filter = *req.Filters
 	}

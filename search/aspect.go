@@ -153,6 +153,74 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, byRole, cands)
 }
 
+// searchByAspect answers a search with an aspect: the candidates are the
+// AspectDepth papers nearest to the dense query (the text moved toward the
+// liked papers) within the filter; the probes are the text, matched with
+// each candidate's sentences of the aspect's role, and each liked paper's
+// sentences of that role, matched with all of a candidate's sentences (as
+// in similarByAspect). A liked paper without a sentence of the role is
+// ErrNotFound. The mode does not apply.
+func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (Results, error) {
+	role, ok := q.Aspect.role()
+	if !ok {
+		return Results{}, &FieldError{Field: "aspect", Reason: "must be background, method or result"}
+	}
+	fp := q.fingerprint("search-aspect-" + string(q.Aspect))
+	seen, err := e.seen(q.Cursor, fp)
+	if err != nil {
+		return Results{}, err
+	}
+	if _, err := e.store.Sentences(ctx, nil); errors.Is(err, ErrNoSentences) {
+		return Results{}, err
+	}
+	var probes []probe
+	if strings.TrimSpace(q.Text) != "" {
+		v, err := e.queryVector(ctx, q.Text)
+		if err != nil {
+			return Results{}, err
+		}
+		probes = append(probes, probe{vec: v, sameRole: true, sentence: papersearch.MatchedSentence{Index: -1, Role: "query", Text: q.Text}})
+	}
+	for i, id := range q.Like {
+		doc, err := e.store.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return Results{}, &FieldError{Field: fmt.Sprintf("like/%d", i), Err: ErrNotFound,
+				Reason: fmt.Sprintf("names %q, which is not a paper here", id)}
+		}
+		if err != nil {
+			return Results{}, err
+		}
+		if doc.Sentences == nil {
+			if err := e.embedWithSentences(ctx, []*Document{&doc}); err != nil {
+				return Results{}, fmt.Errorf("embed the sentences of %s: %w", id, err)
+			}
+		}
+		texts, found := abstractSentences(doc.Paper), false
+		for j, s := range doc.Sentences {
+			if s.Role == role && j < len(texts) {
+				found = true
+				probes = append(probes, probe{vec: s.Vector, sameRole: e.opts.AspectSameRole,
+					sentence: papersearch.MatchedSentence{Index: j, Role: s.Role.String(), Text: texts[j]}})
+			}
+		}
+		if !found {
+			return Results{}, &FieldError{Field: fmt.Sprintf("like/%d", i), Err: ErrNotFound,
+				Reason: fmt.Sprintf("names paper %s, which has no %s sentence", id, q.Aspect)}
+		}
+	}
+	vec, err := e.denseQuery(ctx, q)
+	if err != nil {
+		return Results{}, err
+	}
+	filter := q.Filter
+	filter.Exclude = slices.Concat(q.Like, q.Unlike, seen)
+	cands, err := e.store.Nearest(ctx, vec, e.aspectDepth(), filter)
+	if err != nil {
+		return Results{}, fmt.Errorf("dense retrieval: %w", err)
+	}
+	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, true, cands)
+}
+
 // probe is one vector an aspect query matches with candidates' sentences:
 // a sentence of a query paper, or the query's text.
 type probe struct {

@@ -66,6 +66,24 @@ func TestSimilarByAspect(t *testing.T) {
 	if h := first(search.SimilarQuery{Sentences: []int{1}}); h.ID != "same-method" {
 		t.Errorf("sentences=1: first %s", h.ID)
 	}
+	// In a search: like a paper by an aspect, or free text matched with
+	// papers' sentences of the aspect.
+	res, err := eng.Search(ctx, search.Query{Like: []string{"query"}, Aspect: search.MethodAspect, Explain: true})
+	if err != nil || len(res.Hits) != 3 || res.Hits[0].ID != "same-method" || res.Hits[0].Explanation.SentenceMatch.Query.Text != method {
+		t.Errorf("search like query by method: %+v, %v", res.Hits, err)
+	}
+	res, err = eng.Search(ctx, search.Query{Text: problem, Aspect: search.BackgroundAspect, Explain: true})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Explanation.SentenceMatch.Result.Text != problem ||
+		res.Hits[0].Explanation.SentenceMatch.Query.Role != "query" {
+		t.Errorf("search by background text: %+v, %v", res.Hits, err)
+	}
+	if _, err := eng.Search(ctx, search.Query{Like: []string{"nope"}, Aspect: search.MethodAspect}); !errors.Is(err, search.ErrNotFound) {
+		t.Errorf("search like an unknown paper by aspect: %v", err)
+	}
+	if _, err := eng.Search(ctx, search.Query{Text: "x", Aspect: "style"}); !errors.Is(err, search.ErrInvalidQuery) {
+		t.Errorf("search with a bad aspect: %v", err)
+	}
+
 	// Pages: a cursor goes on with the next of the same ranking.
 	whole, err := eng.Similar(ctx, search.SimilarQuery{ID: "query", Aspect: search.MethodAspect, Limit: 3})
 	if err != nil {

@@ -40,6 +40,10 @@ type Query struct {
 	// Cursor continues from the page that returned it.
 	Cursor  string
 	Explain bool
+	// Aspect, if set, ranks by sentences of that role: the liked papers'
+	// sentences of the role and the text, matched with the candidates'
+	// sentences (see searchByAspect).
+	Aspect Aspect
 }
 
 // Results is a ranked page of hits.
@@ -112,6 +116,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	}
 	if q.Unlike, err = e.resolve(ctx, q.Unlike); err != nil {
 		return Results{}, err
+	}
+	if q.Aspect != WholePaper {
+		return e.searchByAspect(ctx, start, q)
 	}
 	seen, err := e.seen(q.Cursor, q.fingerprint("search"))
 	if err != nil {

@@ -66,6 +66,9 @@ type SearchRequest struct {
 	Cursor string `json:"cursor,omitempty"`
 	// Explain adds an explanation to each result.
 	Explain bool `json:"explain,omitempty"`
+	// Aspect ("background", "method", "result") ranks by sentences of
+	// that role: the liked papers' and the query's.
+	Aspect string `json:"aspect,omitempty"`
 }
 
 // SearchResponse is the body of a successful search or similar request.
