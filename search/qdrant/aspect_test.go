@@ -3,10 +3,11 @@ package qdrant
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
-	"slices"
 	"testing"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/internal/testenv"
@@ -15,8 +16,9 @@ import (
 )
 
 // TestQdrantAspectRankingsMatchEmbedded: the same papers in both stores
-// give the same aspect rankings (the embedded store keeps sentence vectors
-// as int8 codes, Qdrant as float32, so only the order is compared).
+// give the same aspect rankings. The embedded store keeps sentence vectors
+// as int8 codes and Qdrant as float32, so two papers whose scores differ
+// by less than the codes' error (aspectTie) may trade places.
 func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 	ctx := context.Background()
 	emb := hashvec.Embedder{Model: embed.ModelInfo{Name: "hash-test", Dim: 64}}
@@ -38,31 +40,49 @@ func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 		}
 		engines = append(engines, eng)
 	}
-	compared := 0
+	const aspectTie = 0.01
+	compared, exact := 0, 0
 	for _, p := range papers[:12] {
 		for _, aspect := range []search.Aspect{search.BackgroundAspect, search.MethodAspect} {
-			var ranked [2][]string
+			var hits [2][]papersearch.Hit
 			for i, eng := range engines {
-				res, err := eng.Similar(ctx, search.SimilarQuery{ID: p.ID, Aspect: aspect, Limit: 5})
+				res, err := eng.Similar(ctx, search.SimilarQuery{ID: p.ID, Aspect: aspect, Limit: 8})
 				if errors.Is(err, search.ErrNotFound) {
 					break
 				}
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, h := range res.Hits {
-					ranked[i] = append(ranked[i], h.ID)
-				}
+				hits[i] = res.Hits
 			}
-			if ranked[0] == nil {
+			if hits[0] == nil {
 				continue
 			}
 			compared++
-			if !slices.Equal(ranked[0], ranked[1]) {
-				t.Errorf("%s by %s: embedded %v, qdrant %v", p.ID, aspect, ranked[0], ranked[1])
+			embedded := map[string]float64{}
+			for _, h := range hits[0] {
+				embedded[h.ID] = h.Score
+			}
+			same := true
+			for i := range 5 {
+				e, q := hits[0][i], hits[1][i]
+				if e.ID == q.ID {
+					continue
+				}
+				same = false
+				// Another paper here only if the embedded store scored it
+				// within a tie of this place's.
+				if s, ok := embedded[q.ID]; !ok || math.Abs(s-e.Score) > aspectTie {
+					t.Errorf("%s by %s, place %d: embedded %s (%.4f), qdrant %s (embedded score %.4f, found %v)",
+						p.ID, aspect, i+1, e.ID, e.Score, q.ID, s, ok)
+				}
+			}
+			if same {
+				exact++
 			}
 		}
 	}
+	t.Logf("%d aspect rankings compared, %d identical in the top 5, the rest differing by ties under %.2f", compared, exact, aspectTie)
 	if compared < 12 {
 		t.Errorf("only %d aspect queries compared", compared)
 	}
