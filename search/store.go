@@ -110,6 +110,23 @@ type Store interface {
 	Close() error
 }
 
+// CheckDimensions checks that every document's vector and sentence vectors
+// have dim dimensions, naming the first that has not in an error wrapping
+// ErrDimension: what a store checks before it writes anything.
+func CheckDimensions(docs []Document, dim int) error {
+	for _, d := range docs {
+		if len(d.Vector) != dim {
+			return fmt.Errorf("%s: %w: %d, want %d", d.Paper.ID, ErrDimension, len(d.Vector), dim)
+		}
+		for i, s := range d.Sentences {
+			if len(s.Vector) != dim {
+				return fmt.Errorf("%s: sentence %d: %w: %d, want %d", d.Paper.ID, i, ErrDimension, len(s.Vector), dim)
+			}
+		}
+	}
+	return nil
+}
+
 // Fingerprint is what ingest compares to decide whether a paper changed.
 type Fingerprint struct {
 	TextHash  string

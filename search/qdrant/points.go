@@ -31,15 +31,8 @@ const countTTL = 2 * time.Second
 func (q *Store) Upsert(ctx context.Context, docs []search.Document) (err error) {
 	defer markUnavailable(&err)
 	defer q.forgetCount()
-	for _, d := range docs {
-		if len(d.Vector) != q.model.Dim {
-			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, search.ErrDimension, len(d.Vector), q.model.Dim)
-		}
-		for i, s := range d.Sentences {
-			if len(s.Vector) != q.model.Dim {
-				return fmt.Errorf("upsert %s: sentence %d: %w: %d, want %d", d.Paper.ID, i, search.ErrDimension, len(s.Vector), q.model.Dim)
-			}
-		}
+	if err := search.CheckDimensions(docs, q.model.Dim); err != nil {
+		return fmt.Errorf("upsert: %w", err)
 	}
 	q.lexMu.Lock()
 	defer q.lexMu.Unlock()

@@ -157,15 +157,8 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	for _, d := range docs {
-		if len(d.Vector) != s.model.Dim {
-			return fmt.Errorf("upsert %s: %w: %d, want %d", d.Paper.ID, search.ErrDimension, len(d.Vector), s.model.Dim)
-		}
-		for i, sen := range d.Sentences {
-			if len(sen.Vector) != s.model.Dim {
-				return fmt.Errorf("upsert %s: sentence %d: %w: %d, want %d", d.Paper.ID, i, search.ErrDimension, len(sen.Vector), s.model.Dim)
-			}
-		}
+	if err := search.CheckDimensions(docs, s.model.Dim); err != nil {
+		return fmt.Errorf("upsert: %w", err)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
