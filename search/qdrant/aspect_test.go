@@ -46,7 +46,7 @@ func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 		for _, aspect := range []search.Aspect{search.BackgroundAspect, search.MethodAspect} {
 			var hits [2][]papersearch.Hit
 			for i, eng := range engines {
-				res, err := eng.Similar(ctx, search.SimilarQuery{ID: p.ID, Aspect: aspect, Limit: 8})
+				res, err := eng.Similar(ctx, search.SimilarQuery{ID: p.ID, Aspect: aspect, Limit: 8, Explain: true})
 				if errors.Is(err, search.ErrNotFound) {
 					break
 				}
@@ -62,6 +62,14 @@ func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 			embedded := map[string]float64{}
 			for _, h := range hits[0] {
 				embedded[h.ID] = h.Score
+			}
+			// The first result is explained by a pair as similar (the same
+			// pair, but for ties).
+			if e, q := hits[0][0], hits[1][0]; e.ID == q.ID {
+				em, qm := e.Explanation.SentenceMatch, q.Explanation.SentenceMatch
+				if em == nil || qm == nil || math.Abs(float64(em.Similarity-qm.Similarity)) > aspectTie || qm.Result.Text == "" {
+					t.Errorf("%s by %s: first result explained by %+v embedded, %+v qdrant", p.ID, aspect, em, qm)
+				}
 			}
 			same := true
 			for i := range 5 {
