@@ -91,13 +91,19 @@ const idChunk = 500
 // eachByID runs `SELECT columns FROM papers WHERE id IN (ids)` in chunks
 // and calls scan for every row found.
 func (s *Store) eachByID(ctx context.Context, columns string, ids []string, scan func(scanner) error) error {
-	for start := 0; start < len(ids); start += idChunk {
-		part := ids[start:min(start+idChunk, len(ids))]
+	return s.eachIn(ctx, `SELECT `+columns+` FROM papers WHERE id`, ids, scan)
+}
+
+// eachIn runs `query IN (keys)` ("SELECT id FROM work_keys WHERE key") in
+// chunks of idChunk keys and calls scan for every row found.
+func (s *Store) eachIn(ctx context.Context, query string, keys []string, scan func(scanner) error) error {
+	for start := 0; start < len(keys); start += idChunk {
+		part := keys[start:min(start+idChunk, len(keys))]
 		args := make([]any, len(part))
-		for i, id := range part {
-			args[i] = id
+		for i, k := range part {
+			args[i] = k
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT `+columns+` FROM papers WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		rows, err := s.db.QueryContext(ctx, query+` IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
 		if err != nil {
 			return err
 		}
@@ -131,27 +137,14 @@ func (s *Store) Lookup(ctx context.Context, ids []string) (map[string]papersearc
 // Works returns the papers holding any of keys among their work keys.
 func (s *Store) Works(ctx context.Context, keys []string) (map[string]papersearch.Paper, error) {
 	var ids []string
-	for start := 0; start < len(keys); start += idChunk {
-		part := keys[start:min(start+idChunk, len(keys))]
-		args := make([]any, len(part))
-		for i, k := range part {
-			args[i] = k
-		}
-		rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT id FROM work_keys WHERE key IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("works: %w", err)
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("works: %w", err)
-			}
-			ids = append(ids, id)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, fmt.Errorf("works: %w", err)
-		}
+	err := s.eachIn(ctx, `SELECT DISTINCT id FROM work_keys WHERE key`, keys, func(row scanner) error {
+		var id string
+		err := row.Scan(&id)
+		ids = append(ids, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("works: %w", err)
 	}
 	return s.Lookup(ctx, ids)
 }

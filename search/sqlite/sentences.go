@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -64,33 +63,23 @@ func (s *Store) putSentences(ctx context.Context, tx *sql.Tx, id string, ss []se
 // Sentences returns the sentences kept for those of ids that have them.
 func (s *Store) Sentences(ctx context.Context, ids []string) (map[string][]search.Sentence, error) {
 	out := make(map[string][]search.Sentence, len(ids))
-	for start := 0; start < len(ids); start += idChunk {
-		part := ids[start:min(start+idChunk, len(ids))]
-		args := make([]any, len(part))
-		for i, id := range part {
-			args[i] = id
+	err := s.eachIn(ctx, `SELECT id, roles, vectors FROM sentences WHERE id`, ids, func(row scanner) error {
+		var (
+			id, rs string
+			blob   []byte
+		)
+		if err := row.Scan(&id, &rs, &blob); err != nil {
+			return err
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT id, roles, vectors FROM sentences WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		ss, err := decodeSentences(rs, blob, s.model.Dim)
 		if err != nil {
-			return nil, fmt.Errorf("sentences: %w", err)
+			return fmt.Errorf("paper %s: %w", id, err)
 		}
-		for rows.Next() {
-			var (
-				id, rs string
-				blob   []byte
-			)
-			if err := rows.Scan(&id, &rs, &blob); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("sentences: %w", err)
-			}
-			if out[id], err = decodeSentences(rs, blob, s.model.Dim); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("paper %s: %w", id, err)
-			}
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, fmt.Errorf("sentences: %w", err)
-		}
+		out[id] = ss
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sentences: %w", err)
 	}
 	return out, nil
 }
