@@ -19,6 +19,8 @@ type Filter struct {
 	Tags []string `json:"tags,omitempty"`
 	// Exclude lists paper ids never returned.
 	Exclude []string `json:"-"`
+	// Only, if not empty, lists the only paper ids that may be returned.
+	Only []string `json:"-"`
 }
 
 // Limits of a filter. A year range whose start is after its end is valid

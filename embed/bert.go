@@ -194,8 +194,10 @@ func (s *scratch) grow(seq int, cfg bertConfig) {
 }
 
 // encode runs the encoder over one sequence of token ids and writes the
-// pooled, L2-normalised sentence vector into out (length hidden).
-func (m *bert) encode(ids []int32, s *scratch, out []float32) {
+// pooled, L2-normalised sentence vector into out (length hidden), and into
+// parts[i] the mean of the output vectors of the tokens in spans[i],
+// L2-normalised (left as it is for an empty span).
+func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, parts [][]float32) {
 	cfg := m.cfg
 	h, seq := cfg.Hidden, len(ids)
 	s.grow(seq, cfg)
@@ -220,11 +222,11 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 	for li := range m.layers {
 		l := &m.layers[li]
 		// rows is how many tokens' outputs this layer must compute: all of
-		// them, except in the last layer of a CLS-pooled model, whose only
-		// output used is the first token's (the others' keys and values
-		// still feed its attention).
+		// them, except in the last layer of a CLS-pooled model with no
+		// spans to pool, whose only output used is the first token's (the
+		// others' keys and values still feed its attention).
 		rows := seq
-		if li == len(m.layers)-1 && cfg.Pooling == "cls" {
+		if li == len(m.layers)-1 && cfg.Pooling == "cls" && len(spans) == 0 {
 			rows = 1
 		}
 		// Self-attention.
@@ -254,20 +256,32 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32) {
 	}
 
 	// Pooling over all tokens (one sequence, no padding), then L2 norm.
-	clear(out)
 	if cfg.Pooling == "cls" {
 		copy(out, s.x[:h])
 	} else {
-		for t := 0; t < seq; t++ {
-			add(out, s.x[t*h:(t+1)*h])
-		}
-		inv := 1 / float32(seq)
-		for j := range out {
-			out[j] *= inv
-		}
+		meanRows(out, s.x, h, 0, seq)
 	}
 	if cfg.Normalize {
 		Normalize(out)
+	}
+	for i, sp := range spans {
+		if sp[1] > sp[0] {
+			meanRows(parts[i], s.x, h, sp[0], sp[1])
+			Normalize(parts[i])
+		}
+	}
+}
+
+// meanRows writes into out the mean of rows from to to (exclusive) of x,
+// whose rows are h wide.
+func meanRows(out, x []float32, h, from, to int) {
+	clear(out)
+	for t := from; t < to; t++ {
+		add(out, x[t*h:(t+1)*h])
+	}
+	inv := 1 / float32(to-from)
+	for j := range out {
+		out[j] *= inv
 	}
 }
 

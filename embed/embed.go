@@ -27,6 +27,37 @@ type ModelInfo struct {
 // ErrEmptyInput is returned when there is nothing to embed.
 var ErrEmptyInput = errors.New("no text to embed")
 
+// PartEmbedder is implemented by embedders that can embed a text given as
+// consecutive parts in one pass and pool a vector for each part from the
+// tokens it spans, in the context of the whole text.
+type PartEmbedder interface {
+	Embedder
+	// EmbedParts returns, for each text (its parts joined by spaces), the
+	// text's vector as Embed gives it and a unit vector for each part; a
+	// part the model's window cuts off has a nil vector.
+	EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [][][]float32, error)
+}
+
+// AsPartEmbedder returns e as a PartEmbedder when it can embed parts: a
+// local model, with or without its instructions, or a pair of them.
+func AsPartEmbedder(e Embedder) (PartEmbedder, bool) {
+	switch e := e.(type) {
+	case *Local:
+		return e, true
+	case instructed:
+		if _, ok := AsPartEmbedder(e.Embedder); ok {
+			return e, true
+		}
+	case *Pair:
+		_, okA := AsPartEmbedder(e.a)
+		_, okB := AsPartEmbedder(e.b)
+		if okA && okB {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
 // TokenCounter is implemented by embedders that can count the tokens a
 // text costs them exactly.
 type TokenCounter interface {

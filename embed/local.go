@@ -159,23 +159,79 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	if len(texts) == 0 {
 		return nil, ErrEmptyInput
 	}
-	dim := l.model.cfg.Hidden
 	ids := make([][]int32, len(texts))
-	order := make([]int, len(texts))
 	for i, t := range texts {
 		ids[i] = l.tok.Encode(t, l.model.cfg.MaxSeqLength)
+	}
+	out, _, err := l.encode(ctx, ids, nil)
+	if err != nil {
+		return nil, fmt.Errorf("embed %d texts: %w", len(texts), err)
+	}
+	return out, nil
+}
+
+// EmbedParts embeds each text, given as parts to be joined by spaces, in
+// one encoder pass: it returns the text's vector as Embed does and, for
+// each part, the normalised mean of its tokens' output vectors, which
+// the whole text's context shaped ("late chunking"). A part the model's
+// window cuts off has a nil vector.
+func (l *Local) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [][][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil, ErrEmptyInput
+	}
+	ids := make([][]int32, len(texts))
+	spans := make([][][2]int, len(texts))
+	for i, parts := range texts {
+		ids[i], spans[i] = l.tok.EncodeParts(parts, l.model.cfg.MaxSeqLength)
+	}
+	out, parts, err := l.encode(ctx, ids, spans)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embed %d texts in parts: %w", len(texts), err)
+	}
+	for i, sp := range spans {
+		for j, s := range sp {
+			if s[1] == s[0] {
+				parts[i][j] = nil
+			}
+		}
+	}
+	return out, parts, nil
+}
+
+// encode runs the model over each sequence of ids, pooling the spans of
+// it given (spans may be nil), on up to l.workers goroutines.
+func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([][]float32, [][][]float32, error) {
+	dim := l.model.cfg.Hidden
+	order := make([]int, len(ids))
+	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return len(ids[order[a]]) > len(ids[order[b]]) })
-
-	flat := make([]float32, len(texts)*dim)
-	out := make([][]float32, len(texts))
+	vector := func(flat []float32, i int) []float32 { return flat[i*dim : (i+1)*dim : (i+1)*dim] }
+	flat := make([]float32, len(ids)*dim)
+	out := make([][]float32, len(ids))
 	for i := range out {
-		out[i] = flat[i*dim : (i+1)*dim : (i+1)*dim]
+		out[i] = vector(flat, i)
+	}
+	var parts [][][]float32
+	if spans != nil {
+		n := 0
+		for _, sp := range spans {
+			n += len(sp)
+		}
+		flat, next := make([]float32, n*dim), 0
+		parts = make([][][]float32, len(ids))
+		for i, sp := range spans {
+			parts[i] = make([][]float32, len(sp))
+			for j := range sp {
+				parts[i][j] = vector(flat, next)
+				next++
+			}
+		}
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	running := min(l.workers, len(texts))
+	running := min(l.workers, len(ids))
 	split := l.workers / running
 	for w := 0; w < running; w++ {
 		wg.Add(1)
@@ -193,15 +249,19 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 					return
 				}
 				i := order[n]
-				l.model.encode(ids[i], s, out[i])
+				if spans == nil {
+					l.model.encode(ids[i], s, out[i], nil, nil)
+				} else {
+					l.model.encode(ids[i], s, out[i], spans[i], parts[i])
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("embed %d texts: %w", len(texts), err)
+		return nil, nil, err
 	}
-	return out, nil
+	return out, parts, nil
 }
 
 // CountTokens returns the word pieces texts are encoded into, [CLS] and

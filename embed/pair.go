@@ -2,6 +2,7 @@ package embed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -40,24 +41,71 @@ func (p *Pair) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	da, dim := p.a.Info().Dim, p.info.Dim
-	scale := float32(1 / math.Sqrt2)
-	flat := make([]float32, len(texts)*dim)
 	out := make([][]float32, len(texts))
 	for i := range texts {
-		v := flat[i*dim : (i+1)*dim : (i+1)*dim]
-		if len(va[i]) != da || len(vb[i]) != dim-da {
-			return nil, fmt.Errorf("embed with %s: %w: vectors of %d and %d dimensions, want %d in all", p.info.Name, ErrBadResponse, len(va[i]), len(vb[i]), dim)
-		}
-		for j, x := range va[i] {
-			v[j] = x * scale
-		}
-		for j, x := range vb[i] {
-			v[da+j] = x * scale
+		v, err := p.join(va[i], vb[i])
+		if err != nil {
+			return nil, err
 		}
 		out[i] = v
 	}
 	return out, nil
+}
+
+// join returns the pair's vector of the two models' unit vectors a and b.
+func (p *Pair) join(a, b []float32) ([]float32, error) {
+	da, dim := p.a.Info().Dim, p.info.Dim
+	if len(a) != da || len(b) != dim-da {
+		return nil, fmt.Errorf("embed with %s: %w: vectors of %d and %d dimensions, want %d in all", p.info.Name, ErrBadResponse, len(a), len(b), dim)
+	}
+	scale := float32(1 / math.Sqrt2)
+	v := make([]float32, dim)
+	for j, x := range a {
+		v[j] = x * scale
+	}
+	for j, x := range b {
+		v[da+j] = x * scale
+	}
+	return v, nil
+}
+
+// EmbedParts embeds texts in parts (see Local.EmbedParts) with both models
+// at once and joins the vectors; a part either model's window cuts off has
+// a nil vector. It fails with errors.ErrUnsupported unless both models
+// embed parts.
+func (p *Pair) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [][][]float32, error) {
+	pa, okA := AsPartEmbedder(p.a)
+	pb, okB := AsPartEmbedder(p.b)
+	if !okA || !okB {
+		return nil, nil, fmt.Errorf("embed in parts with %s: %w", p.info.Name, errors.ErrUnsupported)
+	}
+	var wa, wb [][]float32
+	var sa, sb [][][]float32
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { wa, sa, err = pa.EmbedParts(gctx, texts); return err })
+	g.Go(func() (err error) { wb, sb, err = pb.EmbedParts(gctx, texts); return err })
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	whole := make([][]float32, len(texts))
+	parts := make([][][]float32, len(texts))
+	for i := range texts {
+		v, err := p.join(wa[i], wb[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		whole[i] = v
+		parts[i] = make([][]float32, len(texts[i]))
+		for j := range parts[i] {
+			if sa[i][j] == nil || sb[i][j] == nil {
+				continue
+			}
+			if parts[i][j], err = p.join(sa[i][j], sb[i][j]); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return whole, parts, nil
 }
 
 // CountTokens is what the texts cost both models.

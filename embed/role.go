@@ -2,6 +2,8 @@ package embed
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path"
 	"strings"
 )
@@ -72,6 +74,28 @@ func (in instructed) Embed(ctx context.Context, texts []string) ([][]float32, er
 
 func (in instructed) CountTokens(texts []string) int {
 	return CountTokens(in.Embedder, in.prefixed(texts))
+}
+
+// EmbedParts embeds texts in parts (see Local.EmbedParts) after the
+// instruction, which is a part of its own whose vector is dropped. It
+// fails with errors.ErrUnsupported unless the model embeds parts.
+func (in instructed) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [][][]float32, error) {
+	pe, ok := AsPartEmbedder(in.Embedder)
+	if !ok {
+		return nil, nil, fmt.Errorf("embed in parts with %s: %w", in.Info().Name, errors.ErrUnsupported)
+	}
+	prefixed := make([][]string, len(texts))
+	for i, parts := range texts {
+		prefixed[i] = append([]string{in.prefix}, parts...)
+	}
+	whole, parts, err := pe.EmbedParts(ctx, prefixed)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range parts {
+		parts[i] = parts[i][1:]
+	}
+	return whole, parts, nil
 }
 
 // prefixed returns the texts as the model sees them.

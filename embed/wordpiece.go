@@ -57,18 +57,35 @@ func NewTokenizer(vocab []byte) (*Tokenizer, error) {
 // Encode returns the token ids of text framed by [CLS] and [SEP], keeping at
 // most maxLen ids in all: word pieces past maxLen-2 are dropped.
 func (t *Tokenizer) Encode(text string, maxLen int) []int32 {
-	ids := make([]int32, 0, min(maxLen, len(text)/3+2))
-	ids = append(ids, t.cls)
-	for _, w := range basicTokens(text) {
-		if len(ids) >= maxLen-1 {
-			break
+	ids, _ := t.EncodeParts([]string{text}, maxLen)
+	return ids
+}
+
+// EncodeParts returns the token ids of parts joined by spaces, framed as
+// Encode frames them, and where each part's word pieces lie: ids[spans[i][0]:spans[i][1]].
+// A part the window cuts off entirely has an empty span; one it cuts
+// short keeps the pieces that fit.
+func (t *Tokenizer) EncodeParts(parts []string, maxLen int) (ids []int32, spans [][2]int) {
+	n := 0
+	for _, p := range parts {
+		n += len(p) + 1
+	}
+	ids = append(make([]int32, 0, min(maxLen, n/3+2)), t.cls)
+	spans = make([][2]int, len(parts))
+	for i, p := range parts {
+		start := len(ids)
+		for _, w := range basicTokens(p) {
+			if len(ids) >= maxLen-1 {
+				break
+			}
+			ids = t.appendPieces(ids, w)
 		}
-		ids = t.appendPieces(ids, w)
+		if len(ids) > maxLen-1 {
+			ids = ids[:maxLen-1]
+		}
+		spans[i] = [2]int{start, len(ids)}
 	}
-	if len(ids) > maxLen-1 {
-		ids = ids[:maxLen-1]
-	}
-	return append(ids, t.sep)
+	return append(ids, t.sep), spans
 }
 
 func (t *Tokenizer) appendPieces(ids []int32, word string) []int32 {

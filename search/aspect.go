@@ -12,6 +12,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/roles"
 )
 
@@ -40,11 +41,12 @@ func (a Aspect) role() (_ roles.Role, ok bool) {
 	return 0, false
 }
 
-// DefaultAspectWhole is the weight of the whole-paper similarity in an
-// aspect score: on the aspect dev signal (docs/ranking.md) half the whole
-// paper and half the sentences ranked better than the sentences alone for
-// every aspect.
-const DefaultAspectWhole = 0.5
+// DefaultAspectFusion merges an aspect query's sentence matches with BM25
+// of its sentences' words: Evidence with the sentences weighted 0.6, the
+// rule that, on the aspect dev signal (docs/ranking.md), beat whole-paper
+// similarity for every aspect (the engine's DefaultFusion, weighting both
+// sides equally, lost the method and background aspects' lead).
+var DefaultAspectFusion = Fusion{Method: Evidence, DenseWeight: 0.6}
 
 // DefaultAspectDepth is how many papers, nearest to the query paper as a
 // whole and within the filter, an aspect query ranks again by their
@@ -54,23 +56,25 @@ const DefaultAspectDepth = 150
 // How an aspect query scores a candidate from its query sentences' best
 // matches (see Options.AspectMatch).
 const (
+	// MatchBest scores the single best pair of a query sentence and a
+	// candidate's sentence (the default).
+	MatchBest = "best"
 	// MatchSum scores the mean, over the query's sentences, of each one's
 	// best cosine similarity among the candidate's sentences: every
-	// sentence of the aspect must find a partner (the default).
+	// sentence of the aspect must find a partner.
 	MatchSum = "sum"
-	// MatchBest scores the single best pair.
-	MatchBest = "best"
 )
 
 // similarByAspect ranks the papers nearest to sq.ID as a whole (the first
 // AspectDepth allowed by the filter) by how well its sentences of the
 // aspect, or the sentences it names, match each paper's sentences (only
 // those of the same role under AspectSameRole; its whole vector when it
-// has no sentence vectors), scored by the engine's
-// AspectMatch rule and weighed with the whole paper's similarity
-// (AspectWhole). The comparison is of vectors alone: the query's mode
-// does not apply. A sentence named that the paper does not have, or an
-// aspect none of its sentences has, is ErrNotFound.
+// has no sentence vectors), scored by the engine's AspectMatch rule
+// (weighed with the whole paper's similarity when AspectWhole is set); in
+// hybrid mode that ranking is fused (AspectFusion) with the same papers'
+// BM25 ranking for the words of those sentences, in lexical mode the BM25
+// ranking alone is used. A sentence named that the paper does not have,
+// or an aspect none of its sentences has, is ErrNotFound.
 func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq SimilarQuery, q Query) (Results, error) {
 	role, byRole := sq.Aspect.role()
 	if sq.Aspect != WholePaper && !byRole {
@@ -85,7 +89,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 		}
 	}
 	key, _ := json.Marshal([]any{sq.ID, sq.Aspect, sq.Sentences})
-	fp := Query{Text: string(key), Filter: sq.Filter}.fingerprint("similar-aspect")
+	fp := Query{Text: string(key), Filter: sq.Filter, Mode: q.Mode}.fingerprint("similar-aspect")
 	seen, err := e.seen(sq.Cursor, fp)
 	if err != nil {
 		return Results{}, err
@@ -158,8 +162,9 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 // liked papers) within the filter; the probes are the text, matched with
 // each candidate's sentences of the aspect's role, and each liked paper's
 // sentences of that role, matched with all of a candidate's sentences (as
-// in similarByAspect). A liked paper without a sentence of the role is
-// ErrNotFound. The mode does not apply.
+// in similarByAspect), and the mode applies as there, the BM25 side for
+// the words of the text and those sentences. A liked paper without a
+// sentence of the role is ErrNotFound.
 func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (Results, error) {
 	role, ok := q.Aspect.role()
 	if !ok {
@@ -263,10 +268,7 @@ func (e *Engine) rankByAspect(ctx context.Context, start time.Time, q Query, see
 		}
 	}
 
-	wholeWeight := DefaultAspectWhole
-	if e.opts.AspectWhole != nil {
-		wholeWeight = *e.opts.AspectWhole
-	}
+	wholeWeight := e.opts.AspectWhole
 	type scored struct {
 		fused
 		match  papersearch.SentenceMatch
@@ -308,9 +310,9 @@ func (e *Engine) rankByAspect(ctx context.Context, start time.Time, q Query, see
 				best, x.qi, x.ci = top, pi, arg
 			}
 		}
-		x.Score = float64(sum) / float64(len(probes))
-		if e.opts.AspectMatch == MatchBest {
-			x.Score = float64(best)
+		x.Score = float64(best)
+		if e.opts.AspectMatch == MatchSum {
+			x.Score = float64(sum) / float64(len(probes))
 		}
 		x.Score = (1-wholeWeight)*x.Score + wholeWeight*float64(c.Score)
 		x.match.Similarity = best
@@ -319,10 +321,23 @@ func (e *Engine) rankByAspect(ctx context.Context, start time.Time, q Query, see
 	slices.SortStableFunc(ranked, func(a, b scored) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
 	})
-	list := make([]fused, len(ranked))
+	bySentences := make([]Candidate, len(ranked))
 	for i, x := range ranked {
-		list[i] = x.fused
+		bySentences[i] = Candidate{ID: x.ID, Score: float32(x.Score)}
 	}
+	// The lexical side: the same candidates by BM25 for the words of the
+	// query's sentences (or text).
+	var lex Matches
+	if q.Mode != Dense && len(ids) > 0 {
+		words := make([]string, len(probes))
+		for i, p := range probes {
+			words[i] = p.sentence.Text
+		}
+		if lex, err = e.store.Lexical(ctx, lexical.Analyze(strings.Join(words, "\n")), len(ids), papersearch.Filter{Only: ids}); err != nil {
+			return Results{}, fmt.Errorf("lexical retrieval: %w", err)
+		}
+	}
+	list := merge(q.Mode, bySentences, lex, *e.opts.AspectFusion)
 	explain := q.Explain
 	q.Explain = false
 	res, err := e.page(ctx, start, Results{}, list, q, seen, fp, nil, nil)
@@ -333,10 +348,14 @@ func (e *Engine) rankByAspect(ctx context.Context, start time.Time, q Query, see
 	for _, x := range ranked {
 		byID[x.ID] = x
 	}
+	ranks := make(map[string]fused, len(list))
+	for _, x := range list {
+		ranks[x.ID] = x
+	}
 	for i := range res.Hits {
 		h := &res.Hits[i]
 		x := byID[h.ID]
-		h.Explanation = explainRanks(x.fused)
+		h.Explanation = explainRanks(ranks[h.ID])
 		m := x.match
 		m.Query = probes[x.qi].sentence
 		if hs := abstractSentences(h.Paper); x.ci >= 0 && x.ci < len(hs) {

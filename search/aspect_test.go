@@ -15,13 +15,7 @@ import (
 // chosen sentences are compared when named; bad requests are refused.
 func TestSimilarByAspect(t *testing.T) {
 	ctx := context.Background()
-	// The sentences alone: the test's hash vectors make whole papers' cosines noise.
-	_, store, emb := importEngine(t)
-	alone := 0.0
-	eng, err := search.NewEngine(store, emb, search.Options{AspectWhole: &alone})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, _, _ := importEngine(t)
 	const (
 		problem = "Predicting how proteins fold remains a central open problem in biology."
 		method  = "We propose a graph neural network with attention over residue contacts, trained with a contrastive loss."
@@ -59,6 +53,31 @@ func TestSimilarByAspect(t *testing.T) {
 	if h := first(search.SimilarQuery{Aspect: search.BackgroundAspect}); h.ID != "same-problem" ||
 		h.Explanation.SentenceMatch.Result.Text != problem {
 		t.Errorf("background aspect: first %s, match %+v", h.ID, h.Explanation.SentenceMatch)
+	}
+	// The mode: sentence matches alone (dense), the same candidates' BM25
+	// for the words of the method sentences alone (lexical), or both fused
+	// (hybrid); the explanation says which ranked each paper.
+	for _, tc := range []struct {
+		mode          search.Mode
+		dense, byWord bool
+	}{
+		{search.Dense, true, false},
+		{search.Lexical, false, true},
+		{search.Hybrid, true, true},
+	} {
+		res, err := eng.Similar(ctx, search.SimilarQuery{ID: "query", Aspect: search.MethodAspect, Mode: tc.mode, Explain: true})
+		if err != nil || len(res.Hits) != 3 {
+			t.Fatalf("%s: %d hits, %v", tc.mode, len(res.Hits), err)
+		}
+		for i, h := range res.Hits {
+			ex := h.Explanation
+			if (ex.DenseRank > 0) != tc.dense || (ex.LexicalRank > 0) != tc.byWord || ex.SentenceMatch == nil {
+				t.Errorf("%s: hit %d %s explained %+v", tc.mode, i, h.ID, ex)
+			}
+		}
+		if ex := res.Hits[0].Explanation; res.Hits[0].ID != "same-method" || ex.SentenceMatch.Result.Text != method {
+			t.Errorf("%s: first %s, explained %+v", tc.mode, res.Hits[0].ID, ex)
+		}
 	}
 	if h := first(search.SimilarQuery{Sentences: []int{0}}); h.ID != "same-problem" {
 		t.Errorf("sentences=0: first %s", h.ID)

@@ -43,6 +43,9 @@ type Engine struct {
 	// docs embeds papers and their sentences as documents, with the model's
 	// document instructions (embed.Instructed).
 	embedder, docs embed.Embedder
+	// inContext embeds papers in parts (their sentences pooled from the
+	// paper's encoder pass) when the model can and Options allow; else nil.
+	inContext embed.PartEmbedder
 	// byModel are the embedders Embed answers for, as given (observed): the
 	// index's first, then, for a pair, each of its models.
 	byModel []embed.Embedder
@@ -74,12 +77,16 @@ type Options struct {
 	// (default IngestBatch).
 	IngestBatch int
 	// AspectMatch is how aspect similarity scores a paper from the best
-	// matches of the query's sentences: MatchSum (the default) or MatchBest.
+	// matches of the query's sentences: MatchBest (the default) or MatchSum.
 	AspectMatch string
 	// AspectWhole is the weight, from 0 to 1, of the whole-paper cosine
 	// similarity in an aspect score, beside the sentences' matches
-	// (default DefaultAspectWhole; 0: the sentences alone).
-	AspectWhole *float64
+	// (default 0: the sentences alone).
+	AspectWhole float64
+	// AspectFusion merges, for an aspect query in hybrid mode, the ranking
+	// by sentence matches with the BM25 ranking of the same candidates for
+	// the words of the query's sentences (default DefaultAspectFusion).
+	AspectFusion *Fusion
 	// AspectDepth is how many papers an aspect query ranks (default
 	// DefaultAspectDepth).
 	AspectDepth int
@@ -89,6 +96,10 @@ type Options struct {
 	// sentences: on the dev signal that ranked better overall, the roles
 	// labelled on the candidates' side being wrong one time in five.
 	AspectSameRole bool
+	// SeparateSentences embeds each abstract sentence as a text of its own
+	// even when the model can pool sentence vectors from the paper's single
+	// encoder pass (embed.PartEmbedder), which it does by default.
+	SeparateSentences bool
 	// Observe, if set, is told the duration and outcome of every embedding
 	// call and store operation, named by one of Ops, for metrics.
 	Observe func(op string, d time.Duration, err error)
@@ -141,6 +152,9 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.Fusion == nil {
 		opts.Fusion = &DefaultFusion
 	}
+	if opts.AspectFusion == nil {
+		opts.AspectFusion = &DefaultAspectFusion
+	}
 	if opts.Observe == nil {
 		opts.Observe = func(string, time.Duration, error) {}
 	}
@@ -163,7 +177,12 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{store: store, embedder: byModel[0], docs: observed(embed.Instructed(embedder, embed.Document)), roles: labeller,
+	docs := embed.Instructed(embedder, embed.Document)
+	inContext, ok := embed.AsPartEmbedder(docs)
+	if !ok || opts.SeparateSentences {
+		inContext = nil
+	}
+	return &Engine{store: store, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
 		byModel: byModel, log: opts.Logger, opts: opts, queries: cache,
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }

@@ -78,10 +78,12 @@ func BenchmarkIngest300(b *testing.B) {
 	})
 }
 
-// BenchmarkSentenceCost measures what sentence vectors add to ingest with
-// the in-process model: embedding 100 real ML papers' texts alone, then
-// each paper's abstract sentences embedded on their own (as ingest does),
-// reporting ms per paper for each.
+// BenchmarkSentenceCost measures what sentence vectors cost at ingest with
+// the in-process model, in ms per paper over 100 real ML papers: their
+// texts embedded alone (ingest without sentence vectors), then ingest into
+// a new SQLite store with sentence vectors pooled from each paper's
+// encoder pass (contextual, the default) and with each sentence embedded
+// on its own (separate).
 //
 //	go test -run '^$' -bench SentenceCost -benchtime 1x ./search/
 func BenchmarkSentenceCost(b *testing.B) {
@@ -90,27 +92,45 @@ func BenchmarkSentenceCost(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	docs := embed.Instructed(local, embed.Document)
-	var texts, sentences []string
-	for _, p := range papers {
-		texts = append(texts, p.Text())
-		ss := papersearch.Sentences(p.Abstract)
-		sentences = append(sentences, ss[:min(len(ss), search.MaxSentences)]...)
+	perPaper := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*len(papers)), "ms/paper")
 	}
-	for _, run := range []struct {
-		name  string
-		texts []string
-	}{{"papers", texts}, {"sentences", sentences}} {
-		b.Run(run.name, func(b *testing.B) {
-			for b.Loop() {
-				for i := 0; i < len(run.texts); i += search.IngestBatch {
-					if _, err := docs.Embed(context.Background(), run.texts[i:min(i+search.IngestBatch, len(run.texts))]); err != nil {
-						b.Fatal(err)
-					}
+	b.Run("texts", func(b *testing.B) {
+		docs := embed.Instructed(local, embed.Document)
+		texts := make([]string, len(papers))
+		for i, p := range papers {
+			texts[i] = p.Text()
+		}
+		for b.Loop() {
+			for i := 0; i < len(texts); i += search.IngestBatch {
+				if _, err := docs.Embed(context.Background(), texts[i:min(i+search.IngestBatch, len(texts))]); err != nil {
+					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*len(papers)), "ms/paper")
-			b.ReportMetric(float64(len(run.texts))/float64(len(papers)), "texts/paper")
+		}
+		perPaper(b)
+	})
+	for _, separate := range []bool{false, true} {
+		b.Run(map[bool]string{false: "contextual", true: "separate"}[separate], func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "p.db"), local.Info())
+				if err != nil {
+					b.Fatal(err)
+				}
+				e, err := search.NewEngine(store, local, search.Options{SeparateSentences: separate})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, err := e.Ingest(context.Background(), papers, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				store.Close()
+				b.StartTimer()
+			}
+			perPaper(b)
 		})
 	}
 }

@@ -171,7 +171,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	if err != nil {
 		return Results{}, err
 	}
-	ranked := e.merge(q.Mode, dense, lexMatches)
+	ranked := merge(q.Mode, dense, lexMatches, *e.opts.Fusion)
 	return e.page(ctx, start, res, ranked, q, seen, q.fingerprint("search"), terms, queryVec)
 }
 
@@ -251,17 +251,19 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if err := g.Wait(); err != nil {
 		return Results{}, err
 	}
-	return e.page(ctx, start, Results{}, e.merge(q.Mode, dense, lexMatches), q, seen, fp, terms, doc.Vector)
+	return e.page(ctx, start, Results{}, merge(q.Mode, dense, lexMatches, *e.opts.Fusion), q, seen, fp, terms, doc.Vector)
 }
 
-func (e *Engine) merge(mode Mode, dense []Candidate, lex Matches) []fused {
+// merge returns the ranking of a query in mode: the dense list, the
+// lexical one, or both fused under f (one alone when the other is empty).
+func merge(mode Mode, dense []Candidate, lex Matches, f Fusion) []fused {
 	switch {
 	case mode == Dense || len(lex.Candidates) == 0 && len(dense) > 0:
 		return single(dense, true)
 	case mode == Lexical || len(dense) == 0:
 		return single(lex.Candidates, false)
 	}
-	return fuse(dense, lex, *e.opts.Fusion)
+	return fuse(dense, lex, f)
 }
 
 // denseQuery builds the dense query vector: the embedded text, moved toward

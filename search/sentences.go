@@ -3,13 +3,17 @@ package search
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search/roles"
 )
 
 // Sentence is one sentence of a paper's abstract as a store keeps it: its
-// rhetorical role and the unit vector of its text, embedded on its own.
+// rhetorical role and the unit vector of its text, pooled from the paper's
+// encoder pass where the model can (see Options.SeparateSentences), else
+// embedded on its own.
 // A paper's sentences are those of papersearch.Sentences(abstract), in
 // order, at most MaxSentences.
 type Sentence struct {
@@ -28,9 +32,13 @@ func abstractSentences(p papersearch.Paper) []string {
 }
 
 // embedWithSentences embeds each document's text and its abstract's
-// sentences in one request, labels the sentences' roles, and fills
-// Vector and Sentences.
+// sentences, labels the sentences' roles, and fills Vector and Sentences:
+// in one pass per paper when the model can pool sentence vectors
+// (inContext), else in one request of texts and sentences.
 func (e *Engine) embedWithSentences(ctx context.Context, docs []*Document) error {
+	if e.inContext != nil {
+		return e.embedInContext(ctx, docs)
+	}
 	var texts []string
 	sentences := make([][]string, len(docs))
 	for i, d := range docs {
@@ -54,6 +62,57 @@ func (e *Engine) embedWithSentences(ctx context.Context, docs []*Document) error
 			d.Sentences[j] = Sentence{Role: r, Vector: vecs[next]}
 			next++
 		}
+	}
+	return nil
+}
+
+// embedInContext embeds each document's text in parts, its head (the
+// title Text puts before the abstract) and then every abstract sentence,
+// keeping the pooled vectors of the first MaxSentences sentences. A
+// sentence past the model's window is embedded on its own.
+func (e *Engine) embedInContext(ctx context.Context, docs []*Document) error {
+	texts := make([][]string, len(docs))
+	for i, d := range docs {
+		abstract := strings.TrimSpace(d.Paper.Abstract)
+		head := strings.TrimSuffix(d.Paper.Text(), abstract)
+		texts[i] = append([]string{head}, papersearch.Sentences(abstract)...)
+	}
+	start := time.Now()
+	whole, parts, err := e.inContext.EmbedParts(ctx, texts)
+	e.opts.Observe(OpEmbed, time.Since(start), err)
+	if err != nil {
+		return err
+	}
+	if len(whole) != len(docs) || len(parts) != len(docs) {
+		return fmt.Errorf("the embedder returned %d vectors for %d texts", len(whole), len(docs))
+	}
+	type place struct{ doc, sentence int }
+	var alone []string
+	var places []place
+	for i, d := range docs {
+		sentences := texts[i][1:min(len(texts[i]), MaxSentences+1)]
+		d.Vector = whole[i]
+		d.Sentences = make([]Sentence, len(sentences))
+		for j, r := range e.roles.Label(sentences) {
+			d.Sentences[j] = Sentence{Role: r, Vector: parts[i][j+1]}
+			if d.Sentences[j].Vector == nil {
+				alone = append(alone, sentences[j])
+				places = append(places, place{i, j})
+			}
+		}
+	}
+	if len(alone) == 0 {
+		return nil
+	}
+	vecs, err := e.docs.Embed(ctx, alone)
+	if err != nil {
+		return err
+	}
+	if len(vecs) != len(alone) {
+		return fmt.Errorf("the embedder returned %d vectors for %d texts", len(vecs), len(alone))
+	}
+	for k, p := range places {
+		docs[p.doc].Sentences[p.sentence].Vector = vecs[k]
 	}
 	return nil
 }

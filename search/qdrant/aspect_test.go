@@ -16,14 +16,17 @@ import (
 )
 
 // TestQdrantAspectRankingsMatchEmbedded: the same papers in both stores
-// give the same aspect rankings. The embedded store keeps sentence vectors
+// give the same aspect rankings, by sentence matches alone and fused with
+// BM25. The embedded store keeps sentence vectors
 // as int8 codes and Qdrant as float32, so two papers whose scores differ
 // by less than the codes' error (aspectTie) may trade places.
 func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 	ctx := context.Background()
 	emb := hashvec.Embedder{Model: embed.ModelInfo{Name: "hash-test", Dim: 64}}
 	papers := testenv.MLPapers(t, 80)
-	q := openTestQdrant(t, emb.Info())
+	// One shard, so that BM25 statistics are the collection's, as the
+	// embedded store's are (docs/ranking.md, "Shards and IDF").
+	q := openTestQdrantConfig(t, emb.Info(), Config{Shards: 1})
 	lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"), emb.Info())
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +45,14 @@ func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 	}
 	const aspectTie = 0.01
 	compared, exact := 0, 0
-	for _, p := range papers[:12] {
+	for n, p := range papers[:12] {
 		for _, aspect := range []search.Aspect{search.BackgroundAspect, search.MethodAspect} {
+			// Sentence matches alone, and fused with BM25 (the default),
+			// by turns.
+			mode := []search.Mode{search.Dense, search.Hybrid}[n%2]
 			var hits [2][]papersearch.Hit
 			for i, eng := range engines {
-				res, err := eng.Similar(ctx, search.SimilarQuery{ID: p.ID, Aspect: aspect, Limit: 8, Explain: true})
+				res, err := eng.Similar(ctx, search.SimilarQuery{ID: p.ID, Aspect: aspect, Limit: 8, Explain: true, Mode: mode})
 				if errors.Is(err, search.ErrNotFound) {
 					break
 				}
@@ -68,7 +74,7 @@ func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 			if e, q := hits[0][0], hits[1][0]; e.ID == q.ID {
 				em, qm := e.Explanation.SentenceMatch, q.Explanation.SentenceMatch
 				if em == nil || qm == nil || math.Abs(float64(em.Similarity-qm.Similarity)) > aspectTie || qm.Result.Text == "" {
-					t.Errorf("%s by %s: first result explained by %+v embedded, %+v qdrant", p.ID, aspect, em, qm)
+					t.Errorf("%s by %s, %s: first result explained by %+v embedded, %+v qdrant", p.ID, aspect, mode, em, qm)
 				}
 			}
 			same := true
@@ -81,8 +87,8 @@ func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 				// Another paper here only if the embedded store scored it
 				// within a tie of this place's.
 				if s, ok := embedded[q.ID]; !ok || math.Abs(s-e.Score) > aspectTie {
-					t.Errorf("%s by %s, place %d: embedded %s (%.4f), qdrant %s (embedded score %.4f, found %v)",
-						p.ID, aspect, i+1, e.ID, e.Score, q.ID, s, ok)
+					t.Errorf("%s by %s, %s, place %d: embedded %s (%.4f), qdrant %s (embedded score %.4f, found %v)",
+						p.ID, aspect, mode, i+1, e.ID, e.Score, q.ID, s, ok)
 				}
 			}
 			if same {

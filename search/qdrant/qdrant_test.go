@@ -39,6 +39,12 @@ func qdrantURL(t *testing.T) string {
 // end of the test.
 func openTestQdrant(t *testing.T, model embed.ModelInfo) *Store {
 	t.Helper()
+	return openTestQdrantConfig(t, model, Config{})
+}
+
+// openTestQdrantConfig is openTestQdrant with cfg's collection settings.
+func openTestQdrantConfig(t *testing.T, model embed.ModelInfo, cfg Config) *Store {
+	t.Helper()
 	url := qdrantURL(t)
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
@@ -46,7 +52,8 @@ func openTestQdrant(t *testing.T, model embed.ModelInfo) *Store {
 	// Unquantised: the conformance suite checks dense answers are exact,
 	// which only the float32 search promises (TestQdrantCollectionSettings
 	// covers int8, the default).
-	q, err := Open(context.Background(), Config{URL: url, Collection: name, Quantization: QuantizationNone}, model)
+	cfg.URL, cfg.Collection, cfg.Quantization = url, name, QuantizationNone
+	q, err := Open(context.Background(), cfg, model)
 	if err != nil {
 		t.Fatalf("open qdrant at %s: %v", url, err)
 	}

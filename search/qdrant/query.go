@@ -37,7 +37,7 @@ func (q *Store) sparseBM25(terms []string) *qc.Vector {
 
 // filterOf translates a Filter into Qdrant conditions.
 func filterOf(f papersearch.Filter) *qc.Filter {
-	if search.FieldsFree(f) && len(f.Exclude) == 0 {
+	if search.FieldsFree(f) && len(f.Exclude) == 0 && len(f.Only) == 0 {
 		return nil
 	}
 	var must, mustNot []*qc.Condition
@@ -64,12 +64,18 @@ func filterOf(f papersearch.Filter) *qc.Filter {
 	if words := search.AuthorWords(f.Author); len(words) > 0 {
 		must = append(must, qc.NewMatchText(fieldAuthorNames, strings.Join(words, " ")))
 	}
-	if len(f.Exclude) > 0 {
-		pids := make([]*qc.PointId, len(f.Exclude))
-		for i, id := range f.Exclude {
+	pointIDs := func(ids []string) []*qc.PointId {
+		pids := make([]*qc.PointId, len(ids))
+		for i, id := range ids {
 			pids[i] = pointID(id)
 		}
-		mustNot = append(mustNot, qc.NewHasID(pids...))
+		return pids
+	}
+	if len(f.Only) > 0 {
+		must = append(must, qc.NewHasID(pointIDs(f.Only)...))
+	}
+	if len(f.Exclude) > 0 {
+		mustNot = append(mustNot, qc.NewHasID(pointIDs(f.Exclude)...))
 	}
 	return &qc.Filter{Must: must, MustNot: mustNot}
 }

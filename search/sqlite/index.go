@@ -179,8 +179,12 @@ func (x *index) allow(f papersearch.Filter) func(row int) bool {
 	}
 	author := search.AuthorWords(f.Author)
 	tags := search.TagKeys(f.Tags)
+	var only map[int]bool
+	if len(f.Only) > 0 {
+		only = x.rowsOf(f.Only)
+	}
 	return func(row int) bool {
-		if x.ids[row] == "" {
+		if x.ids[row] == "" || only != nil && !only[row] {
 			return false
 		}
 		y := int(x.years[row])
@@ -205,8 +209,8 @@ func (x *index) allow(f papersearch.Filter) func(row int) bool {
 	}
 }
 
-// excludedRows maps the live rows of ids. The caller holds x.mu.
-func (x *index) excludedRows(ids []string) map[int]bool {
+// rowsOf maps the live rows of ids. The caller holds x.mu.
+func (x *index) rowsOf(ids []string) map[int]bool {
 	out := make(map[int]bool, len(ids))
 	for _, id := range ids {
 		if r, ok := x.rows[id]; ok {
@@ -228,10 +232,10 @@ func (x *index) nearest(ctx context.Context, v []float32, k int, f papersearch.F
 	qscale := embed.Quantize(qcodes, v)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	excluded := x.excludedRows(f.Exclude)
+	excluded := x.rowsOf(f.Exclude)
 	keep := max(RescoreFactor*k, MinRescore) + len(excluded)
 	allow := x.allow(f)
-	plain := search.FieldsFree(f)
+	plain := search.FieldsFree(f) && len(f.Only) == 0
 	scan := func(from, to int, first *rowTopK) {
 		for r := from; r < to; r++ {
 			if r%8192 == 0 && ctx.Err() != nil {
@@ -293,10 +297,10 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 	}
 	scores := (*buf)[:len(x.ids)]
 	var allow func(int) bool
-	if !search.FieldsFree(f) {
+	if !search.FieldsFree(f) || len(f.Only) > 0 {
 		allow = x.allow(f)
 	}
-	excluded := x.excludedRows(f.Exclude)
+	excluded := x.rowsOf(f.Exclude)
 	touched, ideal := x.lex.Score(terms, allow, scores, nil)
 	top := newTopK(k)
 	for _, r := range touched {

@@ -236,6 +236,8 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 			{papersearch.Filter{Author: "geoff"}, "p001"},
 			{papersearch.Filter{Author: "lecun yann"}, "p002"},
 			{papersearch.Filter{Exclude: []string{"p004"}}, "p001,p002"},
+			{papersearch.Filter{Only: []string{"p002", "p004", "p003"}}, "p004,p002"},
+			{papersearch.Filter{Only: []string{"p002", "p004"}, Exclude: []string{"p004"}, Venues: []string{"neurips"}}, "p002"},
 			{papersearch.Filter{Tags: []string{"NeurIPS-2026"}}, "p004,p002"},
 			{papersearch.Filter{Tags: []string{"my-library", "no-such-tag"}}, "p001,p002"},
 			{papersearch.Filter{Tags: []string{"my-library"}, Venues: []string{"neurips"}}, "p002"},
@@ -261,6 +263,10 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 		all, _ = s.Nearest(ctx, docs[0].Vector, 10, papersearch.Filter{Tags: []string{"neurips-2026"}})
 		if len(all) != 2 {
 			t.Errorf("Nearest with a tag = %v, want 2 papers", all)
+		}
+		all, _ = s.Nearest(ctx, docs[0].Vector, 10, papersearch.Filter{Only: []string{"p003", "p001", "p999"}})
+		if got := ids(search.Matches{Candidates: all}); got != "p001,p003" && got != "p003,p001" {
+			t.Errorf("Nearest with only p003, p001 and an unknown id = %v", all)
 		}
 		if d, err := s.Get(ctx, "p002"); err != nil || strings.Join(d.Paper.Tags, ",") != "my-library,neurips-2026" {
 			t.Errorf("Get(p002) tags = %q (%v)", d.Paper.Tags, err)
