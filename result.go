@@ -39,7 +39,10 @@ type SentenceMatch struct {
 }
 
 // MatchedSentence is one sentence of an abstract: its place (0-based), its
-// rhetorical role (background, method, result, other) and its text.
+// rhetorical role (background, method, result, other) and its text. The
+// query text of a search is role "query", and a paper matched as a whole
+// (it had no sentence vectors) role "paper" with its title; both have
+// index -1.
 type MatchedSentence struct {
 	Index int    `json:"index"`
 	Role  string `json:"role"`
