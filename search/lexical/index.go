@@ -1,5 +1,10 @@
 package lexical
 
+import (
+	"cmp"
+	"slices"
+)
+
 // posting is one document's occurrences of a term.
 type posting struct {
 	row int32
@@ -111,11 +116,7 @@ func (x *Index) Score(query []string, allow func(row int) bool, scores []float32
 	if x.live == 0 {
 		return touched, 0
 	}
-	norms := x.norms
-	if norms == nil { // changed and not yet committed: compute, keep nothing
-		norms = x.computeNorms()
-	}
-	terms, ideal := x.queryTerms(query)
+	terms, norms, ideal := x.prepare(query)
 	for _, qt := range terms {
 		w := float32(qt.weight * (K1 + 1))
 		for _, p := range x.postings[qt.id] {
@@ -130,4 +131,43 @@ func (x *Index) Score(query []string, allow func(row int) bool, scores []float32
 		}
 	}
 	return touched, ideal
+}
+
+// ScoreRows adds the BM25 score of each of rows (live ones; the others
+// are skipped) for the query terms to scores, as Score does for every
+// row, and returns the query's ideal score. It looks each row up in each
+// term's postings, which are in row order, so its cost grows with the
+// rows asked for rather than with the postings: for ranking a few
+// candidates by a query of common words.
+func (x *Index) ScoreRows(query []string, rows []int, scores []float32) float64 {
+	if x.live == 0 {
+		return 0
+	}
+	terms, norms, ideal := x.prepare(query)
+	for _, qt := range terms {
+		w := float32(qt.weight * (K1 + 1))
+		ps := x.postings[qt.id]
+		for _, r := range rows {
+			if r < 0 || r >= len(x.docLen) || x.docLen[r] < 0 {
+				continue
+			}
+			i, ok := slices.BinarySearchFunc(ps, int32(r), func(p posting, row int32) int { return cmp.Compare(p.row, row) })
+			if ok {
+				tf := float32(ps[i].tf)
+				scores[r] += w * tf / (tf + norms[r])
+			}
+		}
+	}
+	return ideal
+}
+
+// prepare returns what scoring the query needs: its weighed terms, the
+// rows' length normalisation, and its ideal score.
+func (x *Index) prepare(query []string) ([]queryTerm, []float32, float64) {
+	norms := x.norms
+	if norms == nil { // changed and not yet committed: compute, keep nothing
+		norms = x.computeNorms()
+	}
+	terms, ideal := x.queryTerms(query)
+	return terms, norms, ideal
 }

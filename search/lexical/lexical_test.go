@@ -49,6 +49,36 @@ func TestBM25(t *testing.T) {
 	}
 }
 
+// TestScoreRows: the rows asked for score what Score gives them, the others
+// nothing, removed and unknown rows are skipped, and the ideal is Score's.
+func TestScoreRows(t *testing.T) {
+	x := NewIndex(0)
+	docs := []string{"graph neural networks for molecules", "we propose a graph model", "sorting numbers fast",
+		"graph attention for graph data", "molecules and proteins", "we sort graphs"}
+	for i, d := range docs {
+		x.Add(i, Analyze(d))
+	}
+	x.Remove(4)
+	x.Commit()
+	query := Analyze("we propose graph models of molecules")
+	all := make([]float32, len(docs))
+	_, wantIdeal := x.Score(query, nil, all, nil)
+	got := make([]float32, len(docs))
+	ideal := x.ScoreRows(query, []int{3, 0, 4, 2, 99, -1}, got)
+	for r := range docs {
+		want := float32(0)
+		if r == 0 || r == 3 || r == 2 {
+			want = all[r]
+		}
+		if !near(float64(got[r]), float64(want)) {
+			t.Errorf("row %d: %v, want %v", r, got[r], want)
+		}
+	}
+	if got[0] == 0 || got[3] == 0 || ideal != wantIdeal {
+		t.Errorf("scores %v, ideal %v (want %v)", got, ideal, wantIdeal)
+	}
+}
+
 // BenchmarkAnalyze analyses one abstract for BM25.
 func BenchmarkAnalyze(b *testing.B) {
 	text := strings.Repeat("Transformers model long documents with sparse attention patterns, improving efficiency. ", 12)

@@ -296,12 +296,32 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 		*buf = make([]float32, len(x.ids))
 	}
 	scores := (*buf)[:len(x.ids)]
-	var allow func(int) bool
-	if !search.FieldsFree(f) || len(f.Only) > 0 {
-		allow = x.allow(f)
-	}
 	excluded := x.rowsOf(f.Exclude)
-	touched, ideal := x.lex.Score(terms, allow, scores, nil)
+	var touched []int32
+	var ideal float64
+	if len(f.Only) > 0 {
+		// A few papers named: look each one up rather than walk the
+		// postings of every term.
+		allow := x.allow(f)
+		var rows []int
+		for r := range x.rowsOf(f.Only) {
+			if allow(r) {
+				rows = append(rows, r)
+			}
+		}
+		ideal = x.lex.ScoreRows(terms, rows, scores)
+		for _, r := range rows {
+			if scores[r] > 0 {
+				touched = append(touched, int32(r))
+			}
+		}
+	} else {
+		var allow func(int) bool
+		if !search.FieldsFree(f) {
+			allow = x.allow(f)
+		}
+		touched, ideal = x.lex.Score(terms, allow, scores, nil)
+	}
 	top := newTopK(k)
 	for _, r := range touched {
 		if !excluded[int(r)] {
