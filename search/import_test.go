@@ -12,8 +12,10 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storetest"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -65,6 +67,30 @@ func importEngine(t *testing.T) (*search.Engine, search.Store, *recordingEmbedde
 		t.Fatal(err)
 	}
 	return eng, store, emb
+}
+
+// TestIngestEmbedsAPaperStoredWithoutSentences: a paper stored with its
+// vector but no sentence vectors and no paper hash, as a store upgraded
+// from before pooled sentence vectors keeps it, is embedded again by the
+// next ingest of it; after that it is unchanged.
+func TestIngestEmbedsAPaperStoredWithoutSentences(t *testing.T) {
+	ctx := context.Background()
+	eng, store, _ := importEngine(t)
+	p := papersearch.Paper{ID: "p1", Title: "Folding", Abstract: "Proteins fold. We use graphs. It works."}
+	old := search.Document{Paper: p, Vector: hashvec.Of(p.Text(), storetest.Model.Dim), TextHash: search.FingerprintOf(p).TextHash}
+	if err := store.Upsert(ctx, []search.Document{old}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := eng.Ingest(ctx, []papersearch.Paper{p}, nil)
+	if err != nil || sum.Updated != 1 || sum.Embedded != 1 || sum.Reused != 0 {
+		t.Fatalf("ingest of a paper stored without sentences: %+v, %v; want it updated and embedded", sum, err)
+	}
+	if got, err := store.Sentences(ctx, []string{"p1"}); err != nil || len(got["p1"]) != 3 {
+		t.Errorf("its sentences after the ingest: %+v, %v; want 3", got["p1"], err)
+	}
+	if sum, err := eng.Ingest(ctx, []papersearch.Paper{p}, nil); err != nil || sum.Unchanged != 1 || sum.Embedded != 0 {
+		t.Errorf("ingest again: %+v, %v; want it unchanged", sum, err)
+	}
 }
 
 // contents lists every stored document: id, tags, hashes.

@@ -83,8 +83,12 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 			if err != nil {
 				return sum, fmt.Errorf("ingest: reuse vector of %s: %w", p.ID, err)
 			}
-			doc.Vector, doc.Sentences = prev.Vector, prev.Sentences
-			sum.Reused++
+			// A paper stored without sentence vectors (before stores kept
+			// them, or an upgrade dropped them) is embedded again.
+			if prev.Sentences != nil || len(abstractSentences(p)) == 0 {
+				doc.Vector, doc.Sentences = prev.Vector, prev.Sentences
+				sum.Reused++
+			}
 		}
 		work = append(work, doc)
 	}

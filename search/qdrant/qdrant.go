@@ -64,8 +64,11 @@ const (
 // schemaVersion is the layout of a collection's points (vectors and
 // payload) that this build writes, recorded in the collection's metadata.
 // Version 3 added each paper's sources and work keys; points written
-// before have neither, and are found by their id alone.
-const schemaVersion = 3
+// before have neither, and are found by their id alone. Version 4 marks
+// sentence vectors pooled from each paper's encoder pass when the model
+// can (the in-process one); points of a version 3 collection keep theirs,
+// each sentence embedded on its own, until the paper is embedded again.
+const schemaVersion = 4
 
 // DefaultCollection is the collection used when none is configured.
 const DefaultCollection = "papers"

@@ -14,8 +14,9 @@ import (
 
 // schemaVersion is the layout of the store's tables. Version 2 added the
 // analysed terms of each paper, version 3 its tags, version 4 its sources
-// and the work_keys table, version 5 the sentences table.
-const schemaVersion = 5
+// and the work_keys table, version 5 the sentences table, version 6 marks
+// sentence vectors as pooled from each paper's encoder pass (see upgradeFrom).
+const schemaVersion = 6
 
 // upgradeFrom is the change from schema version v to the next.
 func upgradeFrom(v int) string {
@@ -26,8 +27,13 @@ func upgradeFrom(v int) string {
 		return `ALTER TABLE papers ADD COLUMN tags TEXT NOT NULL DEFAULT ''`
 	case 3: // upgrade fills work_keys in
 		return `ALTER TABLE papers ADD COLUMN sources TEXT NOT NULL DEFAULT ''`
-	default: // 4: the sentences table is created with the schema; papers get sentences when re-embedded
+	case 4: // the sentences table is created with the schema; papers get sentences when re-embedded
 		return `SELECT 1`
+	default: // 5: its sentence vectors were each embedded on its own, which vectors pooled from the
+		// paper's encoder pass replace: drop them, and forget every paper's hash so that the next
+		// ingest of a paper embeds it again (search.Engine.Ingest re-embeds a paper stored without
+		// sentence vectors) instead of skipping it as unchanged.
+		return `DELETE FROM sentences; UPDATE papers SET paper_hash = ''`
 	}
 }
 

@@ -217,7 +217,7 @@ func memoryMatchesDisk(t *testing.T, s *Store, variant func(int) search.Document
 }
 
 // TestUpgradesSchema: a store of schema version 2 (before tags) opens,
-// gains the tags column and keeps its papers.
+// gains the tags column and keeps its papers, less their sentence vectors.
 func TestUpgradesSchema(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "papers.db")
@@ -225,7 +225,9 @@ func TestUpgradesSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Upsert(ctx, []search.Document{storetest.Doc(1)}); err != nil {
+	first := storetest.Doc(1)
+	first.Sentences = []search.Sentence{{Role: roles.Method, Vector: storetest.RandomUnit(5, storetest.Model.Dim)}}
+	if err := s.Upsert(ctx, []search.Document{first}); err != nil {
 		t.Fatal(err)
 	}
 	// Back to version 2: no tags, no sources, no work keys.
@@ -254,6 +256,14 @@ func TestUpgradesSchema(t *testing.T) {
 	}
 	if works, err := s.Works(ctx, []string{"p001"}); err != nil || len(works) != 1 {
 		t.Errorf("after the upgrade, the work keys of the paper stored before = %v, %v", works, err)
+	}
+	// Version 5's sentence vectors are dropped, and the paper's hash
+	// forgotten so that the next ingest embeds it again.
+	if got, err := s.Sentences(ctx, []string{"p001"}); err != nil || got["p001"] != nil {
+		t.Errorf("after the upgrade, the sentences of the paper stored before = %+v, %v", got, err)
+	}
+	if fps, err := s.Fingerprints(ctx, []string{"p001"}); err != nil || fps["p001"].PaperHash != "" || fps["p001"].TextHash != first.TextHash {
+		t.Errorf("after the upgrade, the paper stored before has hashes %+v (%v), want its text hash and no paper hash", fps["p001"], err)
 	}
 	var v string
 	s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
