@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -63,7 +64,10 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 	}
 
 	// Classify: unchanged papers are done; changed ones need storing, and
-	// embedding only when their text changed.
+	// embedding only when their text changed or the store keeps sentence
+	// vectors and has none of theirs.
+	_, err = e.store.Sentences(ctx, nil)
+	keepsSentences := !errors.Is(err, ErrNoSentences)
 	var work []Document
 	for _, p := range unique {
 		fp := FingerprintOf(p)
@@ -85,7 +89,7 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 			}
 			// A paper stored without sentence vectors (before stores kept
 			// them, or an upgrade dropped them) is embedded again.
-			if prev.Sentences != nil || len(abstractSentences(p)) == 0 {
+			if prev.Sentences != nil || len(abstractSentences(p)) == 0 || !keepsSentences {
 				doc.Vector, doc.Sentences = prev.Vector, prev.Sentences
 				sum.Reused++
 			}
