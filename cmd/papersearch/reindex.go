@@ -10,13 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 // reindex re-embeds every paper of the embedded store under the configured
 // model into a new store file, then swaps it in, keeping the old file as
-// papersearch.db.<old model>.bak.
+// papersearch.db.<old model>.bak. Under the model the store already has,
+// it embeds again, in place, only the papers stored without sentence
+// vectors (before stores kept them, or since an upgrade dropped them).
 func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr io.Writer) error {
 	if cfg.QdrantURL != "" {
 		return errors.New("reindex rebuilds the embedded store; with Qdrant, set PAPERSEARCH_COLLECTION to a new collection and run 'papersearch ingest' on your corpus")
@@ -32,8 +35,7 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 	}
 	info := embedder.Info()
 	if old == info {
-		fmt.Fprintf(stdout, "the index at %s already uses %s (%d dimensions); nothing to do\n", path, info.Name, info.Dim)
-		return nil
+		return fillSentences(ctx, path, info, embedder, batch, log, stdout, stderr)
 	}
 	tmp := path + ".reindex"
 	if err := removeStore(tmp); err != nil {
@@ -72,6 +74,35 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 	}
 	fmt.Fprintf(stdout, "reindexed %d papers under %s in %s; the old index is kept as %s\n",
 		sum.New, info.Name, sum.Took.Round(time.Millisecond), backup)
+	return nil
+}
+
+// fillSentences gives the papers of the store at path that have no
+// sentence vectors theirs, in place: an ingest of every stored paper, which
+// skips those unchanged and embeds those stored without sentence vectors.
+func fillSentences(ctx context.Context, path string, info embed.ModelInfo, embedder embed.Embedder, batch int,
+	log *slog.Logger, stdout, stderr io.Writer) error {
+	store, err := sqlite.Open(ctx, path, info)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	eng, err := search.NewEngine(store, embedder, search.Options{Logger: log, IngestBatch: batch})
+	if err != nil {
+		return err
+	}
+	sum, err := eng.Rebuild(ctx, store, func(p search.IngestProgress) {
+		fmt.Fprintf(stderr, "reindex: %d/%d papers of this page embedded again for their sentence vectors (%.1f/s)\n", p.Done, p.Total, float64(p.Done)/p.Elapsed.Seconds())
+	})
+	if err != nil {
+		return fmt.Errorf("reindex stopped; the papers done so far keep their new sentence vectors: %w", err)
+	}
+	if sum.Embedded == 0 {
+		fmt.Fprintf(stdout, "the index at %s already uses %s (%d dimensions) and every paper has its sentence vectors; nothing to do\n", path, info.Name, info.Dim)
+		return nil
+	}
+	fmt.Fprintf(stdout, "the index at %s already uses %s; embedded %d papers again for their sentence vectors in %s (%d unchanged)\n",
+		path, info.Name, sum.Embedded, sum.Took.Round(time.Millisecond), sum.Unchanged)
 	return nil
 }
 

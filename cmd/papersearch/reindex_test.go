@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"hash/fnv"
 	"io"
@@ -89,6 +90,29 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 	out.Reset()
 	if err := run(ctx, []string{"reindex"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "nothing to do") {
 		t.Errorf("second reindex: %v %s", err, out.String())
+	}
+
+	// A store of schema 5 drops its sentence vectors when opened; reindex
+	// under the same model embeds its papers again, in place, for theirs.
+	db, err := sql.Open("sqlite", filepath.Join(dir, "papersearch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE meta SET value = '5' WHERE key = 'schema_version'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out.Reset()
+	if err := run(ctx, []string{"reindex"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "embedded 3 papers again for their sentence vectors") {
+		t.Errorf("reindex of a schema 5 store: %v %s", err, out.String())
+	}
+	out.Reset()
+	if err := run(ctx, []string{"similar", "c", "--aspect", "background", "--limit", "1"}, &out, io.Discard); err != nil {
+		t.Errorf("similar by background after filling the sentence vectors: %v", err)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"reindex"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "nothing to do") {
+		t.Errorf("reindex again: %v %s", err, out.String())
 	}
 }
 
