@@ -301,8 +301,11 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 	var ideal float64
 	if len(f.Only) > 0 {
 		// A few papers named: look each one up rather than walk the
-		// postings of every term.
-		allow := x.allow(f)
+		// postings of every term (allow tests the other fields only; the
+		// rows are those named).
+		others := f
+		others.Only = nil
+		allow := x.allow(others)
 		var rows []int
 		for r := range x.rowsOf(f.Only) {
 			if allow(r) {
