@@ -144,17 +144,20 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	}
 
 	filter := sq.Filter
-	filter.Exclude = append([]string{sq.ID}, seen...)
-	cands, err := e.store.NearestTo(ctx, sq.ID, e.aspectDepth(), filter)
-	if err != nil {
-		return Results{}, fmt.Errorf("dense retrieval: %w", err)
+	filter.Exclude = []string{sq.ID}
+	candidates := func(ctx context.Context, depth int) ([]Candidate, error) {
+		c, err := e.store.NearestTo(ctx, sq.ID, depth, filter)
+		if err != nil {
+			return nil, fmt.Errorf("dense retrieval: %w", err)
+		}
+		return c, nil
 	}
 	probes := make([]probe, len(query))
 	for i, qi := range query {
 		probes[i] = probe{vec: doc.Sentences[qi].Vector, sameRole: e.opts.AspectSameRole,
 			sentence: papersearch.MatchedSentence{Index: qi, Role: doc.Sentences[qi].Role.String(), Text: texts[qi]}}
 	}
-	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, byRole, cands)
+	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, byRole, candidates)
 }
 
 // searchByAspect answers a search with an aspect: the candidates are the
@@ -218,12 +221,15 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		return Results{}, err
 	}
 	filter := q.Filter
-	filter.Exclude = slices.Concat(q.Like, q.Unlike, seen)
-	cands, err := e.store.Nearest(ctx, vec, e.aspectDepth(), filter)
-	if err != nil {
-		return Results{}, fmt.Errorf("dense retrieval: %w", err)
+	filter.Exclude = slices.Concat(q.Like, q.Unlike)
+	candidates := func(ctx context.Context, depth int) ([]Candidate, error) {
+		c, err := e.store.Nearest(ctx, vec, depth, filter)
+		if err != nil {
+			return nil, fmt.Errorf("dense retrieval: %w", err)
+		}
+		return c, nil
 	}
-	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, true, cands)
+	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, true, candidates)
 }
 
 // probe is one vector an aspect query matches with candidates' sentences:
@@ -244,36 +250,97 @@ func (e *Engine) aspectDepth() int {
 	return DefaultAspectDepth
 }
 
-// rankByAspect scores each candidate by how well the probes match its
-// sentences (see similarByAspect), weighed with its score as a whole, and
-// returns the page of q that the ranking gives.
+// aspectScored is a candidate as an aspect query scored it: its place in
+// the ranking by sentences and the pair of sentences that matched best.
+type aspectScored struct {
+	fused
+	match  papersearch.SentenceMatch
+	qi, ci int
+}
+
+// rankByAspect ranks the candidates the query's candidates function
+// returns (AspectDepth of them; maxSeen for pages past those) by how well
+// the probes match their sentences (see similarByAspect), weighed with
+// their scores as a whole, and returns the page of q that the ranking
+// gives.
 func (e *Engine) rankByAspect(ctx context.Context, start time.Time, q Query, seen []string, fp string,
-	probes []probe, role roles.Role, byRole bool, cands []Candidate) (Results, error) {
+	probes []probe, role roles.Role, byRole bool, candidates func(context.Context, int) ([]Candidate, error)) (Results, error) {
+	details := map[string]aspectScored{} // of the first ranking an id is in
+	theirs := map[string][]Sentence{}
+	rankAt := func(ctx context.Context, depth int) ([]fused, int, error) {
+		cands, err := candidates(ctx, depth)
+		if err != nil {
+			return nil, 0, err
+		}
+		list, scored, sentences, err := e.scoreByAspect(ctx, q.Mode, probes, role, byRole, cands)
+		if err != nil {
+			return nil, 0, err
+		}
+		for id, x := range scored {
+			if _, ok := details[id]; !ok {
+				details[id], theirs[id] = x, sentences[id]
+			}
+		}
+		return list, len(cands), nil
+	}
+	depth := e.aspectDepth()
+	first, n, err := rankAt(ctx, depth)
+	if err != nil {
+		return Results{}, err
+	}
+	r := ranking{first: first, more: cut(n, depth) && depth < maxSeen, deeper: func(ctx context.Context) ([]fused, error) {
+		list, _, err := rankAt(ctx, maxSeen)
+		return list, err
+	}}
+	explain := q.Explain
+	q.Explain = false
+	res, err := e.page(ctx, start, Results{}, r, q, seen, fp, nil, nil)
+	if err != nil || !explain {
+		return res, err
+	}
+	for i := range res.Hits {
+		h := &res.Hits[i]
+		x := details[h.ID]
+		h.Explanation = explainRanks(x.fused)
+		m := x.match
+		m.Query = probes[x.qi].sentence
+		if hs := abstractSentences(h.Paper); x.ci >= 0 && x.ci < len(hs) {
+			m.Result = papersearch.MatchedSentence{Index: x.ci, Role: theirs[h.ID][x.ci].Role.String(), Text: hs[x.ci]}
+		} else {
+			m.Result = papersearch.MatchedSentence{Index: -1, Role: "paper", Text: h.Paper.Title}
+		}
+		h.Explanation.SentenceMatch = &m
+	}
+	return res, nil
+}
+
+// scoreByAspect ranks cands by the probes' matches with their sentences,
+// fused in mode with their BM25 for the probes' words, and returns the
+// ranking, each candidate's scores (its fused ranks and best pair) and
+// sentences by id.
+func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, role roles.Role, byRole bool,
+	cands []Candidate) ([]fused, map[string]aspectScored, map[string][]Sentence, error) {
 	ids := make([]string, len(cands))
 	for i, c := range cands {
 		ids[i] = c.ID
 	}
 	theirs, err := e.store.Sentences(ctx, ids)
 	if err != nil {
-		return Results{}, fmt.Errorf("read sentences: %w", err)
+		return nil, nil, nil, fmt.Errorf("read sentences: %w", err)
 	}
 	whole := make(map[string][]float32) // candidates without sentences
 	for _, id := range ids {
 		if theirs[id] == nil {
 			d, err := e.store.Get(ctx, id)
 			if err != nil && !errors.Is(err, ErrNotFound) {
-				return Results{}, err
+				return nil, nil, nil, err
 			}
 			whole[id] = d.Vector
 		}
 	}
 
 	wholeWeight := e.opts.AspectWhole
-	type scored struct {
-		fused
-		match  papersearch.SentenceMatch
-		qi, ci int
-	}
+	type scored = aspectScored
 	ranked := make([]scored, 0, len(cands))
 	for rank, c := range cands {
 		all := theirs[c.ID]
@@ -328,42 +395,24 @@ func (e *Engine) rankByAspect(ctx context.Context, start time.Time, q Query, see
 	// The lexical side: the same candidates by BM25 for the words of the
 	// query's sentences (or text).
 	var lex Matches
-	if q.Mode != Dense && len(ids) > 0 {
+	if mode != Dense && len(ids) > 0 {
 		words := make([]string, len(probes))
 		for i, p := range probes {
 			words[i] = p.sentence.Text
 		}
 		if lex, err = e.store.Lexical(ctx, lexical.Analyze(strings.Join(words, "\n")), len(ids), papersearch.Filter{Only: ids}); err != nil {
-			return Results{}, fmt.Errorf("lexical retrieval: %w", err)
+			return nil, nil, nil, fmt.Errorf("lexical retrieval: %w", err)
 		}
 	}
-	list := merge(q.Mode, bySentences, lex, *e.opts.AspectFusion)
-	explain := q.Explain
-	q.Explain = false
-	res, err := e.page(ctx, start, Results{}, list, q, seen, fp, nil, nil)
-	if err != nil || !explain {
-		return res, err
-	}
-	byID := make(map[string]scored, len(ranked))
+	list := merge(mode, bySentences, lex, *e.opts.AspectFusion)
+	byID := make(map[string]aspectScored, len(ranked))
 	for _, x := range ranked {
 		byID[x.ID] = x
 	}
-	ranks := make(map[string]fused, len(list))
 	for _, x := range list {
-		ranks[x.ID] = x
+		s := byID[x.ID]
+		s.fused = x
+		byID[x.ID] = s
 	}
-	for i := range res.Hits {
-		h := &res.Hits[i]
-		x := byID[h.ID]
-		h.Explanation = explainRanks(ranks[h.ID])
-		m := x.match
-		m.Query = probes[x.qi].sentence
-		if hs := abstractSentences(h.Paper); x.ci >= 0 && x.ci < len(hs) {
-			m.Result = papersearch.MatchedSentence{Index: x.ci, Role: theirs[h.ID][x.ci].Role.String(), Text: hs[x.ci]}
-		} else {
-			m.Result = papersearch.MatchedSentence{Index: -1, Role: "paper", Text: h.Paper.Title}
-		}
-		h.Explanation.SentenceMatch = &m
-	}
-	return res, nil
+	return list, byID, theirs, nil
 }

@@ -36,6 +36,12 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	return c.Embedder.Embed(ctx, texts)
 }
 
+func (c *countingEmbedder) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.texts
+}
+
 // newSeededEngine opens a fresh store at path and returns an engine over it
 // with a counting local embedder, and the seed papers (not yet ingested).
 func newSeededEngine(path string) (*search.Engine, *countingEmbedder, search.Store, []papersearch.Paper, error) {

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -22,18 +23,44 @@ func explainRanks(x fused) *papersearch.Explanation {
 }
 
 // explainText fills each hit's matched terms and best sentence: the
-// abstract sentence whose embedding is closest to the query vector or, with
-// no vector, the one matching most query terms.
-func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query string, queryVec []float32) {
+// abstract sentence whose stored vector (the one aspect similarity matches,
+// see Sentence) is closest to the query vector or, for a paper stored
+// without sentence vectors or a query without a vector, the one matching
+// most query terms. It embeds nothing: an explained page costs one read of
+// the hits' sentences more than a plain one.
+func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query string, queryVec []float32) error {
 	qtoks := lexical.Tokens(query)
-	var (
-		sentences [][]string
-		all       []string
-	)
+	qterms := map[string]bool{}
+	for _, t := range qtoks {
+		qterms[t.Term] = true
+	}
+	var stored map[string][]Sentence
+	if queryVec != nil && len(hits) > 0 {
+		ids := make([]string, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ID
+		}
+		var err error
+		stored, err = e.store.Sentences(ctx, ids)
+		switch {
+		case errors.Is(err, ErrNoSentences):
+			stored = nil
+		case err != nil:
+			return err
+		}
+	}
+	// The hits' words repeat, within a text and across them: each is
+	// stemmed once.
+	termOf := map[string]string{}
 	for i := range hits {
 		h := &hits[i]
 		docTerms := map[string]bool{}
-		for _, t := range lexical.Analyze(h.Paper.Text()) {
+		for _, w := range lexical.Words(h.Paper.Text()) {
+			t, ok := termOf[w]
+			if !ok {
+				t, _ = lexical.Term(w)
+				termOf[w] = t
+			}
 			docTerms[t] = true
 		}
 		seen := map[string]bool{}
@@ -43,41 +70,31 @@ func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query 
 				h.Explanation.MatchedTerms = append(h.Explanation.MatchedTerms, t.Word)
 			}
 		}
-		ss := abstractSentences(h.Paper)
-		sentences = append(sentences, ss)
-		all = append(all, ss...)
+		h.Explanation.BestSentence = bestSentence(abstractSentences(h.Paper), stored[h.ID], queryVec, qterms)
 	}
-	var vecs [][]float32
-	if queryVec != nil && len(all) > 0 {
-		var err error
-		if vecs, err = e.docs.Embed(ctx, all); err != nil {
-			e.log.Warn("explain: could not embed sentences; choosing them by matched terms", "error", err)
-			vecs = nil
-		}
-	}
-	qterms := map[string]bool{}
-	for _, t := range qtoks {
-		qterms[t.Term] = true
-	}
-	next := 0
-	for i, ss := range sentences {
-		best, bestScore := "", -2.0
-		for _, s := range ss {
-			var score float64
-			if vecs != nil {
-				score = float64(embed.Dot(queryVec, vecs[next]))
-			} else {
-				for _, t := range lexical.Analyze(s) {
-					if qterms[t] {
-						score++
-					}
+	return nil
+}
+
+// bestSentence returns the sentence of ss closest to queryVec by their
+// vectors (vecs[i] is ss[i]'s) when every sentence has one, else the one
+// holding most of the query's terms; ties go to the earlier sentence.
+func bestSentence(ss []string, vecs []Sentence, queryVec []float32, qterms map[string]bool) string {
+	byVector := queryVec != nil && len(vecs) == len(ss)
+	best, bestScore := "", -2.0
+	for i, s := range ss {
+		var score float64
+		if byVector {
+			score = float64(embed.Dot(queryVec, vecs[i].Vector))
+		} else {
+			for _, t := range lexical.Analyze(s) {
+				if qterms[t] {
+					score++
 				}
 			}
-			next++
-			if score > bestScore {
-				best, bestScore = s, score
-			}
 		}
-		hits[i].Explanation.BestSentence = best
+		if score > bestScore {
+			best, bestScore = s, score
+		}
 	}
+	return best
 }

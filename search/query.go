@@ -125,26 +125,42 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		return Results{}, err
 	}
 	var (
-		res        Results
-		dense      []Candidate
-		lexMatches Matches
-		queryVec   []float32
+		res      Results
+		queryVec []float32
 	)
 	filter := q.Filter
-	filter.Exclude = slices.Concat(q.Like, q.Unlike, seen)
+	filter.Exclude = slices.Concat(q.Like, q.Unlike)
 	terms := lexical.Analyze(q.Text)
+	lexAt := func(ctx context.Context, depth int) (Matches, error) {
+		if q.Mode == Dense || len(terms) == 0 {
+			return Matches{}, nil
+		}
+		m, err := e.store.Lexical(ctx, terms, depth, filter)
+		if err != nil {
+			return m, fmt.Errorf("lexical retrieval: %w", err)
+		}
+		return m, nil
+	}
+	denseAt := func(ctx context.Context, depth int) ([]Candidate, error) {
+		if queryVec == nil {
+			return nil, nil
+		}
+		c, err := e.store.Nearest(ctx, queryVec, depth, filter)
+		if err != nil {
+			return c, fmt.Errorf("dense retrieval: %w", err)
+		}
+		return c, nil
+	}
 
 	// The lexical side runs while the query is embedded and searched.
+	var lexMatches Matches
 	lexDone := make(chan error, 1)
 	go func() {
 		var err error
-		if q.Mode != Dense && len(terms) > 0 {
-			if lexMatches, err = e.store.Lexical(ctx, terms, CandidateDepth, filter); err != nil {
-				err = fmt.Errorf("lexical retrieval: %w", err)
-			}
-		}
+		lexMatches, err = lexAt(ctx, CandidateDepth)
 		lexDone <- err
 	}()
+	var dense []Candidate
 	if q.Mode != Lexical {
 		queryVec, err = e.denseQuery(ctx, q)
 		switch {
@@ -157,12 +173,10 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 			}
 			e.log.Log(ctx, level, "dense retrieval unavailable; answering from lexical retrieval alone", "error", err)
 			res.Degraded = append(res.Degraded, "dense")
-			err = nil
+			queryVec, err = nil, nil
 		case err != nil:
 		default:
-			if dense, err = e.store.Nearest(ctx, queryVec, CandidateDepth, filter); err != nil {
-				err = fmt.Errorf("dense retrieval: %w", err)
-			}
+			dense, err = denseAt(ctx, CandidateDepth)
 		}
 	}
 	if lexErr := <-lexDone; err == nil {
@@ -171,8 +185,33 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	if err != nil {
 		return Results{}, err
 	}
-	ranked := merge(q.Mode, dense, lexMatches, *e.opts.Fusion)
-	return e.page(ctx, start, res, ranked, q, seen, q.fingerprint("search"), terms, queryVec)
+	r := e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt)
+	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), terms, queryVec)
+}
+
+// fusedRanking is the ranking of a query in mode whose retrievals at
+// CandidateDepth returned dense and lex, and which denseAt and lexAt
+// repeat at any depth.
+func (e *Engine) fusedRanking(mode Mode, dense []Candidate, lex Matches,
+	denseAt func(context.Context, int) ([]Candidate, error), lexAt func(context.Context, int) (Matches, error)) ranking {
+	f := *e.opts.Fusion
+	return ranking{
+		first: merge(mode, dense, lex, f),
+		more:  cut(len(dense), CandidateDepth) || cut(len(lex.Candidates), CandidateDepth),
+		deeper: func(ctx context.Context) ([]fused, error) {
+			var (
+				dense []Candidate
+				lex   Matches
+			)
+			g, gctx := errgroup.WithContext(ctx)
+			g.Go(func() (err error) { dense, err = denseAt(gctx, maxSeen); return err })
+			g.Go(func() (err error) { lex, err = lexAt(gctx, maxSeen); return err })
+			if err := g.Wait(); err != nil {
+				return nil, err
+			}
+			return merge(mode, dense, lex, f), nil
+		},
+	}
 }
 
 // SimilarQuery asks for the papers most like one paper.
@@ -210,20 +249,23 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 		return Results{}, err
 	}
 	filter := sq.Filter
-	filter.Exclude = append([]string{sq.ID}, seen...)
+	filter.Exclude = []string{sq.ID}
+	denseAt := func(ctx context.Context, depth int) ([]Candidate, error) {
+		if q.Mode == Lexical {
+			return nil, nil
+		}
+		c, err := e.store.NearestTo(ctx, sq.ID, depth, filter)
+		if err != nil {
+			return c, fmt.Errorf("dense retrieval: %w", err)
+		}
+		return c, nil
+	}
 	// The dense side searches from the paper's stored vector while the
 	// paper itself is read for the lexical side.
 	var dense []Candidate
 	var lexMatches Matches
 	g, gctx := errgroup.WithContext(ctx)
-	if q.Mode != Lexical {
-		g.Go(func() (err error) {
-			if dense, err = e.store.NearestTo(gctx, sq.ID, CandidateDepth, filter); err != nil {
-				return fmt.Errorf("dense retrieval: %w", err)
-			}
-			return nil
-		})
-	}
+	g.Go(func() (err error) { dense, err = denseAt(gctx, CandidateDepth); return err })
 	doc, err := e.store.Get(ctx, sq.ID)
 	if err != nil {
 		g.Wait()
@@ -240,18 +282,21 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if terms == nil {
 		terms = lexical.Analyze(q.Text)
 	}
-	if q.Mode != Dense {
-		g.Go(func() (err error) {
-			if lexMatches, err = e.store.Lexical(gctx, terms, CandidateDepth, filter); err != nil {
-				return fmt.Errorf("lexical retrieval: %w", err)
-			}
-			return nil
-		})
+	lexAt := func(ctx context.Context, depth int) (Matches, error) {
+		if q.Mode == Dense {
+			return Matches{}, nil
+		}
+		m, err := e.store.Lexical(ctx, terms, depth, filter)
+		if err != nil {
+			return m, fmt.Errorf("lexical retrieval: %w", err)
+		}
+		return m, nil
 	}
+	g.Go(func() (err error) { lexMatches, err = lexAt(gctx, CandidateDepth); return err })
 	if err := g.Wait(); err != nil {
 		return Results{}, err
 	}
-	return e.page(ctx, start, Results{}, merge(q.Mode, dense, lexMatches, *e.opts.Fusion), q, seen, fp, terms, doc.Vector)
+	return e.page(ctx, start, Results{}, e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt), q, seen, fp, terms, doc.Vector)
 }
 
 // merge returns the ranking of a query in mode: the dense list, the
@@ -307,41 +352,4 @@ func (e *Engine) denseQuery(ctx context.Context, q Query) ([]float32, error) {
 	}
 	embed.Normalize(v)
 	return v, nil
-}
-
-// page takes the next page from ranked, fetches the papers and explains them.
-func (e *Engine) page(ctx context.Context, start time.Time, res Results, ranked []fused, q Query, seen []string,
-	fingerprint string, terms []string, queryVec []float32) (Results, error) {
-	pageLen := min(q.Limit, len(ranked))
-	ids := make([]string, pageLen)
-	for i := range ids {
-		ids[i] = ranked[i].ID
-	}
-	papers, err := e.store.Lookup(ctx, ids)
-	if err != nil {
-		return Results{}, fmt.Errorf("fetch hits: %w", err)
-	}
-	for _, x := range ranked[:pageLen] {
-		p, ok := papers[x.ID]
-		if !ok {
-			continue // deleted since retrieval
-		}
-		h := papersearch.Hit{ID: x.ID, Rank: len(seen) + len(res.Hits) + 1, Score: x.Score, Paper: p}
-		if q.Explain {
-			h.Explanation = explainRanks(x)
-		}
-		res.Hits = append(res.Hits, h)
-	}
-	if q.Explain {
-		e.explainText(ctx, res.Hits, q.Text, queryVec)
-	}
-	if len(ranked) > pageLen && len(seen)+pageLen < maxSeen {
-		res.NextCursor = encodeCursor(cursorState{V: 1, Query: fingerprint, Seen: append(slices.Clip(seen), ids...)})
-	}
-	info, err := e.Index(ctx)
-	if err != nil {
-		return Results{}, err
-	}
-	res.Index, res.Took = info, time.Since(start)
-	return res, nil
 }

@@ -78,3 +78,40 @@ type failing struct{}
 
 func (failing) Embed(context.Context, []string) ([][]float32, error) { return nil, context.Canceled }
 func (failing) Info() embed.ModelInfo                                { return embed.ModelInfo{Name: "all-MiniLM-L6-v2", Dim: 384} }
+
+// BenchmarkExplain compares a plain and an explained hybrid search over
+// 2,000 ML papers ingested with hash vectors (sentence vectors included),
+// the query embedded by the hash stand-in: what explaining costs the
+// engine beyond the query's own embedding.
+func BenchmarkExplain(b *testing.B) {
+	papers := testenv.MLPapers(b, 2000)
+	ctx := context.Background()
+	emb := hashvec.Embedder{Model: embed.ModelInfo{Name: "hash", Dim: 384}}
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "p.db"), emb.Info())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	eng, err := search.NewEngine(s, emb, search.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+		b.Fatal(err)
+	}
+	for _, explain := range []bool{false, true} {
+		name := "plain"
+		if explain {
+			name = "explained"
+		}
+		b.Run(name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := eng.Search(ctx, search.Query{Text: papers[i%len(papers)].Title, Limit: 10, Explain: explain}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

@@ -81,7 +81,7 @@ type Report struct {
 }
 
 // kinds are the requests Run drives, in the order it reports them.
-func kinds() []string { return []string{"search", "similar", "aspect", "get"} }
+func kinds() []string { return []string{"search", "search-explained", "similar", "aspect", "get"} }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -213,9 +213,15 @@ func requests(kind, base string, papers []papersearch.Paper) func(ctx context.Co
 	return func(ctx context.Context, c *http.Client, n int) error {
 		var req *http.Request
 		switch kind {
-		case "search":
-			// A different question each time, so the query cache stays cold.
-			body, _ := json.Marshal(map[string]any{"query": pick(n).Title + " " + strconv.Itoa(n), "limit": 10})
+		case "search", "search-explained":
+			// A different question each time, so the query cache stays cold
+			// (the explained ones from other papers than the plain ones);
+			// explained as the search page asks.
+			explain, from := kind == "search-explained", n
+			if explain {
+				from += len(papers) / 2
+			}
+			body, _ := json.Marshal(map[string]any{"query": pick(from).Title + " " + strconv.Itoa(n), "limit": 10, "explain": explain})
 			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/search", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 		case "similar":

@@ -49,12 +49,20 @@ func Analyze(text string) []string {
 func Tokens(text string) []Token {
 	var out []Token
 	for _, word := range Words(text) {
-		if stopWords[word] {
-			continue
+		if term, ok := Term(word); ok {
+			out = append(out, Token{Term: term, Word: word})
 		}
-		out = append(out, Token{Term: porter.StemString(word), Word: word})
 	}
 	return out
+}
+
+// Term returns the index term of one of Words' words, false for a stop
+// word.
+func Term(word string) (string, bool) {
+	if stopWords[word] {
+		return "", false
+	}
+	return porter.StemString(word), true
 }
 
 // Words splits text into its words, lower-cased, in order: runs of letters

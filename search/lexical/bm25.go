@@ -62,26 +62,32 @@ type WeightedTerm struct {
 // of its ideal the best match reaches: a question whose only matches are
 // common words ("more", "likely") has weak lexical evidence however the
 // matches rank among themselves.
+//
+// The terms come heaviest first (ties by term), and every sum is taken in
+// that order: the same query scores the same, to the last bit, however
+// often it is asked (pages of one query must agree).
 func WeighTerms(query []string, n int, df func(term string) int) (scored []WeightedTerm, ideal float64) {
-	for term, qtf := range TermCounts(query) {
+	counts := TermCounts(query)
+	var absent []WeightedTerm
+	for term, qtf := range counts {
 		d := df(term)
-		w := IDF(n, d) * float64(qtf)
+		w := WeightedTerm{term, qtf, IDF(n, d) * float64(qtf)}
 		if d == 0 {
-			ideal += w
-			continue
+			absent = append(absent, w)
+		} else {
+			scored = append(scored, w)
 		}
-		scored = append(scored, WeightedTerm{term, qtf, w})
 	}
-	if len(scored) > MaxQueryTerms {
-		slices.SortFunc(scored, func(a, b WeightedTerm) int {
-			if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.Term, b.Term)
-		})
-		scored = scored[:MaxQueryTerms]
+	heaviest := func(a, b WeightedTerm) int {
+		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Term, b.Term)
 	}
-	for _, t := range scored {
+	slices.SortFunc(scored, heaviest)
+	slices.SortFunc(absent, heaviest)
+	scored = scored[:min(len(scored), MaxQueryTerms)]
+	for _, t := range slices.Concat(scored, absent) {
 		ideal += t.Weight
 	}
 	return scored, ideal

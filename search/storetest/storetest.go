@@ -49,6 +49,8 @@ func Doc(i int) search.Document {
 func Run(t *testing.T, open func(t *testing.T) search.Store) {
 	ctx := context.Background()
 
+	t.Run("PagesAreOneRanking", func(t *testing.T) { pagesAreOneRanking(t, open(t)) })
+
 	t.Run("UpsertGetCount", func(t *testing.T) {
 		s := open(t)
 		docs := []search.Document{Doc(1), Doc(2), Doc(3)}

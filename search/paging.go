@@ -1,0 +1,121 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/papersearch/papersearch"
+)
+
+// ranking is a query's whole ranking, fused once over the query's
+// candidates whatever the page, so that pages of any size, put together,
+// are one page of their total size (ids, order and scores). Each page is
+// cut from it (see page): the ranking of the first candidates (the
+// CandidateDepth best of each retrieval, or an aspect query's AspectDepth
+// nearest), then, for pages past it, the papers the deeper ranking (of the
+// maxSeen best) adds, in its order.
+type ranking struct {
+	first []fused
+	// more reports that a retrieval of first was cut at its depth, so that
+	// deeper may find papers first lacks.
+	more bool
+	// deeper ranks the query's candidates to depth maxSeen.
+	deeper func(ctx context.Context) ([]fused, error)
+}
+
+// upTo returns the ranking long enough to hold want papers not in seen,
+// or all of it, and whether papers may follow what it returns.
+func (r ranking) upTo(ctx context.Context, want int, seen map[string]bool) ([]fused, bool, error) {
+	list := r.first
+	if !r.more || r.deeper == nil || unseen(list, seen) >= want {
+		return list, r.more && r.deeper != nil, nil
+	}
+	deep, err := r.deeper(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	in := make(map[string]bool, len(list))
+	for _, x := range list {
+		in[x.ID] = true
+	}
+	list = slices.Clip(list)
+	for _, x := range deep {
+		if !in[x.ID] {
+			list = append(list, x)
+		}
+	}
+	return list, false, nil
+}
+
+func unseen(list []fused, seen map[string]bool) int {
+	n := 0
+	for _, x := range list {
+		if !seen[x.ID] {
+			n++
+		}
+	}
+	return n
+}
+
+// cut reports whether a retrieval that returned n of depth was cut short.
+func cut(n, depth int) bool { return n >= depth }
+
+// page takes the next page of q from r, the papers not yet seen, fetches
+// them and explains them.
+func (e *Engine) page(ctx context.Context, start time.Time, res Results, r ranking, q Query, seen []string,
+	fingerprint string, terms []string, queryVec []float32) (Results, error) {
+	wasSeen := make(map[string]bool, len(seen))
+	for _, id := range seen {
+		wasSeen[id] = true
+	}
+	ranked, more, err := r.upTo(ctx, q.Limit, wasSeen)
+	if err != nil {
+		return Results{}, err
+	}
+	var next []fused
+	rest := 0 // unseen papers after the page
+	for _, x := range ranked {
+		switch {
+		case wasSeen[x.ID]:
+		case len(next) < q.Limit:
+			next = append(next, x)
+		default:
+			rest++
+		}
+	}
+	ids := make([]string, len(next))
+	for i, x := range next {
+		ids[i] = x.ID
+	}
+	papers, err := e.store.Lookup(ctx, ids)
+	if err != nil {
+		return Results{}, fmt.Errorf("fetch hits: %w", err)
+	}
+	for _, x := range next {
+		p, ok := papers[x.ID]
+		if !ok {
+			continue // deleted since retrieval
+		}
+		h := papersearch.Hit{ID: x.ID, Rank: len(seen) + len(res.Hits) + 1, Score: x.Score, Paper: p}
+		if q.Explain {
+			h.Explanation = explainRanks(x)
+		}
+		res.Hits = append(res.Hits, h)
+	}
+	if q.Explain {
+		if err := e.explainText(ctx, res.Hits, q.Text, queryVec); err != nil {
+			return Results{}, fmt.Errorf("explain: %w", err)
+		}
+	}
+	if (rest > 0 || more) && len(next) > 0 && len(seen)+len(next) < maxSeen {
+		res.NextCursor = encodeCursor(cursorState{V: 1, Query: fingerprint, Seen: append(slices.Clip(seen), ids...)})
+	}
+	info, err := e.Index(ctx)
+	if err != nil {
+		return Results{}, err
+	}
+	res.Index, res.Took = info, time.Since(start)
+	return res, nil
+}

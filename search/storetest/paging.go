@@ -1,0 +1,134 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/internal/hashvec"
+	"github.com/papersearch/papersearch/search"
+)
+
+// pagingCorpus returns n papers of three sentences each, drawn from a small
+// vocabulary so that a query's words match many of them at many scores.
+func pagingCorpus(n int) []papersearch.Paper {
+	words := strings.Fields("graph neural network molecule protein language model vision transformer " +
+		"reinforcement agent policy reward diffusion image sampling theory bound convex gradient " +
+		"optimization kernel attention memory retrieval benchmark robust adversarial causal inference")
+	r := rand.New(rand.NewPCG(3, 5))
+	sentence := func() string {
+		k := 4 + r.IntN(6)
+		ws := make([]string, k)
+		for i := range ws {
+			ws[i] = words[r.IntN(len(words))]
+		}
+		return strings.ToUpper(ws[0][:1]) + strings.Join(ws, " ")[1:] + "."
+	}
+	papers := make([]papersearch.Paper, n)
+	for i := range papers {
+		papers[i] = papersearch.Paper{ID: fmt.Sprintf("q%03d", i), Title: sentence(), Year: 2000 + i%25,
+			Abstract: sentence() + " We propose " + sentence() + " Results show " + sentence()}
+	}
+	return papers
+}
+
+// pagesAreOneRanking checks, through an engine over s, that the pages of a
+// query put together are the query asked at once, for pages of any size:
+// the same ids in the same order with the same ranks and scores, in every
+// mode, for search, similar and similar by sentences, within the first
+// candidates and past them.
+func pagesAreOneRanking(t *testing.T, s search.Store) {
+	ctx := context.Background()
+	eng, err := search.NewEngine(s, hashvec.Embedder{Model: Model}, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	papers := pagingCorpus(260)
+	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+		t.Fatal(err)
+	}
+	type asker func(limit int, cursor string) (search.Results, error)
+	var cases []struct {
+		name string
+		ask  asker
+	}
+	add := func(name string, ask asker) {
+		cases = append(cases, struct {
+			name string
+			ask  asker
+		}{name, ask})
+	}
+	for _, mode := range []search.Mode{search.Hybrid, search.Dense, search.Lexical} {
+		add("search/"+string(mode), func(limit int, cursor string) (search.Results, error) {
+			return eng.Search(ctx, search.Query{Text: "graph neural network for molecule retrieval", Mode: mode, Limit: limit, Cursor: cursor})
+		})
+		add("search-aspect/"+string(mode), func(limit int, cursor string) (search.Results, error) {
+			return eng.Search(ctx, search.Query{Text: "a policy gradient bound", Aspect: search.MethodAspect, Mode: mode, Limit: limit, Cursor: cursor})
+		})
+		add("similar/"+string(mode), func(limit int, cursor string) (search.Results, error) {
+			return eng.Similar(ctx, search.SimilarQuery{ID: papers[7].ID, Mode: mode, Limit: limit, Cursor: cursor})
+		})
+		add("similar-sentences/"+string(mode), func(limit int, cursor string) (search.Results, error) {
+			return eng.Similar(ctx, search.SimilarQuery{ID: papers[7].ID, Sentences: []int{0, 2}, Mode: mode, Limit: limit, Cursor: cursor})
+		})
+	}
+	// pages asks in pages of size until it has total hits or the pages end.
+	pages := func(t *testing.T, ask asker, size, total int) []papersearch.Hit {
+		var hits []papersearch.Hit
+		cursor := ""
+		for len(hits) < total {
+			res, err := ask(size, cursor)
+			if err != nil {
+				t.Fatalf("page %d of %d: %v", len(hits)/size+1, size, err)
+			}
+			hits = append(hits, res.Hits...)
+			if cursor = res.NextCursor; cursor == "" {
+				break
+			}
+		}
+		return hits[:min(len(hits), total)]
+	}
+	same := func(t *testing.T, what string, got, want []papersearch.Hit) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d hits, want %d", what, len(got), len(want))
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.ID != w.ID || g.Rank != w.Rank || g.Score != w.Score {
+				t.Fatalf("%s: hit %d is %s (rank %d, score %v), want %s (rank %d, score %v)", what, i, g.ID, g.Rank, g.Score, w.ID, w.Rank, w.Score)
+			}
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// Within the first candidates: one page of 40 against pages of 1, 5 and 7.
+			one, err := c.ask(40, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(one.Hits) != 40 {
+				t.Fatalf("one page of 40 holds %d hits", len(one.Hits))
+			}
+			for _, size := range []int{1, 5, 7} {
+				same(t, fmt.Sprintf("pages of %d", size), pages(t, c.ask, size, 40), one.Hits)
+			}
+			// Past them: the whole ranking in pages of 100 against pages of 30.
+			whole := pages(t, c.ask, 100, len(papers))
+			if len(whole) <= 150 {
+				t.Fatalf("pages of 100 end after %d hits, short of the corpus's %d", len(whole), len(papers))
+			}
+			same(t, "pages of 30 against pages of 100", pages(t, c.ask, 30, len(papers)), whole)
+			seen := map[string]bool{}
+			for _, h := range whole {
+				if seen[h.ID] {
+					t.Fatalf("%s comes back twice", h.ID)
+				}
+				seen[h.ID] = true
+			}
+		})
+	}
+}
