@@ -24,6 +24,15 @@ const (
 	// in bytes.
 	MaxTags      = 32
 	MaxTagLength = 64
+	// MaxTitleLength, MaxAbstractLength, MaxVenueLength and
+	// MaxAuthorLength bound those fields, in characters (Unicode code
+	// points) as given; MaxAuthors bounds the author list. The longest of
+	// 29,100 real ML abstracts has 16,262 characters.
+	MaxTitleLength    = 1000
+	MaxAbstractLength = 50000
+	MaxVenueLength    = 500
+	MaxAuthors        = 5000
+	MaxAuthorLength   = 500
 )
 
 // Errors a paper can be refused with; a FieldError wraps one of them.
@@ -34,6 +43,7 @@ var (
 	ErrBadYear     = fmt.Errorf("year must be between %d and %d (0: unknown)", MinYear, MaxYear)
 	ErrBadURL      = fmt.Errorf("url must be an absolute http or https URL of at most %d bytes", MaxURLLength)
 	ErrBadSources  = fmt.Errorf("sources must be at most %d, each with an id of 1 to %d characters without control characters and an optional http or https url", MaxSources, MaxIDLength)
+	ErrTooLong     = errors.New("text is longer than the field allows")
 	ErrBadTag      = fmt.Errorf("tags must be at most %d, each 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (stored in lower case)", MaxTags, MaxTagLength)
 )
 
@@ -62,9 +72,25 @@ func Complete(p Paper) (Paper, error) {
 			return p, &FieldError{f.name, ErrInvalidUTF8}
 		}
 	}
+	for _, f := range []struct {
+		name, value string
+		max         int
+	}{
+		{"title", p.Title, MaxTitleLength}, {"abstract", p.Abstract, MaxAbstractLength}, {"venue", p.Venue, MaxVenueLength},
+	} {
+		if utf8.RuneCountInString(f.value) > f.max {
+			return p, &FieldError{f.name, fmt.Errorf("%w: %s may hold at most %d characters", ErrTooLong, f.name, f.max)}
+		}
+	}
+	if len(p.Authors) > MaxAuthors {
+		return p, &FieldError{"authors", fmt.Errorf("%w: at most %d authors", ErrTooLong, MaxAuthors)}
+	}
 	for _, a := range p.Authors {
 		if !utf8.ValidString(a) {
 			return p, &FieldError{"authors", ErrInvalidUTF8}
+		}
+		if utf8.RuneCountInString(a) > MaxAuthorLength {
+			return p, &FieldError{"authors", fmt.Errorf("%w: an author's name may hold at most %d characters", ErrTooLong, MaxAuthorLength)}
 		}
 	}
 	if p.ID != "" && !ValidID(p.ID) {

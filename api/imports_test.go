@@ -105,3 +105,33 @@ func TestImportOverHTTP(t *testing.T) {
 		t.Errorf("unknown import: %d", resp.StatusCode)
 	}
 }
+
+// TestImportOfAMacroBomb: eight nested @string macros, each ten copies of
+// the last (553 bytes), once expanded to a 114 MiB abstract and killed the
+// server. The entry is rejected and reported; the paper after it stored;
+// the server goes on answering.
+func TestImportOfAMacroBomb(t *testing.T) {
+	srv, _ := importServer(t)
+	var b strings.Builder
+	b.WriteString("@string{m0 = \"lolololololol\"}\n")
+	for i := 1; i < 8; i++ {
+		fmt.Fprintf(&b, "@string{m%d = %s}\n", i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("m%d # ", i-1), 10), " # "))
+	}
+	b.WriteString("@article{bomb, title = {Bomb}, abstract = m7}\n")
+	b.WriteString("@article{bomb-after, title = {After the bomb}, abstract = {A paper after the bomb is stored.}}\n")
+	body, _ := json.Marshal(wire.ImportRequest{Source: "bibtex", Content: b.String()})
+	resp, rb := do(t, "POST", srv.URL+"/v1/imports", "application/json", string(body))
+	var job wire.ImportJob
+	if err := json.Unmarshal(rb, &job); err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("start: %d %s", resp.StatusCode, rb)
+	}
+	defer do(t, "DELETE", srv.URL+"/v1/papers/bibtex:bomb-after", "", "")
+	done := waitImport(t, srv.URL, job.ID)
+	if done.Status != "done" || done.Stored != 1 || done.Rejected != 1 || len(done.Rejections) != 1 ||
+		!strings.Contains(done.Rejections[0].Detail, "bomb") || !strings.Contains(done.Rejections[0].Detail, "too long") {
+		t.Errorf("done: %+v", done)
+	}
+	if resp, _ := do(t, "GET", srv.URL+"/v1/papers/bibtex:bomb-after", "", ""); resp.StatusCode != 200 {
+		t.Errorf("the paper after the bomb: %d", resp.StatusCode)
+	}
+}

@@ -212,6 +212,11 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	url3 := prop("PaperInput", "url").AnyOf[2].Value
 	eq("url pattern", url3.Pattern, papersearch.URLPattern)
 	eq("url maxLength", *url3.MaxLength, papersearch.MaxURLLength)
+	eq("title maxLength", *prop("PaperInput", "title").MaxLength, papersearch.MaxTitleLength)
+	eq("abstract maxLength", *prop("PaperInput", "abstract").MaxLength, papersearch.MaxAbstractLength)
+	eq("venue maxLength", *prop("PaperInput", "venue").MaxLength, papersearch.MaxVenueLength)
+	eq("authors maxItems", *prop("PaperInput", "authors").MaxItems, papersearch.MaxAuthors)
+	eq("author maxLength", *prop("PaperInput", "authors").Items.Value.MaxLength, papersearch.MaxAuthorLength)
 	tags := prop("PaperInput", "tags")
 	eq("tags maxItems", *tags.MaxItems, papersearch.MaxTags)
 	eq("tag pattern", tags.Items.Value.Pattern, papersearch.TagPattern)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
@@ -46,6 +47,9 @@ func TestIngestValidation(t *testing.T) {
 		{"url with a tab", `{"papers":[{"id":"v1","abstract":"x","url":"java\tscript:alert(1)"}]}`, "/papers/0/url"},
 		{"blank abstract", `{"papers":[{"id":"v1","abstract":" \n "}]}`, "/papers/0/abstract"},
 		{"id too long", `{"papers":[{"id":"` + strings.Repeat("é", 201) + `","abstract":"x"}]}`, "/papers/0/id"},
+		{"abstract too long", `{"papers":[` + ok + `,{"id":"v1","abstract":"` + strings.Repeat("a", papersearch.MaxAbstractLength+1) + `"}]}`, "/papers/1/abstract"},
+		{"title too long", `{"papers":[{"id":"v1","abstract":"x","title":"` + strings.Repeat("é", papersearch.MaxTitleLength+1) + `"}]}`, "/papers/0/title"},
+		{"author too long", `{"papers":[{"id":"v1","abstract":"x","authors":["` + strings.Repeat("a", papersearch.MaxAuthorLength+1) + `"]}]}`, "/papers/0/authors"},
 		{"duplicate key", `{"papers":[{"id":"v1","abstract":"x","year":2000,"year":2001}]}`, "/papers/0/year"},
 		{"https url and edge years", `{"papers":[{"id":"v-a","abstract":"Edge years.","year":9999,"url":"https://arxiv.org/abs/1706.03762"},{"id":"v-b","abstract":"Year zero is unknown.","year":0,"url":"http://example.org/p?a=1#x"}]}`, ""},
 		{"id of 200 two-byte characters", `{"id":"` + strings.Repeat("é", 200) + `","abstract":"A long id."}`, ""},

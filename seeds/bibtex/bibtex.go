@@ -13,9 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds"
@@ -32,9 +35,11 @@ type Entry struct {
 
 // Reader reads the entries of a BibTeX file.
 type Reader struct {
-	r       *bufio.Reader
-	line    int
-	strings map[string]string // @string macros, by lower-case name
+	r          *bufio.Reader
+	line       int
+	strings    map[string]string // @string macros, by lower-case name
+	macroBytes int               // their values' length together
+	refused    map[string]error  // macros not defined for their length, and why
 }
 
 // NewReader returns a Reader of r.
@@ -43,11 +48,27 @@ func NewReader(r io.Reader) *Reader {
 	for i, m := range []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"} {
 		months[m] = fmt.Sprint(i + 1)
 	}
-	return &Reader{r: bufio.NewReader(r), line: 1, strings: months}
+	return &Reader{r: bufio.NewReader(r), line: 1, strings: months, refused: map[string]error{}}
 }
 
 // errSyntax marks a malformed entry.
 var errSyntax = errors.New("malformed BibTeX")
+
+// Bounds on what one file can make the reader hold, whatever its macros
+// expand to: a field's value (as read, braces and macros expanded) is at
+// most MaxValueBytes, a citation key at most MaxKeyBytes, and a file's
+// @string macros together at most MaxMacroBytes. An entry past one is
+// malformed (and reported), a macro past them is not defined; no value
+// grows past its bound in memory. A paper's own limits (papersearch.Complete)
+// then apply to what is decoded.
+const (
+	MaxValueBytes = 256 << 10
+	MaxKeyBytes   = 1 << 10
+	MaxMacroBytes = 4 << 20
+)
+
+// errTooLong is a value, key or macro past its bound.
+var errTooLong = errors.New("too long")
 
 // Next returns the next paper: an entry with a title and an abstract. An
 // entry that is malformed or has no abstract yields a *seeds.LineError (its
@@ -100,23 +121,28 @@ func (r *Reader) NextEntry() (*Entry, error) {
 	}
 	switch typ {
 	case "comment", "preamble":
-		_, err := r.balanced(open, closer)
-		if err != nil {
+		if _, err := r.balanced(open, closer, io.Discard); err != nil {
 			return nil, r.malformed(start, err.Error())
 		}
 		return nil, nil
 	case "string":
-		fields, err := r.fields(closer)
+		fields, long, err := r.fields(closer)
 		if err != nil {
 			return nil, r.malformed(start, err.Error())
 		}
+		for k, why := range long {
+			r.define(k, "", why)
+		}
 		for k, v := range fields {
-			r.strings[k] = v
+			r.define(k, v, nil)
 		}
 		return nil, nil
 	}
 	r.space()
-	key := strings.TrimSpace(r.until(",", string(closer)))
+	key, err := r.key(closer)
+	if err != nil {
+		return nil, r.malformed(start, err.Error())
+	}
 	c, err := r.read()
 	if err != nil {
 		return nil, r.malformed(start, "unexpected end of file")
@@ -125,28 +151,52 @@ func (r *Reader) NextEntry() (*Entry, error) {
 	if c == closer {
 		return e, nil
 	}
-	if e.Fields, err = r.fields(closer); err != nil {
+	fields, long, err := r.fields(closer)
+	if err != nil {
 		return nil, r.malformed(start, err.Error())
 	}
+	for _, name := range slices.Sorted(maps.Keys(long)) {
+		return nil, r.malformed(start, fmt.Sprintf("entry %s: field %s: %v", key, name, long[name]))
+	}
+	e.Fields = fields
 	return e, nil
+}
+
+// define sets macro name to v, or refuses it for why (a value past
+// MaxValueBytes) or because the file's macros would pass MaxMacroBytes.
+func (r *Reader) define(name, v string, why error) {
+	r.macroBytes -= len(r.strings[name])
+	delete(r.strings, name)
+	delete(r.refused, name)
+	if why == nil && r.macroBytes+len(v) > MaxMacroBytes {
+		why = fmt.Errorf("%w: the file's macros would hold more than %d bytes", errTooLong, MaxMacroBytes)
+	}
+	if why != nil {
+		r.refused[name] = why
+		return
+	}
+	r.strings[name] = v
+	r.macroBytes += len(v)
 }
 
 func (r *Reader) malformed(line int, why string) error {
 	return &seeds.LineError{Line: line, Err: fmt.Errorf("%w: %s", errSyntax, why)}
 }
 
-// fields reads name = value pairs up to and including closer.
-func (r *Reader) fields(closer rune) (map[string]string, error) {
-	out := map[string]string{}
+// fields reads name = value pairs up to and including closer. A value
+// past MaxValueBytes is read to its end and left out: long says, by field
+// name, why.
+func (r *Reader) fields(closer rune) (out map[string]string, long map[string]error, _ error) {
+	out, long = map[string]string{}, map[string]error{}
 	for {
 		r.space()
 		c, err := r.peek()
 		if err != nil {
-			return nil, errors.New("unexpected end of file in an entry")
+			return nil, nil, errors.New("unexpected end of file in an entry")
 		}
 		if c == closer {
 			r.read()
-			return out, nil
+			return out, long, nil
 		}
 		if c == ',' {
 			r.read()
@@ -154,23 +204,46 @@ func (r *Reader) fields(closer rune) (map[string]string, error) {
 		}
 		name := strings.ToLower(r.ident())
 		if name == "" {
-			return nil, fmt.Errorf("expected a field name, found %q", c)
+			return nil, nil, fmt.Errorf("expected a field name, found %q", c)
 		}
 		r.space()
 		if c, _ := r.read(); c != '=' {
-			return nil, fmt.Errorf("field %s: expected =", name)
+			return nil, nil, fmt.Errorf("field %s: expected =", name)
 		}
-		v, err := r.value(closer)
-		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", name, err)
+		v, err := r.value()
+		switch {
+		case errors.Is(err, errTooLong):
+			long[name] = err
+		case err != nil:
+			return nil, nil, fmt.Errorf("field %s: %w", name, err)
+		default:
+			out[name] = v
 		}
-		out[name] = v
 	}
 }
 
-// value reads a field's value: parts joined with #.
-func (r *Reader) value(closer rune) (string, error) {
-	var b strings.Builder
+// bounded is a strings.Builder that keeps at most MaxValueBytes and
+// remembers being given more.
+type bounded struct {
+	b    strings.Builder
+	over error
+}
+
+func (w *bounded) Write(p []byte) (int, error) {
+	if w.over == nil && w.b.Len()+len(p) > MaxValueBytes {
+		w.over = fmt.Errorf("value %w: more than %d bytes", errTooLong, MaxValueBytes)
+	}
+	if w.over == nil {
+		w.b.Write(p)
+	}
+	return len(p), nil
+}
+
+// value reads a field's value, parts joined with #, to its end; a value
+// past MaxValueBytes, or one that uses a refused macro, is an error
+// wrapping errTooLong once it is read.
+func (r *Reader) value() (string, error) {
+	var w bounded
 	for {
 		r.space()
 		c, err := r.peek()
@@ -180,66 +253,69 @@ func (r *Reader) value(closer rune) (string, error) {
 		switch {
 		case c == '{':
 			r.read()
-			s, err := r.balanced('{', '}')
-			if err != nil {
+			if _, err := r.balanced('{', '}', &w); err != nil {
 				return "", err
 			}
-			b.WriteString(s)
 		case c == '"':
 			r.read()
-			s, err := r.quoted()
-			if err != nil {
+			if err := r.quoted(&w); err != nil {
 				return "", err
 			}
-			b.WriteString(s)
 		case unicode.IsDigit(c):
-			b.WriteString(r.ident())
+			io.WriteString(&w, r.ident())
 		default:
 			name := strings.ToLower(r.ident())
 			if name == "" {
 				return "", fmt.Errorf("unexpected %q", c)
 			}
-			b.WriteString(r.strings[name]) // an undefined macro is empty
+			if why, ok := r.refused[name]; ok && w.over == nil {
+				w.over = fmt.Errorf("macro %s is not defined: %w", name, why)
+			}
+			io.WriteString(&w, r.strings[name]) // an undefined macro is empty
 		}
 		r.space()
 		if c, _ := r.peek(); c != '#' {
-			return b.String(), nil
+			if w.over != nil {
+				return "", w.over
+			}
+			return w.b.String(), nil
 		}
 		r.read()
 	}
 }
 
 // balanced reads up to the closer that balances an opener already read,
-// and returns what is between (inner braces kept).
-func (r *Reader) balanced(open, closer rune) (string, error) {
-	var b strings.Builder
-	depth := 1
+// writing what is between (inner braces kept) to w.
+func (r *Reader) balanced(open, closer rune, w io.Writer) (int, error) {
+	depth, n := 1, 0
+	var buf [utf8.UTFMax]byte
 	for {
 		c, err := r.read()
 		if err != nil {
-			return "", errors.New("unbalanced braces")
+			return n, errors.New("unbalanced braces")
 		}
 		switch c {
 		case open:
 			depth++
 		case closer:
 			if depth--; depth == 0 {
-				return b.String(), nil
+				return n, nil
 			}
 		}
-		b.WriteRune(c)
+		k, _ := w.Write(buf[:utf8.EncodeRune(buf[:], c)])
+		n += k
 	}
 }
 
-// quoted reads a "quoted" value after its opening quote; quotes inside
-// braces do not end it.
-func (r *Reader) quoted() (string, error) {
-	var b strings.Builder
+// quoted reads a "quoted" value after its opening quote, writing it to w;
+// quotes inside braces do not end it.
+func (r *Reader) quoted(w io.Writer) error {
 	depth := 0
+	var buf [utf8.UTFMax]byte
 	for {
 		c, err := r.read()
 		if err != nil {
-			return "", errors.New("unterminated quoted value")
+			return errors.New("unterminated quoted value")
 		}
 		switch {
 		case c == '{':
@@ -247,31 +323,46 @@ func (r *Reader) quoted() (string, error) {
 		case c == '}':
 			depth--
 		case c == '"' && depth == 0:
-			return b.String(), nil
+			return nil
 		}
-		b.WriteRune(c)
+		w.Write(buf[:utf8.EncodeRune(buf[:], c)])
 	}
 }
 
-// ident reads a run of name characters.
+// key reads an entry's citation key, up to the comma or closer outside
+// braces (a key may hold braces: Erd{\H{o}}s1959), trimmed.
+func (r *Reader) key(closer rune) (string, error) {
+	var b strings.Builder
+	depth := 0
+	for {
+		c, err := r.peek()
+		if err != nil {
+			return "", errors.New("unexpected end of file in the citation key")
+		}
+		switch {
+		case depth == 0 && (c == ',' || c == closer):
+			return strings.TrimSpace(b.String()), nil
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		}
+		r.read()
+		b.WriteRune(c)
+		if b.Len() > MaxKeyBytes {
+			return "", fmt.Errorf("citation key %w: more than %d bytes", errTooLong, MaxKeyBytes)
+		}
+	}
+}
+
+// ident reads a run of name characters, at most MaxKeyBytes of them (what
+// follows a longer run is then read as what follows the name, and so is
+// malformed).
 func (r *Reader) ident() string {
 	var b strings.Builder
 	for {
 		c, err := r.peek()
-		if err != nil || !(unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune("_-:.+/", c)) {
-			return b.String()
-		}
-		r.read()
-		b.WriteRune(c)
-	}
-}
-
-// until reads up to, not including, the first of the stop runes.
-func (r *Reader) until(stops ...string) string {
-	var b strings.Builder
-	for {
-		c, err := r.peek()
-		if err != nil || strings.ContainsRune(strings.Join(stops, ""), c) {
+		if err != nil || !(unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune("_-:.+/", c)) || b.Len() >= MaxKeyBytes {
 			return b.String()
 		}
 		r.read()

@@ -2,7 +2,9 @@ package bibtex
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -80,5 +82,76 @@ func TestReadZoteroExport(t *testing.T) {
 	}
 	if !errors.Is(rejected[1], errSyntax) || rejected[1].Line != 35 {
 		t.Errorf("second rejection: %v (line %d)", rejected[1], rejected[1].Line)
+	}
+}
+
+// bomb returns a file of levels nested @string macros, each ten copies of
+// the one before, and an entry whose abstract is the last: 8 levels
+// expand to 10^8 copies of the first (114 MiB), and once killed the server.
+func bomb(levels int) string {
+	var b strings.Builder
+	b.WriteString("@string{m0 = \"lolololololol\"}\n")
+	for i := 1; i < levels; i++ {
+		fmt.Fprintf(&b, "@string{m%d = %s}\n", i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("m%d # ", i-1), 10), " # "))
+	}
+	fmt.Fprintf(&b, "@article{bomb, title = {Bomb}, abstract = m%d}\n", levels-1)
+	b.WriteString("@article{after, title = {After the bomb}, abstract = {A paper that follows it is read.}}\n")
+	return b.String()
+}
+
+// TestMacroExpansionIsBounded: a file of nested macros cannot make the
+// reader hold more than its bounds, whatever it expands to; the entry
+// that uses such a macro is rejected with its line and key, and reading
+// goes on to the next.
+func TestMacroExpansionIsBounded(t *testing.T) {
+	for _, levels := range []int{7, 8, 12} {
+		in := bomb(levels)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		papers, rejected, err := seeds.Collect(NewReader(strings.NewReader(in)))
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+			t.Errorf("%d levels (%d bytes): reading allocated %d MiB", levels, len(in), grew>>20)
+		}
+		if len(papers) != 1 || papers[0].Title != "After the bomb" {
+			t.Errorf("%d levels: papers %+v, want only the one after the bomb", levels, papers)
+		}
+		if len(rejected) == 0 || !strings.Contains(rejected[len(rejected)-1].Error(), "bomb") {
+			t.Errorf("%d levels: rejected %v, want the bomb entry named", levels, rejected)
+		}
+	}
+	// A value as long as the bound is read; one byte more is not.
+	ok := "@misc{k, title = {T}, abstract = {" + strings.Repeat("a", 40000) + "}}"
+	if papers, _, _ := seeds.Collect(NewReader(strings.NewReader(ok))); len(papers) != 1 {
+		t.Error("a 40,000-character abstract was not read")
+	}
+	long := "@misc{k, title = {T}, note = {" + strings.Repeat("a", MaxValueBytes+1) + "}, abstract = {x}}"
+	if _, rejected, _ := seeds.Collect(NewReader(strings.NewReader(long))); len(rejected) != 1 || !strings.Contains(rejected[0].Error(), "too long") {
+		t.Errorf("a value past MaxValueBytes: rejected %v", rejected)
+	}
+	// A decoded abstract past the paper's limit is rejected as the API would.
+	over := "@misc{k, title = {T}, abstract = {" + strings.Repeat("a", papersearch.MaxAbstractLength+1) + "}}"
+	if _, rejected, _ := seeds.Collect(NewReader(strings.NewReader(over))); len(rejected) != 1 || !errors.Is(rejected[0], papersearch.ErrTooLong) {
+		t.Errorf("an abstract past MaxAbstractLength: rejected %v", rejected)
+	}
+}
+
+// TestKeyWithBraces reads an entry whose citation key holds braces whole,
+// as bibtexparser does (it used to lose every field).
+func TestKeyWithBraces(t *testing.T) {
+	in := `@article{Erd{\H{o}}s1959, title = {On random graphs}, author = {Erd{\H{o}}s, Paul and R{\'e}nyi, Alfr{\'e}d},
+  journal = {Publicationes Mathematicae}, year = {1959}, abstract = {We study random graphs.}}`
+	papers, rejected, err := seeds.Collect(NewReader(strings.NewReader(in)))
+	if err != nil || len(rejected) != 0 || len(papers) != 1 {
+		t.Fatalf("papers %+v, rejected %v, err %v", papers, rejected, err)
+	}
+	p := papers[0]
+	if p.ID != `bibtex:Erd{\H{o}}s1959` || p.Title != "On random graphs" || p.Year != 1959 ||
+		strings.Join(p.Authors, "|") != "Paul Erdős|Alfréd Rényi" || p.Abstract != "We study random graphs." {
+		t.Errorf("read %+v", p)
 	}
 }
