@@ -2,21 +2,18 @@ package api
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/csv"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds/bibtex"
 )
 
 // Export media types the search and similar endpoints honour in Accept.
@@ -86,11 +83,23 @@ func exportCSV(hits []papersearch.Hit) ([]byte, error) {
 		if h.Paper.Year != 0 {
 			year = strconv.Itoa(h.Paper.Year)
 		}
-		w.Write([]string{strconv.Itoa(h.Rank), h.ID, strconv.FormatFloat(h.Score, 'f', 6, 64), h.Paper.Title,
-			strings.Join(h.Paper.Authors, "; "), h.Paper.Venue, year, h.Paper.URL, h.Paper.Abstract})
+		w.Write([]string{strconv.Itoa(h.Rank), csvText(h.ID), strconv.FormatFloat(h.Score, 'f', 6, 64), csvText(h.Paper.Title),
+			csvText(strings.Join(h.Paper.Authors, "; ")), csvText(h.Paper.Venue), year, csvText(h.Paper.URL), csvText(h.Paper.Abstract)})
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()
+}
+
+// csvText neutralises a text cell that a spreadsheet would run as a
+// formula, as OWASP's CSV injection guidance says: a cell starting with
+// =, +, -, @, a tab or a carriage return gets a leading apostrophe, which
+// spreadsheets show as text and do not display. (Numeric cells, rank,
+// score and year, are written by the service and left as numbers.)
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 // exportNDJSON writes one JSON result per line.
@@ -105,79 +114,15 @@ func exportNDJSON(hits []papersearch.Hit) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// BibTeX renders results as BibTeX entries: @inproceedings when the paper
-// has a venue, @misc otherwise, each under its citation key.
+// BibTeX renders results as BibTeX entries (bibtex.Format), one after
+// another.
 func BibTeX(hits []papersearch.Hit) string {
 	var b strings.Builder
-	for _, h := range hits {
-		p := h.Paper
-		kind := "misc"
-		if p.Venue != "" {
-			kind = "inproceedings"
+	for i, h := range hits {
+		if i > 0 {
+			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "@%s{%s,\n", kind, CitationKey(p))
-		field := func(name, value string) {
-			if value != "" {
-				fmt.Fprintf(&b, "  %s = {%s},\n", name, value)
-			}
-		}
-		field("title", "{"+bibEscape(p.Title)+"}") // double braces keep its capitals
-		authors := make([]string, len(p.Authors))
-		for i, a := range p.Authors {
-			authors[i] = bibEscape(a)
-		}
-		field("author", strings.Join(authors, " and "))
-		field("booktitle", bibEscape(p.Venue))
-		if p.Year != 0 {
-			field("year", strconv.Itoa(p.Year))
-		}
-		field("url", p.URL)
-		field("abstract", bibEscape(p.Abstract))
-		field("note", "papersearch id: "+bibEscape(p.ID))
-		b.WriteString("}\n\n")
+		b.WriteString(bibtex.Format(h.Paper))
 	}
 	return b.String()
-}
-
-// CitationKey is a paper's BibTeX key: the first author's last name, the
-// year, the first significant title word, and 4 hex digits of the id's
-// hash, so it is readable and the same for the same paper every time.
-func CitationKey(p papersearch.Paper) string {
-	name := "anon"
-	if len(p.Authors) > 0 {
-		parts := strings.Fields(p.Authors[0])
-		name = parts[len(parts)-1]
-	}
-	word := ""
-	for _, w := range strings.Fields(p.Title) {
-		w = keyPart(w)
-		if len(w) > 3 {
-			word = w
-			break
-		}
-	}
-	sum := sha256.Sum256([]byte(p.ID))
-	key := keyPart(name)
-	if p.Year != 0 {
-		key += strconv.Itoa(p.Year)
-	}
-	return key + word + "_" + hex.EncodeToString(sum[:2])
-}
-
-// keyPart keeps the ASCII letters and digits of s, lower-cased.
-func keyPart(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// bibEscape escapes the characters that are special in BibTeX field values.
-func bibEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\textbackslash{}`, `{`, `\{`, `}`, `\}`, `&`, `\&`, `%`, `\%`, `$`, `\$`,
-		`#`, `\#`, `_`, `\_`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`)
-	return r.Replace(s)
 }

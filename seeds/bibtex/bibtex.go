@@ -410,7 +410,7 @@ func Paper(e Entry) (papersearch.Paper, error) {
 		Abstract: f("abstract"),
 		Authors:  Authors(e.Fields["author"]),
 		Venue:    firstOf(f("booktitle"), f("journal"), f("journaltitle")),
-		URL:      f("url"),
+		URL:      verbatimURL(e.Fields["url"]),
 	}
 	if y := strings.TrimSpace(f("year")); len(y) >= 4 {
 		fmt.Sscanf(y[:4], "%d", &p.Year)
@@ -425,6 +425,18 @@ func Paper(e Entry) (papersearch.Paper, error) {
 	}
 	p = seeds.Identify(p, e.Fields["doi"], arxiv, "bibtex:"+e.Key)
 	return papersearch.Complete(p)
+}
+
+// verbatimURL reads a url field as biblatex does, verbatim (a LaTeX
+// reading would turn its ~ into a space), forgiving a backslash before one
+// of the characters LaTeX would otherwise read (\_, \%, \#, \&, \~) and
+// the braces of \url{…}.
+func verbatimURL(v string) string {
+	v = strings.TrimSpace(v)
+	if inner, ok := strings.CutPrefix(v, `\url{`); ok && strings.HasSuffix(inner, "}") {
+		v = strings.TrimSuffix(inner, "}")
+	}
+	return strings.NewReplacer(`\_`, "_", `\%`, "%", `\#`, "#", `\&`, "&", `\~`, "~").Replace(v)
 }
 
 func firstOf(s ...string) string {

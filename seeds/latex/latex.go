@@ -51,6 +51,16 @@ func symbol(name string) (string, bool) {
 		return "ı", true
 	case "&", "%", "$", "#", "_", "{", "}":
 		return name, true
+	case "textbackslash":
+		return `\`, true
+	case "textbraceleft", "lbrace":
+		return "{", true
+	case "textbraceright", "rbrace":
+		return "}", true
+	case "textasciitilde":
+		return "~", true
+	case "textasciicircum":
+		return "^", true
 	case "textendash":
 		return "–", true
 	case "textemdash":
@@ -169,4 +179,57 @@ func command(rs []rune, i int, b *strings.Builder) int {
 	}
 	// \emph{x}, \textbf{x}, an unknown command: its argument is text.
 	return end
+}
+
+// HasMarkup reports whether s holds LaTeX: a command (a backslash before a
+// letter) or an inline formula between two unescaped $ signs.
+func HasMarkup(s string) bool {
+	dollars := 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s):
+			if c := s[i+1]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+				return true
+			}
+			i++ // an escaped character
+		case s[i] == '$':
+			dollars++
+		}
+	}
+	return dollars >= 2
+}
+
+// Encode writes plain text as LaTeX that Decode turns back into it (white
+// space collapsed): the characters LaTeX or BibTeX read specially are
+// escaped, braces as \textbraceleft{} and \textbraceright{} so that the
+// result's braces always balance, and the pairs Decode reads as one
+// character (--, two backquotes, two apostrophes) are kept apart.
+func Encode(s string) string {
+	var b strings.Builder
+	rs := []rune(strings.Join(strings.Fields(s), " "))
+	for i, r := range rs {
+		switch r {
+		case '\\':
+			b.WriteString(`\textbackslash{}`)
+		case '{':
+			b.WriteString(`\textbraceleft{}`)
+		case '}':
+			b.WriteString(`\textbraceright{}`)
+		case '&', '%', '$', '#', '_':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '~':
+			b.WriteString(`\textasciitilde{}`)
+		case '^':
+			b.WriteString(`\textasciicircum{}`)
+		case '-', '`', '\'':
+			b.WriteRune(r)
+			if i+1 < len(rs) && rs[i+1] == r {
+				b.WriteString("{}")
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
