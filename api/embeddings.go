@@ -132,9 +132,9 @@ func (s *Server) embeddings(c echo.Context) error {
 		return embeddingProblem(http.StatusBadRequest, "invalid_encoding_format", "encoding_format",
 			fmt.Sprintf("encoding_format must be \"float\" or \"base64\", not %q", req.EncodingFormat))
 	}
-	extendWriteDeadline(c, len(texts))
-
-	vecs, tokens, err := s.engine.Embed(c.Request().Context(), model.Name, texts)
+	ctx, cancel := extendWriteDeadline(c, len(texts))
+	defer cancel()
+	vecs, tokens, err := s.engine.Embed(ctx, model.Name, texts)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func (echoEngine) Embed(_ context.Context, _ string, texts []string) ([][]float3
 	}
 	return out, len(texts), nil
 }
-func (echoEngine) Ingest(_ context.Context, papers []papersearch.Paper, _ func(search.IngestProgress)) (papersearch.IngestSummary, error) {
+func (echoEngine) Put(_ context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error) {
 	return papersearch.IngestSummary{New: len(papers)}, nil
 }
 func (echoEngine) Delete(context.Context, string) error { return nil }

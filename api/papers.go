@@ -10,6 +10,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/search"
 )
 
 // MaxIngestPapers bounds the papers of one POST /v1/papers.
@@ -50,10 +51,16 @@ func (s *Server) ingest(c echo.Context) error {
 	if len(problems) > 0 {
 		return invalid(fmt.Sprintf("%d of %d papers are invalid; nothing was stored", len(problems), len(papers)), problems...)
 	}
-	extendWriteDeadline(c, len(papers))
-	sum, err := s.engine.Ingest(c.Request().Context(), papers, nil)
+	ctx, cancel := extendWriteDeadline(c, len(papers))
+	defer cancel()
+	// One batch, stored whole or not at all.
+	sum, err := s.engine.Put(ctx, papers)
 	if err != nil {
-		return err
+		p := toProblem(err)
+		if errors.Is(err, search.ErrNothingStored) {
+			p.Detail += "; nothing of the batch was stored"
+		}
+		return p
 	}
 	ids := make([]string, len(papers))
 	for i, p := range papers {

@@ -39,7 +39,8 @@ type Engine interface {
 	Models() []embed.ModelInfo
 	// Embed embeds texts as given with the named model ("": the index's).
 	Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error)
-	Ingest(ctx context.Context, papers []papersearch.Paper, progress func(search.IngestProgress)) (papersearch.IngestSummary, error)
+	// Put stores a batch of papers whole or not at all (search.Engine.Put).
+	Put(ctx context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error)
 	Import(ctx context.Context, src search.Source, opts search.ImportOptions) (search.ImportSummary, error)
 	Delete(ctx context.Context, id string) error
 }
@@ -482,11 +483,19 @@ func (s *Server) decode(c echo.Context, limit int64, dst any) error {
 }
 
 // extendWriteDeadline gives a response that waits for n texts to be
-// embedded time to be written, beyond the server's write timeout: a large
-// batch on the local model can take minutes.
-func extendWriteDeadline(c echo.Context, n int) {
-	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(time.Minute + time.Duration(n)*2*time.Second))
+// embedded time to be written, beyond the server's write timeout (a large
+// batch on the local model can take minutes), and returns the request's
+// context bounded to end a little before that deadline, so that the work,
+// its retries included, gives up in time for its answer (a 503 with
+// Retry-After when a dependency did not answer) to reach the client.
+func extendWriteDeadline(c echo.Context, n int) (context.Context, context.CancelFunc) {
+	budget := time.Minute + time.Duration(n)*2*time.Second
+	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(budget))
+	return context.WithTimeout(c.Request().Context(), budget-answerMargin)
 }
+
+// answerMargin is the part of a write's deadline kept for its answer.
+const answerMargin = 5 * time.Second
 
 // jsonProblem explains a JSON decoding error, naming the field at fault;
 // prefix is the JSON pointer of the decoded value within the request body.

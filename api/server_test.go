@@ -330,7 +330,7 @@ func (panicky) Models() []embed.ModelInfo { return []embed.ModelInfo{{Name: "m",
 func (panicky) Embed(context.Context, string, []string) ([][]float32, int, error) {
 	panic("boom")
 }
-func (panicky) Ingest(context.Context, []papersearch.Paper, func(search.IngestProgress)) (papersearch.IngestSummary, error) {
+func (panicky) Put(context.Context, []papersearch.Paper) (papersearch.IngestSummary, error) {
 	panic("boom")
 }
 func (panicky) Delete(context.Context, string) error { panic("boom") }

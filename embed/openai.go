@@ -75,6 +75,11 @@ type OpenAI struct {
 var (
 	// ErrEndpoint is wrapped by every error of the embedding endpoint.
 	ErrEndpoint = errors.New("embedding endpoint error")
+	// ErrUnavailable is wrapped by an error of a request whose every
+	// attempt failed in a way a later try may not (the endpoint down,
+	// unreachable, overloaded, answering 429 or 5xx) until retrying gave
+	// up: callers may answer "unavailable, retry later".
+	ErrUnavailable = errors.New("the embedding endpoint is unavailable")
 	// ErrBadResponse marks a response that does not match its request.
 	ErrBadResponse = errors.New("embedding endpoint returned an invalid response")
 	// ErrAPIKey marks a refused API key (HTTP 401).
@@ -262,9 +267,13 @@ var errTooLong = errors.New("input too long for the embedding endpoint")
 
 // request sends one embeddings request, retrying what can pass.
 func (c *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
-	attempt := 0
-	op := func() ([][]float32, error) {
+	attempt, retryable := 0, false
+	op := func() (_ [][]float32, err error) {
 		attempt++
+		defer func() {
+			var permanent *backoff.PermanentError
+			retryable = err != nil && !errors.As(err, &permanent)
+		}()
 		actx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		defer cancel()
 		slot := new(string)
@@ -293,6 +302,9 @@ func (c *OpenAI) request(ctx context.Context, texts []string) ([][]float32, erro
 		backoff.WithNotify(func(err error, wait time.Duration) {
 			c.log.Warn("embedding request failed; retrying", "error", err, "attempt", attempt, "wait", wait.Round(time.Millisecond))
 		}))
+	if err != nil && retryable && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
 	if err != nil && attempt > 1 && !errors.Is(err, errTooLong) {
 		return nil, fmt.Errorf("after %d attempts: %w", attempt, err)
 	}

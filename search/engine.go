@@ -398,6 +398,9 @@ func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 	start := time.Now()
 	v, err := e.Embedder.Embed(ctx, texts)
 	e.observe(OpEmbed, time.Since(start), err)
+	if errors.Is(err, embed.ErrUnavailable) {
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
 	return v, err
 }
 

@@ -40,81 +40,16 @@ func FingerprintOf(p papersearch.Paper) Fingerprint {
 // if not nil, is called after each batch.
 func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progress func(IngestProgress)) (papersearch.IngestSummary, error) {
 	start := time.Now()
-	var sum papersearch.IngestSummary
-
-	// Deduplicate by id, keeping the last version and the first position.
-	pos := make(map[string]int, len(papers))
-	unique := make([]papersearch.Paper, 0, len(papers))
-	for _, p := range papers {
-		if i, ok := pos[p.ID]; ok {
-			unique[i] = p
-			sum.Duplicates++
-			continue
-		}
-		pos[p.ID] = len(unique)
-		unique = append(unique, p)
-	}
-	ids := make([]string, len(unique))
-	for i, p := range unique {
-		ids[i] = p.ID
-	}
-	stored, err := e.store.Fingerprints(ctx, ids)
+	work, sum, err := e.plan(ctx, papers)
 	if err != nil {
-		return sum, fmt.Errorf("ingest: %w", err)
+		return sum, err
 	}
-
-	// Classify: unchanged papers are done; changed ones need storing, and
-	// embedding only when their text changed or the store keeps sentence
-	// vectors and has none of theirs.
-	_, err = e.store.Sentences(ctx, nil)
-	keepsSentences := !errors.Is(err, ErrNoSentences)
-	var work []Document
-	for _, p := range unique {
-		fp := FingerprintOf(p)
-		old, exists := stored[p.ID]
-		switch {
-		case !exists:
-			sum.New++
-		case old.PaperHash == fp.PaperHash:
-			sum.Unchanged++
-			continue
-		default:
-			sum.Updated++
-		}
-		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
-		if exists && old.TextHash == fp.TextHash {
-			prev, err := e.store.Get(ctx, p.ID)
-			if err != nil {
-				return sum, fmt.Errorf("ingest: reuse vector of %s: %w", p.ID, err)
-			}
-			// A paper stored without sentence vectors (before stores kept
-			// them, or an upgrade dropped them) is embedded again.
-			if prev.Sentences != nil || len(abstractSentences(p)) == 0 || !keepsSentences {
-				doc.Vector, doc.Sentences = prev.Vector, prev.Sentences
-				sum.Reused++
-			}
-		}
-		work = append(work, doc)
-	}
-
-	e.log.Info("ingest planned", "papers", len(papers), "new", sum.New, "updated", sum.Updated,
-		"unchanged", sum.Unchanged, "to_embed", len(work)-sum.Reused)
 	for done := 0; done < len(work); {
 		batch := work[done:min(done+e.opts.IngestBatch, len(work))]
-		var embedding []*Document
-		for i, d := range batch {
-			// Analysed here, batch by batch, so a large ingest never
-			// holds every paper's terms at once.
-			batch[i].Terms = lexical.Analyze(d.Paper.Text())
-			if d.Vector == nil {
-				embedding = append(embedding, &batch[i])
-			}
-		}
-		if len(embedding) > 0 {
-			if err := e.embedWithSentences(ctx, embedding); err != nil {
-				return sum, fmt.Errorf("ingest: embed papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
-			}
-			sum.Embedded += len(embedding)
+		n, err := e.embedBatch(ctx, batch)
+		sum.Embedded += n
+		if err != nil {
+			return sum, fmt.Errorf("ingest: embed papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
 		}
 		if err := e.store.Upsert(ctx, batch); err != nil {
 			return sum, fmt.Errorf("ingest: store papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
@@ -135,6 +70,129 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 	}
 	sum.Took = time.Since(start)
 	return sum, nil
+}
+
+// ErrNothingStored is wrapped by the errors of Put: the batch failed as a
+// whole and no paper of it was stored.
+var ErrNothingStored = errors.New("nothing of the batch was stored")
+
+// Put adds papers as Ingest does, but as one batch: every paper is
+// embedded before any is stored, and the store writes them all in one
+// Upsert, so that a failure anywhere (embedding, the store, the context's
+// end) leaves the store as it was; its error then wraps ErrNothingStored
+// as well as the cause. It holds the whole batch's vectors at once: for the
+// bounded batches of a request (POST /v1/papers), not for corpora.
+func (e *Engine) Put(ctx context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error) {
+	start := time.Now()
+	work, sum, err := e.plan(ctx, papers)
+	if err != nil {
+		return sum, fmt.Errorf("%w: %w", ErrNothingStored, err)
+	}
+	embedded := 0
+	for done := 0; done < len(work); done += e.opts.IngestBatch {
+		batch := work[done:min(done+e.opts.IngestBatch, len(work))]
+		n, err := e.embedBatch(ctx, batch)
+		embedded += n
+		if err != nil {
+			return papersearch.IngestSummary{}, fmt.Errorf("%w: embed papers %d-%d of %d: %w", ErrNothingStored, done+1, done+len(batch), len(work), err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return papersearch.IngestSummary{}, fmt.Errorf("%w: %w", ErrNothingStored, err)
+	}
+	if len(work) > 0 {
+		if err := e.store.Upsert(ctx, work); err != nil {
+			return papersearch.IngestSummary{}, fmt.Errorf("%w: store %d papers: %w", ErrNothingStored, len(work), err)
+		}
+		if err := e.store.RefreshLexical(ctx); err != nil {
+			e.log.Warn("put: lexical statistics not refreshed; the next write refreshes them", "error", err)
+		}
+	}
+	sum.Embedded = embedded
+	sum.Took = time.Since(start)
+	return sum, nil
+}
+
+// plan deduplicates papers by id (the last version at the first place)
+// and returns the documents to store, their vectors filled where they can
+// be reused, with the summary so far: unchanged papers are done; changed
+// ones need storing, and embedding only when their text changed or the
+// store keeps sentence vectors and has none of theirs.
+func (e *Engine) plan(ctx context.Context, papers []papersearch.Paper) ([]Document, papersearch.IngestSummary, error) {
+	var sum papersearch.IngestSummary
+	pos := make(map[string]int, len(papers))
+	unique := make([]papersearch.Paper, 0, len(papers))
+	for _, p := range papers {
+		if i, ok := pos[p.ID]; ok {
+			unique[i] = p
+			sum.Duplicates++
+			continue
+		}
+		pos[p.ID] = len(unique)
+		unique = append(unique, p)
+	}
+	ids := make([]string, len(unique))
+	for i, p := range unique {
+		ids[i] = p.ID
+	}
+	stored, err := e.store.Fingerprints(ctx, ids)
+	if err != nil {
+		return nil, sum, fmt.Errorf("ingest: %w", err)
+	}
+	_, err = e.store.Sentences(ctx, nil)
+	keepsSentences := !errors.Is(err, ErrNoSentences)
+	var work []Document
+	for _, p := range unique {
+		fp := FingerprintOf(p)
+		old, exists := stored[p.ID]
+		switch {
+		case !exists:
+			sum.New++
+		case old.PaperHash == fp.PaperHash:
+			sum.Unchanged++
+			continue
+		default:
+			sum.Updated++
+		}
+		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+		if exists && old.TextHash == fp.TextHash {
+			prev, err := e.store.Get(ctx, p.ID)
+			if err != nil {
+				return nil, sum, fmt.Errorf("ingest: reuse vector of %s: %w", p.ID, err)
+			}
+			// A paper stored without sentence vectors (before stores kept
+			// them, or an upgrade dropped them) is embedded again.
+			if prev.Sentences != nil || len(abstractSentences(p)) == 0 || !keepsSentences {
+				doc.Vector, doc.Sentences = prev.Vector, prev.Sentences
+				sum.Reused++
+			}
+		}
+		work = append(work, doc)
+	}
+	e.log.Info("ingest planned", "papers", len(papers), "new", sum.New, "updated", sum.Updated,
+		"unchanged", sum.Unchanged, "to_embed", len(work)-sum.Reused)
+	return work, sum, nil
+}
+
+// embedBatch analyses a batch's texts and embeds the documents that have
+// no vector yet, returning how many it embedded.
+func (e *Engine) embedBatch(ctx context.Context, batch []Document) (int, error) {
+	var embedding []*Document
+	for i, d := range batch {
+		// Analysed here, batch by batch, so a large ingest never holds
+		// every paper's terms at once.
+		batch[i].Terms = lexical.Analyze(d.Paper.Text())
+		if d.Vector == nil {
+			embedding = append(embedding, &batch[i])
+		}
+	}
+	if len(embedding) == 0 {
+		return 0, nil
+	}
+	if err := e.embedWithSentences(ctx, embedding); err != nil {
+		return 0, err
+	}
+	return len(embedding), nil
 }
 
 // ETA estimates the time left at the rate so far.

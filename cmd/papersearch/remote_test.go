@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func topIDs(t *testing.T, base, query string, k int) []string {
@@ -150,5 +151,77 @@ func TestCLIAgainstServer(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(os.Getenv("PAPERSEARCH_DATA_DIR"))); err == nil {
 		t.Error("the CLI opened a local store although PAPERSEARCH_SERVER is set")
+	}
+}
+
+// TestWriteThroughAFailingEndpointStoresNothing: a POST /v1/papers whose
+// embedding endpoint starts answering 503 part way answers 503 with
+// Retry-After within its retry budget, says nothing was stored, and
+// nothing of the batch is; once the endpoint is back, the same request
+// stores the batch whole.
+func TestWriteThroughAFailingEndpointStoresNothing(t *testing.T) {
+	setEnv(t)
+	upstream, _, stop := startServe(t)
+	defer stop()
+	var requests, failFrom atomic.Int64
+	failFrom.Store(1 << 40)
+	target, _ := url.Parse(upstream)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := requests.Add(1); n >= failFrom.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	t.Setenv("PAPERSEARCH_DATA_DIR", t.TempDir())
+	t.Setenv("PAPERSEARCH_EMBED_URL", proxy.URL+"/v1")
+	t.Setenv("PAPERSEARCH_EMBED_MODEL", "bge-small-en-v1.5")
+	t.Setenv("PAPERSEARCH_EMBED_BATCH", "8")
+	t.Setenv("PAPERSEARCH_EMBED_CONCURRENCY", "1")
+	t.Setenv("PAPERSEARCH_EMBED_RETRY_MAX", "2s")
+	base, _, stop2 := startServe(t)
+	defer stop2()
+
+	var body bytes.Buffer
+	body.WriteString(`{"papers":[`)
+	for i := range 40 {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		fmt.Fprintf(&body, `{"id":"w%02d","title":"Paper %d","abstract":"A study of topic number %d in machine learning."}`, i, i, i)
+	}
+	body.WriteString(`]}`)
+	post := func() (*http.Response, string) {
+		resp, err := http.Post(base+"/v1/papers", "application/json", bytes.NewReader(body.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	failFrom.Store(requests.Load() + 3) // two batches embedded, then 503s
+	start := time.Now()
+	resp, b := post()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(b, "nothing of the batch was stored") {
+		t.Errorf("POST through a failing endpoint: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+	if took := time.Since(start); took > time.Minute {
+		t.Errorf("the failure took %s to answer", took)
+	}
+	for _, id := range []string{"w00", "w15", "w39"} {
+		if r, err := http.Get(base + "/v1/papers/" + id); err != nil || r.StatusCode != http.StatusNotFound {
+			t.Errorf("%s after the failed POST: %v %v", id, err, r.StatusCode)
+		} else {
+			r.Body.Close()
+		}
+	}
+	failFrom.Store(1 << 40)
+	if resp, b := post(); resp.StatusCode != 200 || !strings.Contains(b, `"new":40`) {
+		t.Errorf("POST once the endpoint is back: %d %s", resp.StatusCode, b)
 	}
 }

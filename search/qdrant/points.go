@@ -27,7 +27,11 @@ func pointID(paperID string) *qc.PointId {
 // 2 ms at 29,100 points, more than a dense search's share.
 const countTTL = 2 * time.Second
 
-// Upsert writes docs in batches, each acknowledged once Qdrant applied it.
+// Upsert writes docs in requests of upsertSize, each acknowledged once
+// Qdrant applied it, all of them or none: when a request after the first
+// fails, the ones before are undone (each paper they replaced written back,
+// each they added removed), so a failed Upsert leaves the collection as it
+// was; if undoing fails too, the error says so.
 func (q *Store) Upsert(ctx context.Context, docs []search.Document) (err error) {
 	defer markUnavailable(&err)
 	defer q.forgetCount()
@@ -36,47 +40,140 @@ func (q *Store) Upsert(ctx context.Context, docs []search.Document) (err error) 
 	}
 	q.lexMu.Lock()
 	defer q.lexMu.Unlock()
-	for start := 0; start < len(docs); start += upsertSize {
-		batch := docs[start:min(start+upsertSize, len(docs))]
-		points := make([]*qc.PointStruct, len(batch))
-		ids, added := make([]string, len(batch)), make([][]uint32, len(batch))
-		for i, d := range batch {
+	var before []search.Document // what a write of several requests replaces
+	if len(docs) > upsertSize {
+		ids := make([]string, len(docs))
+		for i, d := range docs {
 			ids[i] = d.Paper.ID
 		}
-		old, err := q.storedTerms(ctx, ids)
-		if err != nil {
-			return fmt.Errorf("upsert %d papers into qdrant: read their terms: %w", len(batch), err)
-		}
-		for i, d := range batch {
-			terms := d.AnalysedTerms()
-			payload, err := qc.TryValueMap(payloadOf(d, len(terms)))
+		for start := 0; start < len(ids); start += upsertSize {
+			var old []search.Document
+			err := retryUnavailable(ctx, func() (err error) {
+				old, err = q.get(ctx, ids[start:min(start+upsertSize, len(ids))], true)
+				return err
+			})
 			if err != nil {
-				return fmt.Errorf("upsert %s: payload: %w", d.Paper.ID, err)
+				return fmt.Errorf("upsert %d papers into qdrant: read the versions they replace: %w", len(docs), err)
 			}
-			sparse := q.sparseBM25(terms)
-			added[i] = sparse.GetSparse().GetIndices()
-			points[i] = &qc.PointStruct{
-				Id:      pointID(d.Paper.ID),
-				Vectors: qc.NewVectorsMap(q.vectorsOf(d, sparse)),
-				Payload: payload,
-			}
-		}
-		err = retryUnavailable(ctx, func() error {
-			_, err := q.client.Upsert(ctx, &qc.UpsertPoints{CollectionName: q.coll, Wait: qc.PtrOf(true), Points: points})
-			return err
-		})
-		if err != nil {
-			q.terms.stale = true // some of the batch may have been applied
-			return fmt.Errorf("upsert %d papers into qdrant: %w", len(batch), err)
-		}
-		for i, p := range points {
-			if idx, ok := old[p.GetId().GetUuid()]; ok {
-				q.terms.add(idx, -1)
-			}
-			q.terms.add(added[i], 1)
+			before = append(before, old...)
 		}
 	}
+	for start := 0; start < len(docs); start += upsertSize {
+		end := min(start+upsertSize, len(docs))
+		err := q.write(ctx, start, docs[start:end])
+		if err == nil {
+			continue
+		}
+		if start > 0 {
+			if uerr := q.undo(context.WithoutCancel(ctx), docs[:end], before); uerr != nil {
+				return fmt.Errorf("upsert %d papers into qdrant: %w; undoing papers 1-%d failed too, so some of them may hold the new version: %v",
+					len(docs), err, end, uerr)
+			}
+		}
+		return fmt.Errorf("upsert %d papers into qdrant: nothing stored: %w", len(docs), err)
+	}
 	return nil
+}
+
+// write upserts one request's documents (start is the first one's place
+// in its Upsert) and keeps the lexical statistics with them.
+func (q *Store) write(ctx context.Context, start int, batch []search.Document) error {
+	points := make([]*qc.PointStruct, len(batch))
+	ids, added := make([]string, len(batch)), make([][]uint32, len(batch))
+	for i, d := range batch {
+		ids[i] = d.Paper.ID
+	}
+	old, err := q.storedTerms(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read their terms: %w", err)
+	}
+	for i, d := range batch {
+		terms := d.AnalysedTerms()
+		payload, err := qc.TryValueMap(payloadOf(d, len(terms)))
+		if err != nil {
+			return fmt.Errorf("%s: payload: %w", d.Paper.ID, err)
+		}
+		sparse := q.sparseBM25(terms)
+		added[i] = sparse.GetSparse().GetIndices()
+		points[i] = &qc.PointStruct{
+			Id:      pointID(d.Paper.ID),
+			Vectors: qc.NewVectorsMap(q.vectorsOf(d, sparse)),
+			Payload: payload,
+		}
+	}
+	err = retryUnavailable(ctx, func() error {
+		if q.beforeWrite != nil {
+			if err := q.beforeWrite(start); err != nil {
+				return err
+			}
+		}
+		_, err := q.client.Upsert(ctx, &qc.UpsertPoints{CollectionName: q.coll, Wait: qc.PtrOf(true), Points: points})
+		return err
+	})
+	if err != nil {
+		q.terms.stale = true // some of the batch may have been applied
+		return err
+	}
+	for i, p := range points {
+		if idx, ok := old[p.GetId().GetUuid()]; ok {
+			q.terms.add(idx, -1)
+		}
+		q.terms.add(added[i], 1)
+	}
+	return nil
+}
+
+// undo restores the papers of written to the versions in before: those
+// it holds are written back, the others removed.
+func (q *Store) undo(ctx context.Context, written, before []search.Document) error {
+	had := make(map[string]bool, len(before))
+	for _, d := range before {
+		had[d.Paper.ID] = true
+	}
+	var added []string
+	for _, d := range written {
+		if !had[d.Paper.ID] {
+			added = append(added, d.Paper.ID)
+		}
+	}
+	for start := 0; start < len(before); start += upsertSize {
+		if err := q.write(ctx, -1, before[start:min(start+upsertSize, len(before))]); err != nil {
+			return fmt.Errorf("write back what it replaced: %w", err)
+		}
+	}
+	if _, err := q.remove(ctx, added); err != nil {
+		return fmt.Errorf("remove what it added: %w", err)
+	}
+	return nil
+}
+
+// remove deletes the points of ids that exist, keeping the lexical
+// statistics with them, and returns how many there were.
+func (q *Store) remove(ctx context.Context, ids []string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	old, err := q.storedTerms(ctx, ids)
+	if err != nil || len(old) == 0 {
+		return 0, err
+	}
+	pids := make([]*qc.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = pointID(id)
+	}
+	err = retryUnavailable(ctx, func() error {
+		_, err := q.client.Delete(ctx, &qc.DeletePoints{CollectionName: q.coll, Wait: qc.PtrOf(true),
+			Points: qc.NewPointsSelector(pids...)})
+		return err
+	})
+	if err != nil {
+		q.terms.stale = true
+		return 0, err
+	}
+	for _, idx := range old {
+		q.terms.add(idx, -1)
+	}
+	return len(old), nil
 }
 
 // vectorsOf returns the named vectors of a document's point: dense, the
@@ -293,7 +390,12 @@ func (q *Store) Fingerprints(ctx context.Context, ids []string) (_ map[string]se
 	defer markUnavailable(&err)
 	out := make(map[string]search.Fingerprint, len(ids))
 	for start := 0; start < len(ids); start += 1000 {
-		docs, err := q.get(ctx, ids[start:min(start+1000, len(ids))], false)
+		// A write's first read: retried as its writes are.
+		var docs []search.Document
+		err := retryUnavailable(ctx, func() (err error) {
+			docs, err = q.get(ctx, ids[start:min(start+1000, len(ids))], false)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("fingerprints: %w", err)
 		}
@@ -310,24 +412,13 @@ func (q *Store) Delete(ctx context.Context, id string) (err error) {
 	defer q.forgetCount()
 	q.lexMu.Lock()
 	defer q.lexMu.Unlock()
-	old, err := q.storedTerms(ctx, []string{id})
+	n, err := q.remove(ctx, []string{id})
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)
 	}
-	idx, ok := old[pointID(id).GetUuid()]
-	if !ok {
+	if n == 0 {
 		return fmt.Errorf("%w: %q", search.ErrNotFound, id)
 	}
-	err = retryUnavailable(ctx, func() error {
-		_, err := q.client.Delete(ctx, &qc.DeletePoints{CollectionName: q.coll, Wait: qc.PtrOf(true),
-			Points: qc.NewPointsSelector(pointID(id))})
-		return err
-	})
-	if err != nil {
-		q.terms.stale = true
-		return fmt.Errorf("delete %q: %w", id, err)
-	}
-	q.terms.add(idx, -1)
 	return nil
 }
 

@@ -144,6 +144,11 @@ type Store struct {
 	countMu sync.Mutex
 	count   int
 	countAt time.Time // zero: no count cached
+
+	// beforeWrite, set only by tests, is called before each request of an
+	// Upsert with the place of its first document; an error fails that
+	// request as Qdrant's would.
+	beforeWrite func(start int) error
 }
 
 // Open connects to Qdrant and opens, or creates, the collection for

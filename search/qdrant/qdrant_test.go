@@ -218,3 +218,60 @@ func TestQdrantCollectionSettings(t *testing.T) {
 		t.Errorf("quantization int4: %v, want a refusal naming it", err)
 	}
 }
+
+// TestUpsertUndoesAFailedWrite: an Upsert of more papers than one request
+// holds whose third request fails leaves the collection as it was: the
+// papers it replaced hold their old versions (vectors and BM25 included),
+// the ones it added are gone.
+func TestUpsertUndoesAFailedWrite(t *testing.T) {
+	ctx := context.Background()
+	q := openTestQdrant(t, storetest.Model)
+	var before []search.Document
+	for i := range 20 {
+		before = append(before, storetest.Doc(i))
+	}
+	if err := q.Upsert(ctx, before); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.RefreshLexical(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lexBefore, err := q.Lexical(ctx, lexical.Analyze("abstract number 7"), 5, papersearch.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []search.Document
+	for i := range 2*upsertSize + 50 {
+		d := storetest.Doc(i)
+		d.Paper.Title = "Changed"
+		d.Paper.Abstract = fmt.Sprintf("Changed abstract %d of the failed write.", i)
+		d.Vector = storetest.RandomUnit(uint64(i)+1000, storetest.Model.Dim)
+		docs = append(docs, d)
+	}
+	q.beforeWrite = func(start int) error {
+		if start >= 2*upsertSize {
+			return errors.New("injected: the third request fails")
+		}
+		return nil
+	}
+	if err := q.Upsert(ctx, docs); err == nil || !strings.Contains(err.Error(), "nothing stored") {
+		t.Fatalf("Upsert: %v, want a failure that stored nothing", err)
+	}
+	q.beforeWrite = nil
+	if n, err := q.Count(ctx); err != nil || n != 20 {
+		t.Errorf("Count = %d, %v; want the 20 stored before", n, err)
+	}
+	for _, want := range before {
+		got, err := q.Get(ctx, want.Paper.ID)
+		if err != nil || got.Paper.Title != want.Paper.Title || embed.Dot(got.Vector, want.Vector) < 0.9999 {
+			t.Fatalf("%s after the failed write: %+v, %v", want.Paper.ID, got.Paper, err)
+		}
+	}
+	if _, err := q.Get(ctx, docs[300].Paper.ID); !errors.Is(err, search.ErrNotFound) {
+		t.Errorf("a paper the failed write added is there: %v", err)
+	}
+	lexAfter, err := q.Lexical(ctx, lexical.Analyze("abstract number 7"), 5, papersearch.Filter{})
+	if err != nil || fmt.Sprint(lexAfter) != fmt.Sprint(lexBefore) {
+		t.Errorf("BM25 after the failed write: %v, %v; before %v", lexAfter, err, lexBefore)
+	}
+}
