@@ -112,7 +112,7 @@ func Complete(p Paper) (Paper, error) {
 		return p, &FieldError{"sources", ErrBadSources}
 	}
 	p.Sources = sources
-	p.ID = strings.TrimSpace(p.ID)
+	p.ID = CanonicalID(strings.TrimSpace(p.ID))
 	p.Title = strings.Join(strings.Fields(p.Title), " ")
 	p.Abstract = strings.TrimSpace(p.Abstract)
 	p.Venue = strings.TrimSpace(p.Venue)
@@ -127,6 +127,17 @@ func Complete(p Paper) (Paper, error) {
 		p.Title = DeriveTitle(p.Abstract)
 	}
 	return p, nil
+}
+
+// CanonicalID is the form of id that papers are stored and looked up
+// under: a DOI id (doi:…, any case) in lower case, as DOIs are
+// case-insensitive (and as every reader stores them); any other id as it
+// is.
+func CanonicalID(id string) string {
+	if len(id) > 4 && strings.EqualFold(id[:4], "doi:") {
+		return strings.ToLower(id)
+	}
+	return id
 }
 
 // ValidID reports whether id can name a paper: 1 to MaxIDLength characters

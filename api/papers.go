@@ -71,6 +71,7 @@ func (s *Server) ingest(c echo.Context) error {
 
 // deletePaper removes one paper.
 func (s *Server) deletePaper(c echo.Context) error {
+	c.SetPath(paperRoutePath)
 	id, err := pathID(c)
 	if err != nil {
 		return err

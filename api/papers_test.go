@@ -194,3 +194,42 @@ func TestTags(t *testing.T) {
 		t.Errorf("a malformed tag: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestIDsWithSlashes: a DOI id is found by its raw path (slashes as they
+// are), percent-encoded in either case, and in any letter case (DOIs are
+// case-insensitive); so are its similar papers; DELETE takes it raw too.
+func TestIDsWithSlashes(t *testing.T) {
+	server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer srv.Close()
+	const id = "doi:10.1109/jproc.2021.3058954"
+	body := `{"papers":[{"id":"doi:10.1109/JPROC.2021.3058954","title":"A survey of slashes","abstract":"Identifiers with slashes in them, such as DOIs, name papers."}]}`
+	if resp, b := do(t, "POST", srv.URL+"/v1/papers", "application/json", body); resp.StatusCode != 200 || !strings.Contains(string(b), `"ids":["`+id+`"]`) {
+		t.Fatalf("POST: %d %s", resp.StatusCode, b)
+	}
+	for _, path := range []string{
+		"/v1/papers/" + id,
+		"/v1/papers/doi:10.1109/JPROC.2021.3058954",
+		"/v1/papers/doi:10.1109%2Fjproc.2021.3058954",
+		"/v1/papers/doi:10.1109%2fjproc.2021.3058954",
+		"/v1/papers/DOI:10.1109%2FJPROC.2021.3058954",
+	} {
+		resp, b := do(t, "GET", srv.URL+path, "", "")
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"id":"`+id+`"`) {
+			t.Errorf("GET %s: %d %s", path, resp.StatusCode, b)
+		}
+		resp, b = do(t, "GET", srv.URL+path+"/similar?limit=2", "", "")
+		if resp.StatusCode != 200 || strings.Contains(string(b), `"id":"`+id+`"`) {
+			t.Errorf("GET %s/similar: %d %s", path, resp.StatusCode, b)
+		}
+	}
+	if resp, b := do(t, "DELETE", srv.URL+"/v1/papers/doi:10.1109/JPROC.2021.3058954/similar", "", ""); resp.StatusCode != 404 {
+		t.Errorf("DELETE of …/similar names no paper: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := do(t, "DELETE", srv.URL+"/v1/papers/"+id, "", ""); resp.StatusCode != 204 {
+		t.Errorf("DELETE: %d %s", resp.StatusCode, b)
+	}
+	if resp, _ := do(t, "GET", srv.URL+"/v1/papers/"+id, "", ""); resp.StatusCode != 404 {
+		t.Errorf("GET after DELETE: %d", resp.StatusCode)
+	}
+}

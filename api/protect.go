@@ -32,8 +32,7 @@ func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
 			return problem(http.StatusForbidden, "writes-disabled",
 				"write endpoints are disabled: the server has no API key configured and listens beyond loopback")
 		}
-		auth := c.Request().Header.Get(echo.HeaderAuthorization)
-		token, ok := strings.CutPrefix(auth, "Bearer ")
+		token, ok := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
 		got := sha256.Sum256([]byte(token))
 		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="papersearch"`)
@@ -95,4 +94,15 @@ func (l *limiter) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("RateLimit", fmt.Sprintf("limit=%d, remaining=%d, reset=%d", int(math.Ceil(l.cfg.Rate)), max(remaining, 0), 1))
 		return next(c)
 	}
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme, whose name is case-insensitive (RFC 9110 §11.1: "bearer" and
+// "BEARER" are Bearer), with the white space around the token dropped.
+func bearerToken(auth string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(auth), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }

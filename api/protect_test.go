@@ -57,6 +57,14 @@ func TestWriteEndpointsNeedTheKey(t *testing.T) {
 			t.Errorf("%s: the key appears in the response", tt.name)
 		}
 	}
+	// The scheme is case-insensitive (RFC 9110); another scheme is not the key.
+	for auth, status := range map[string]int{"bearer " + key: 200, "BEARER " + key: 200, "Bearer  " + key + " ": 200,
+		"Basic " + key: 401, key: 401, "Bearer": 401, "Bearerx " + key: 401} {
+		resp, body := do(t, "POST", withKey.URL+"/v1/papers", "application/json", paper, "Authorization", auth)
+		if resp.StatusCode != status {
+			t.Errorf("Authorization %q: status %d, want %d: %s", auth, resp.StatusCode, status, body)
+		}
+	}
 	// The ingested paper is searchable and idempotent by id.
 	resp, body := withBearer(t, "POST", withKey.URL+"/v1/papers", key, paper)
 	var ir wire.IngestResponse

@@ -153,11 +153,13 @@ func New(engine Engine, opts Options) *Server {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.POST("/v1/search", s.search)
-	e.GET("/v1/papers/:id", s.getPaper)
-	e.GET("/v1/papers/:id/similar", s.similar)
+	// A paper's id may hold slashes (a DOI, doi:10.1109/jproc.2021.3058954),
+	// raw or percent-encoded: one route takes the rest of the path (see
+	// paperRoute).
+	e.GET("/v1/papers/*", s.paperRoute)
 	e.POST(embeddingsPath, s.embeddings)
 	e.POST("/v1/papers", s.ingest, s.requireKey)
-	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
+	e.DELETE("/v1/papers/*", s.deletePaper, s.requireKey)
 	e.POST("/v1/imports", s.startImport, s.requireKey)
 	e.GET("/v1/imports/:id", s.importStatus)
 	s.echo = e
@@ -419,7 +421,14 @@ func NewSearchResponse(res search.Results) wire.SearchResponse {
 // and only then, the parameter is still escaped: unescaping it otherwise
 // would turn a literal "%41" in an id into "A".
 func pathID(c echo.Context) (string, error) {
-	id, err := c.Param("id"), error(nil)
+	raw := c.Param("*")
+	if c.Path() == similarRoute {
+		raw = strings.TrimSuffix(raw, "/similar")
+	}
+	if raw == "" {
+		return "", echo.ErrNotFound
+	}
+	id, err := raw, error(nil)
 	if c.Request().URL.RawPath != "" {
 		id, err = url.PathUnescape(id)
 	}
@@ -427,8 +436,27 @@ func pathID(c echo.Context) (string, error) {
 		return "", invalid("the paper id in the path is not a valid id",
 			wire.FieldProblem{Param: "id", Detail: papersearch.ErrBadID.Error()})
 	}
-	return id, nil
+	return papersearch.CanonicalID(id), nil
 }
+
+// paperRoute serves GET /v1/papers/{id} and GET /v1/papers/{id}/similar,
+// the id raw (its slashes as they are: a DOI's) or percent-encoded; a path
+// ending in /similar asks for the similar papers (an id ending in
+// "/similar" is written %2Fsimilar). Metrics name the two routes apart.
+func (s *Server) paperRoute(c echo.Context) error {
+	if strings.HasSuffix(c.Param("*"), "/similar") {
+		c.SetPath(similarRoute)
+		return s.similar(c)
+	}
+	c.SetPath(paperRoutePath)
+	return s.getPaper(c)
+}
+
+// The routes a paper's path serves, as metrics and pathID name them.
+const (
+	paperRoutePath = "/v1/papers/:id"
+	similarRoute   = "/v1/papers/:id/similar"
+)
 
 // BatchBodyFactor is how many times the body limit the batch endpoints
 // (POST /v1/papers, POST /v1/embeddings) accept: 1,000 real abstracts take

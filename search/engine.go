@@ -63,6 +63,10 @@ type Options struct {
 	Fusion *Fusion
 	// QueryCacheSize is how many recent query vectors are kept (default 1024).
 	QueryCacheSize int
+	// CursorKey signs the cursors the engine issues and checks the ones it
+	// is given (HMAC-SHA256); engines that share it accept each other's
+	// cursors. Default: a random key, so cursors last as long as the engine.
+	CursorKey []byte
 	// QueryTimeout bounds embedding one query (default 5s).
 	QueryTimeout time.Duration
 	// RawQueries embeds free-text queries as typed. By default a query gets
@@ -155,6 +159,9 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.AspectFusion == nil {
 		opts.AspectFusion = &DefaultAspectFusion
 	}
+	if len(opts.CursorKey) == 0 {
+		opts.CursorKey = newCursorKey()
+	}
 	if opts.Observe == nil {
 		opts.Observe = func(string, time.Duration, error) {}
 	}
@@ -191,6 +198,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 // beside its own (a source of it, such as the arXiv id of a paper stored
 // under its conference id) finds it too.
 func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) {
+	id = papersearch.CanonicalID(id)
 	papers, err := e.store.Lookup(ctx, []string{id})
 	if err != nil {
 		return papersearch.Paper{}, err
@@ -213,6 +221,10 @@ func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) 
 func (e *Engine) resolve(ctx context.Context, ids []string) ([]string, error) {
 	if len(ids) == 0 {
 		return ids, nil
+	}
+	ids = slices.Clone(ids)
+	for i, id := range ids {
+		ids[i] = papersearch.CanonicalID(id)
 	}
 	stored, err := e.store.Lookup(ctx, ids)
 	if err != nil {

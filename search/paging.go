@@ -110,7 +110,7 @@ func (e *Engine) page(ctx context.Context, start time.Time, res Results, r ranki
 		}
 	}
 	if (rest > 0 || more) && len(next) > 0 && len(seen)+len(next) < maxSeen {
-		res.NextCursor = encodeCursor(cursorState{V: 1, Query: fingerprint, Seen: append(slices.Clip(seen), ids...)})
+		res.NextCursor = e.encodeCursor(cursorState{V: 1, Query: fingerprint, Seen: append(slices.Clip(seen), ids...)})
 	}
 	info, err := e.Index(ctx)
 	if err != nil {

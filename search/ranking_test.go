@@ -2,6 +2,8 @@ package search_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -232,6 +234,65 @@ func TestFiltersAndCursor(t *testing.T) {
 	}
 	if _, err := eng.Search(ctx, search.Query{Text: "graph", Cursor: "garbage!"}); !errors.Is(err, search.ErrNotFound) {
 		t.Errorf("garbage cursor: %v", err)
+	}
+}
+
+// TestCursorsCannotBeForged: a cursor is signed, so one whose seen list
+// was changed (60,000 made-up ids, to page past the documented 1,000) or
+// that another key signed names no page; engines sharing a key accept
+// each other's cursors.
+func TestCursorsCannotBeForged(t *testing.T) {
+	ctx := context.Background()
+	eng, _ := sharedSeeded(t)
+	q := search.Query{Text: "learning from demonstrations", Limit: 2}
+	res, err := eng.Search(ctx, q)
+	if err != nil || res.NextCursor == "" {
+		t.Fatal(res, err)
+	}
+	body, sig, _ := strings.Cut(res.NextCursor, ".")
+	raw, _ := base64.RawURLEncoding.DecodeString(body)
+	var state map[string]any
+	json.Unmarshal(raw, &state)
+	made := make([]string, 60000)
+	for i := range made {
+		made[i] = fmt.Sprintf("made-up-%d", i)
+	}
+	state["s"] = made
+	forged, _ := json.Marshal(state)
+	for name, cursor := range map[string]string{
+		"changed seen list, old signature": base64.RawURLEncoding.EncodeToString(forged) + "." + sig,
+		"no signature":                     body,
+		"unsigned state":                   base64.RawURLEncoding.EncodeToString(forged),
+	} {
+		q.Cursor = cursor
+		var fe *search.FieldError
+		if _, err := eng.Search(ctx, q); !errors.Is(err, search.ErrNotFound) || !errors.As(err, &fe) || fe.Field != "cursor" {
+			t.Errorf("%s: %v, want a cursor that names no page", name, err)
+		}
+	}
+	_, _, store, _, err := newSeededEngine(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	key := []byte("a key two engines share, 32 bytes or more")
+	a, _ := search.NewEngine(store, model, search.Options{CursorKey: key})
+	b, _ := search.NewEngine(store, model, search.Options{CursorKey: key})
+	other, _ := search.NewEngine(store, model, search.Options{})
+	if _, err := a.Ingest(ctx, []papersearch.Paper{{ID: "x1", Abstract: "Graphs of graphs."}, {ID: "x2", Abstract: "Graph neural networks."}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	q = search.Query{Text: "graphs", Limit: 1, Mode: search.Lexical}
+	res, err = a.Search(ctx, q)
+	if err != nil || res.NextCursor == "" {
+		t.Fatal(res, err)
+	}
+	q.Cursor = res.NextCursor
+	if _, err := b.Search(ctx, q); err != nil {
+		t.Errorf("an engine with the same key: %v", err)
+	}
+	if _, err := other.Search(ctx, q); !errors.Is(err, search.ErrNotFound) {
+		t.Errorf("an engine with another key: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -57,6 +58,7 @@ type Config struct {
 	OpenReviewURL     string        `envconfig:"OPENREVIEW_URL" default:"https://api2.openreview.net" desc:"OpenReview API v2 that import openreview reads"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
 	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
+	CursorKey         string        `envconfig:"CURSOR_KEY" desc:"secret that signs page cursors; instances behind one address need the same (unset: a random key kept in the data folder, cursor.key)"`
 	RateLimit         float64       `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
 	RateBurst         int           `envconfig:"RATE_BURST" default:"40" desc:"burst of requests allowed per client address"`
 	LogLevel          string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
@@ -197,4 +199,26 @@ func settingHint(err error) string {
 		return "Set PAPERSEARCH_EMBED_MODEL or PAPERSEARCH_MODEL to the model the index was built with, or run 'papersearch reindex'."
 	}
 	return ""
+}
+
+// cursorKey returns the key that signs page cursors: PAPERSEARCH_CURSOR_KEY
+// if set, else the one kept in the data folder (cursor.key, made on first
+// use), so cursors outlive a restart.
+func (c Config) cursorKey() ([]byte, error) {
+	if c.CursorKey != "" {
+		return []byte(c.CursorKey), nil
+	}
+	path := filepath.Join(c.DataDir, "cursor.key")
+	if key, err := os.ReadFile(path); err == nil && len(key) >= 32 {
+		return key, nil
+	}
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	if err := os.WriteFile(path, key, 0o600); err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	return key, nil
 }

@@ -40,3 +40,18 @@ func TestDeployFilesUseKnownVariables(t *testing.T) {
 		t.Errorf("found only %d PAPERSEARCH_ variables in deploy/; is the path right?", seen)
 	}
 }
+
+// TestDeployFilesSetTheAPIKey: a deployment that listens beyond loopback
+// answers every write 403 without PAPERSEARCH_API_KEY (the README's rule),
+// so each one that listens on all addresses sets it.
+func TestDeployFilesSetTheAPIKey(t *testing.T) {
+	for _, f := range []string{"../../deploy/compose.yaml", "../../deploy/k8s/papersearch.yaml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if regexp.MustCompile(`PAPERSEARCH_ADDR:\s*"?0\.0\.0\.0`).Match(b) && !regexp.MustCompile(`PAPERSEARCH_API_KEY\b`).Match(b) {
+			t.Errorf("%s listens on all addresses but sets no PAPERSEARCH_API_KEY: every write would answer 403", f)
+		}
+	}
+}

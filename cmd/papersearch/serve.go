@@ -85,7 +85,12 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...fu
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := search.Options{Logger: log, QueryTimeout: cfg.QueryEmbedTimeout, IngestBatch: batch}
+	key, err := cfg.cursorKey()
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	opts := search.Options{Logger: log, QueryTimeout: cfg.QueryEmbedTimeout, IngestBatch: batch, CursorKey: key}
 	if len(observe) > 0 {
 		opts.Observe = observe[0]
 	}
