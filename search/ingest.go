@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/papersearch/papersearch"
@@ -57,7 +58,13 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 		clear(batch) // stored: let their vectors and terms go
 		done += len(batch)
 		p := IngestProgress{Done: done, Total: len(work), Elapsed: time.Since(start)}
-		e.log.Info("ingest progress", "done", p.Done, "total", p.Total,
+		// The log tells progress unless the caller shows it (a command
+		// line's bar or lines): once is enough.
+		level := slog.LevelInfo
+		if progress != nil {
+			level = slog.LevelDebug
+		}
+		e.log.Log(ctx, level, "ingest progress", "done", p.Done, "total", p.Total,
 			"per_second", fmt.Sprintf("%.1f", float64(p.Done)/p.Elapsed.Seconds()), "eta", p.ETA().Round(time.Second))
 		if progress != nil {
 			progress(p)

@@ -28,7 +28,6 @@ const defaultBenchCorpus = "../shared/data/papers/ml-papers.jsonl.gz"
 // store, the real HTTP server, concurrent clients.
 func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	papersFile := fs.String("papers", "", "corpus (seed text or JSONL, .gz too); default "+defaultBenchCorpus+" when present, else the seeds")
 	limit := fs.Int("limit", 0, "use only the first N papers (0: all)")
 	clients := fs.Int("clients", 1, "concurrent HTTP clients")
@@ -37,8 +36,11 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	vectors := fs.String("vectors", "hash", "model (embed every paper) or hash (deterministic random vectors; free-text queries still use the model)")
 	synthetic := fs.Int("synthetic", 0, "instead, measure dense top-10 over N synthetic 384-d vectors in the embedded store (latency, recall@10)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return usageError{"bench: bad arguments; see papersearch bench -h"}
+	if err := parseFlags(fs, "bench", args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{"bench takes no arguments besides its flags; see papersearch bench -h"}
 	}
 	if *storeKind != "embedded" && *storeKind != "qdrant" || *vectors != "model" && *vectors != "hash" || *clients < 1 {
 		return usageError{"bench: --store is embedded or qdrant, --vectors model or hash, --clients at least 1"}

@@ -64,11 +64,14 @@ func progressReporter(w io.Writer, name string, period time.Duration) (report fu
 		var bar *progressbar.ProgressBar
 		return func(p search.IngestProgress) {
 				if bar == nil {
+					// The bar starts at the first stored batch; its rate is
+					// the engine's, from the ingest's start (the bar's own
+					// would count the first batch as instant).
 					bar = progressbar.NewOptions(p.Total, progressbar.OptionSetWriter(w),
 						progressbar.OptionSetDescription(name), progressbar.OptionShowCount(),
-						progressbar.OptionShowIts(), progressbar.OptionSetItsString("papers"),
-						progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond))
+						progressbar.OptionThrottle(100*time.Millisecond))
 				}
+				bar.Describe(fmt.Sprintf("%s (%.1f papers/s, eta %s)", name, float64(p.Done)/p.Elapsed.Seconds(), p.ETA().Round(time.Second)))
 				bar.Set(p.Done)
 			}, func() {
 				if bar != nil {
@@ -101,19 +104,29 @@ func readCorpus(name string) ([]papersearch.Paper, []*seeds.LineError, error) {
 	return papers, rejected, nil
 }
 
-// queryFlags are the flags shared by search and similar.
+// queryFlags are the flags shared by search and similar: the API's
+// mode, filters and limit.
 type queryFlags struct {
-	limit  int
-	json   bool
-	aspect string // similar only: background, method or result
+	limit            int
+	json             bool
+	mode             string
+	yearMin, yearMax int
+	venues, tags     tagFlags
+	author           string
+	aspect           string // background, method or result
+}
+
+// filter is the API's filter the flags ask for.
+func (qf queryFlags) filter() papersearch.Filter {
+	return papersearch.Filter{YearMin: qf.yearMin, YearMax: qf.yearMax, Venues: qf.venues, Author: qf.author, Tags: qf.tags}
 }
 
 // parseInterleaved parses args with fs, flags before, between or after the
 // positional arguments, which it returns.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseInterleaved(fs *flag.FlagSet, cmd string, args []string, stdout io.Writer) ([]string, error) {
 	var positional []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, cmd, args, stdout); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {
@@ -126,21 +139,24 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // parseQueryArgs parses flags placed before or after the one positional
 // argument, which it returns.
-func parseQueryArgs(cmd, what string, args []string) (string, queryFlags, error) {
+func parseQueryArgs(cmd, what string, args []string, stdout io.Writer) (string, queryFlags, error) {
 	var qf queryFlags
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.IntVar(&qf.limit, "limit", search.DefaultLimit, "number of results")
-	fs.BoolVar(&qf.json, "json", false, "print JSON")
-	if cmd == "similar" {
-		fs.StringVar(&qf.aspect, "aspect", "", "compare the paper's background, method or result sentences")
-	}
-	positional, err := parseInterleaved(fs, args)
+	fs.IntVar(&qf.limit, "limit", search.DefaultLimit, fmt.Sprintf("number of results, 1 to %d", search.MaxLimit))
+	fs.BoolVar(&qf.json, "json", false, "print the API's JSON instead of a table")
+	fs.StringVar(&qf.mode, "mode", "hybrid", "hybrid, dense or lexical")
+	fs.IntVar(&qf.yearMin, "year-min", 0, "only papers of this year or later")
+	fs.IntVar(&qf.yearMax, "year-max", 0, "only papers of this year or earlier")
+	fs.Var(&qf.venues, "venue", "only papers of this venue, case-insensitive (repeat for any of several)")
+	fs.StringVar(&qf.author, "author", "", `only papers with an author whose name's words start with each of these ("geoff hin")`)
+	fs.Var(&qf.tags, "tag", "only papers holding this tag (repeat for any of several)")
+	fs.StringVar(&qf.aspect, "aspect", "", "rank by the sentences of one aspect: background, method or result")
+	positional, err := parseInterleaved(fs, cmd, args, stdout)
 	if err != nil {
-		return "", qf, usageError{fmt.Sprintf("%s: %v", cmd, err)}
+		return "", qf, err
 	}
 	if len(positional) != 1 {
-		return "", qf, usageError{fmt.Sprintf("%s needs exactly one %s (quote it if it has spaces)", cmd, what)}
+		return "", qf, usageError{fmt.Sprintf("%s needs exactly one %s (quote it if it has spaces); see papersearch %s -h", cmd, what, cmd)}
 	}
 	if err := search.ValidateLimit(qf.limit); err != nil || qf.limit == 0 {
 		return "", qf, usageError{fmt.Sprintf("%s: --limit must be between 1 and %d", cmd, search.MaxLimit)}
@@ -151,20 +167,24 @@ func parseQueryArgs(cmd, what string, args []string) (string, queryFlags, error)
 func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	return queryCmd(ctx, cfg, log, stdout, "search", "QUERY", args,
 		func(c *client.Client, query string, qf queryFlags) (wire.SearchResponse, error) {
-			return c.Search(ctx, wire.SearchRequest{Query: query, Limit: &qf.limit})
+			f := qf.filter()
+			return c.Search(ctx, wire.SearchRequest{Query: query, Limit: &qf.limit, Mode: qf.mode, Filters: &f, Aspect: qf.aspect})
 		},
 		func(eng *search.Engine, query string, qf queryFlags) (search.Results, error) {
-			return eng.Search(ctx, search.Query{Text: query, Limit: qf.limit})
+			return eng.Search(ctx, search.Query{Text: query, Limit: qf.limit, Mode: search.Mode(qf.mode), Filter: qf.filter(),
+				Aspect: search.Aspect(qf.aspect)})
 		})
 }
 
 func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	return queryCmd(ctx, cfg, log, stdout, "similar", "paper ID", args,
 		func(c *client.Client, id string, qf queryFlags) (wire.SearchResponse, error) {
-			return c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit, Aspect: qf.aspect})
+			return c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit, Aspect: qf.aspect, Mode: qf.mode,
+				YearMin: qf.yearMin, YearMax: qf.yearMax, Venues: qf.venues, Author: qf.author, Tags: qf.tags})
 		},
 		func(eng *search.Engine, id string, qf queryFlags) (search.Results, error) {
-			res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: qf.limit, Aspect: search.Aspect(qf.aspect)})
+			res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: qf.limit, Aspect: search.Aspect(qf.aspect),
+				Mode: search.Mode(qf.mode), Filter: qf.filter()})
 			if errors.Is(err, search.ErrNotFound) && qf.aspect == "" {
 				return res, fmt.Errorf("no paper has the id %q", id)
 			}
@@ -178,7 +198,7 @@ func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string
 func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, cmd, what string, args []string,
 	remote func(c *client.Client, arg string, qf queryFlags) (wire.SearchResponse, error),
 	local func(eng *search.Engine, arg string, qf queryFlags) (search.Results, error)) error {
-	arg, qf, err := parseQueryArgs(cmd, what, args)
+	arg, qf, err := parseQueryArgs(cmd, what, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -210,6 +230,10 @@ func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
+	}
+	if len(res.Results) == 0 && res.Index.Papers == 0 {
+		_, err := fmt.Fprintln(w, "no results: the store is empty; add papers with 'papersearch ingest' or 'papersearch import', or start 'papersearch serve', which seeds an empty store")
+		return err
 	}
 	if len(res.Results) == 0 {
 		_, err := fmt.Fprintln(w, "no results")

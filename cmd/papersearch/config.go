@@ -170,11 +170,15 @@ Usage:
                     [--vectors model|hash] [--synthetic N] [--json]
                                       measure ingest, latency, throughput, memory and disk
   papersearch help                    print this help
+  papersearch COMMAND -h              print a command's usage and flags
 
 Flags of search and similar:
-  --limit N   number of results, 1 to 100 (default 10)
-  --json      print the API's JSON instead of a table
-  --aspect A  similar only: compare the paper's background, method or result sentences
+  --limit N                 number of results, 1 to 100 (default 10)
+  --json                    print the API's JSON instead of a table
+  --mode M                  hybrid (default), dense or lexical
+  --year-min Y, --year-max Y, --venue V..., --author A, --tag T...
+                            the API's filters
+  --aspect A                rank by the background, method or result sentences
 
 Configuration is read from the environment:
 

@@ -27,7 +27,6 @@ import (
 // recall@100 and MRR@10 per mode.
 func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	corpus := fs.String("corpus", "", "BEIR corpus: JSONL (or .jsonl.gz) with _id, title, text")
 	queriesFile := fs.String("queries", "", "BEIR queries: JSONL with _id, text")
 	qrelsFile := fs.String("qrels", "", "BEIR judgements: TSV with a header, query-id corpus-id score")
@@ -38,8 +37,8 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	rawQueries := fs.Bool("raw-queries", false, "embed queries as typed, without the model's query instruction")
 	denseWeight := fs.Float64("dense-weight", 0, "dense weight of the default fusion rule in hybrid mode and --misses (0: its own)")
 	sample := fs.Int("sample", 0, "index only this many documents, the ones whose ids come first by SHA-256 (a fixed sample), plus every judged one (0: all)")
-	if err := fs.Parse(args); err != nil {
-		return usageError{"eval: " + err.Error()}
+	if err := parseFlags(fs, "eval", args, stdout); err != nil {
+		return err
 	}
 	if *corpus == "" || *queriesFile == "" || *qrelsFile == "" || fs.NArg() > 0 {
 		return usageError{"eval needs --corpus, --queries and --qrels (BEIR files)"}

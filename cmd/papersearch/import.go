@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -41,15 +43,14 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	}
 	kind := args[0]
 	var tags, categories tagFlags
-	fs := flag.NewFlagSet("import "+kind, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.Var(&tags, "tag", "tag every imported paper (repeat for several)")
 	fs.Var(&categories, "category", "arxiv-snapshot: keep records with a category starting with this (repeat for several)")
 	limit := fs.Int("max", 1000, "arxiv, openalex: import at most this many papers")
 	restart := fs.Bool("restart", false, "arxiv, openalex, openreview: read the source from its start, not after what an interrupted run stored")
-	positional, err := parseInterleaved(fs, args[1:])
+	positional, err := parseInterleaved(fs, "import", args[1:], stdout)
 	if err != nil {
-		return usageError{fmt.Sprintf("import %s: %v", kind, err)}
+		return err
 	}
 	if len(positional) != 1 {
 		return usageError{fmt.Sprintf("import %s needs exactly one argument; sources: %s", kind, importSources)}
@@ -61,7 +62,10 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	if *limit < 1 {
 		return usageError{"import: --max must be at least 1"}
 	}
-	var file io.Reader
+	var (
+		file io.Reader
+		head []byte // the file's first bytes, to say what it is if it holds no record
+	)
 	if fileSource(kind) {
 		f, err := os.Open(name)
 		if err != nil {
@@ -71,6 +75,9 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		if file, err = seeds.Decompressed(f); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		b := bufio.NewReader(file)
+		head, _ = b.Peek(4096)
+		file = b
 	}
 	src, own, err := openSource(ctx, cfg, kind, name, file, categories, *limit)
 	if err != nil {
@@ -105,8 +112,14 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	if sum.Rejected > len(sum.Rejections) {
 		fmt.Fprintf(stderr, "%s: %d more rejected records not listed\n", name, sum.Rejected-len(sum.Rejections))
 	}
+	if err != nil && sum.Read == 0 && at == "" && len(bytes.TrimSpace(head)) > 0 {
+		return fmt.Errorf("%s: %w; %s", name, err, likelyFormat(head))
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	if sum.Read == 0 && at == "" && len(bytes.TrimSpace(head)) > 0 {
+		return fmt.Errorf("%s: no %s record in a file that is not empty; %s", name, kind, likelyFormat(head))
 	}
 	fmt.Fprintf(stdout, "%s: %d records; %d new, %d updated, %d unchanged; %d merged with another version of their work; %d rejected (%d without an abstract); %d embedded, %d reused; %s\n",
 		name, sum.Read, sum.New, sum.Updated, sum.Unchanged, sum.Merged, sum.Rejected, sum.NoAbstract, sum.Embedded, sum.Reused,
@@ -170,3 +183,20 @@ func httpImporter(cfg Config, log *slog.Logger) api.Importer {
 
 // userAgent introduces papersearch to the APIs it imports from.
 const userAgent = "papersearch (+https://github.com/papersearch/papersearch)"
+
+// likelyFormat says what a file whose first bytes are head looks like, and
+// which command reads it.
+func likelyFormat(head []byte) string {
+	head = bytes.TrimSpace(head)
+	switch {
+	case head[0] == '@':
+		return "it looks like BibTeX: import bibtex FILE"
+	case head[0] == '[':
+		return "it looks like a JSON array, as CSL-JSON is: import csl FILE"
+	case head[0] == '{' && bytes.Contains(head, []byte(`"categories"`)):
+		return "it looks like arXiv's metadata snapshot (JSON lines): import arxiv-snapshot FILE"
+	case head[0] == '{':
+		return "it looks like JSON lines: papersearch ingest FILE reads one paper a line"
+	}
+	return "it looks like plain text: papersearch ingest FILE reads the seed text format"
+}

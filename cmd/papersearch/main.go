@@ -47,6 +47,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		printUsage(stdout)
 		return nil
 	}
+	if err := commandHelp(ctx, cmd, args, stdout); err != nil || wantsHelp(args) {
+		return err
+	}
 	cfg, err := loadConfig()
 	if err != nil {
 		return err
@@ -80,4 +83,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return reindex(ctx, cfg, log, stdout, stderr)
 	}
 	return usageError{fmt.Sprintf("unknown command %q", cmd)}
+}
+
+// commandHelp prints a command's usage when its arguments ask for it (-h,
+// --help), before any configuration is read, so help always works: the
+// commands with flags print them as they parse.
+func commandHelp(ctx context.Context, cmd string, args []string, stdout io.Writer) error {
+	if !wantsHelp(args) {
+		return nil
+	}
+	var err error
+	switch cmd {
+	case "serve", "ingest", "reindex":
+		err = printHelp(stdout, cmd, nil)
+	case "import":
+		err = importCmd(ctx, Config{}, nil, []string{"", "-h"}, stdout, io.Discard)
+	case "search":
+		err = searchCmd(ctx, Config{}, nil, []string{"-h"}, stdout)
+	case "similar":
+		err = similarCmd(ctx, Config{}, nil, []string{"-h"}, stdout)
+	case "bench":
+		err = benchCmd(ctx, Config{}, nil, []string{"-h"}, stdout, io.Discard)
+	case "eval":
+		err = evalCmd(ctx, Config{}, nil, []string{"-h"}, stdout, io.Discard)
+	default:
+		return usageError{fmt.Sprintf("unknown command %q", cmd)}
+	}
+	if errors.Is(err, errHelped) {
+		return nil
+	}
+	return err
 }

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// synopses are each command's usage line and what it does, as -h prints
+// them (printUsage lists them all).
+var synopses = map[string]string{
+	"serve":   "papersearch [serve]\n\nServe the HTTP API and the search page. It takes no arguments; configure it with the\nPAPERSEARCH_* variables that 'papersearch help' lists.",
+	"ingest":  "papersearch ingest FILE...\n\nAdd the papers of seed-text or JSONL files (.gz too) to the store, idempotently by id, and\nprint what changed; rejected records are listed with their lines.",
+	"import":  "papersearch import SOURCE ARG [flags]\n\nAdd papers from a source, tagged with --tag and the source's own tags. Sources: " + importSources + ".",
+	"search":  "papersearch search [flags] QUERY\n\nPrint the papers that best answer QUERY (from PAPERSEARCH_SERVER when set, else the local store).",
+	"similar": "papersearch similar [flags] ID\n\nPrint the papers most like paper ID, never the paper itself.",
+	"reindex": "papersearch reindex\n\nRe-embed the whole index under the configured model. It takes no arguments.",
+	"eval":    "papersearch eval --corpus C --queries Q --qrels R [flags]\n\nBuild a fresh index of a BEIR corpus and report nDCG@10, recall@100 and MRR@10 per mode.",
+	"bench":   "papersearch bench [flags]\n\nMeasure ingest, latency, throughput, memory and disk end to end: a fresh store, the real\nHTTP server, concurrent clients.",
+}
+
+// errHelped is returned by a command that printed its usage because -h or
+// --help asked for it: run ends with success.
+var errHelped = errors.New("usage printed")
+
+// wantsHelp reports whether args ask for a command's usage.
+func wantsHelp(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "-help" || a == "--help" })
+}
+
+// printHelp prints a command's synopsis and, if fs is not nil, its flags.
+func printHelp(w io.Writer, cmd string, fs *flag.FlagSet) error {
+	fmt.Fprintf(w, "Usage: %s\n", synopses[cmd])
+	if fs != nil {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	return errHelped
+}
+
+// parseFlags parses a command's flags; -h or --help prints its usage to
+// stdout instead and returns errHelped, any other mistake a usageError.
+func parseFlags(fs *flag.FlagSet, cmd string, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return printHelp(stdout, cmd, fs)
+		}
+		return usageError{fmt.Sprintf("%s: %v; see papersearch %s -h", cmd, err, cmd)}
+	}
+	return nil
+}
