@@ -86,18 +86,20 @@ func openAIErrorOf(p *wire.Problem) *wire.OpenAIError {
 }
 
 func embeddingProblem(status int, code, param, detail string) *wire.Problem {
-	p := problem(status, code, detail)
+	// The problem type is the code in the style of every problem type
+	// (model-not-found); OpenAI's error object keeps OpenAI's (model_not_found).
+	p := problem(status, strings.ReplaceAll(code, "_", "-"), detail)
 	if status == http.StatusBadRequest {
 		p.Title = "Invalid request"
 		if param != "" {
 			p.Errors = []wire.FieldProblem{{Pointer: "/" + param, Detail: detail}}
 		}
 	}
-	e := &wire.OpenAIError{Message: detail, Type: "invalid_request_error", Code: code}
+	p.OpenAI = openAIErrorOf(p)
+	p.OpenAI.Code = code
 	if param != "" {
-		e.Param = &param
+		p.OpenAI.Param = &param
 	}
-	p.OpenAI = e
 	return p
 }
 
@@ -106,9 +108,14 @@ func (s *Server) embeddings(c echo.Context) error {
 	if err := s.decode(c, BatchBodyFactor*s.maxBody, &req); err != nil {
 		return err
 	}
-	texts, p := parseInput(req.Input)
-	if p != nil {
-		return p
+	texts, err := parseInput(req.Input, s.tokens)
+	if err != nil {
+		return err
+	}
+	if s.embedTokens != nil {
+		if err := s.embedTokens.admit(c); err != nil {
+			return err
+		}
 	}
 	models := s.engine.Models()
 	model := models[0]
@@ -138,6 +145,9 @@ func (s *Server) embeddings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.embedTokens != nil {
+		s.embedTokens.charge(c, tokens)
+	}
 	resp := EmbeddingsResponse{Object: "list", Data: make([]Embedding, len(vecs)), Model: model.Name,
 		Usage: Usage{PromptTokens: tokens, TotalTokens: tokens}}
 	for i, v := range vecs {
@@ -150,27 +160,56 @@ func (s *Server) embeddings(c echo.Context) error {
 	return c.JSON(http.StatusOK, resp)
 }
 
-// parseInput accepts a string or an array of 1 to MaxEmbeddingInputs
-// non-empty strings.
-func parseInput(raw json.RawMessage) ([]string, *wire.Problem) {
+// parseInput accepts what OpenAI's API does: a string, an array of 1 to
+// MaxEmbeddingInputs non-empty strings, an array of token ids or an array
+// of such arrays (cl100k_base ids, see tokenDecoder), which tokens decodes.
+func parseInput(raw json.RawMessage, tokens func() (*tokenDecoder, error)) ([]string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, embeddingProblem(http.StatusBadRequest, "missing_input", "input", "input is required: a string or an array of strings")
 	}
-	var texts []string
-	if raw[0] == '"' {
-		var one string
+	var (
+		texts []string
+		one   string
+		ids   []int
+		idss  [][]int
+	)
+	form := "input must be a string, an array of strings, an array of token ids or an array of token id arrays"
+	switch {
+	case raw[0] == '"':
 		if err := json.Unmarshal(raw, &one); err != nil {
 			return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input", "input is not a valid JSON string")
 		}
 		texts = []string{one}
-	} else if err := json.Unmarshal(raw, &texts); err != nil {
-		return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input",
-			"input must be a string or an array of strings (token arrays are not supported)")
+	case json.Unmarshal(raw, &texts) == nil:
+	case json.Unmarshal(raw, &ids) == nil && len(ids) > 0:
+		idss = [][]int{ids}
+	case json.Unmarshal(raw, &idss) == nil:
+	default:
+		return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input", form)
+	}
+	if idss != nil {
+		dec, err := tokens()
+		if err != nil {
+			return nil, err
+		}
+		texts = make([]string, len(idss))
+		for i, ids := range idss {
+			if len(ids) == 0 {
+				return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input",
+					fmt.Sprintf("input[%d] is an empty token array; every input must hold a token", i))
+			}
+			text, bad := dec.decode(ids)
+			if bad >= 0 {
+				return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input",
+					fmt.Sprintf("input[%d][%d] is %d, which is no cl100k_base token id (0 to %d)", i, bad, ids[bad], dec.size-1))
+			}
+			texts[i] = text
+		}
 	}
 	if len(texts) == 0 || len(texts) > MaxEmbeddingInputs {
 		return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input",
-			fmt.Sprintf("input must hold 1 to %d strings, not %d", MaxEmbeddingInputs, len(texts)))
+			fmt.Sprintf("input must hold 1 to %d inputs, not %d", MaxEmbeddingInputs, len(texts)))
 	}
 	for i, t := range texts {
 		if t == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -92,4 +93,107 @@ func TestEmbeddingsErrorsReadByOpenAIClients(t *testing.T) {
 	if resp, _ := do(t, http.MethodGet, srv.URL+"/v1/search", "", ""); resp.StatusCode != 405 {
 		t.Errorf("GET /v1/search: %d", resp.StatusCode)
 	}
+}
+
+// TestEmbeddingsTokenArraysDedupAndBounds: token arrays (as OpenAI's
+// clients send them) embed as the text they spell; an id that is no token
+// is 400 naming the input; identical inputs are embedded once; a request
+// over the token bound is 400; a client past its token rate gets 429 with
+// Retry-After; with ProtectEmbeddings the route follows the write rule.
+func TestEmbeddingsTokenArraysDedupAndBounds(t *testing.T) {
+	server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{}))
+	defer srv.Close()
+	embedOf := func(body string) ([][]float32, *http.Response, []byte) {
+		t.Helper()
+		resp, b := do(t, "POST", srv.URL+"/v1/embeddings", "application/json", body)
+		var r struct {
+			Data []struct {
+				Embedding []float32 `json:"embedding"`
+			} `json:"data"`
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"usage"`
+		}
+		json.Unmarshal(b, &r)
+		out := make([][]float32, len(r.Data))
+		for i, d := range r.Data {
+			out[i] = d.Embedding
+		}
+		return out, resp, b
+	}
+	// "graph neural networks" in cl100k_base.
+	text, _, _ := embedOf(`{"input":["graph neural networks"]}`)
+	tokens, resp, b := embedOf(`{"input":[[4539, 30828, 14488]]}`)
+	if resp.StatusCode != 200 || len(tokens) != 1 || len(text) != 1 || dot(tokens[0], text[0]) < 0.9999 {
+		t.Fatalf("token arrays: %d %s", resp.StatusCode, b)
+	}
+	if one, resp, b := embedOf(`{"input":[4539, 30828, 14488]}`); resp.StatusCode != 200 || len(one) != 1 || dot(one[0], text[0]) < 0.9999 {
+		t.Errorf("one token array: %d %s", resp.StatusCode, b)
+	}
+	for _, body := range []string{`{"input":[[4539, -1]]}`, `{"input":[[4539, 100277]]}`, `{"input":[[]]}`, `{"input":[1.5]}`, `{"input":[["a"]]}`} {
+		if _, resp, b := embedOf(body); resp.StatusCode != 400 || !strings.Contains(string(b), `"param":"input"`) {
+			t.Errorf("%s: %d %s", body, resp.StatusCode, b)
+		}
+	}
+	// A client in debt (two requests of 3 or more tokens, bursts of 3,
+	// 0.01 a second) gets 429 with Retry-After.
+	metered := httptest.NewServer(New(testServer.engine, Options{EmbedTokens: RateLimit{Rate: 0.01, Burst: 3}}))
+	defer metered.Close()
+	for range 2 {
+		if resp, b := do(t, "POST", metered.URL+"/v1/embeddings", "application/json", `{"input":"graph neural networks"}`); resp.StatusCode != 200 {
+			t.Fatalf("within the token rate: %d %.200s", resp.StatusCode, b)
+		}
+	}
+	if resp, b := do(t, "POST", metered.URL+"/v1/embeddings", "application/json", `{"input":"x"}`); resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "rate_limit_error") {
+		t.Errorf("past the token rate: %d %q %.200s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+
+	srv2 := httptest.NewServer(New(testServer.engine, Options{}))
+	defer srv2.Close()
+	same := `{"input":["` + strings.Repeat(`identical text", "`, 511) + `identical text"]}`
+	resp, b = do(t, "POST", srv2.URL+"/v1/embeddings", "application/json", same)
+	var r struct {
+		Data  []json.RawMessage
+		Usage struct{ PromptTokens int `json:"prompt_tokens"` }
+	}
+	if json.Unmarshal(b, &r); resp.StatusCode != 200 || len(r.Data) != 512 || r.Usage.PromptTokens > 10 {
+		t.Errorf("512 identical inputs: %d, %d vectors, %d tokens counted (once: the distinct text's)", resp.StatusCode, len(r.Data), r.Usage.PromptTokens)
+	}
+	var many strings.Builder
+	many.WriteString(`{"input":[`)
+	for i := range 2048 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, `"%d %s"`, i, strings.Repeat("token ", 70))
+	}
+	many.WriteString(`]}`)
+	if resp, b := do(t, "POST", srv2.URL+"/v1/embeddings", "application/json", many.String()); resp.StatusCode != 400 || !strings.Contains(string(b), "max_tokens_per_request") {
+		t.Errorf("2,048 inputs of 72 tokens: %d %.300s", resp.StatusCode, b)
+	}
+
+	// The write rule: beyond loopback (no OpenWrites) without a key, 403;
+	// with a key, 401 without it and 200 with it.
+	closed := httptest.NewServer(New(testServer.engine, Options{ProtectEmbeddings: true}))
+	defer closed.Close()
+	if resp, b := do(t, "POST", closed.URL+"/v1/embeddings", "application/json", `{"input":"a"}`); resp.StatusCode != 403 {
+		t.Errorf("protected, no key configured: %d %s", resp.StatusCode, b)
+	}
+	keyed := httptest.NewServer(New(testServer.engine, Options{ProtectEmbeddings: true, APIKey: "k"}))
+	defer keyed.Close()
+	if resp, _ := do(t, "POST", keyed.URL+"/v1/embeddings", "application/json", `{"input":"a"}`); resp.StatusCode != 401 {
+		t.Errorf("protected, no key sent: %d", resp.StatusCode)
+	}
+	if resp, b := do(t, "POST", keyed.URL+"/v1/embeddings", "application/json", `{"input":"a"}`, "Authorization", "Bearer k"); resp.StatusCode != 200 {
+		t.Errorf("protected, key sent: %d %s", resp.StatusCode, b)
+	}
+}
+
+func dot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
 }

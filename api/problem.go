@@ -51,6 +51,7 @@ func toProblem(err error) *wire.Problem {
 		he     *echo.HTTPError
 		fe     *search.FieldError
 		maxErr *http.MaxBytesError
+		tle    *search.TokenLimitError
 	)
 	switch {
 	case errors.As(err, &p):
@@ -65,6 +66,8 @@ func toProblem(err error) *wire.Problem {
 		return invalid(fe.Error(), field)
 	case errors.Is(err, search.ErrNotFound):
 		return problem(http.StatusNotFound, "not-found", err.Error())
+	case errors.As(err, &tle):
+		return embeddingProblem(http.StatusBadRequest, "max_tokens_per_request", "input", tle.Error())
 	case errors.As(err, &maxErr):
 		return problem(http.StatusRequestEntityTooLarge, "body-too-large",
 			fmt.Sprintf("the request body exceeds %d bytes", maxErr.Limit))

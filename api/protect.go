@@ -106,3 +106,45 @@ func bearerToken(auth string) (string, bool) {
 	}
 	return strings.TrimSpace(token), true
 }
+
+// tokenMeter meters the tokens each client address has embedded: a
+// request is admitted while the client's bucket is not in debt, and its
+// tokens (at most Burst) are taken after, so one large request passes and
+// the client then waits for the rate to pay it back; the sustained rate
+// stays at Rate tokens a second whatever the requests' sizes.
+type tokenMeter struct {
+	cfg     RateLimit
+	clients *lru.Cache[string, *rate.Limiter]
+}
+
+func newTokenMeter(cfg RateLimit) *tokenMeter {
+	cache, _ := lru.New[string, *rate.Limiter](maxClients)
+	return &tokenMeter{cfg: cfg, clients: cache}
+}
+
+func (m *tokenMeter) limiter(ip string) *rate.Limiter {
+	lim, ok := m.clients.Get(ip)
+	if !ok {
+		lim = rate.NewLimiter(rate.Limit(m.cfg.Rate), m.cfg.Burst)
+		m.clients.Add(ip, lim)
+	}
+	return lim
+}
+
+// admit answers 429 with Retry-After while ip's bucket is in debt.
+func (m *tokenMeter) admit(c echo.Context) error {
+	ip := c.RealIP()
+	if left := m.limiter(ip).TokensAt(time.Now()); left < 0 {
+		secs := int(math.Ceil(-left / m.cfg.Rate))
+		c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(secs))
+		return embeddingProblem(http.StatusTooManyRequests, "rate_limit_exceeded", "",
+			fmt.Sprintf("%s has had more than %g tokens a second embedded; retry after %d s", ip, m.cfg.Rate, secs))
+	}
+	return nil
+}
+
+// charge takes a request's tokens from ip's bucket.
+func (m *tokenMeter) charge(c echo.Context, tokens int) {
+	now := time.Now()
+	m.limiter(c.RealIP()).ReserveN(now, min(tokens, m.cfg.Burst))
+}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -62,6 +63,14 @@ type Options struct {
 	OpenWrites bool
 	// RateLimit, if its Rate is positive, limits requests per client address.
 	RateLimit RateLimit
+	// ProtectEmbeddings puts POST /v1/embeddings under the write
+	// endpoints' key rule (the key when one is set; without one, open only
+	// with OpenWrites): its CPU is the service's to give.
+	ProtectEmbeddings bool
+	// EmbedTokens, if its Rate is positive, bounds the tokens per second
+	// each client address may have embedded through /v1/embeddings (Burst:
+	// the most one request may cost before the client waits).
+	EmbedTokens RateLimit
 	// Metrics, if set, are served at /metrics and updated by every request;
 	// New creates its own otherwise.
 	Metrics *Metrics
@@ -79,6 +88,11 @@ type Server struct {
 	ready      func() error
 	apiKey     string
 	openWrites bool
+	// tokens decodes token-array inputs of /v1/embeddings, loaded on first
+	// use (the vocabulary takes about 100 ms and 20 MB).
+	tokens func() (*tokenDecoder, error)
+	// embedTokens meters /v1/embeddings' tokens per client; nil: unmetered.
+	embedTokens *tokenMeter
 	probe      atomic.Pointer[probeResult] // the embedder's last readiness probe
 	pageCSP    string
 	openAPI    []byte // the OpenAPI document, for this service's model
@@ -113,10 +127,13 @@ func (s *Server) embedderHealth(ctx context.Context) error {
 // New returns a Server answering from engine.
 func New(engine Engine, opts Options) *Server {
 	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready,
-		apiKey: opts.APIKey, openWrites: opts.OpenWrites, pageCSP: pageCSP(indexHTML),
+		apiKey: opts.APIKey, openWrites: opts.OpenWrites, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
 		importer: opts.Importer, imports: newImports()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.EmbedTokens.Rate > 0 {
+		s.embedTokens = newTokenMeter(opts.EmbedTokens)
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
@@ -157,7 +174,11 @@ func New(engine Engine, opts Options) *Server {
 	// raw or percent-encoded: one route takes the rest of the path (see
 	// paperRoute).
 	e.GET("/v1/papers/*", s.paperRoute)
-	e.POST(embeddingsPath, s.embeddings)
+	if opts.ProtectEmbeddings {
+		e.POST(embeddingsPath, s.embeddings, s.requireKey)
+	} else {
+		e.POST(embeddingsPath, s.embeddings)
+	}
 	e.POST("/v1/papers", s.ingest, s.requireKey)
 	e.DELETE("/v1/papers/*", s.deletePaper, s.requireKey)
 	e.POST("/v1/imports", s.startImport, s.requireKey)

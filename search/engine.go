@@ -63,6 +63,9 @@ type Options struct {
 	Fusion *Fusion
 	// QueryCacheSize is how many recent query vectors are kept (default 1024).
 	QueryCacheSize int
+	// EmbedMaxTokens bounds the tokens of one Embed call's distinct texts
+	// (default DefaultEmbedMaxTokens; negative: no bound).
+	EmbedMaxTokens int
 	// CursorKey signs the cursors the engine issues and checks the ones it
 	// is given (HMAC-SHA256); engines that share it accept each other's
 	// cursors. Default: a random key, so cursors last as long as the engine.
@@ -158,6 +161,9 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	}
 	if opts.AspectFusion == nil {
 		opts.AspectFusion = &DefaultAspectFusion
+	}
+	if opts.EmbedMaxTokens == 0 {
+		opts.EmbedMaxTokens = DefaultEmbedMaxTokens
 	}
 	if len(opts.CursorKey) == 0 {
 		opts.CursorKey = newCursorKey()
@@ -272,12 +278,43 @@ func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]f
 		}
 		emb = e.byModel[i]
 	}
-	vecs, err := emb.Embed(ctx, texts)
+	// Each distinct text is embedded once.
+	var unique []string
+	at := make(map[string]int, len(texts))
+	for _, t := range texts {
+		if _, ok := at[t]; !ok {
+			at[t] = len(unique)
+			unique = append(unique, t)
+		}
+	}
+	tokens := embed.CountTokens(emb, unique)
+	if limit := e.opts.EmbedMaxTokens; limit > 0 && tokens > limit {
+		return nil, tokens, &TokenLimitError{Tokens: tokens, Limit: limit}
+	}
+	vecs, err := emb.Embed(ctx, unique)
 	if err != nil {
 		return nil, 0, err
 	}
-	return vecs, embed.CountTokens(emb, texts), nil
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = vecs[at[t]]
+	}
+	return out, tokens, nil
 }
+
+// TokenLimitError is an Embed call whose distinct texts hold more tokens
+// than Options.EmbedMaxTokens allows.
+type TokenLimitError struct{ Tokens, Limit int }
+
+func (e *TokenLimitError) Error() string {
+	return fmt.Sprintf("the inputs hold %d tokens (their distinct texts, as the model counts them); at most %d fit in one request: send fewer inputs per request",
+		e.Tokens, e.Limit)
+}
+
+// DefaultEmbedMaxTokens is Options.EmbedMaxTokens's default: about 500
+// abstracts, twice the estimated tokens another papersearch sends in one
+// request (embed.OpenAIConfig's default BatchTokens), so its batches pass.
+const DefaultEmbedMaxTokens = 131072
 
 // Index describes the index the engine serves.
 func (e *Engine) Index(ctx context.Context) (papersearch.IndexInfo, error) {

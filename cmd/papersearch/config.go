@@ -61,6 +61,9 @@ type Config struct {
 	CursorKey         string        `envconfig:"CURSOR_KEY" desc:"secret that signs page cursors; instances behind one address need the same (unset: a random key kept in the data folder, cursor.key)"`
 	RateLimit         float64       `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
 	RateBurst         int           `envconfig:"RATE_BURST" default:"40" desc:"burst of requests allowed per client address"`
+	EmbeddingsOpen    bool          `envconfig:"EMBEDDINGS_OPEN" default:"false" desc:"serve POST /v1/embeddings without the API key even beyond loopback (by default it follows the write endpoints' key rule)"`
+	EmbeddingsTokens  float64       `envconfig:"EMBEDDINGS_TOKEN_RATE" default:"8192" desc:"tokens per second each client address may have embedded through /v1/embeddings (0: no limit)"`
+	EmbeddingsMax     int           `envconfig:"EMBEDDINGS_MAX_TOKENS" default:"131072" desc:"most tokens of one /v1/embeddings request, its distinct inputs as the model counts them"`
 	LogLevel          string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 	ProgressEvery     time.Duration `envconfig:"PROGRESS_EVERY" default:"2s" desc:"how often ingest prints a progress line when not on a terminal (0: every batch)"`
 	LogFormat         string        `envconfig:"LOG_FORMAT" default:"text" desc:"text or json"`
@@ -80,6 +83,9 @@ func loadConfig() (Config, error) {
 	}
 	if cfg.EmbedAPIKey == "" {
 		cfg.EmbedAPIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if cfg.EmbeddingsTokens < 0 || cfg.EmbeddingsMax < 1 {
+		return cfg, fmt.Errorf("configuration: PAPERSEARCH_EMBEDDINGS_TOKEN_RATE must be 0 or more and PAPERSEARCH_EMBEDDINGS_MAX_TOKENS at least 1")
 	}
 	if cfg.RateLimit < 0 || cfg.RateLimit > 0 && cfg.RateBurst < 1 {
 		return cfg, fmt.Errorf("configuration: %s_RATE_LIMIT must be 0 or more and %s_RATE_BURST at least 1", envPrefix, envPrefix)

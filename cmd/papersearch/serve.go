@@ -90,7 +90,8 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...fu
 		store.Close()
 		return nil, nil, err
 	}
-	opts := search.Options{Logger: log, QueryTimeout: cfg.QueryEmbedTimeout, IngestBatch: batch, CursorKey: key}
+	opts := search.Options{Logger: log, QueryTimeout: cfg.QueryEmbedTimeout, IngestBatch: batch, CursorKey: key,
+		EmbedMaxTokens: cfg.EmbeddingsMax}
 	if len(observe) > 0 {
 		opts.Observe = observe[0]
 	}
@@ -159,7 +160,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 		return nil
 	}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Metrics: metrics,
-		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: httpImporter(cfg, log)})
+		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: httpImporter(cfg, log),
+		ProtectEmbeddings: !cfg.EmbeddingsOpen, EmbedTokens: api.RateLimit{Rate: cfg.EmbeddingsTokens, Burst: cfg.EmbeddingsMax}})
 	defer handler.Close() // after the server has drained: running imports stop, keeping what they stored
 	srv := &http.Server{
 		Handler:           handler,
