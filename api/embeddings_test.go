@@ -155,7 +155,9 @@ func TestEmbeddingsTokenArraysDedupAndBounds(t *testing.T) {
 	resp, b = do(t, "POST", srv2.URL+"/v1/embeddings", "application/json", same)
 	var r struct {
 		Data  []json.RawMessage
-		Usage struct{ PromptTokens int `json:"prompt_tokens"` }
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		}
 	}
 	if json.Unmarshal(b, &r); resp.StatusCode != 200 || len(r.Data) != 512 || r.Usage.PromptTokens > 10 {
 		t.Errorf("512 identical inputs: %d, %d vectors, %d tokens counted (once: the distinct text's)", resp.StatusCode, len(r.Data), r.Usage.PromptTokens)

@@ -93,11 +93,11 @@ type Server struct {
 	tokens func() (*tokenDecoder, error)
 	// embedTokens meters /v1/embeddings' tokens per client; nil: unmetered.
 	embedTokens *tokenMeter
-	probe      atomic.Pointer[probeResult] // the embedder's last readiness probe
-	pageCSP    string
-	openAPI    []byte // the OpenAPI document, for this service's model
-	importer   Importer
-	imports    *imports
+	probe       atomic.Pointer[probeResult] // the embedder's last readiness probe
+	pageCSP     string
+	openAPI     []byte // the OpenAPI document, for this service's model
+	importer    Importer
+	imports     *imports
 }
 
 // probeResult is a readiness probe of the embedder and when it ran.
