@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -151,5 +154,37 @@ func TestReadyzReportsDegradedEmbedder(t *testing.T) {
 	resp, body := withBearer(t, "GET", srv.URL+"/readyz", "", "")
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"status":"degraded"`) || !strings.Contains(string(body), `"degraded":["dense"]`) {
 		t.Errorf("readyz with the embedder down: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestReadyzLogsChangesNotProbes: probes while the service is not ready
+// (seeding) log one WARN line, not one each; becoming ready logs one INFO.
+func TestReadyzLogsChangesNotProbes(t *testing.T) {
+	server(t)
+	var logs testenv.Buffer
+	var seeding atomic.Bool
+	seeding.Store(true)
+	srv := httptest.NewServer(New(testServer.engine, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func() error {
+		if seeding.Load() {
+			return errors.New("seeding the empty store: 8 of 19 papers done")
+		}
+		return nil
+	}}))
+	defer srv.Close()
+	for range 5 {
+		if resp, _ := do(t, "GET", srv.URL+"/readyz", "", ""); resp.StatusCode != 503 {
+			t.Fatalf("readyz while seeding: %d", resp.StatusCode)
+		}
+	}
+	seeding.Store(false)
+	for range 3 {
+		if resp, _ := do(t, "GET", srv.URL+"/readyz", "", ""); resp.StatusCode != 200 {
+			t.Fatalf("readyz once seeded: %d", resp.StatusCode)
+		}
+	}
+	out := logs.String()
+	if n := strings.Count(out, "level=WARN"); n != 1 || strings.Count(out, "readiness: ready") != 1 {
+		t.Errorf("%d WARN lines for 5 probes while seeding (want 1), and the change to ready logged %d times (want 1):\n%s",
+			n, strings.Count(out, "readiness: ready"), out)
 	}
 }

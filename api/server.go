@@ -91,6 +91,8 @@ type Server struct {
 	// tokens decodes token-array inputs of /v1/embeddings, loaded on first
 	// use (the vocabulary takes about 100 ms and 20 MB).
 	tokens func() (*tokenDecoder, error)
+	// lastReadiness is what the last readiness probe found (see readiness).
+	lastReadiness atomic.Pointer[string]
 	// embedTokens meters /v1/embeddings' tokens per client; nil: unmetered.
 	embedTokens *tokenMeter
 	probe       atomic.Pointer[probeResult] // the embedder's last readiness probe
@@ -238,23 +240,51 @@ func (s *Server) healthz(c echo.Context) error {
 func (s *Server) readyz(c echo.Context) error {
 	info, err := s.engine.Index(c.Request().Context())
 	if err != nil {
-		s.log.Warn("not ready: the store is not answering", "error", err)
 		p := problem(http.StatusServiceUnavailable, "not-ready", "the store is not answering; the log says why")
 		p.RetryAfter = retryAfterSeconds
-		return p
+		return s.notReady(c, p, "not ready: the store is not answering", err)
 	}
 	if s.ready != nil {
 		if err := s.ready(); err != nil {
-			return problem(http.StatusServiceUnavailable, "not-ready", err.Error())
+			return s.notReady(c, problem(http.StatusServiceUnavailable, "not-ready", err.Error()), "not ready: "+err.Error(), nil)
 		}
 	}
 	// The embedder failing degrades search (lexical results only) but the
 	// service still answers, so it stays ready and says what is degraded.
 	if err := s.embedderHealth(c.Request().Context()); err != nil {
+		s.readiness("degraded: query embedding fails; searches answer from lexical retrieval alone", err)
 		return c.JSON(http.StatusOK, map[string]any{"status": "degraded", "degraded": []string{"dense"},
 			"detail": "query embedding fails, so searches answer from lexical retrieval alone; the log says why", "index": info})
 	}
+	s.readiness("ready", nil)
 	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "degraded": []string{}, "index": info})
+}
+
+// notReady answers a readiness probe 503 with p, logging state only when
+// readiness changes (probes come every few seconds; the log needs the
+// change, not each probe).
+func (s *Server) notReady(c echo.Context, p *wire.Problem, state string, err error) error {
+	s.readiness(state, err)
+	p.Instance, p.RequestID = c.Request().URL.Path, requestID(c)
+	writeProblem(c, p, s.log)
+	return nil
+}
+
+// readiness logs a change of the service's readiness: WARN when it is
+// not ready or degraded, INFO when it is ready again.
+func (s *Server) readiness(state string, err error) {
+	if prev := s.lastReadiness.Swap(&state); prev != nil && *prev == state {
+		return
+	}
+	if state == "ready" {
+		s.log.Info("readiness: ready")
+		return
+	}
+	if err != nil {
+		s.log.Warn("readiness: "+state, "error", err)
+	} else {
+		s.log.Warn("readiness: " + state)
+	}
 }
 
 func (s *Server) search(c echo.Context) error {

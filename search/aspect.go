@@ -134,12 +134,14 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 			}
 		}
 		if len(query) == 0 {
-			var have []string
-			for i, s := range doc.Sentences {
-				have = append(have, fmt.Sprintf("%d %s", i, s.Role))
-			}
-			return Results{}, &FieldError{Field: "aspect", Err: ErrNotFound, Reason: fmt.Sprintf(
-				"finds no %s sentence in paper %s (its sentences: %s); name the ones to compare with sentences", sq.Aspect, sq.ID, strings.Join(have, ", "))}
+			// No sentence of the aspect: the paper as a whole answers,
+			// and the response says so, so that a client asking by aspect
+			// always gets an answer.
+			whole := sq
+			whole.Aspect = WholePaper
+			res, err := e.Similar(ctx, whole)
+			res.Degraded = append(res.Degraded, "aspect")
+			return res, err
 		}
 	}
 

@@ -137,3 +137,41 @@ func TestSimilarByAspect(t *testing.T) {
 		}
 	}
 }
+
+// TestSimilarByAspectWithoutSuchSentence: a paper with no sentence of the
+// aspect asked for is answered by whole-paper similarity, marked
+// degraded "aspect", instead of 404; so a client asking by aspect always
+// gets an answer.
+func TestSimilarByAspectWithoutSuchSentence(t *testing.T) {
+	ctx := context.Background()
+	eng, _, _ := importEngine(t)
+	papers := []papersearch.Paper{
+		{ID: "lone", Title: "One sentence", Abstract: "We propose a graph attention network for protein folding."},
+		{ID: "b", Title: "Graphs", Abstract: "Graph attention networks learn over molecules. Results show gains."},
+		{ID: "c", Title: "Sorting", Abstract: "Sorting is a basic task in computing. We present a new merge procedure."},
+	}
+	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := eng.Similar(ctx, search.SimilarQuery{ID: "lone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	degraded := 0
+	for _, aspect := range []search.Aspect{search.BackgroundAspect, search.MethodAspect, search.ResultAspect} {
+		res, err := eng.Similar(ctx, search.SimilarQuery{ID: "lone", Aspect: aspect})
+		if err != nil {
+			t.Fatalf("%s: %v", aspect, err)
+		}
+		if len(res.Degraded) == 0 {
+			continue // the paper's one sentence has this role
+		}
+		degraded++
+		if res.Degraded[0] != "aspect" || len(res.Hits) != len(whole.Hits) || res.Hits[0].ID != whole.Hits[0].ID || res.Hits[0].Score != whole.Hits[0].Score {
+			t.Errorf("%s: %+v degraded %v; want the whole-paper answer %+v", aspect, res.Hits, res.Degraded, whole.Hits)
+		}
+	}
+	if degraded < 2 {
+		t.Errorf("%d aspects answered as a whole; a paper of one sentence lacks at least two", degraded)
+	}
+}

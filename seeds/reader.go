@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"io"
 	"strconv"
 	"strings"
@@ -150,9 +151,9 @@ func (r *Reader) scan() (bool, error) {
 	}
 }
 
-// jsonRecord is the wire form of a JSONL record. Year is raw so that both
-// 2021 and "2021" are accepted. BEIR corpora name the id "_id" and the
-// abstract "text"; both spellings are read.
+// jsonRecord is the wire form of a JSONL record (authors and year raw, to
+// say what is wrong with them: see decodeYear). BEIR corpora name the id
+// "_id" and the abstract "text"; both spellings are read.
 type jsonRecord struct {
 	ID       string          `json:"id"`
 	BEIRID   string          `json:"_id"`
@@ -220,31 +221,30 @@ func decodeRecord(line []byte) (papersearch.Paper, error) {
 
 // decodeAuthors accepts a list of names or one string of names separated by
 // commas or semicolons.
+// decodeAuthors and decodeYear read a record's authors and year by the
+// rule POST /v1/papers reads them with (its OpenAPI document's): authors a
+// list of strings, a year a whole number (2019, 2019.0; not "2019"), null
+// or absent for none. One rule for every way a paper comes in.
 func decodeAuthors(raw json.RawMessage) ([]string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	var list []string
-	if err := json.Unmarshal(raw, &list); err == nil {
-		return list, nil
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("authors must be a list of strings, not %.40s", raw)
 	}
-	var one string
-	if err := json.Unmarshal(raw, &one); err != nil {
-		return nil, errors.New("authors must be a list of strings or a string")
-	}
-	return strings.FieldsFunc(one, func(r rune) bool { return r == ',' || r == ';' }), nil
+	return list, nil
 }
 
 func decodeYear(raw json.RawMessage) (int, error) {
-	s := strings.Trim(string(raw), `"`)
-	if s == "" || s == "null" {
+	if len(raw) == 0 || string(raw) == "null" {
 		return 0, nil
 	}
-	y, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("year %s is not a whole number", raw)
+	var y float64
+	if err := json.Unmarshal(raw, &y); err != nil || y != math.Trunc(y) || math.Abs(y) > 1e9 {
+		return 0, fmt.Errorf("year must be a whole number, not %.40s", raw)
 	}
-	return y, nil // papersearch.Complete checks its range
+	return int(y), nil // papersearch.Complete checks its range
 }
 
 func (r *Reader) nextParagraph() (papersearch.Paper, error) {

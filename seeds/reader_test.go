@@ -74,12 +74,14 @@ func TestJSONL(t *testing.T) {
 		`{"id":"a1","title":"Graph nets","abstract":"We study graphs.","authors":["Ada Lovelace"," Alan  Turing "],"venue":"ICML","year":2020,"url":"https://x.org/a1"}`,
 		`{"id":"a2","title":"Broken", "abstract": `,
 		``,
-		`{"title":"No id","abstract":"An abstract without an id.","authors":"Grace Hopper; Edsger Dijkstra","year":"2019"}`,
+		`{"title":"No id","abstract":"An abstract without an id.","authors":["Grace Hopper","Edsger Dijkstra"],"year":2019.0}`,
 		`{"id":"a4","title":"Empty","abstract":"  "}`,
 		`{"id":"a5","abstract":"Bad year.","year":"soon"}`,
 		"{\"id\":\"a6\",\"abstract\":\"bad \xff utf8\"}",
 		`{"id":"a7","abstract":"Authors of the wrong type.","authors":42}`,
 		`[1,2,3]`,
+		`{"id":"a10","abstract":"A year as a string, which the API refuses.","year":"2020"}`,
+		`{"id":"a11","abstract":"Authors as one string, which the API refuses.","authors":"Grace Hopper; Edsger Dijkstra"}`,
 	}, "\n")
 	papers, rejected, err := ReadAll(strings.NewReader(corpus), 0)
 	if err != nil {
@@ -96,7 +98,7 @@ func TestJSONL(t *testing.T) {
 	if p := papers[1]; p.ID != papersearch.DeriveID(p.Abstract) || p.Year != 2019 || len(p.Authors) != 2 {
 		t.Errorf("record without id: %+v", p)
 	}
-	wantLines := []int{2, 5, 6, 7, 8, 9}
+	wantLines := []int{2, 5, 6, 7, 8, 9, 10, 11}
 	if len(rejected) != len(wantLines) {
 		t.Fatalf("rejected %v, want lines %v", rejected, wantLines)
 	}

@@ -226,7 +226,7 @@ func requests(kind, base string, papers []papersearch.Paper) func(ctx context.Co
 			req.Header.Set("Content-Type", "application/json")
 		case "similar":
 			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID)+"/similar?limit=10", nil)
-		case "aspect": // by method sentences; a paper without one is a 404, counted as an error
+		case "aspect": // by method sentences (a paper without one is answered as a whole)
 			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID)+"/similar?aspect=method&limit=10", nil)
 		default:
 			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID), nil)
