@@ -79,7 +79,7 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		head, _ = b.Peek(4096)
 		file = b
 	}
-	src, own, err := openSource(ctx, cfg, kind, name, file, categories, *limit)
+	src, own, err := openSource(ctx, cfg, log, kind, name, file, categories, *limit)
 	if err != nil {
 		return err
 	}
@@ -130,10 +130,10 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 // openSource opens the source kind names: a network source asked for
 // target (a venue id, a query, a filter), or a file source reading file.
 // It returns the source and the tags its papers get by default.
-func openSource(ctx context.Context, cfg Config, kind, target string, file io.Reader, categories []string, limit int) (search.Source, []string, error) {
+func openSource(ctx context.Context, cfg Config, log *slog.Logger, kind, target string, file io.Reader, categories []string, limit int) (search.Source, []string, error) {
 	client := func(name string, every time.Duration) *fetch.Client {
 		c := fetch.New(name, every)
-		c.UserAgent = userAgent
+		c.UserAgent, c.Log = userAgent, log
 		return c
 	}
 	switch kind {
@@ -165,7 +165,7 @@ func fileSource(kind string) bool {
 // httpImporter opens the sources of POST /v1/imports.
 func httpImporter(cfg Config, log *slog.Logger) api.Importer {
 	return func(ctx context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
-		src, tags, err := openSource(ctx, cfg, req.Source, req.Target, strings.NewReader(req.Content), nil, *req.Max)
+		src, tags, err := openSource(ctx, cfg, log, req.Source, req.Target, strings.NewReader(req.Content), nil, *req.Max)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: %v", api.ErrBadImport, err)
 		}

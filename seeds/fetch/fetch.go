@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -37,6 +39,8 @@ type Client struct {
 	MaxElapsed time.Duration
 	// UserAgent is sent with every request; some sources ask for a contact.
 	UserAgent string
+	// Log, if set, is told of each retry.
+	Log *slog.Logger
 
 	limiter *rate.Limiter
 }
@@ -54,10 +58,12 @@ func New(source string, every time.Duration) *Client {
 // Get fetches url and hands the body of a 200 answer to read; other
 // answers are retried or refused as the package says.
 func (c *Client) Get(ctx context.Context, url string, read func(io.Reader) error) error {
-	httpc := c.HTTP
-	if httpc == nil {
-		httpc = &http.Client{Timeout: 60 * time.Second}
+	httpc := &http.Client{Timeout: 60 * time.Second}
+	if c.HTTP != nil {
+		cp := *c.HTTP
+		httpc = &cp
 	}
+	httpc.CheckRedirect = sameHost
 	maxElapsed := c.MaxElapsed
 	if maxElapsed <= 0 {
 		maxElapsed = 2 * time.Minute
@@ -77,6 +83,15 @@ func (c *Client) Get(ctx context.Context, url string, read func(io.Reader) error
 		if err != nil {
 			if ctx.Err() != nil {
 				return struct{}{}, backoff.Permanent(ctx.Err())
+			}
+			if errors.Is(err, errRedirect) {
+				return struct{}{}, backoff.Permanent(fmt.Errorf("%w: %s: %w", ErrRefused, c.Source, err))
+			}
+			var dns *net.DNSError
+			if errors.As(err, &dns) && !dns.IsTimeout {
+				// No such host, or no resolver to ask (no network): a
+				// retry within minutes will not find one.
+				return struct{}{}, backoff.Permanent(fmt.Errorf("%w: %s: %w", ErrUnreachable, c.Source, err))
 			}
 			return struct{}{}, fmt.Errorf("%s unreachable: %w", c.Source, err)
 		}
@@ -98,8 +113,34 @@ func (c *Client) Get(ctx context.Context, url string, read func(io.Reader) error
 		default:
 			return struct{}{}, backoff.Permanent(fmt.Errorf("%w: %w", ErrRefused, answer))
 		}
-	}, backoff.WithMaxElapsedTime(maxElapsed), backoff.WithBackOff(backoff.NewExponentialBackOff()))
+	}, backoff.WithMaxElapsedTime(maxElapsed), backoff.WithBackOff(backoff.NewExponentialBackOff()),
+		backoff.WithNotify(func(err error, wait time.Duration) {
+			if c.Log != nil {
+				c.Log.Warn("fetch failed; retrying", "source", c.Source, "error", err, "wait", wait.Round(time.Millisecond))
+			}
+		}))
 	return err
+}
+
+// errRedirect is a redirect to another host than the one asked, which
+// Get does not follow: a source's answer cannot send it to another
+// address (an internal one, say).
+var errRedirect = errors.New("redirected to another host")
+
+// ErrUnreachable wraps a failure that retrying will not mend soon: the
+// source's host name does not resolve, or there is no resolver to ask.
+var ErrUnreachable = errors.New("the source cannot be reached")
+
+// sameHost follows up to 10 redirects within the host of the first
+// request, scheme and port included.
+func sameHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("%w: %s answered with a redirect to %s", errRedirect, first.Host, req.URL.Host)
+	}
+	return nil
 }
 
 // GetJSON fetches url as Get does and decodes the body of a 200 answer into v.

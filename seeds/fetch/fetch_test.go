@@ -57,3 +57,50 @@ func TestGivesUp(t *testing.T) {
 		t.Error("a 502 is not a refusal")
 	}
 }
+
+// TestRedirectsStayOnTheHost: a redirect within the source's host is
+// followed; one to another host (an internal address, say) is refused at
+// once, and the other host is never asked.
+func TestRedirectsStayOnTheHost(t *testing.T) {
+	var internal atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		internal.Add(1)
+		io.WriteString(w, "secret")
+	}))
+	defer other.Close()
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/here", http.StatusFound)
+		case "/here":
+			io.WriteString(w, "ok")
+		default:
+			http.Redirect(w, r, other.URL+"/internal/admin", http.StatusFound)
+		}
+	}))
+	defer src.Close()
+	c := New("Test", 0)
+	var got string
+	read := func(r io.Reader) error { b, err := io.ReadAll(r); got = string(b); return err }
+	if err := c.Get(context.Background(), src.URL+"/moved", read); err != nil || got != "ok" {
+		t.Errorf("a redirect on the host: %q, %v", got, err)
+	}
+	err := c.Get(context.Background(), src.URL+"/away", read)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "redirect") || internal.Load() != 0 {
+		t.Errorf("a redirect to another host: %v; the other host asked %d times", err, internal.Load())
+	}
+}
+
+// TestNoSuchHostFailsFast: a host that does not resolve is not retried:
+// the error comes at once, saying the source cannot be reached.
+func TestNoSuchHostFailsFast(t *testing.T) {
+	c := New("Test", 0)
+	c.MaxElapsed = time.Hour
+	// Were it retried, the context's end would be the error.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := c.Get(ctx, "http://no-such-host.invalid/api", func(io.Reader) error { return nil })
+	if !errors.Is(err, ErrUnreachable) {
+		t.Errorf("err = %v, want ErrUnreachable at once", err)
+	}
+}
