@@ -202,7 +202,7 @@ func parseInput(raw json.RawMessage, tokens func() (*tokenDecoder, error)) ([]st
 			text, bad := dec.decode(ids)
 			if bad >= 0 {
 				return nil, embeddingProblem(http.StatusBadRequest, "invalid_input", "input",
-					fmt.Sprintf("input[%d][%d] is %d, which is no cl100k_base token id (0 to %d)", i, bad, ids[bad], dec.size-1))
+					fmt.Sprintf("input[%d][%d] is %d, which names no cl100k_base token", i, bad, ids[bad]))
 			}
 			texts[i] = text
 		}

@@ -173,8 +173,11 @@ func New(engine Engine, opts Options) *Server {
 	e.GET("/readyz", s.readyz)
 	e.POST("/v1/search", s.search)
 	// A paper's id may hold slashes (a DOI, doi:10.1109/jproc.2021.3058954),
-	// raw or percent-encoded: one route takes the rest of the path (see
+	// raw or percent-encoded: an id of one path segment takes the routes
+	// that name it, one with raw slashes the rest of the path (see
 	// paperRoute).
+	e.GET("/v1/papers/:id", s.getPaper)
+	e.GET("/v1/papers/:id/similar", s.similar)
 	e.GET("/v1/papers/*", s.paperRoute)
 	if opts.ProtectEmbeddings {
 		e.POST(embeddingsPath, s.embeddings, s.requireKey)
@@ -182,6 +185,7 @@ func New(engine Engine, opts Options) *Server {
 		e.POST(embeddingsPath, s.embeddings)
 	}
 	e.POST("/v1/papers", s.ingest, s.requireKey)
+	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
 	e.DELETE("/v1/papers/*", s.deletePaper, s.requireKey)
 	e.POST("/v1/imports", s.startImport, s.requireKey)
 	e.GET("/v1/imports/:id", s.importStatus)
@@ -472,9 +476,12 @@ func NewSearchResponse(res search.Results) wire.SearchResponse {
 // and only then, the parameter is still escaped: unescaping it otherwise
 // would turn a literal "%41" in an id into "A".
 func pathID(c echo.Context) (string, error) {
-	raw := c.Param("*")
-	if c.Path() == similarRoute {
-		raw = strings.TrimSuffix(raw, "/similar")
+	raw := c.Param("id") // one path segment
+	if raw == "" {       // more (a DOI's raw slashes): the wildcard route's
+		raw = c.Param("*")
+		if c.Path() == similarRoute {
+			raw = strings.TrimSuffix(raw, "/similar")
+		}
 	}
 	if raw == "" {
 		return "", echo.ErrNotFound

@@ -98,7 +98,9 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 		if err != nil {
 			return err
 		}
-		s, err := e.Ingest(ctx, works, nil)
+		// Each batch is stored whole or not at all, so the summary counts
+		// what was committed.
+		s, err := e.Put(ctx, works)
 		sum.IngestSummary.Add(s)
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/papersearch/papersearch"
@@ -315,5 +316,55 @@ func TestImportMergesVersions(t *testing.T) {
 	}
 	if p, err := eng.Get(ctx, "doi:10.2/q"); err != nil || p.ID != "arxiv:9" || p.Venue != "ICML" || len(p.Sources) != 2 {
 		t.Errorf("merged work %+v, %v", p, err)
+	}
+}
+
+// budgetEmbedder embeds with hash vectors until budget texts are done,
+// then fails.
+type budgetEmbedder struct {
+	hashvec.Embedder
+	mu     sync.Mutex
+	budget int
+}
+
+func (b *budgetEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.budget -= len(texts); b.budget < 0 {
+		return nil, errors.New("the embedding endpoint is down")
+	}
+	return b.Embedder.Embed(ctx, texts)
+}
+
+// TestFailedImportCountsWhatItStored: an import whose embedder fails in
+// its second batch reports the papers of the first as stored, exactly
+// the ones in the store (it counted the failed batch's plan).
+func TestFailedImportCountsWhatItStored(t *testing.T) {
+	ctx := context.Background()
+	emb := &budgetEmbedder{Embedder: hashvec.Embedder{Model: storetest.Model}, budget: 4 * 2}
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"), emb.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	eng, err := search.NewEngine(store, emb, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lib strings.Builder
+	for i := range 10 { // one sentence each: two texts a paper
+		fmt.Fprintf(&lib, `{"id":"p%d","title":"Paper %d","abstract":"Abstract number %d."}`+"\n", i, i, i)
+	}
+	src, err := seeds.NewReader(strings.NewReader(lib.String()), seeds.JSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := eng.Import(ctx, src, search.ImportOptions{Batch: 4})
+	if err == nil {
+		t.Fatal("the import did not fail")
+	}
+	n, _ := store.Count(ctx)
+	if sum.New != 4 || n != 4 {
+		t.Errorf("the failed import says %d new, the store holds %d; want 4 and 4", sum.New, n)
 	}
 }
