@@ -10,12 +10,15 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/fetch"
 )
 
 // Importer opens the source an import request names and returns it with
@@ -38,8 +41,13 @@ const (
 	// keptImports is how many jobs GET /v1/imports/{id} remembers; the
 	// oldest finished ones are forgotten first.
 	keptImports = 200
-	// reportedRejections is how many rejected records a job lists.
+	// reportedRejections is how many rejected records a job lists, and
+	// rejectionBytes and rejectionDetail bound their text: a job's status
+	// stays small whatever its records hold (100 rejections of 150 KB keys
+	// made a 15 MB status).
 	reportedRejections = 100
+	rejectionBytes     = 32 << 10
+	rejectionDetail    = 300
 )
 
 // importSource reports whether POST /v1/imports takes source, and whether
@@ -58,7 +66,8 @@ func importSource(source string) (file, ok bool) {
 type imports struct {
 	mu      sync.Mutex
 	jobs    map[string]*wire.ImportJob
-	order   []string // ids, oldest first
+	stops   map[string]*jobStop // of the running jobs
+	order   []string            // ids, oldest first
 	running int
 
 	ctx    context.Context // cancelled by Close: the jobs stop
@@ -68,7 +77,14 @@ type imports struct {
 
 func newImports() *imports {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &imports{jobs: map[string]*wire.ImportJob{}, ctx: ctx, cancel: cancel}
+	return &imports{jobs: map[string]*wire.ImportJob{}, stops: map[string]*jobStop{}, ctx: ctx, cancel: cancel}
+}
+
+// jobStop stops one running job: cancel ends its context, done is closed
+// once it has stopped.
+type jobStop struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // Close stops the running imports and waits for them: each keeps the
@@ -143,11 +159,14 @@ func (s *Server) startImport(c echo.Context) error {
 	if job.Tags == nil {
 		job.Tags = []string{}
 	}
+	ctx, cancel := context.WithCancel(im.ctx)
+	stop := &jobStop{cancel: cancel, done: make(chan struct{})}
 	im.mu.Lock()
 	im.add(job)
+	im.stops[job.ID] = stop
 	im.mu.Unlock()
 	im.wg.Add(1)
-	go s.runImport(job.ID, src, release, tags)
+	go s.runImport(ctx, job.ID, src, release, tags)
 	c.Response().Header().Set(echo.HeaderLocation, "/v1/imports/"+job.ID)
 	return c.JSON(http.StatusAccepted, im.get(job.ID))
 }
@@ -180,8 +199,9 @@ func (im *imports) get(id string) *wire.ImportJob {
 	return &cp
 }
 
-// runImport runs one job to its end and records how it went.
-func (s *Server) runImport(id string, src search.Source, release func(), tags []string) {
+// runImport runs one job to its end, or until ctx ends (DELETE, Close),
+// and records how it went.
+func (s *Server) runImport(ctx context.Context, id string, src search.Source, release func(), tags []string) {
 	im := s.imports
 	defer im.wg.Done()
 	defer release()
@@ -190,31 +210,110 @@ func (s *Server) runImport(id string, src search.Source, release func(), tags []
 		defer im.mu.Unlock()
 		f(im.jobs[id])
 	}
-	sum, err := s.engine.Import(im.ctx, src, search.ImportOptions{Tags: tags, Progress: func(p search.ImportProgress) {
+	sum, err := s.engine.Import(ctx, src, search.ImportOptions{Tags: tags, Progress: func(p search.ImportProgress) {
 		update(func(job *wire.ImportJob) { job.Read, job.Stored, job.Rejected = p.Read, p.Stored, p.Rejected })
 	}})
+	cancelled := err != nil && ctx.Err() != nil && s.imports.ctx.Err() == nil
 	update(func(job *wire.ImportJob) {
 		now := time.Now().UTC()
 		job.FinishedAt = &now
 		job.Read, job.Stored, job.Rejected, job.NoAbstract = sum.Read, sum.New+sum.Updated+sum.Unchanged, sum.Rejected, sum.NoAbstract
 		job.Merged = sum.Merged
-		for _, le := range sum.Rejections[:min(len(sum.Rejections), reportedRejections)] {
-			job.Rejections = append(job.Rejections, wire.ImportRejection{Record: le.Line, Detail: le.Err.Error()})
-		}
+		job.Rejections = boundedRejections(sum.Rejections)
 		summary := sum.IngestSummary
 		job.Summary = &summary
-		job.Status = "done"
-		if err != nil {
-			job.Status, job.Error = "failed", err.Error()
+		switch {
+		case cancelled:
+			job.Status = "cancelled"
+		case err != nil:
+			job.Status, job.Error = "failed", publicImportError(err)
+		default:
+			job.Status = "done"
 		}
 		im.running--
+		if stop := im.stops[id]; stop != nil {
+			close(stop.done)
+			delete(im.stops, id)
+		}
 	})
-	if err != nil {
+	switch {
+	case cancelled:
+		s.log.Info("import cancelled; what it stored stays, and the same import again resumes", "import", id, "read", sum.Read, "stored", sum.New+sum.Updated+sum.Unchanged)
+	case err != nil:
 		s.log.Warn("import failed", "import", id, "error", err)
-		return
+	default:
+		s.log.Info("import done", "import", id, "read", sum.Read, "new", sum.New, "updated", sum.Updated,
+			"rejected", sum.Rejected, "took", sum.Took.Round(time.Millisecond))
 	}
-	s.log.Info("import done", "import", id, "read", sum.Read, "new", sum.New, "updated", sum.Updated,
-		"rejected", sum.Rejected, "took", sum.Took.Round(time.Millisecond))
+}
+
+// boundedRejections lists the first rejected records, each reason cut to
+// rejectionDetail bytes, all of them to rejectionBytes.
+func boundedRejections(rejected []*seeds.LineError) []wire.ImportRejection {
+	out := []wire.ImportRejection{}
+	total := 0
+	for _, le := range rejected[:min(len(rejected), reportedRejections)] {
+		detail := le.Err.Error()
+		if len(detail) > rejectionDetail {
+			cut := rejectionDetail
+			for cut > 0 && !utf8.RuneStart(detail[cut]) {
+				cut--
+			}
+			detail = detail[:cut] + "…"
+		}
+		if total += len(detail); total > rejectionBytes {
+			break
+		}
+		out = append(out, wire.ImportRejection{Record: le.Line, Detail: detail})
+	}
+	return out
+}
+
+// publicImportError is what a failed import's status says: a stable,
+// readable reason, never the error's own text (an upstream's body with
+// its token, a contact address, a socket address); the log has that,
+// under the import's id.
+func publicImportError(err error) string {
+	switch {
+	case errors.Is(err, fetch.ErrUnreachable):
+		return "the source could not be reached (its host name does not resolve, or there is no network); the log has the details"
+	case errors.Is(err, fetch.ErrRefused):
+		return "the source refused the request (the target may not exist there); the log has its answer"
+	case errors.Is(err, search.ErrUnavailable):
+		return "the store or the embedding endpoint was unavailable; import again to resume after what was stored"
+	case errors.Is(err, context.Canceled):
+		return "the server stopped while importing; importing again resumes after what was stored"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the source or a dependency did not answer in time; import again to resume after what was stored"
+	}
+	return "the import failed; the log has the details under this import's id, and importing again resumes after what was stored"
+}
+
+// cancelImport answers DELETE /v1/imports/{id}: a running import stops
+// after the batch it is storing (what it stored stays; the same import
+// again resumes after it) and the answer is the job as it ended; one that
+// has ended is 409.
+func (s *Server) cancelImport(c echo.Context) error {
+	id := c.Param("id")
+	im := s.imports
+	im.mu.Lock()
+	job, stop := im.jobs[id], im.stops[id]
+	im.mu.Unlock()
+	if job == nil {
+		return problem(http.StatusNotFound, "import-not-found", fmt.Sprintf("no import has the id %q", id))
+	}
+	if stop == nil {
+		return problem(http.StatusConflict, "import-ended", fmt.Sprintf("import %s has ended (%s)", id, im.get(id).Status))
+	}
+	stop.cancel()
+	select {
+	case <-stop.done:
+		return c.JSON(http.StatusOK, im.get(id))
+	case <-time.After(30 * time.Second):
+		return c.JSON(http.StatusAccepted, im.get(id)) // still storing its last batch
+	case <-c.Request().Context().Done():
+		return c.Request().Context().Err()
+	}
 }
 
 // importStatus answers GET /v1/imports/{id}.

@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
 	"github.com/papersearch/papersearch/seeds/bibtex"
 )
 
@@ -133,5 +137,116 @@ func TestImportOfAMacroBomb(t *testing.T) {
 	}
 	if resp, _ := do(t, "GET", srv.URL+"/v1/papers/bibtex:bomb-after", "", ""); resp.StatusCode != 200 {
 		t.Errorf("the paper after the bomb: %d", resp.StatusCode)
+	}
+}
+
+// failingSource fails at once with an error that holds what no client
+// may see.
+type failingSource struct{}
+
+func (failingSource) Next() (papersearch.Paper, error) {
+	return papersearch.Paper{}, errors.New("upstream answered 500: {\"token\":\"SECRET-TOKEN\"} from 10.1.2.3:6334 for mailto=ops@example.org")
+}
+
+// hugeRejections yields 100 records rejected with 150 KB reasons, then
+// ends.
+type hugeRejections struct{ n int }
+
+func (h *hugeRejections) Next() (papersearch.Paper, error) {
+	if h.n++; h.n > 100 {
+		return papersearch.Paper{}, io.EOF
+	}
+	return papersearch.Paper{}, &seeds.LineError{Line: h.n, Err: fmt.Errorf("entry %s: %w", strings.Repeat("k", 150<<10), papersearch.ErrNoAbstract)}
+}
+
+// TestImportCancelKeyAndStatus: DELETE stops a running import (status
+// cancelled, what it stored counted); GET and DELETE need the key as POST
+// does; a failed import's status names no internals; a job's rejections
+// are bounded in bytes.
+func TestImportCancelKeyAndStatus(t *testing.T) {
+	server(t)
+	importer := func(_ context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
+		switch req.Target {
+		case "fail":
+			return failingSource{}, nil, func() {}, nil
+		case "rejections":
+			return &hugeRejections{}, nil, func() {}, nil
+		}
+		return bibtexImporter(context.Background(), req)
+	}
+	h := New(testServer.engine, Options{APIKey: "k", Importer: importer})
+	srv := httptest.NewServer(h)
+	defer func() { srv.Close(); h.Close() }()
+	start := func(body string) wire.ImportJob {
+		t.Helper()
+		resp, b := do(t, "POST", srv.URL+"/v1/imports", "application/json", body, "Authorization", "Bearer k")
+		var job wire.ImportJob
+		if err := json.Unmarshal(b, &job); err != nil || resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("start: %d %s", resp.StatusCode, b)
+		}
+		return job
+	}
+	status := func(id string) wire.ImportJob {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			resp, b := do(t, "GET", srv.URL+"/v1/imports/"+id, "", "", "Authorization", "Bearer k")
+			var job wire.ImportJob
+			if err := json.Unmarshal(b, &job); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("GET import: %d %s", resp.StatusCode, b)
+			}
+			if job.Status != "running" {
+				return job
+			}
+		}
+		t.Fatal("the import did not end")
+		return wire.ImportJob{}
+	}
+
+	// Cancel: 300 entries take minutes to embed; DELETE stops the import.
+	var lib strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&lib, "@misc{cancel%d, title = {Paper %d}, abstract = {A study of topic %d in machine learning, cancelled.}}\n", i, i, i)
+	}
+	body, _ := json.Marshal(wire.ImportRequest{Source: "bibtex", Content: lib.String()})
+	job := start(string(body))
+	if resp, b := do(t, "DELETE", srv.URL+"/v1/imports/"+job.ID, "", ""); resp.StatusCode != 401 {
+		t.Errorf("DELETE without the key: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := do(t, "GET", srv.URL+"/v1/imports/"+job.ID, "", ""); resp.StatusCode != 401 {
+		t.Errorf("GET without the key: %d %s", resp.StatusCode, b)
+	}
+	resp, b := do(t, "DELETE", srv.URL+"/v1/imports/"+job.ID, "", "", "Authorization", "Bearer k")
+	var cancelled wire.ImportJob
+	if err := json.Unmarshal(b, &cancelled); err != nil || resp.StatusCode != 200 || cancelled.Status != "cancelled" || cancelled.FinishedAt == nil {
+		t.Fatalf("DELETE a running import: %d %s", resp.StatusCode, b)
+	}
+	stored := 0
+	for i := range 300 {
+		if _, err := testServer.engine.Get(context.Background(), fmt.Sprintf("bibtex:cancel%d", i)); err == nil {
+			stored++
+			defer testServer.engine.Delete(context.Background(), fmt.Sprintf("bibtex:cancel%d", i))
+		}
+	}
+	if stored != cancelled.Stored || stored == 300 {
+		t.Errorf("the cancelled import says %d stored; the store holds %d of 300", cancelled.Stored, stored)
+	}
+	if resp, _ := do(t, "DELETE", srv.URL+"/v1/imports/"+job.ID, "", "", "Authorization", "Bearer k"); resp.StatusCode != 409 {
+		t.Errorf("DELETE an ended import: %d", resp.StatusCode)
+	}
+
+	// A failure's status says what happened in words, not the error.
+	job = start(`{"source":"openreview","target":"fail"}`)
+	failed := status(job.ID)
+	if failed.Status != "failed" || failed.Error == "" || strings.Contains(failed.Error, "SECRET") || strings.Contains(failed.Error, "10.1.2.3") ||
+		strings.Contains(failed.Error, "ops@example.org") {
+		t.Errorf("a failed import's status: %+v", failed)
+	}
+
+	// 100 rejections of 150 KB reasons: a small status.
+	job = start(`{"source":"openreview","target":"rejections"}`)
+	status(job.ID)
+	resp, b = do(t, "GET", srv.URL+"/v1/imports/"+job.ID, "", "", "Authorization", "Bearer k")
+	if resp.StatusCode != 200 || len(b) > 64<<10 {
+		t.Errorf("status of 100 rejections with 150 KB reasons: %d, %d bytes", resp.StatusCode, len(b))
 	}
 }

@@ -108,6 +108,8 @@ func TestOpenAPI(t *testing.T) {
 		{"import not configured", writable.URL, "POST", "/v1/imports", "", `{"source":"csl","content":"[]"}`, 501, true},
 		{"import status", importing.URL, "GET", "/v1/imports/" + started.ID, "", "", 200, true},
 		{"import unknown", importing.URL, "GET", "/v1/imports/imp_none", "", "", 404, true},
+		{"cancel an ended import", importing.URL, "DELETE", "/v1/imports/" + started.ID, "", "", 409, true},
+		{"cancel an unknown import", importing.URL, "DELETE", "/v1/imports/imp_none", "", "", 404, true},
 		{"healthz", url, "GET", "/healthz", "", "", 200, true},
 		{"readyz", url, "GET", "/readyz", "", "", 200, true},
 		{"metrics", url, "GET", "/metrics", "", "", 200, true},

@@ -188,7 +188,8 @@ func New(engine Engine, opts Options) *Server {
 	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
 	e.DELETE("/v1/papers/*", s.deletePaper, s.requireKey)
 	e.POST("/v1/imports", s.startImport, s.requireKey)
-	e.GET("/v1/imports/:id", s.importStatus)
+	e.GET("/v1/imports/:id", s.importStatus, s.requireKey)
+	e.DELETE("/v1/imports/:id", s.cancelImport, s.requireKey)
 	s.echo = e
 	return s
 }

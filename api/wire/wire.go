@@ -117,13 +117,15 @@ type ImportJob struct {
 	Source string   `json:"source"`
 	Target string   `json:"target,omitempty"`
 	Tags   []string `json:"tags"`
-	// Status is "running", "done" or "failed" (Error says why; what was
-	// stored before stays stored, and the same import again resumes).
+	// Status is "running", "done", "cancelled" (by DELETE) or "failed"
+	// (Error says why, in words that name no internals); what was stored
+	// stays stored, and the same import again resumes after it.
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
 	// Read counts the source's records so far, Stored the papers ingested,
 	// Rejected the records that made no paper (NoAbstract of them for
-	// lack of an abstract), listed in Rejections (the first 100), and
+	// lack of an abstract), listed in Rejections (the first 100, each
+	// reason at most 300 bytes, all at most 32 KiB), and
 	// Merged the records that joined a paper stored under another id as
 	// another version of its work (a preprint and its conference paper).
 	Read       int               `json:"read"`
