@@ -131,7 +131,7 @@ func TestEmbeddingsTokenArraysDedupAndBounds(t *testing.T) {
 	if one, resp, b := embedOf(`{"input":[4539, 30828, 14488]}`); resp.StatusCode != 200 || len(one) != 1 || dot(one[0], text[0]) < 0.9999 {
 		t.Errorf("one token array: %d %s", resp.StatusCode, b)
 	}
-	for _, body := range []string{`{"input":[[4539, -1]]}`, `{"input":[[4539, 100277]]}`, `{"input":[[100275]]}`, `{"input":[[]]}`, `{"input":[1.5]}`, `{"input":[["a"]]}`} {
+	for _, body := range []string{`{"input":[[4539, -1]]}`, `{"input":[[4539, 100277]]}`, `{"input":[[100275]]}`, `{"input":[[100256]]}`, `{"input":[[]]}`, `{"input":[1.5]}`, `{"input":[["a"]]}`} {
 		if _, resp, b := embedOf(body); resp.StatusCode != 400 || !strings.Contains(string(b), `"param":"input"`) {
 			t.Errorf("%s: %d %s", body, resp.StatusCode, b)
 		}
