@@ -1,11 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch"
@@ -117,4 +119,72 @@ func decodeIngest(raw []byte) (req wire.IngestRequest, single bool, err error) {
 		}
 	}
 	return req, false, nil
+}
+
+// patchPaper answers PATCH /v1/papers/{id}: the body is a JSON Merge Patch
+// (RFC 7396) of the stored paper, so a client changes the fields it names
+// and keeps the rest (POST replaces a paper whole); null removes an
+// optional field. The patched paper passes the rules a POSTed one does
+// and is stored as one (Put); the answer is the paper stored. The id
+// cannot change.
+func (s *Server) patchPaper(c echo.Context) error {
+	c.SetPath(paperRoutePath)
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	raw, err := s.readBody(c, s.maxBody)
+	if err != nil {
+		return err
+	}
+	patch, err := checkJSON(raw)
+	if err != nil {
+		return err
+	}
+	if bytes.TrimSpace(patch)[0] != '{' {
+		return invalid("a merge patch of a paper is a JSON object naming the fields to change", wire.FieldProblem{Pointer: "", Detail: "must be an object"})
+	}
+	ctx := c.Request().Context()
+	old, err := s.engine.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	doc, err := json.Marshal(old)
+	if err != nil {
+		return err
+	}
+	merged, err := jsonpatch.MergePatch(doc, patch)
+	if err != nil {
+		return invalid("the merge patch cannot be applied: "+err.Error(), wire.FieldProblem{Pointer: "", Detail: "must be a JSON Merge Patch (RFC 7396)"})
+	}
+	var p papersearch.Paper
+	if err := decodeCanonical(merged, &p, ""); err != nil {
+		return err
+	}
+	if p.ID != old.ID {
+		return invalid("a patch cannot change a paper's id; POST the paper under its new id and DELETE the old one",
+			wire.FieldProblem{Pointer: "/id", Detail: fmt.Sprintf("must stay %q", old.ID)})
+	}
+	done, err := papersearch.Complete(p)
+	if err != nil {
+		var fe *papersearch.FieldError
+		pointer := ""
+		if errors.As(err, &fe) {
+			pointer = "/" + fe.Field
+		}
+		return invalid(err.Error(), wire.FieldProblem{Pointer: pointer, Detail: err.Error()})
+	}
+	wctx, cancel := extendWriteDeadline(c, 1)
+	defer cancel()
+	if _, err := s.engine.Put(wctx, []papersearch.Paper{done}); err != nil {
+		return err
+	}
+	stored, err := s.engine.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if stored.Authors == nil {
+		stored.Authors = []string{}
+	}
+	return c.JSON(http.StatusOK, stored)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
@@ -231,5 +232,67 @@ func TestIDsWithSlashes(t *testing.T) {
 	}
 	if resp, _ := do(t, "GET", srv.URL+"/v1/papers/"+id, "", ""); resp.StatusCode != 404 {
 		t.Errorf("GET after DELETE: %d", resp.StatusCode)
+	}
+}
+
+// TestPatchPaper: PATCH applies a JSON Merge Patch (RFC 7396) to the
+// stored paper: the fields it names change, the others stay (POST
+// replaces the paper whole), null removes a field; the result passes the
+// rules a POST does; the id cannot change.
+func TestPatchPaper(t *testing.T) {
+	server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer srv.Close()
+	defer do(t, "DELETE", srv.URL+"/v1/papers/patch-me", "", "")
+	body := `{"id":"patch-me","title":"Before","abstract":"A paper about merge patches of stored records.","authors":["Ada Lovelace"],
+		"venue":"ICML","year":2024,"url":"https://example.org/p","tags":["mine"]}`
+	if resp, b := do(t, "POST", srv.URL+"/v1/papers", "application/json", body); resp.StatusCode != 200 {
+		t.Fatalf("POST: %d %s", resp.StatusCode, b)
+	}
+	patch := func(body string) (*http.Response, papersearch.Paper, []byte) {
+		t.Helper()
+		resp, b := do(t, "PATCH", srv.URL+"/v1/papers/patch-me", "application/merge-patch+json", body)
+		var p papersearch.Paper
+		json.Unmarshal(b, &p)
+		return resp, p, b
+	}
+	resp, p, b := patch(`{"title":"After"}`)
+	if resp.StatusCode != 200 || p.Title != "After" || strings.Join(p.Authors, ",") != "Ada Lovelace" || p.Venue != "ICML" || p.Year != 2024 ||
+		p.URL != "https://example.org/p" || strings.Join(p.Tags, ",") != "mine" {
+		t.Errorf("PATCH title: %d %s", resp.StatusCode, b)
+	}
+	if got, _ := testServer.engine.Get(context.Background(), "patch-me"); got.Title != "After" || got.Venue != "ICML" {
+		t.Errorf("stored after PATCH: %+v", got)
+	}
+	if resp, p, b := patch(`{"venue":null,"authors":["Ada Lovelace","Alan Turing"]}`); resp.StatusCode != 200 || p.Venue != "" || len(p.Authors) != 2 || p.Title != "After" {
+		t.Errorf("PATCH venue null, authors: %d %s", resp.StatusCode, b)
+	}
+	for _, tc := range []struct {
+		body    string
+		status  int
+		pointer string
+	}{
+		{`{"id":"another"}`, 400, "/id"},
+		{`{"year":"2020"}`, 400, "/year"},
+		{`{"abstract":"  "}`, 400, "/abstract"},
+		{`{"colour":"red"}`, 400, "/colour"},
+		{`["not","an","object"]`, 400, ""},
+		{`{"title":"x","title":"y"}`, 400, "/title"},
+	} {
+		resp, _, b := patch(tc.body)
+		if resp.StatusCode != tc.status || tc.pointer != "" && !strings.Contains(string(b), `"pointer":"`+tc.pointer+`"`) {
+			t.Errorf("PATCH %s: %d %s, want %d naming %q", tc.body, resp.StatusCode, b, tc.status, tc.pointer)
+		}
+	}
+	if resp, b := do(t, "PATCH", srv.URL+"/v1/papers/no-such-paper", "application/merge-patch+json", `{"title":"x"}`); resp.StatusCode != 404 {
+		t.Errorf("PATCH an unknown paper: %d %s", resp.StatusCode, b)
+	}
+	keyed := httptest.NewServer(New(testServer.engine, Options{APIKey: "k"}))
+	defer keyed.Close()
+	if resp, _ := do(t, "PATCH", keyed.URL+"/v1/papers/patch-me", "application/merge-patch+json", `{"title":"x"}`); resp.StatusCode != 401 {
+		t.Errorf("PATCH without the key: %d", resp.StatusCode)
+	}
+	if got, _ := testServer.engine.Get(context.Background(), "patch-me"); got.Title != "After" {
+		t.Errorf("a refused PATCH changed the paper: %+v", got)
 	}
 }

@@ -27,10 +27,14 @@ func titleFor(status int, slug string) string {
 		return "Invalid request"
 	case "malformed-json":
 		return "Malformed JSON"
-	case "not-found":
-		return "Not found"
 	}
-	return http.StatusText(status)
+	// Every title in one style, sentence case: "Not found", "Too many
+	// requests" (http.StatusText capitalises each word).
+	text := http.StatusText(status)
+	if text == "" {
+		return "Error"
+	}
+	return text[:1] + strings.ToLower(text[1:])
 }
 
 // retryAfterSeconds is the Retry-After of a 503: about how long a

@@ -185,6 +185,8 @@ func New(engine Engine, opts Options) *Server {
 		e.POST(embeddingsPath, s.embeddings)
 	}
 	e.POST("/v1/papers", s.ingest, s.requireKey)
+	e.PATCH("/v1/papers/:id", s.patchPaper, s.requireKey)
+	e.PATCH("/v1/papers/*", s.patchPaper, s.requireKey)
 	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
 	e.DELETE("/v1/papers/*", s.deletePaper, s.requireKey)
 	e.POST("/v1/imports", s.startImport, s.requireKey)

@@ -275,6 +275,7 @@ func TestBadRequests(t *testing.T) {
 		{"similar garbage cursor", "GET", "/v1/papers/cs%2F0101001%20%C3%BC/similar?cursor=zzz", "", "", 404, "cursor"},
 		{"similar long author", "GET", "/v1/papers/cs%2F0101001%20%C3%BC/similar?author=" + strings.Repeat("a", 201), "", "", 400, "author"},
 		{"like wrong type", "POST", "/v1/search", "application/json", `{"like":"abc"}`, 400, "/like"},
+		{"too many unlike", "POST", "/v1/search", "application/json", `{"query":"x","unlike":["` + strings.Repeat(`a","`, 20) + `a"]}`, 400, "/unlike"},
 		{"no query no like", "POST", "/v1/search", "application/json", `{"unlike":["x"]}`, 400, "/query"},
 		{"similar unknown param", "GET", "/v1/papers/x/similar?color=red", "", "", 400, "color"},
 		{"similar bad year", "GET", "/v1/papers/x/similar?year_min=soon", "", "", 400, "year_min"},
@@ -305,6 +306,16 @@ func TestBadRequests(t *testing.T) {
 			if p.Status != tt.status || p.Title == "" || p.Detail == "" || !strings.HasPrefix(p.Type, wire.ProblemType) ||
 				p.Instance == "" || p.RequestID == "" || p.RequestID != resp.Header.Get("X-Request-Id") {
 				t.Errorf("incomplete problem %+v", p)
+			}
+			// One style: sentence-case titles, kebab-case types, no word
+			// twice in a row.
+			if rest := strings.ReplaceAll(p.Title[1:], "JSON", "json"); strings.ToLower(rest) != rest || strings.ContainsAny(p.Type[len(wire.ProblemType):], "_ ") {
+				t.Errorf("problem title %q or type %q out of style", p.Title, p.Type)
+			}
+			for i, w := 1, strings.Fields(p.Detail); i < len(w); i++ {
+				if strings.EqualFold(w[i], w[i-1]) {
+					t.Errorf("problem detail %q repeats %q", p.Detail, w[i])
+				}
 			}
 			if tt.pointer != "" {
 				if len(p.Errors) == 0 || (p.Errors[0].Pointer != tt.pointer && p.Errors[0].Param != tt.pointer) {

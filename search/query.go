@@ -74,8 +74,13 @@ func (q *Query) validate() error {
 	if err := q.validateShape(); err != nil {
 		return err
 	}
-	if len(q.Like) > MaxExamples || len(q.Unlike) > MaxExamples {
-		return &FieldError{Field: "like", Reason: fmt.Sprintf("like and unlike may name at most %d papers each", MaxExamples)}
+	for _, side := range []struct {
+		field string
+		ids   []string
+	}{{"like", q.Like}, {"unlike", q.Unlike}} {
+		if len(side.ids) > MaxExamples {
+			return &FieldError{Field: side.field, Reason: fmt.Sprintf("may name at most %d papers, not %d", MaxExamples, len(side.ids))}
+		}
 	}
 	if q.Mode == Lexical && strings.TrimSpace(q.Text) == "" {
 		return &FieldError{Field: "query", Reason: "must not be empty in lexical mode"}
