@@ -51,9 +51,10 @@ func TagKeys(tags []string) []string {
 	return out
 }
 
-// AuthorWords splits an author filter or name into lower-case words.
+// AuthorWords splits an author filter or name into words, accents folded
+// and lower-cased: "Schölkopf", "Scholkopf" and "scholkopf" are one.
 func AuthorWords(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !lexical.IsWordRune(r) })
+	return strings.FieldsFunc(strings.ToLower(papersearch.Fold(s)), func(r rune) bool { return !lexical.IsWordRune(r) })
 }
 
 // AuthorMatches reports whether one author's name words match the filter's

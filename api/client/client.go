@@ -151,7 +151,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	if c.apiKey != "" && (method == http.MethodPost && (path == "/v1/papers" || path == "/v1/imports") || method == http.MethodDelete) {
+	if c.apiKey != "" { // the routes that need it are the service's to say (writes, imports, and embeddings beyond loopback)
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
 	resp, err := c.http.Do(req)

@@ -10,11 +10,14 @@ import (
 	"unicode/utf8"
 
 	porter "github.com/blevesearch/go-porterstemmer"
+
+	"github.com/papersearch/papersearch"
 )
 
 // The lexical side's one analyser, shared by both stores, the query, and
 // the explanations. It behaves as Lucene's EnglishAnalyzer does for
-// Pyserini's BM25 baselines: text is lower-cased and split at every
+// Pyserini's BM25 baselines, with accents folded as Lucene's
+// ASCIIFoldingFilter does: text is lower-cased and split at every
 // character that is not a letter or digit, an English possessive ('s) is
 // dropped, Lucene's English stop words are removed, and what remains is
 // Porter-stemmed.
@@ -65,8 +68,10 @@ func Term(word string) (string, bool) {
 	return porter.StemString(word), true
 }
 
-// Words splits text into its words, lower-cased, in order: runs of letters
-// and digits, a possessive 's dropped ("model's" is "model").
+// Words splits text into its words, accents folded and lower-cased
+// (papersearch.Fold: "Naïve" is "naive"), in order: runs of letters,
+// digits and combining marks, a possessive 's dropped ("model's" is
+// "model").
 func Words(text string) []string {
 	var out []string
 	for i := 0; i < len(text); {
@@ -83,7 +88,7 @@ func Words(text string) []string {
 			}
 			i += size
 		}
-		word := strings.ToLower(text[start:i])
+		word := strings.ToLower(papersearch.Fold(text[start:i]))
 		// Possessive: "model's" and "model’s" index as "model".
 		if rest := text[i:]; strings.HasPrefix(rest, "'s") || strings.HasPrefix(rest, "’s") {
 			j := i + len("'s")
@@ -94,10 +99,15 @@ func Words(text string) []string {
 				i = j
 			}
 		}
-		out = append(out, word)
+		if word != "" { // a run of combining marks alone folds to nothing
+			out = append(out, word)
+		}
 	}
 	return out
 }
 
-// IsWordRune reports whether r belongs to a word: a letter or a digit.
-func IsWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+// IsWordRune reports whether r belongs to a word: a letter, a digit, or a
+// combining mark (the accent of a decomposed letter: "naı̈ve" is one word).
+func IsWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+}

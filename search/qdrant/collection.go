@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -11,8 +12,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // collectionParams are the settings of a new collection from cfg.
@@ -154,6 +157,74 @@ func (q *Store) ensureCollection(ctx context.Context, cfg Config) error {
 	if q.avgdl <= 0 {
 		q.avgdl = DefaultAvgDocLen
 	}
+	if v := meta[metaSchema].GetIntegerValue(); v < 5 {
+		if err := q.refold(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refold analyses every point of a collection written before schema
+// version 5 again, accents folded: its BM25 vector, analysed length and
+// author name words (what the lexical side and the author filter read),
+// then records version 5. An interrupted refold runs again at the next
+// open: it rewrites each point from its own title, abstract and authors.
+func (q *Store) refold(ctx context.Context) error {
+	start, n := time.Now(), 0
+	var ops []*qc.PointsUpdateOperation
+	flush := func() error {
+		if len(ops) == 0 {
+			return nil
+		}
+		err := retryUnavailable(ctx, func() error {
+			_, err := q.client.UpdateBatch(ctx, &qc.UpdateBatchPoints{CollectionName: q.coll, Wait: qc.PtrOf(true), Operations: ops})
+			return err
+		})
+		ops = ops[:0]
+		return err
+	}
+	var offset *qc.PointId
+	for {
+		points, next, err := q.client.ScrollAndOffset(ctx, &qc.ScrollPoints{CollectionName: q.coll, Limit: qc.PtrOf(uint32(256)),
+			Offset: offset, WithPayload: qc.NewWithPayloadInclude(fieldTitle, fieldAbstract, fieldAuthors), ReadConsistency: q.read})
+		if err != nil {
+			return fmt.Errorf("fold the accents of qdrant collection %s: %w", q.coll, err)
+		}
+		for _, pt := range points {
+			pl := pt.GetPayload()
+			paper := papersearch.Paper{Title: pl[fieldTitle].GetStringValue(), Abstract: pl[fieldAbstract].GetStringValue()}
+			var names []any
+			for _, a := range pl[fieldAuthors].GetListValue().GetValues() {
+				names = append(names, strings.Join(search.AuthorWords(a.GetStringValue()), " "))
+			}
+			terms := lexical.Analyze(paper.Text())
+			payload, err := qc.TryValueMap(map[string]any{fieldAuthorNames: names, fieldDocLen: int64(len(terms))})
+			if err != nil {
+				return fmt.Errorf("fold the accents of qdrant collection %s: %w", q.coll, err)
+			}
+			ops = append(ops,
+				qc.NewPointsUpdateUpdateVectors(&qc.PointsUpdateOperation_UpdateVectors{Points: []*qc.PointVectors{{Id: pt.GetId(),
+					Vectors: qc.NewVectorsMap(map[string]*qc.Vector{qdrantSparse: q.sparseBM25(terms)})}}}),
+				qc.NewPointsUpdateSetPayload(&qc.PointsUpdateOperation_SetPayload{Payload: payload,
+					PointsSelector: qc.NewPointsSelector(pt.GetId())}))
+			n++
+		}
+		if err := flush(); err != nil {
+			return fmt.Errorf("fold the accents of qdrant collection %s: %w", q.coll, err)
+		}
+		if next == nil {
+			break
+		}
+		offset = next
+	}
+	err := q.client.UpdateCollection(ctx, &qc.UpdateCollection{CollectionName: q.coll,
+		Metadata: qc.NewValueMap(map[string]any{metaSchema: int64(schemaVersion)})})
+	if err != nil {
+		return fmt.Errorf("qdrant collection %s: record schema version %d: %w", q.coll, schemaVersion, err)
+	}
+	q.log.Info("qdrant collection: text analysed again with accents folded", "collection", q.coll, "papers", n,
+		"took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -68,7 +68,9 @@ const (
 // sentence vectors pooled from each paper's encoder pass when the model
 // can (the in-process one); points of a version 3 collection keep theirs,
 // each sentence embedded on its own, until the paper is embedded again.
-const schemaVersion = 4
+// Version 5 analyses text and author names with accents folded: opening
+// an older collection analyses its points again (refold).
+const schemaVersion = 5
 
 // DefaultCollection is the collection used when none is configured.
 const DefaultCollection = "papers"

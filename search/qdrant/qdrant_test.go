@@ -275,3 +275,53 @@ func TestUpsertUndoesAFailedWrite(t *testing.T) {
 		t.Errorf("BM25 after the failed write: %v, %v; before %v", lexAfter, err, lexBefore)
 	}
 }
+
+// TestOpenFoldsAccentsOfAnOlderCollection: a collection of schema version
+// 4 holds BM25 vectors and author names analysed without folding accents;
+// opening it analyses every point again, so "naive bayes" finds the
+// paper written "naïve" and the author filter "scholkopf" finds
+// Schölkopf, and records version 5.
+func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
+	ctx := context.Background()
+	q := openTestQdrant(t, storetest.Model)
+	d := storetest.Doc(1)
+	d.Paper.Title, d.Paper.Abstract, d.Paper.Authors = "Naïve Bayes revisited", "A naïve Bayes classifier for spam.", []string{"Bernhard Schölkopf"}
+	other := storetest.Doc(2)
+	other.Paper.Abstract = "Bayes nets for spam filtering with naive priors."
+	if err := q.Upsert(ctx, []search.Document{d, other}); err != nil {
+		t.Fatal(err)
+	}
+	// Back to version 4: the point as the analyser before folding made it.
+	old := []string{"naïv", "bay", "revisit", "naïv", "bay", "classifi", "spam"}
+	if _, err := q.client.UpdateVectors(ctx, &qc.UpdatePointVectors{CollectionName: q.coll, Wait: qc.PtrOf(true),
+		Points: []*qc.PointVectors{{Id: pointID("p001"), Vectors: qc.NewVectorsMap(map[string]*qc.Vector{qdrantSparse: q.sparseBM25(old)})}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.client.SetPayload(ctx, &qc.SetPayloadPoints{CollectionName: q.coll, Wait: qc.PtrOf(true),
+		Payload: qc.NewValueMap(map[string]any{fieldAuthorNames: []any{"bernhard schölkopf"}}), PointsSelector: qc.NewPointsSelector(pointID("p001"))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.client.UpdateCollection(ctx, &qc.UpdateCollection{CollectionName: q.coll,
+		Metadata: qc.NewValueMap(map[string]any{metaSchema: int64(4)})}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(ctx, Config{URL: qdrantURL(t), Collection: q.coll, Quantization: QuantizationNone}, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	plain, err := again.Lexical(ctx, lexical.Analyze("naive bayes"), 5, papersearch.Filter{})
+	if err != nil || len(plain.Candidates) == 0 || plain.Candidates[0].ID != "p001" {
+		t.Errorf("naive bayes after the refold: %v, %v", plain.Candidates, err)
+	}
+	for _, author := range []string{"scholkopf", "Schölkopf"} {
+		got, err := again.Nearest(ctx, d.Vector, 5, papersearch.Filter{Author: author})
+		if err != nil || len(got) != 1 || got[0].ID != "p001" {
+			t.Errorf("author %q after the refold: %v, %v", author, got, err)
+		}
+	}
+	info, err := again.client.GetCollectionInfo(ctx, q.coll)
+	if err != nil || info.GetConfig().GetMetadata()[metaSchema].GetIntegerValue() != schemaVersion {
+		t.Errorf("schema version after the refold: %v, %v", info.GetConfig().GetMetadata()[metaSchema], err)
+	}
+}

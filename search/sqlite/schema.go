@@ -6,17 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // schemaVersion is the layout of the store's tables. Version 2 added the
 // analysed terms of each paper, version 3 its tags, version 4 its sources
 // and the work_keys table, version 5 the sentences table, version 6 marks
-// sentence vectors as pooled from each paper's encoder pass (see upgradeFrom).
-const schemaVersion = 6
+// sentence vectors as pooled from each paper's encoder pass (see upgradeFrom),
+// version 7 analyses text with accents folded (its terms are analysed
+// again: reanalyse).
+const schemaVersion = 7
 
 // upgradeFrom is the change from schema version v to the next.
 func upgradeFrom(v int) string {
@@ -28,6 +32,8 @@ func upgradeFrom(v int) string {
 	case 3: // upgrade fills work_keys in
 		return `ALTER TABLE papers ADD COLUMN sources TEXT NOT NULL DEFAULT ''`
 	case 4: // the sentences table is created with the schema; papers get sentences when re-embedded
+		return `SELECT 1`
+	case 6: // reanalyse fills the terms in again
 		return `SELECT 1`
 	default: // 5: its sentence vectors were each embedded on its own, which vectors pooled from the
 		// paper's encoder pass replace: drop them, and forget every paper's hash so that the next
@@ -162,6 +168,9 @@ func (s *Store) upgrade(ctx context.Context, v string) error {
 			return fmt.Errorf("upgrade schema: %w", err)
 		}
 	}
+	if err := reanalyse(ctx, tx); err != nil {
+		return fmt.Errorf("upgrade schema: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'schema_version'`, strconv.Itoa(schemaVersion)); err != nil {
 		return fmt.Errorf("upgrade schema: %w", err)
 	}
@@ -193,6 +202,35 @@ func fillWorkKeys(ctx context.Context, tx *sql.Tx) error {
 	for _, p := range papers {
 		if err := putWorkKeys(ctx, tx, p); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// reanalyse stores every paper's terms as the analyser of this version
+// makes them (an upgrade may follow a change of the analyser: version 7
+// folds accents, so "naïve" and "naive" are one term).
+func reanalyse(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, title, abstract FROM papers`)
+	if err != nil {
+		return fmt.Errorf("analyse terms: %w", err)
+	}
+	type text struct{ id, terms string }
+	var all []text
+	for rows.Next() {
+		var p papersearch.Paper
+		if err := rows.Scan(&p.ID, &p.Title, &p.Abstract); err != nil {
+			rows.Close()
+			return fmt.Errorf("analyse terms: %w", err)
+		}
+		all = append(all, text{p.ID, strings.Join(lexical.Analyze(p.Text()), " ")})
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("analyse terms: %w", err)
+	}
+	for _, t := range all {
+		if _, err := tx.ExecContext(ctx, `UPDATE papers SET terms = ? WHERE id = ?`, t.terms, t.id); err != nil {
+			return fmt.Errorf("analyse the terms of %s: %w", t.id, err)
 		}
 	}
 	return nil

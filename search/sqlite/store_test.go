@@ -296,3 +296,50 @@ func TestSentencesKeptByAWriteWithout(t *testing.T) {
 		t.Errorf("after a write without sentences: %+v, %v", got, err)
 	}
 }
+
+// TestUpgradeFoldsAccents: a store of schema version 6 holds terms
+// analysed without folding accents ("naïv"); opened by this version its
+// terms are analysed again, so "naive bayes" and "naïve bayes" score the
+// paper alike, and the author filter finds "Schölkopf" as "scholkopf".
+func TestUpgradeFoldsAccents(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := Open(ctx, path, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := storetest.Doc(1)
+	d.Paper.Title, d.Paper.Abstract, d.Paper.Authors = "Naïve Bayes revisited", "A naïve Bayes classifier for spam.", []string{"Bernhard Schölkopf"}
+	other := storetest.Doc(2)
+	other.Paper.Abstract = "Bayes nets for spam filtering with naive priors."
+	if err := s.Upsert(ctx, []search.Document{d, other}); err != nil {
+		t.Fatal(err)
+	}
+	// Back to version 6, with the terms its analyser made.
+	if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = 'naïv bay revisit naïv bay classifi spam' WHERE id = 'p001'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE meta SET value = '6' WHERE key = 'schema_version'`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(ctx, path, storetest.Model); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	plain, err := s.Lexical(ctx, lexical.Analyze("naive bayes"), 5, papersearch.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accented, err := s.Lexical(ctx, lexical.Analyze("naïve bayes"), 5, papersearch.Filter{})
+	if err != nil || len(plain.Candidates) == 0 || plain.Candidates[0].ID != "p001" ||
+		fmt.Sprint(plain.Candidates) != fmt.Sprint(accented.Candidates) {
+		t.Errorf("after the upgrade: naive bayes %v, naïve bayes %v (%v)", plain.Candidates, accented.Candidates, err)
+	}
+	for _, author := range []string{"scholkopf", "Schölkopf", "bernhard scho"} {
+		got, err := s.Nearest(ctx, d.Vector, 5, papersearch.Filter{Author: author})
+		if err != nil || len(got) != 1 || got[0].ID != "p001" {
+			t.Errorf("author %q: %v, %v", author, got, err)
+		}
+	}
+}

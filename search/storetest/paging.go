@@ -10,6 +10,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // pagingCorpus returns n papers of three sentences each, drawn from a small
@@ -130,5 +131,33 @@ func pagesAreOneRanking(t *testing.T, s search.Store) {
 				seen[h.ID] = true
 			}
 		})
+	}
+}
+
+// foldsAccents checks that s reads accents folded: "naive bayes" and
+// "naïve bayes" score alike, and the author filter finds Schölkopf,
+// Veličković and Erdős written without their accents.
+func foldsAccents(t *testing.T, s search.Store) {
+	ctx := context.Background()
+	d, e := Doc(1), Doc(2)
+	d.Paper.Title, d.Paper.Abstract = "Naïve Bayes revisited", "A naïve Bayes classifier for spam."
+	d.Paper.Authors = []string{"Bernhard Schölkopf", "Petar Veličković", "Paul Erdős", "Stéphane Mallat"}
+	e.Paper.Abstract = "Bayes nets for spam filtering with naive priors."
+	if err := s.Upsert(ctx, []search.Document{d, e}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RefreshLexical(ctx); err != nil {
+		t.Fatal(err)
+	}
+	plain, err1 := s.Lexical(ctx, lexical.Analyze("naive bayes"), 5, papersearch.Filter{})
+	accented, err2 := s.Lexical(ctx, lexical.Analyze("naïve bayes"), 5, papersearch.Filter{})
+	if err1 != nil || err2 != nil || fmt.Sprint(plain) != fmt.Sprint(accented) || len(plain.Candidates) != 2 {
+		t.Errorf("naive bayes %v, naïve bayes %v (%v, %v)", plain, accented, err1, err2)
+	}
+	for _, author := range []string{"scholkopf", "Schölkopf", "velickovic", "erdos", "stephane", "STEPHANE MAL"} {
+		got, err := s.Nearest(ctx, d.Vector, 5, papersearch.Filter{Author: author})
+		if err != nil || len(got) != 1 || got[0].ID != d.Paper.ID {
+			t.Errorf("author %q: %v, %v", author, got, err)
+		}
 	}
 }

@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 
 	t.Run("PagesAreOneRanking", func(t *testing.T) { pagesAreOneRanking(t, open(t)) })
 	t.Run("PutIsAllOrNothing", func(t *testing.T) { putIsAllOrNothing(t, open(t)) })
+	t.Run("FoldsAccents", func(t *testing.T) { foldsAccents(t, open(t)) })
 
 	t.Run("UpsertGetCount", func(t *testing.T) {
 		s := open(t)
