@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,67 @@ func TestSearchPageLinksOnlyTheWeb(t *testing.T) {
 	}
 	if pwned {
 		t.Error("a stored script ran")
+	}
+}
+
+// TestSearchPageRendersMarkupAndKeepsItsState: a title and abstract
+// holding LaTeX and Markdown show as text, bold and italic (no "$\textbf",
+// no "**", and no HTML from the paper); the page's URL holds the query,
+// mode and filters, so opening it again asks the same; author and tag
+// filters are on the page; the status line gives the time in ms or s.
+func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
+	url, _ := server(t)
+	ctx := context.Background()
+	paper := papersearch.Paper{ID: "markup-page", Title: `$\textbf{UniCon3R}$: quokka reconstruction`, Tags: []string{"marsupials"},
+		Abstract: `**This position paper** argues that quokka *reconstruction* needs 100\% of views <img src=x onerror="window.pwned=1">.`,
+		Authors:  []string{"Ada Lovelace"}, Year: 2024}
+	if _, err := testServer.engine.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer testServer.engine.Delete(ctx, paper.ID)
+	b := browser(t)
+	var title, titleHTML, abstractHTML, status, hash, author, tags, mode string
+	var pwned bool
+	err := chromedp.Run(b,
+		chromedp.Navigate(url+"/#q=quokka+reconstruction&mode=lexical&author=lovelace&tag=marsupials&year_min=2020"),
+		chromedp.WaitVisible(".result", chromedp.ByQuery),
+		chromedp.Text(".result h2", &title, chromedp.ByQuery),
+		chromedp.InnerHTML(".result h2", &titleHTML, chromedp.ByQuery),
+		chromedp.InnerHTML(".result .abstract", &abstractHTML, chromedp.ByQuery),
+		chromedp.Text("#status", &status, chromedp.ByID),
+		chromedp.Value("#author", &author, chromedp.ByID),
+		chromedp.Value("#tags", &tags, chromedp.ByID),
+		chromedp.Value("#mode", &mode, chromedp.ByID),
+		chromedp.Evaluate(`!!window.pwned`, &pwned),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(title, "UniCon3R: quokka reconstruction") || strings.Contains(title, `\textbf`) || strings.Contains(title, "$") ||
+		!strings.Contains(titleHTML, "<strong>UniCon3R</strong>") {
+		t.Errorf("title %q (%s)", title, titleHTML)
+	}
+	if !strings.Contains(abstractHTML, "<strong>This position paper</strong>") || !strings.Contains(abstractHTML, "<em>") ||
+		strings.Contains(abstractHTML, "**") || strings.Contains(abstractHTML, "<img") || pwned {
+		t.Errorf("abstract %s (script ran: %v)", abstractHTML, pwned)
+	}
+	if author != "lovelace" || tags != "marsupials" || mode != "lexical" || !regexp.MustCompile(`· \d+ ms$|· \d+\.\d s$`).MatchString(status) {
+		t.Errorf("state from the URL: author %q, tags %q, mode %q; status %q", author, tags, mode, status)
+	}
+	// A new search keeps the form's state in the URL.
+	err = chromedp.Run(b,
+		chromedp.SetValue("#q", "quokka views", chromedp.ByID),
+		chromedp.SetValue("#author", "ada", chromedp.ByID),
+		chromedp.Click("#go", chromedp.ByID),
+		chromedp.WaitVisible(`//div[@id="status"][contains(., "shown of")]`, chromedp.BySearch),
+		chromedp.Evaluate(`location.hash`, &hash),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"q=quokka+views", "mode=lexical", "author=ada", "tag=marsupials", "year_min=2020"} {
+		if !strings.Contains(hash, want) {
+			t.Errorf("URL %q lacks %s", hash, want)
+		}
 	}
 }

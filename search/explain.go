@@ -22,7 +22,8 @@ func explainRanks(x fused) *papersearch.Explanation {
 	return ex
 }
 
-// explainText fills each hit's matched terms and best sentence: the
+// explainText fills each hit's matched terms (the query's words the paper
+// holds, function words such as "from" aside) and best sentence: the
 // abstract sentence whose stored vector (the one aspect similarity matches,
 // see Sentence) is closest to the query vector or, for a paper stored
 // without sentence vectors or a query without a vector, the one matching
@@ -65,7 +66,7 @@ func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query 
 		}
 		seen := map[string]bool{}
 		for _, t := range qtoks {
-			if docTerms[t.Term] && !seen[t.Word] {
+			if docTerms[t.Term] && !seen[t.Word] && !lexical.IsFunctionWord(t.Word) {
 				seen[t.Word] = true
 				h.Explanation.MatchedTerms = append(h.Explanation.MatchedTerms, t.Word)
 			}

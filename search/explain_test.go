@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/papersearch/papersearch"
@@ -70,5 +71,26 @@ func TestExplainEmbedsOnlyTheQuery(t *testing.T) {
 		if h.Explanation.BestSentence != best {
 			t.Errorf("hit %s: best sentence %q, want the stored vector's nearest %q", h.ID, h.Explanation.BestSentence, best)
 		}
+	}
+}
+
+// TestMatchedTermsLeaveOutFunctionWords: "from" and "we" match many
+// abstracts but explain nothing; an explanation names the words that do.
+func TestMatchedTermsLeaveOutFunctionWords(t *testing.T) {
+	ctx := context.Background()
+	eng, _ := sharedSeeded(t)
+	res, err := eng.Search(ctx, search.Query{Text: "what we learn from expert value functions", Limit: 3, Explain: true, Mode: search.Lexical})
+	if err != nil || len(res.Hits) == 0 {
+		t.Fatal(res, err)
+	}
+	for _, h := range res.Hits {
+		for _, w := range h.Explanation.MatchedTerms {
+			if w == "from" || w == "we" || w == "what" {
+				t.Errorf("hit %s explained by the function word %q: %v", h.ID, w, h.Explanation.MatchedTerms)
+			}
+		}
+	}
+	if !slices.Contains(res.Hits[0].Explanation.MatchedTerms, "expert") {
+		t.Errorf("first hit's matched terms %v lack expert", res.Hits[0].Explanation.MatchedTerms)
 	}
 }

@@ -31,6 +31,28 @@ var stopWords = map[string]bool{
 	"was": true, "will": true, "with": true,
 }
 
+// functionWords are common English function words that Lucene's stop set
+// keeps (so BM25 scores them, weakly, as the baselines do) but that an
+// explanation does not show as a matched word: "from" and "we" explain
+// nothing.
+var functionWords = map[string]bool{
+	"about": true, "above": true, "after": true, "again": true, "all": true, "also": true, "am": true, "any": true,
+	"been": true, "before": true, "being": true, "between": true, "both": true, "can": true, "could": true,
+	"did": true, "do": true, "does": true, "doing": true, "down": true, "during": true, "each": true, "few": true,
+	"from": true, "further": true, "had": true, "has": true, "have": true, "having": true, "he": true, "her": true,
+	"here": true, "hers": true, "him": true, "his": true, "how": true, "i": true, "its": true, "itself": true,
+	"just": true, "may": true, "me": true, "might": true, "more": true, "most": true, "my": true, "nor": true,
+	"now": true, "off": true, "once": true, "only": true, "other": true, "our": true, "ours": true, "out": true,
+	"over": true, "own": true, "same": true, "she": true, "should": true, "so": true, "some": true, "than": true,
+	"them": true, "those": true, "through": true, "too": true, "under": true, "until": true, "up": true,
+	"us": true, "very": true, "we": true, "were": true, "what": true, "when": true, "where": true, "which": true,
+	"while": true, "who": true, "whom": true, "why": true, "would": true, "you": true, "your": true,
+}
+
+// IsFunctionWord reports whether word (as Words gives it) is a function
+// word an explanation does not show as a match (see functionWords).
+func IsFunctionWord(word string) bool { return functionWords[word] || stopWords[word] }
+
 // Token is one indexed term with the word of the text it came from.
 type Token struct {
 	Term string // stemmed index term
