@@ -462,7 +462,7 @@ func NewSearchResponse(res search.Results) wire.SearchResponse {
 			hits[i].Paper.Authors = []string{}
 		}
 	}
-	out := wire.SearchResponse{Results: hits, Index: res.Index, Degraded: res.Degraded,
+	out := wire.SearchResponse{Results: hits, Index: res.Index, Degraded: res.Degraded, Evidence: res.Evidence,
 		TookMS: float64(res.Took.Microseconds()) / 1000}
 	if out.Degraded == nil {
 		out.Degraded = []string{}

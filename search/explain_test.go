@@ -94,3 +94,23 @@ func TestMatchedTermsLeaveOutFunctionWords(t *testing.T) {
 		t.Errorf("first hit's matched terms %v lack expert", res.Hits[0].Explanation.MatchedTerms)
 	}
 }
+
+// TestEvidenceSaysWhenNoPaperSharesTheWords: a nonsense query has no
+// lexical evidence (its results are only the nearest by meaning); a
+// question in the papers' words has much; similar-paper results carry
+// none.
+func TestEvidenceSaysWhenNoPaperSharesTheWords(t *testing.T) {
+	ctx := context.Background()
+	eng, papers := sharedSeeded(t)
+	nonsense, err := eng.Search(ctx, search.Query{Text: "zzzzqqq"})
+	if err != nil || nonsense.Evidence == nil || *nonsense.Evidence != 0 || len(nonsense.Hits) == 0 {
+		t.Errorf("zzzzqqq: evidence %v, %d hits, %v", nonsense.Evidence, len(nonsense.Hits), err)
+	}
+	real, err := eng.Search(ctx, search.Query{Text: "brain signal foundation models and hand-crafted features"})
+	if err != nil || real.Evidence == nil || *real.Evidence < 0.5 {
+		t.Errorf("a question in the papers' words: evidence %v, %v", real.Evidence, err)
+	}
+	if sim, err := eng.Similar(ctx, search.SimilarQuery{ID: papers[0].ID}); err != nil || sim.Evidence != nil {
+		t.Errorf("similar: evidence %v, %v", sim.Evidence, err)
+	}
+}

@@ -103,7 +103,7 @@ func fuse(dense []Candidate, matches Matches, f Fusion) []fused {
 		dn, ln := normaliser(dense), normaliser(lexical)
 		w, evidence := f.DenseWeight, 1.0
 		if f.Method == Evidence && matches.Ideal > 0 && len(lexical) > 0 {
-			evidence = math.Min(1, float64(lexical[0].Score)/matches.Ideal)
+			evidence = matches.evidence()
 		}
 		if f.Method == Margin && len(dense) > 1 {
 			w = math.Min(0.9, w+f.MarginGain*float64(dense[0].Score-dense[1].Score))
@@ -207,4 +207,13 @@ func maxNormaliser(list []Candidate) func(float32) float64 {
 		return func(float32) float64 { return 0 }
 	}
 	return func(s float32) float64 { return math.Max(float64(s), 0) / hi }
+}
+
+// evidence is the share of the query's ideal BM25 score that its best
+// match reaches, at most 1; 0 when nothing matched.
+func (m Matches) evidence() float64 {
+	if m.Ideal <= 0 || len(m.Candidates) == 0 {
+		return 0
+	}
+	return math.Min(1, float64(m.Candidates[0].Score)/m.Ideal)
 }

@@ -54,6 +54,13 @@ type Results struct {
 	// Degraded names the retrievals that failed, so results come from the
 	// others: "dense" when the query could not be embedded.
 	Degraded []string
+	// Evidence, for a free-text search with a lexical side, is how much of
+	// the query's ideal BM25 score its best lexical match reaches, in
+	// [0, 1] (what hybrid fusion weighs the lexical side by): near 0 when
+	// no paper holds the query's informative words (a nonsense query, or
+	// one that paraphrases every word), so the results are only the
+	// nearest by meaning; nil otherwise.
+	Evidence *float64
 	Index    papersearch.IndexInfo
 	Took     time.Duration
 }
@@ -189,6 +196,10 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	}
 	if err != nil {
 		return Results{}, err
+	}
+	if q.Mode != Dense && strings.TrimSpace(q.Text) != "" {
+		ev := lexMatches.evidence()
+		res.Evidence = &ev
 	}
 	r := e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt)
 	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), terms, queryVec)

@@ -79,6 +79,11 @@ type SearchResponse struct {
 	Index      papersearch.IndexInfo `json:"index"`
 	// Degraded names retrievals that failed, whose results are missing.
 	Degraded []string `json:"degraded"`
+	// Evidence, for a free-text search with a lexical side, is how much of
+	// the query's ideal BM25 score the best lexical match reaches, in
+	// [0, 1]: near 0, no paper holds the query's informative words, and
+	// the results are only the nearest by meaning (search.Results.Evidence).
+	Evidence *float64 `json:"evidence,omitempty"`
 	TookMS   float64  `json:"took_ms"`
 }
 
