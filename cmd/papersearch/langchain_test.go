@@ -24,6 +24,7 @@ func TestLangchainOpenAIDefaults(t *testing.T) {
 		testenv.Missing(t, "python3 with langchain-openai is not installed (scripts/test installs it: pip install 'langchain-openai==1.*')")
 	}
 	setEnv(t)
+	t.Setenv("PAPERSEARCH_SEED", "false") // embeddings need no papers
 	base, _, stop := startServe(t)
 	defer stop()
 	// tiktoken reads its vocabulary from its cache, named by the SHA-1 of

@@ -80,7 +80,15 @@ func TestQdrantOutage(t *testing.T) {
 		t.Fatalf("write before the outage: %d %s", resp.StatusCode, body)
 	}
 
+	// Readiness answers from no cache: ready just before, not ready the
+	// moment Qdrant is gone (a cached count said ready for 1.7 s).
+	if resp, body := send("GET", "/readyz", ""); resp.StatusCode != 200 {
+		t.Fatalf("readyz before the outage: %d %s", resp.StatusCode, body)
+	}
 	node.run("kill", "0")
+	if resp, body := send("GET", "/readyz", ""); resp.StatusCode != 503 {
+		t.Errorf("readyz right after Qdrant died: %d %s", resp.StatusCode, body)
+	}
 	requests := []struct{ method, path, body string }{
 		{"POST", "/v1/search", `{"query":"vector store outage"}`},
 		{"POST", "/v1/search", `{"query":"vector store outage","mode":"lexical"}`},

@@ -230,6 +230,17 @@ func optional[T uint32 | uint64](v T) *T {
 // Kind returns "qdrant".
 func (q *Store) Kind() string { return "qdrant" }
 
+// Ping asks Qdrant for its collection, uncached (Count may answer from a
+// count up to countTTL old, so a readiness probe said ready for 1.7 s
+// after Qdrant died).
+func (q *Store) Ping(ctx context.Context) (err error) {
+	defer markUnavailable(&err)
+	if _, err := q.client.GetCollectionInfo(ctx, q.coll); err != nil {
+		return fmt.Errorf("qdrant collection %s: %w", q.coll, err)
+	}
+	return nil
+}
+
 // Model returns the model the collection's vectors come from.
 func (q *Store) Model() embed.ModelInfo { return q.model }
 

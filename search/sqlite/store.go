@@ -146,6 +146,9 @@ func (s *Store) compact(ctx context.Context) error {
 // Kind returns "embedded".
 func (s *Store) Kind() string { return "embedded" }
 
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
 // Model returns the model the store's vectors come from.
 func (s *Store) Model() embed.ModelInfo { return s.model }
 
