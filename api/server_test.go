@@ -334,7 +334,7 @@ func (panicky) Similar(context.Context, search.SimilarQuery) (search.Results, er
 	return search.Results{}, io.ErrUnexpectedEOF
 }
 func (panicky) Get(context.Context, string) (papersearch.Paper, error) { panic(http.ErrAbortHandler) }
-func (panicky) Ping(context.Context) error { panic("boom") }
+func (panicky) Ping(context.Context) error                             { panic("boom") }
 func (panicky) Index(context.Context) (papersearch.IndexInfo, error) {
 	return papersearch.IndexInfo{}, nil
 }
