@@ -50,26 +50,42 @@ func (q *Store) dropQdrantIDF(ctx context.Context, info *qc.CollectionInfo) erro
 	if params := sparseParams(info); params.GetModifier() != qc.Modifier_Idf {
 		return nil
 	}
-	err := q.client.UpdateCollection(ctx, &qc.UpdateCollection{CollectionName: q.coll,
-		SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
-			qdrantSparse: {Modifier: qc.Modifier_None.Enum()},
-		})})
-	if err != nil {
+	turnOff := func() error {
+		return q.client.UpdateCollection(ctx, &qc.UpdateCollection{CollectionName: q.coll,
+			SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
+				qdrantSparse: {Modifier: qc.Modifier_None.Enum()},
+			})})
+	}
+	if err := turnOff(); err != nil {
 		return fmt.Errorf("qdrant collection %s: turn off Qdrant's per-shard IDF: %w", q.coll, err)
 	}
-	// A cluster applies the change through consensus, after it answered:
-	// wait until this node shows it, so no query weighs idf twice.
-	_, err = backoff.Retry(ctx, func() (struct{}, error) {
+	// A cluster applies the change through consensus, after it answered,
+	// and under load a node was seen to show the old modifier again after
+	// showing the new one: wait until this node has shown it for 2 s (20
+	// reads in a row), asking again whenever it shows the old one, so no
+	// query weighs idf twice.
+	seen := 0
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
 		info, err := q.client.GetCollectionInfo(ctx, q.coll)
 		if err != nil {
 			return struct{}{}, err
 		}
 		p := sparseParams(info)
-		if p == nil || p.GetModifier() != qc.Modifier_None {
+		if p == nil {
+			return struct{}{}, errors.New("the sparse vector's settings are not visible yet")
+		}
+		if p.GetModifier() == qc.Modifier_Idf {
+			seen = 0
+			if err := turnOff(); err != nil {
+				return struct{}{}, err
+			}
 			return struct{}{}, errors.New("the change is not applied yet")
 		}
+		if seen++; seen < 20 {
+			return struct{}{}, errors.New("the change is not settled yet")
+		}
 		return struct{}{}, nil
-	}, backoff.WithMaxElapsedTime(30*time.Second))
+	}, backoff.WithBackOff(&backoff.ConstantBackOff{Interval: 100 * time.Millisecond}), backoff.WithMaxElapsedTime(60*time.Second))
 	if err != nil {
 		return fmt.Errorf("qdrant collection %s: turn off Qdrant's per-shard IDF: %w", q.coll, err)
 	}
