@@ -43,6 +43,7 @@ func topIDs(t *testing.T, base, query string, k int) []string {
 // the same questions with the same top results.
 func TestSecondInstanceOverHTTP(t *testing.T) {
 	setEnv(t)
+	t.Setenv("PAPERSEARCH_EMBEDDINGS_TOKEN_RATE", "0") // the second instance embeds through the first
 	first, _, stop1 := startServe(t)
 	defer stop1()
 
@@ -73,6 +74,7 @@ func TestSecondInstanceOverHTTP(t *testing.T) {
 // rest, re-embedding none of what was stored.
 func TestInterruptedRemoteIngestStoresNothingPartial(t *testing.T) {
 	setEnv(t)
+	t.Setenv("PAPERSEARCH_EMBEDDINGS_TOKEN_RATE", "0") // the instance under test embeds through this one
 	upstream, _, stop := startServe(t)
 	defer stop()
 	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
@@ -161,6 +163,7 @@ func TestCLIAgainstServer(t *testing.T) {
 // stores the batch whole (24 papers: three batches of 8, the third failing).
 func TestWriteThroughAFailingEndpointStoresNothing(t *testing.T) {
 	setEnv(t)
+	t.Setenv("PAPERSEARCH_EMBEDDINGS_TOKEN_RATE", "0") // the instance under test embeds through this one
 	upstream, _, stop := startServe(t)
 	defer stop()
 	var requests, failFrom atomic.Int64
