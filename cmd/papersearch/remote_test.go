@@ -83,18 +83,8 @@ func TestInterruptedRemoteIngestStoresNothingPartial(t *testing.T) {
 	// The probe, then two ingest batches of 8 papers (each 16 texts, the
 	// papers and their abstracts' one sentence: two requests), then refusals.
 	failFrom.Store(6)
-	target, _ := url.Parse(upstream)
-	rp := httputil.NewSingleHostReverseProxy(target)
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := requests.Add(1); n >= failFrom.Load() {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			io.WriteString(w, `{"error":{"message":"key revoked","type":"invalid_request_error"}}`)
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
+	proxy := failingProxy(t, upstream, &requests, &failFrom, http.StatusUnauthorized,
+		`{"error":{"message":"key revoked","type":"invalid_request_error"}}`)
 
 	t.Setenv("PAPERSEARCH_DATA_DIR", t.TempDir())
 	t.Setenv("PAPERSEARCH_EMBED_URL", proxy.URL+"/v1")
@@ -168,18 +158,8 @@ func TestWriteThroughAFailingEndpointStoresNothing(t *testing.T) {
 	defer stop()
 	var requests, failFrom atomic.Int64
 	failFrom.Store(1 << 40)
-	target, _ := url.Parse(upstream)
-	rp := httputil.NewSingleHostReverseProxy(target)
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := requests.Add(1); n >= failFrom.Load() {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
+	proxy := failingProxy(t, upstream, &requests, &failFrom, http.StatusServiceUnavailable,
+		`{"error":{"message":"overloaded","type":"server_error"}}`)
 	t.Setenv("PAPERSEARCH_DATA_DIR", t.TempDir())
 	t.Setenv("PAPERSEARCH_EMBED_URL", proxy.URL+"/v1")
 	t.Setenv("PAPERSEARCH_EMBED_MODEL", "bge-small-en-v1.5")
@@ -228,4 +208,24 @@ func TestWriteThroughAFailingEndpointStoresNothing(t *testing.T) {
 	if resp, b := post(); resp.StatusCode != 200 || !strings.Contains(b, `"new":24`) {
 		t.Errorf("POST once the endpoint is back: %d %s", resp.StatusCode, b)
 	}
+}
+
+// failingProxy passes requests to upstream, counting them in requests,
+// until the failFrom-th, from which on it answers status with body as an
+// OpenAI-compatible endpoint would; it is closed at the end of the test.
+func failingProxy(t *testing.T, upstream string, requests, failFrom *atomic.Int64, status int, body string) *httptest.Server {
+	t.Helper()
+	target, _ := url.Parse(upstream)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := requests.Add(1); n >= failFrom.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy
 }
