@@ -37,15 +37,11 @@ func (s *Server) ingest(c echo.Context) error {
 	for i, p := range req.Papers {
 		done, err := papersearch.Complete(p)
 		if err != nil {
-			pointer := fmt.Sprintf("/papers/%d", i)
+			prefix := fmt.Sprintf("/papers/%d", i)
 			if single {
-				pointer = ""
+				prefix = ""
 			}
-			var fe *papersearch.FieldError
-			if errors.As(err, &fe) {
-				pointer += "/" + fe.Field
-			}
-			problems = append(problems, wire.FieldProblem{Pointer: pointer, Detail: err.Error()})
+			problems = append(problems, paperFieldProblem(prefix, err))
 			continue
 		}
 		papers[i] = done
@@ -167,12 +163,7 @@ func (s *Server) patchPaper(c echo.Context) error {
 	}
 	done, err := papersearch.Complete(p)
 	if err != nil {
-		var fe *papersearch.FieldError
-		pointer := ""
-		if errors.As(err, &fe) {
-			pointer = "/" + fe.Field
-		}
-		return invalid(err.Error(), wire.FieldProblem{Pointer: pointer, Detail: err.Error()})
+		return invalid(err.Error(), paperFieldProblem("", err))
 	}
 	wctx, cancel := extendWriteDeadline(c, 1)
 	defer cancel()
@@ -187,4 +178,14 @@ func (s *Server) patchPaper(c echo.Context) error {
 		stored.Authors = []string{}
 	}
 	return c.JSON(http.StatusOK, stored)
+}
+
+// paperFieldProblem names the field of a paper that papersearch.Complete
+// refused, under prefix (the paper's JSON pointer in the body).
+func paperFieldProblem(prefix string, err error) wire.FieldProblem {
+	var fe *papersearch.FieldError
+	if errors.As(err, &fe) {
+		prefix += "/" + fe.Field
+	}
+	return wire.FieldProblem{Pointer: prefix, Detail: err.Error()}
 }
