@@ -141,20 +141,7 @@ func TestQdrantTurnsOffItsIDF(t *testing.T) {
 		}
 		return sparseParams(info).GetModifier()
 	}
-	// A cluster applies the change after it answers, and a node was seen
-	// to show it and then the old setting again: the setup waits until it
-	// has held for 3 s, so that what Open changes is not undone by the
-	// setup's own change arriving late.
-	for deadline, held := time.Now().Add(60*time.Second), 0; held < 60; time.Sleep(50 * time.Millisecond) {
-		if modifier() == qc.Modifier_Idf {
-			held++
-		} else {
-			held = 0
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("set up: modifier %v, want Idf for 3 s", modifier())
-		}
-	}
+	holdsFor3s(t, "modifier Idf", func() bool { return modifier() == qc.Modifier_Idf })
 	again, err := Open(ctx, Config{URL: qdrantURL(t), Collection: q.Collection()}, storetest.Model)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	qc "github.com/qdrant/go-client/qdrant"
 
@@ -64,6 +65,25 @@ func openTestQdrantConfig(t *testing.T, model embed.ModelInfo, cfg Config) *Stor
 		q.Close()
 	})
 	return q
+}
+
+// holdsFor3s waits until cond has held for 3 s, failing after a minute.
+// A cluster applies a collection change after it answers, and a node was
+// seen to show the change and then the old setting again: a test that
+// sets a collection up waits for its setup to settle, so that what Open
+// changes is not undone by the setup's own change arriving late.
+func holdsFor3s(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline, held := time.Now().Add(time.Minute), 0; held < 60; time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			held++
+		} else {
+			held = 0
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("set up: %s did not hold for 3 s within a minute", what)
+		}
+	}
 }
 
 func TestQdrantConformance(t *testing.T) {
@@ -305,6 +325,10 @@ func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
 		Metadata: qc.NewValueMap(map[string]any{metaSchema: int64(4)})}); err != nil {
 		t.Fatal(err)
 	}
+	holdsFor3s(t, "schema version 4", func() bool {
+		info, err := q.client.GetCollectionInfo(ctx, q.coll)
+		return err == nil && info.GetConfig().GetMetadata()[metaSchema].GetIntegerValue() == 4
+	})
 	again, err := Open(ctx, Config{URL: qdrantURL(t), Collection: q.coll, Quantization: QuantizationNone}, storetest.Model)
 	if err != nil {
 		t.Fatal(err)
@@ -320,8 +344,15 @@ func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
 			t.Errorf("author %q after the refold: %v, %v", author, got, err)
 		}
 	}
-	info, err := again.client.GetCollectionInfo(ctx, q.coll)
-	if err != nil || info.GetConfig().GetMetadata()[metaSchema].GetIntegerValue() != schemaVersion {
-		t.Errorf("schema version after the refold: %v, %v", info.GetConfig().GetMetadata()[metaSchema], err)
+	// As a reader would, wait for the version the refold records to reach
+	// the node answering.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		info, err := again.client.GetCollectionInfo(ctx, q.coll)
+		if err == nil && info.GetConfig().GetMetadata()[metaSchema].GetIntegerValue() == schemaVersion {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the refold: schema version %v, %v", info.GetConfig().GetMetadata()[metaSchema], err)
+		}
 	}
 }
