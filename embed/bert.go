@@ -163,7 +163,26 @@ type scratch struct {
 	// worker's dense layers when there are fewer texts than cores: with
 	// len(helpers) = p - 1, every layer's output columns are split p ways.
 	helpers []helper
+	// pause, for a background encode, waits while a foreground one runs;
+	// nil for a foreground encode.
+	pause func()
 }
+
+// yield waits while a foreground encode runs, if this is a background one.
+func (s *scratch) yield() {
+	if s.pause != nil {
+		s.pause()
+	}
+}
+
+// yieldPanels is how many output panels of a dense layer a background
+// encode computes between yields: about 1/12 of a feed-forward layer of
+// bge-small, a couple of milliseconds of one core.
+const yieldPanels = 8
+
+// yieldRows is how many tokens' GELU a background encode computes between
+// yields, for the same reason.
+const yieldRows = 32
 
 // helper is the scratch of one goroutine sharing a dense layer.
 type helper struct {
@@ -196,7 +215,9 @@ func (s *scratch) grow(seq int, cfg bertConfig) {
 // encode runs the encoder over one sequence of token ids and writes the
 // pooled, L2-normalised sentence vector into out (length hidden), and into
 // parts[i] the mean of the output vectors of the tokens in spans[i],
-// L2-normalised (left as it is for an empty span).
+// L2-normalised (left as it is for an empty span). A background encode
+// waits for foreground work (s.pause) before each layer, each head, each
+// slice of a dense layer's columns and each slice of its GELU's rows.
 func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, parts [][]float32) {
 	cfg := m.cfg
 	h, seq := cfg.Hidden, len(ids)
@@ -220,6 +241,7 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 	dh := h / heads
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	for li := range m.layers {
+		s.yield()
 		l := &m.layers[li]
 		// rows is how many tokens' outputs this layer must compute: all of
 		// them, except in the last layer of a CLS-pooled model with no
@@ -232,6 +254,7 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 		// Self-attention.
 		l.qkv.forward(s, s.x, seq, s.qkv)
 		for hd := 0; hd < heads; hd++ {
+			s.yield()
 			q := s.qkv[hd*dh:]
 			k := s.qkv[h+hd*dh:]
 			v := s.qkv[2*h+hd*dh:]
@@ -250,7 +273,10 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 		l.attnNorm.residual(x, s.tmp, l.attnOut.b, eps)
 		// Feed-forward.
 		l.ffnIn.mul(s, x, rows, s.ffn)
-		biasGELU(s.ffn[:rows*cfg.Intermediate], l.ffnIn.b)
+		for r := 0; r < rows; r += yieldRows {
+			s.yield()
+			biasGELU(s.ffn[r*cfg.Intermediate:min(r+yieldRows, rows)*cfg.Intermediate], l.ffnIn.b)
+		}
 		l.ffnOut.mul(s, s.ffn, rows, s.tmp)
 		l.ffnNorm.residual(x, s.tmp, l.ffnOut.b, eps)
 	}
@@ -309,7 +335,14 @@ func (l *linear) mul(s *scratch, x []float32, seq int, y []float32) {
 	panels := (l.out + width - 1) / width
 	parts := min(1+len(s.helpers), panels/minSplitPanels)
 	if parts <= 1 {
-		l.mulPanels(s, 0, 0, panels, x, seq, y)
+		if s.pause == nil {
+			l.mulPanels(s, 0, 0, panels, x, seq, y)
+			return
+		}
+		for j := 0; j < panels; j += yieldPanels {
+			s.pause()
+			l.mulPanels(s, 0, j, min(j+yieldPanels, panels), x, seq, y)
+		}
 		return
 	}
 	var wg sync.WaitGroup

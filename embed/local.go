@@ -229,6 +229,7 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 			}
 		}
 	}
+	pause := pauseOf(ctx)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	running := min(l.workers, len(ids))
@@ -238,11 +239,12 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 		go func() {
 			defer wg.Done()
 			s := l.pool.Get().(*scratch)
-			defer l.pool.Put(s)
+			defer func() { s.pause = nil; l.pool.Put(s) }()
 			if cap(s.helpers) < split-1 {
 				s.helpers = make([]helper, split-1)
 			}
 			s.helpers = s.helpers[:split-1]
+			s.pause = pause
 			for {
 				n := int(next.Add(1)) - 1
 				if n >= len(order) || ctx.Err() != nil {

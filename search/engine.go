@@ -54,6 +54,7 @@ type Engine struct {
 	queries *lru.Cache[string, []float32] // recent query vectors by text
 	query   *queryEmbedder
 	roles   *roles.Classifier // labels abstracts' sentences
+	lanes   *lanes            // queries go first (see Background)
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -196,7 +197,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 		inContext = nil
 	}
 	return &Engine{store: store, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
-		byModel: byModel, log: opts.Logger, opts: opts, queries: cache,
+		byModel: byModel, log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes),
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 
@@ -204,6 +205,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 // beside its own (a source of it, such as the arXiv id of a paper stored
 // under its conference id) finds it too.
 func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) {
+	defer e.lanes.foreground()()
 	id = papersearch.CanonicalID(id)
 	papers, err := e.store.Lookup(ctx, []string{id})
 	if err != nil {
@@ -270,6 +272,7 @@ var ErrUnknownModel = errors.New("no such model here")
 // Embed embeds texts as given with the named model (one of Models; "" for
 // the index's) and returns the vectors and the tokens they cost.
 func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error) {
+	defer e.lanes.foreground()()
 	emb := e.embedder
 	if model != "" {
 		i := slices.IndexFunc(e.byModel, func(m embed.Embedder) bool { return m.Info().Name == model })

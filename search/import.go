@@ -78,8 +78,10 @@ type ImportSummary struct {
 // title and first author's surname) become one paper holding every
 // source, whichever source brought them. A stopped import keeps every
 // batch it finished; running it again embeds nothing already stored and
-// ends with the same store.
+// ends with the same store. An import is background work (see
+// Background): it gives way to the engine's queries.
 func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (ImportSummary, error) {
+	ctx = e.Background(ctx)
 	start := time.Now()
 	if opts.Batch <= 0 {
 		opts.Batch = ImportBatch

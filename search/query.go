@@ -117,6 +117,7 @@ func (q *Query) validateShape() error {
 // Search answers a query: dense and lexical retrieval inside the filter,
 // fused, one page at a time.
 func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
+	defer e.lanes.foreground()()
 	start := time.Now()
 	if err := q.validate(); err != nil {
 		return Results{}, err
@@ -249,6 +250,7 @@ type SimilarQuery struct {
 // the paper itself: its stored vector on the dense side and its own text as
 // the lexical query, fused as Search does. An unknown id is ErrNotFound.
 func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) {
+	defer e.lanes.foreground()()
 	start := time.Now()
 	// The request is checked before the paper is looked up: a bad parameter
 	// is the caller's to fix whether or not the paper exists.

@@ -210,7 +210,8 @@ func seed(ctx context.Context, eng *search.Engine, log *slog.Logger, notReady *a
 	pending := fmt.Errorf("seeding the empty store with %d papers", len(papers))
 	notReady.Store(&pending)
 	log.Info("store is empty: ingesting the seed corpus", "corpus", seeds.Name, "papers", len(papers))
-	sum, err := eng.Ingest(ctx, papers, func(p search.IngestProgress) {
+	// Background work: queries served while seeding are encoded first.
+	sum, err := eng.Ingest(eng.Background(ctx), papers, func(p search.IngestProgress) {
 		e := fmt.Errorf("seeding the empty store: %d of %d papers done", p.Done, p.Total)
 		notReady.Store(&e)
 	})

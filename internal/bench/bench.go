@@ -72,7 +72,10 @@ type Report struct {
 		EmbedPerS float64 `json:"embed_per_s"`
 		StorePerS float64 `json:"store_per_s"`
 	} `json:"ingest"`
-	QueryEmbedMS  float64            `json:"query_embed_ms"`
+	QueryEmbedMS float64 `json:"query_embed_ms"`
+	// ImportPerS is the rate an import embedded and stored papers at
+	// while search-during-import was driven.
+	ImportPerS    float64            `json:"import_per_s"`
 	Queries       map[string]Latency `json:"queries"`
 	RSSBytes      int64              `json:"rss_bytes"`
 	DiskBytes     int64              `json:"disk_bytes"`
@@ -81,7 +84,10 @@ type Report struct {
 }
 
 // kinds are the requests Run drives, in the order it reports them.
-func kinds() []string { return []string{"search", "search-explained", "similar", "aspect", "get"} }
+// search-during-import is last: the papers it imports stay in the store.
+func kinds() []string {
+	return []string{"search", "search-explained", "similar", "aspect", "get", "search-during-import"}
+}
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -194,8 +200,17 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	defer srv.Close()
 	for _, kind := range kinds() {
 		progress("%s for %s with %d clients", kind, opts.Duration, opts.Clients)
+		var imported func() (float64, error)
+		if kind == "search-during-import" {
+			imported = importCopies(ctx, eng, opts.Papers)
+		}
 		res := drive.Run(ctx, opts.Clients, opts.Duration, requests(kind, "http://"+ln.Addr().String(), opts.Papers))
 		rep.Queries[kind] = Latency{P50: ms(res.P50), P95: ms(res.P95), P99: ms(res.P99), RPS: res.RPS, Errors: res.Errors}
+		if imported != nil {
+			if rep.ImportPerS, err = imported(); err != nil {
+				return rep, err
+			}
+		}
 	}
 	rep.RSSBytes = PeakRSS()
 	if opts.Dir != "" {
@@ -203,6 +218,48 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		rep.BytesPerPaper = float64(rep.DiskBytes) / float64(len(opts.Papers))
 	}
 	return rep, nil
+}
+
+// importCopies starts importing a copy of each paper (its own id, its
+// title marked, so each is embedded with the model) through eng, as
+// POST /v1/imports does; stop ends it and returns the papers it stored per
+// second.
+func importCopies(ctx context.Context, eng *search.Engine, papers []papersearch.Paper) (stop func() (float64, error)) {
+	ctx, cancel := context.WithCancel(ctx)
+	var stored atomic.Int64
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := eng.Import(ctx, &copies{papers: papers}, search.ImportOptions{Batch: 8, Progress: func(p search.ImportProgress) {
+			stored.Store(int64(p.Stored))
+		}})
+		done <- err
+	}()
+	return func() (float64, error) {
+		took := time.Since(start)
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			return 0, fmt.Errorf("bench: import during search: %w", err)
+		}
+		return float64(stored.Load()) / took.Seconds(), nil
+	}
+}
+
+// copies is a search.Source of a copy of each paper, as importCopies
+// makes them.
+type copies struct {
+	papers []papersearch.Paper
+	next   int
+}
+
+func (c *copies) Next() (papersearch.Paper, error) {
+	if c.next == len(c.papers) {
+		return papersearch.Paper{}, io.EOF
+	}
+	p := c.papers[c.next]
+	c.next++
+	p.ID, p.Title, p.Sources = "bench-copy:"+p.ID, p.Title+" (imported copy)", nil
+	return p, nil
 }
 
 // requests returns the request maker of one kind for drive.Run, over
@@ -213,13 +270,17 @@ func requests(kind, base string, papers []papersearch.Paper) func(ctx context.Co
 	return func(ctx context.Context, c *http.Client, n int) error {
 		var req *http.Request
 		switch kind {
-		case "search", "search-explained":
+		case "search", "search-explained", "search-during-import":
 			// A different question each time, so the query cache stays cold
-			// (the explained ones from other papers than the plain ones);
+			// (the explained ones, and those during an import, from other
+			// papers than the plain ones);
 			// explained as the search page asks.
 			explain, from := kind == "search-explained", n
-			if explain {
+			switch kind {
+			case "search-explained":
 				from += len(papers) / 2
+			case "search-during-import":
+				from += len(papers) / 4
 			}
 			body, _ := json.Marshal(map[string]any{"query": pick(from).Title + " " + strconv.Itoa(n), "limit": 10, "explain": explain})
 			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/search", bytes.NewReader(body))

@@ -70,6 +70,7 @@ func (rep Report) Print(w io.Writer, asJSON bool) error {
 			q := rep.Queries[k]
 			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.0f\t%d\n", k, q.P50, q.P95, q.P99, q.RPS, q.Errors)
 		}
+		fmt.Fprintf(tw, "import during search-during-import\t%.1f papers/s\n", rep.ImportPerS)
 	}
 	fmt.Fprintf(tw, "peak RSS\t%.0f MiB\n", float64(rep.RSSBytes)/(1<<20))
 	if rep.DiskBytes > 0 {

@@ -1,0 +1,64 @@
+package search
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"github.com/papersearch/papersearch/embed"
+)
+
+// lanes let an Engine's queries go first: background work (imports,
+// seeding; see Engine.Background) waits at the encoder's checkpoints while
+// any query is being answered, so that a long import costs a search little
+// of its latency on a local model.
+type lanes struct {
+	mu    sync.Mutex
+	fore  int           // queries being answered
+	clear chan struct{} // closed when fore falls to 0
+}
+
+// foreground records a query until done is called.
+func (l *lanes) foreground() (done func()) {
+	l.mu.Lock()
+	if l.fore == 0 {
+		l.clear = make(chan struct{})
+	}
+	l.fore++
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.fore--
+		if l.fore == 0 {
+			close(l.clear)
+		}
+	}
+}
+
+// wait returns once no query is being answered, or ctx is done. With none
+// being answered it still yields the processor, so that a request that
+// has just arrived runs now rather than at the scheduler's next
+// preemption, up to 10 ms away.
+func (l *lanes) wait(ctx context.Context) {
+	l.mu.Lock()
+	if l.fore == 0 {
+		l.mu.Unlock()
+		runtime.Gosched()
+		return
+	}
+	clear := l.clear
+	l.mu.Unlock()
+	select {
+	case <-clear:
+	case <-ctx.Done():
+	}
+}
+
+// Background returns a context under which the engine's work gives way
+// to its queries: a local model encodes papers only while no search,
+// similar, get or embeddings request is being answered. Import runs so;
+// a caller ingesting while the engine serves (seeding) passes it to Ingest.
+func (e *Engine) Background(ctx context.Context) context.Context {
+	return embed.Yielding(ctx, e.lanes.wait)
+}
