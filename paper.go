@@ -24,6 +24,9 @@ type Paper struct {
 	Venue    string   `json:"venue,omitempty"`
 	Year     int      `json:"year,omitempty"`
 	URL      string   `json:"url,omitempty"`
+	// Type is the kind of publication the paper's record says it is, one
+	// of Types ("journal-article", "preprint", …), or "" when it does not.
+	Type string `json:"type,omitempty"`
 	// Tags name the collections the paper belongs to ("neurips-2026",
 	// "my-library"): lower-case, sorted, each once (see CleanTags). Search,
 	// similar and exports can keep the papers holding any of a list.

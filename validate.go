@@ -102,6 +102,9 @@ func Complete(p Paper) (Paper, error) {
 	if p.Year < MinYear || p.Year > MaxYear {
 		return p, &FieldError{"year", ErrBadYear}
 	}
+	if !ValidType(p.Type) {
+		return p, &FieldError{"type", ErrBadType}
+	}
 	tags, ok := CleanTags(p.Tags)
 	if !ok {
 		return p, &FieldError{"tags", ErrBadTag}

@@ -118,8 +118,12 @@ func foldWords(s string) []string {
 var preprintVenues = []string{"arxiv", "corr", "biorxiv", "medrxiv", "ssrn", "research square", "techrxiv", "openreview"}
 
 // Published reports whether p names the venue that published it: a venue
-// that is not a preprint server (arXiv, CoRR, bioRxiv, …) or a "preprint".
+// that is not a preprint server (arXiv, CoRR, bioRxiv, …) or a "preprint",
+// on a paper whose type is not TypePreprint.
 func Published(p Paper) bool {
+	if p.Type == TypePreprint {
+		return false
+	}
 	v := strings.Join(foldWords(p.Venue), " ")
 	if v == "" || strings.Contains(v, "preprint") || strings.Contains(v, "submitted") {
 		return false
@@ -137,8 +141,8 @@ func Published(p Paper) bool {
 // fields come from the published version when only one is (see
 // Published); else from other when it is a newer record of the same id,
 // else from kept, so that versions arriving from two sources in turn do
-// not undo each other. A field the chosen version lacks (venue, year, URL)
-// comes from the other. Sources and tags are the union of both, and each
+// not undo each other. A field the chosen version lacks (venue, year, URL,
+// type) comes from the other. Sources and tags are the union of both, and each
 // id the work was known by is one of its sources. Merging a version
 // already merged changes nothing.
 func Merge(kept, other Paper) Paper {
@@ -155,6 +159,9 @@ func Merge(kept, other Paper) Paper {
 	}
 	if m.URL == "" {
 		m.URL = rest.URL
+	}
+	if m.Type == "" {
+		m.Type = rest.Type
 	}
 	sources := slices.Concat(kept.Sources, other.Sources)
 	if kept.ID != other.ID {

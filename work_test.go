@@ -118,3 +118,22 @@ func TestCompleteSources(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeKeepsTheType: the published version's type wins, a version
+// without one takes the other's, and a preprint is never the published
+// version whatever its venue says.
+func TestMergeKeepsTheType(t *testing.T) {
+	pre := Paper{ID: "arxiv:2101.00001", Title: "T", Abstract: "x", Venue: "Journal of Tests", Type: TypePreprint}
+	pub := Paper{ID: "doi:10.1/x", Title: "T", Abstract: "x", Venue: "Journal of Tests", Type: TypeJournalArticle}
+	if Published(pre) || !Published(pub) {
+		t.Errorf("Published: preprint %v, journal article %v", Published(pre), Published(pub))
+	}
+	if m := Merge(pre, pub); m.Type != TypeJournalArticle || m.ID != pre.ID {
+		t.Errorf("Merge(preprint, article) = %+v", m)
+	}
+	untyped := pub
+	untyped.Type = ""
+	if m := Merge(untyped, Paper{ID: "x", Title: "T", Abstract: "x", Type: TypeProceedingsArticle}); m.Type != TypeProceedingsArticle {
+		t.Errorf("a version without a type took %q", m.Type)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestExports(t *testing.T) {
 	}
 
 	resp, body = get("application/x-bibtex")
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-bibtex") || strings.Count(body, "@inproceedings{") != 3 ||
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-bibtex") || len(regexp.MustCompile(`(?m)^@[a-z]+\{`).FindAllString(body, -1)) != 3 ||
 		strings.Count(body, "{") != strings.Count(body, "}") {
 		t.Errorf("BibTeX: %q\n%s", resp.Header.Get("Content-Type"), body)
 	}
@@ -68,6 +69,23 @@ func TestBibTeX(t *testing.T) {
 		"author = {{Jingyi Zhang} and {Josef van Genabith}}", "booktitle = {ACL}", "year = {2021}", `abstract = {Costs \$5 \#1 \textasciitilde{}ok\textasciicircum{}}`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("BibTeX lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestBibTeXEntryType: a journal article is exported as an @article in
+// its journal, a preprint as a @misc.
+func TestBibTeXEntryType(t *testing.T) {
+	for _, tt := range []struct{ typ, want string }{
+		{papersearch.TypeJournalArticle, "@article{"}, {papersearch.TypePreprint, "@misc{"}, {"", "@inproceedings{"},
+	} {
+		p := papersearch.Paper{ID: "j1", Title: "A journal paper", Abstract: "x", Venue: "Journal of Machine Learning Research", Type: tt.typ}
+		got := BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})
+		if !strings.HasPrefix(got, tt.want) {
+			t.Errorf("type %q exported as\n%s\nwant %s…", tt.typ, got, tt.want)
+		}
+		if tt.typ == papersearch.TypeJournalArticle && !strings.Contains(got, "journal = {Journal of Machine Learning Research}") {
+			t.Errorf("journal article without its journal:\n%s", got)
 		}
 	}
 }

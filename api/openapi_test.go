@@ -226,6 +226,15 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	eq("tag pattern", tags.Items.Value.Pattern, papersearch.TagPattern)
 	eq("tag maxLength", *tags.Items.Value.MaxLength, papersearch.MaxTagLength)
 	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
+	for _, name := range []string{"Paper", "PaperInput", "PaperPatch"} {
+		var enum []string
+		for _, v := range prop(name, "type").Enum {
+			if v, ok := v.(string); ok && v != "" {
+				enum = append(enum, v)
+			}
+		}
+		eq(name+" type enum", strings.Join(enum, ","), strings.Join(papersearch.Types(), ","))
+	}
 
 	// The id's "no control characters" is a regular expression that says
 	// the same as ValidID, character by character.

@@ -56,6 +56,9 @@ func TestIngestValidation(t *testing.T) {
 		{"id of 200 two-byte characters", `{"id":"` + strings.Repeat("é", 200) + `","abstract":"A long id."}`, ""},
 		{"null as absent", `{"papers":[{"id":"v-n","title":null,"abstract":"Nulls are absent.","authors":null,"venue":null,"year":null,"url":null}]}`, ""},
 		{"null in an array", `{"papers":[{"id":"v1","abstract":"Null names.","authors":["A. Author",null]}]}`, "/papers/0/authors/1"},
+		{"unknown type", `{"papers":[` + ok + `,{"id":"v1","abstract":"x","type":"journal"}]}`, "/papers/1/type"},
+		{"type of the wrong kind", `{"papers":[{"id":"v1","abstract":"x","type":3}]}`, "/papers/0/type"},
+		{"every type", `{"papers":[{"id":"v-t1","abstract":"A journal paper.","type":"journal-article"},{"id":"v-t2","abstract":"A preprint.","type":"preprint"},{"id":"v-t3","abstract":"Unknown.","type":null},{"id":"v-t4","abstract":"Unknown too.","type":""}]}`, ""},
 		{"whole-number float year", `{"papers":[{"id":"v-f","abstract":"Float year.","year":2020.0}]}`, ""},
 	}
 	for _, tt := range tests {

@@ -164,6 +164,7 @@ type jsonRecord struct {
 	Venue    string          `json:"venue"`
 	Year     json.RawMessage `json:"year"`
 	URL      string          `json:"url"`
+	Type     string          `json:"type"`
 	Tags     []string        `json:"tags"`
 }
 
@@ -215,6 +216,7 @@ func decodeRecord(line []byte) (papersearch.Paper, error) {
 		Venue:    rec.Venue,
 		Year:     year,
 		URL:      rec.URL,
+		Type:     rec.Type,
 		Tags:     rec.Tags,
 	})
 }

@@ -31,6 +31,7 @@ func NeurIPS2026() ([]papersearch.Paper, error) {
 	for i := range papers {
 		papers[i].Venue = "NeurIPS"
 		papers[i].Year = 2026
+		papers[i].Type = papersearch.TypeProceedingsArticle
 	}
 	return papers, nil
 }

@@ -234,7 +234,7 @@ func payloadOf(d search.Document, docLen int) map[string]any {
 		fieldSources: sources, fieldWorkKeys: workKeys, fieldSentenceRoles: rs.String(),
 		fieldTags: tags, fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
-		fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
+		fieldType: d.Paper.Type, fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
 		fieldVenueKey: search.VenueKey(d.Paper.Venue), fieldAuthorNames: names,
 		fieldDocLen: int64(docLen),
 	}
@@ -261,7 +261,7 @@ func documentOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) search.
 	d := search.Document{
 		Paper: papersearch.Paper{ID: str(fieldPaperID), Title: str(fieldTitle), Abstract: str(fieldAbstract),
 			Authors: authors, Venue: str(fieldVenue), Year: int(payload[fieldYear].GetIntegerValue()), URL: str(fieldURL),
-			Tags: tags, Sources: sources},
+			Type: str(fieldType), Tags: tags, Sources: sources},
 		TextHash:  str(fieldTextHash),
 		PaperHash: str(fieldPaperHash),
 	}

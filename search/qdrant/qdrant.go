@@ -102,6 +102,7 @@ const (
 	fieldVenue         = "venue"
 	fieldYear          = "year"
 	fieldURL           = "url"
+	fieldType          = "type" // absent from points written before papers had one: ""
 	fieldTags          = "tags"
 	fieldSources       = "sources"
 	fieldWorkKeys      = "work_keys"

@@ -18,7 +18,7 @@ import (
 // paperColumns are the columns of a paper; documentColumns add what a
 // search.Document holds besides.
 const (
-	paperColumns    = `id, title, abstract, authors, venue, year, url, tags, sources`
+	paperColumns    = `id, title, abstract, authors, venue, year, url, tags, sources, type`
 	documentColumns = paperColumns + `, text_hash, paper_hash, vector`
 )
 
@@ -31,7 +31,7 @@ func scanPaper(row scanner, extra ...any) (papersearch.Paper, error) {
 		p                      papersearch.Paper
 		authors, tags, sources string
 	)
-	dest := append([]any{&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL, &tags, &sources}, extra...)
+	dest := append([]any{&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL, &tags, &sources, &p.Type}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return p, err
 	}

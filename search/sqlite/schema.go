@@ -19,8 +19,8 @@ import (
 // and the work_keys table, version 5 the sentences table, version 6 marks
 // sentence vectors as pooled from each paper's encoder pass (see upgradeFrom),
 // version 7 analyses text with accents folded (its terms are analysed
-// again: reanalyse).
-const schemaVersion = 7
+// again: reanalyse), version 8 adds each paper's type.
+const schemaVersion = 8
 
 // upgradeFrom is the change from schema version v to the next.
 func upgradeFrom(v int) string {
@@ -35,6 +35,8 @@ func upgradeFrom(v int) string {
 		return `SELECT 1`
 	case 6: // reanalyse fills the terms in again
 		return `SELECT 1`
+	case 7:
+		return `ALTER TABLE papers ADD COLUMN type TEXT NOT NULL DEFAULT ''`
 	default: // 5: its sentence vectors were each embedded on its own, which vectors pooled from the
 		// paper's encoder pass replace: drop them, and forget every paper's hash so that the next
 		// ingest of a paper embeds it again (search.Engine.Ingest re-embeds a paper stored without
@@ -62,7 +64,8 @@ CREATE TABLE IF NOT EXISTS papers (
 	vector     BLOB NOT NULL,
 	terms      TEXT NOT NULL DEFAULT '',
 	tags       TEXT NOT NULL DEFAULT '',
-	sources    TEXT NOT NULL DEFAULT ''
+	sources    TEXT NOT NULL DEFAULT '',
+	type       TEXT NOT NULL DEFAULT ''
 );
 -- The keys naming the work each paper is a version of
 -- (papersearch.WorkKeys), to find the stored versions of an arriving one.
@@ -157,7 +160,7 @@ func (s *Store) upgrade(ctx context.Context, v string) error {
 		return fmt.Errorf("upgrade schema: %w", err)
 	}
 	defer tx.Rollback()
-	keyed := from >= 4
+	keyed, folded := from >= 4, from >= 7
 	for ; from < schemaVersion; from++ {
 		if _, err := tx.ExecContext(ctx, upgradeFrom(from)); err != nil {
 			return fmt.Errorf("upgrade schema from version %d: %w", from, err)
@@ -168,8 +171,10 @@ func (s *Store) upgrade(ctx context.Context, v string) error {
 			return fmt.Errorf("upgrade schema: %w", err)
 		}
 	}
-	if err := reanalyse(ctx, tx); err != nil {
-		return fmt.Errorf("upgrade schema: %w", err)
+	if !folded {
+		if err := reanalyse(ctx, tx); err != nil {
+			return fmt.Errorf("upgrade schema: %w", err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'schema_version'`, strconv.Itoa(schemaVersion)); err != nil {
 		return fmt.Errorf("upgrade schema: %w", err)

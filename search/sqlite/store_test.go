@@ -231,7 +231,7 @@ func TestUpgradesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to version 2: no tags, no sources, no work keys.
-	for _, q := range []string{`ALTER TABLE papers DROP COLUMN tags`, `ALTER TABLE papers DROP COLUMN sources`,
+	for _, q := range []string{`ALTER TABLE papers DROP COLUMN tags`, `ALTER TABLE papers DROP COLUMN sources`, `ALTER TABLE papers DROP COLUMN type`,
 		`DROP TABLE work_keys`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`} {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -319,8 +319,10 @@ func TestUpgradeFoldsAccents(t *testing.T) {
 	if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = 'naïv bay revisit naïv bay classifi spam' WHERE id = 'p001'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.ExecContext(ctx, `UPDATE meta SET value = '6' WHERE key = 'schema_version'`); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{`ALTER TABLE papers DROP COLUMN type`, `UPDATE meta SET value = '6' WHERE key = 'schema_version'`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.Close()
 	if s, err = Open(ctx, path, storetest.Model); err != nil {

@@ -86,6 +86,33 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 		}
 	})
 
+	t.Run("KeepsEveryField", func(t *testing.T) {
+		s := open(t)
+		d := Doc(1)
+		d.Paper = papersearch.Paper{ID: "doi:10.1/x", Title: "Every field", Abstract: "An abstract.", Authors: []string{"Ada Lovelace", "Alan Turing"},
+			Venue: "Journal of Tests", Year: 2021, URL: "https://example.org/x", Type: papersearch.TypeJournalArticle,
+			Tags: []string{"a", "b"}, Sources: []papersearch.Source{{ID: "arxiv:2101.00001", URL: "https://arxiv.org/abs/2101.00001"}}}
+		if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, d.Paper.ID)
+		if err != nil || fmt.Sprintf("%+v", got.Paper) != fmt.Sprintf("%+v", d.Paper) {
+			t.Errorf("Get = %+v, %v; want %+v", got.Paper, err, d.Paper)
+		}
+		looked, err := s.Lookup(ctx, []string{d.Paper.ID})
+		if err != nil || fmt.Sprintf("%+v", looked[d.Paper.ID]) != fmt.Sprintf("%+v", d.Paper) {
+			t.Errorf("Lookup = %+v, %v; want %+v", looked[d.Paper.ID], err, d.Paper)
+		}
+		// A field emptied is emptied.
+		d.Paper.Type = ""
+		if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Get(ctx, d.Paper.ID); err != nil || got.Paper.Type != "" {
+			t.Errorf("type after it was emptied: %q, %v", got.Paper.Type, err)
+		}
+	})
+
 	t.Run("NotFound", func(t *testing.T) {
 		s := open(t)
 		if _, err := s.Get(ctx, "nope"); !errors.Is(err, search.ErrNotFound) {

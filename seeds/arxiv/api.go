@@ -145,8 +145,8 @@ func apiPaper(e entry) (papersearch.Paper, error) {
 		Venue:    strings.TrimSpace(e.JournalRef),
 		URL:      "https://arxiv.org/abs/" + m[1],
 	}
-	if p.Venue == "" {
-		p.Venue = "arXiv"
+	if p.Venue == "" { // with a journal reference, what was published there is of a kind it does not say
+		p.Venue, p.Type = "arXiv", papersearch.TypePreprint
 	}
 	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(e.Published)); err == nil {
 		p.Year = t.Year()

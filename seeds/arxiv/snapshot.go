@@ -151,8 +151,8 @@ func Paper(rec record) (papersearch.Paper, error) {
 		Year:     year(rec),
 		URL:      "https://arxiv.org/abs/" + rec.ID,
 	}
-	if p.Venue == "" {
-		p.Venue = "arXiv"
+	if p.Venue == "" { // with a journal reference, what was published there is of a kind it does not say
+		p.Venue, p.Type = "arXiv", papersearch.TypePreprint
 	}
 	for _, a := range rec.AuthorsParsed {
 		// [last, first, suffix] is written "first last suffix".

@@ -402,14 +402,21 @@ var arxivID = regexp.MustCompile(`^(?:arXiv:)?([a-z-]+(?:\.[A-Z]{2})?/\d{7}|\d{4
 
 // Paper turns an entry into a paper. Its id is stable across exports:
 // doi:<DOI> when the entry has one, else arxiv:<id> for an arXiv e-print,
-// else bibtex:<citation key>. The venue is the booktitle or journal.
+// else bibtex:<citation key>. The venue is the booktitle or journal, else
+// what the entry type names the publisher by (a thesis's school, a
+// report's institution, a book's publisher, a @misc's howpublished unless
+// that is a link); the type comes from the entry type (typeOf).
 func Paper(e Entry) (papersearch.Paper, error) {
 	f := func(name string) string { return latex.Decode(e.Fields[name]) }
+	publisher := f(venueField[strings.ToLower(e.Type)])
+	if strings.Contains(publisher, "://") {
+		publisher = ""
+	}
 	p := papersearch.Paper{
 		Title:    f("title"),
 		Abstract: f("abstract"),
 		Authors:  Authors(e.Fields["author"]),
-		Venue:    firstOf(f("booktitle"), f("journal"), f("journaltitle")),
+		Venue:    firstOf(f("booktitle"), f("journal"), f("journaltitle"), publisher),
 		URL:      verbatimURL(e.Fields["url"]),
 	}
 	if y := strings.TrimSpace(f("year")); len(y) >= 4 {
@@ -423,8 +430,36 @@ func Paper(e Entry) (papersearch.Paper, error) {
 			arxiv = m[1]
 		}
 	}
+	p.Type = typeOf(e.Type, p, arxiv != "")
 	p = seeds.Identify(p, e.Fields["doi"], arxiv, "bibtex:"+e.Key)
 	return papersearch.Complete(p)
+}
+
+// venueField is the field naming where an entry of a type without a
+// booktitle or journal was published.
+var venueField = map[string]string{ // read-only
+	"phdthesis": "school", "mastersthesis": "school", "thesis": "institution", "techreport": "institution",
+	"report": "institution", "book": "publisher", "misc": "howpublished", "online": "howpublished",
+}
+
+// entryTypes are the paper types BibTeX's and biblatex's entry types name.
+var entryTypes = map[string]string{ // read-only
+	"article": papersearch.TypeJournalArticle, "inproceedings": papersearch.TypeProceedingsArticle,
+	"conference": papersearch.TypeProceedingsArticle, "book": papersearch.TypeBook, "inbook": papersearch.TypeBookChapter,
+	"incollection": papersearch.TypeBookChapter, "phdthesis": papersearch.TypeThesis, "mastersthesis": papersearch.TypeThesis,
+	"thesis": papersearch.TypeThesis, "techreport": papersearch.TypeReport, "report": papersearch.TypeReport,
+}
+
+// typeOf is the paper type of an entry of that type: what the entry type
+// names, except that an @article or @misc in a preprint server (Google
+// Scholar's "journal = {arXiv preprint arXiv:…}") or with an arXiv e-print
+// and no journal is a preprint, and any other @misc unknown.
+func typeOf(entryType string, p papersearch.Paper, eprint bool) string {
+	t := entryTypes[strings.ToLower(entryType)]
+	if (t == papersearch.TypeJournalArticle || t == "") && (p.Venue != "" && !papersearch.Published(p) || p.Venue == "" && eprint) {
+		return papersearch.TypePreprint
+	}
+	return t
 }
 
 // verbatimURL reads a url field as biblatex does, verbatim (a LaTeX

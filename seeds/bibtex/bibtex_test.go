@@ -155,3 +155,36 @@ func TestKeyWithBraces(t *testing.T) {
 		t.Errorf("read %+v", p)
 	}
 }
+
+// TestEntryTypes: a paper's type is what its entry type names, an arXiv
+// paper exported as Google Scholar does (@article in "arXiv preprint …")
+// or as a @misc e-print being a preprint.
+func TestEntryTypes(t *testing.T) {
+	const lib = `
+@article{a, title={A}, abstract={x}, journal={Nature Machine Intelligence}}
+@article{b, title={B}, abstract={x}, journal={arXiv preprint arXiv:2101.00001}}
+@inproceedings{c, title={C}, abstract={x}, booktitle={Proceedings of ICML}}
+@misc{d, title={D}, abstract={x}, eprint={2101.00002}, archiveprefix={arXiv}}
+@misc{e, title={E}, abstract={x}, howpublished={\url{https://example.org}}}
+@PhdThesis{f, title={F}, abstract={x}, school={MIT}}
+@techreport{g, title={G}, abstract={x}, institution={OpenAI}}
+@incollection{h, title={H}, abstract={x}, booktitle={Handbook}}
+`
+	papers, rejected, err := seeds.Collect(NewReader(strings.NewReader(lib)))
+	if err != nil || len(rejected) != 0 {
+		t.Fatal(err, rejected)
+	}
+	want := []struct{ typ, venue string }{
+		{papersearch.TypeJournalArticle, "Nature Machine Intelligence"}, {papersearch.TypePreprint, "arXiv preprint arXiv:2101.00001"},
+		{papersearch.TypeProceedingsArticle, "Proceedings of ICML"}, {papersearch.TypePreprint, ""}, {"", ""},
+		{papersearch.TypeThesis, "MIT"}, {papersearch.TypeReport, "OpenAI"}, {papersearch.TypeBookChapter, "Handbook"},
+	}
+	if len(papers) != len(want) {
+		t.Fatalf("%d papers, want %d", len(papers), len(want))
+	}
+	for i, w := range want {
+		if papers[i].Type != w.typ || papers[i].Venue != w.venue {
+			t.Errorf("entry %d: type %q venue %q, want %q %q", i, papers[i].Type, papers[i].Venue, w.typ, w.venue)
+		}
+	}
+}

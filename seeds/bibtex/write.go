@@ -12,18 +12,16 @@ import (
 	"github.com/papersearch/papersearch/seeds/latex"
 )
 
-// Format writes a paper as one BibTeX entry under its Key: @inproceedings
-// (with booktitle) when it has a venue, @misc otherwise. Every value is
+// Format writes a paper as one BibTeX entry under its Key, of the entry
+// type its Type names (see entryOf: a journal article is an @article with
+// its venue as the journal). Every value is
 // written so that BibTeX's brace counting, and so any BibTeX parser, ends
 // it where it ends (see Value), and the Reader reads back the paper's own
 // fields (the url's braces and backslashes percent-encoded, which names the
 // same URL).
 func Format(p papersearch.Paper) string {
 	var b strings.Builder
-	kind := "misc"
-	if p.Venue != "" {
-		kind = "inproceedings"
-	}
+	kind, venueField := entryOf(p)
 	fmt.Fprintf(&b, "@%s{%s,\n", kind, Key(p))
 	field := func(name, value string) {
 		if value != "" {
@@ -38,7 +36,7 @@ func Format(p papersearch.Paper) string {
 		authors[i] = "{" + Value(a) + "}" // braced: an "and" or a comma inside a name stays in it
 	}
 	field("author", strings.Join(authors, " and "))
-	field("booktitle", Value(p.Venue))
+	field(venueField, Value(p.Venue))
 	if p.Year != 0 {
 		field("year", strconv.Itoa(p.Year))
 	}
@@ -47,6 +45,32 @@ func Format(p papersearch.Paper) string {
 	field("note", "papersearch id: "+Value(p.ID))
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// entryOf is the entry type a paper is written as and the field that
+// holds its venue there. A paper of unknown type is an @inproceedings
+// when its venue is a publication (see papersearch.Published), else a
+// @misc; the venue of a @misc is how it was published.
+func entryOf(p papersearch.Paper) (entryType, venueField string) {
+	switch p.Type {
+	case papersearch.TypeJournalArticle:
+		return "article", "journal"
+	case papersearch.TypeProceedingsArticle:
+		return "inproceedings", "booktitle"
+	case papersearch.TypeBookChapter:
+		return "incollection", "booktitle"
+	case papersearch.TypeBook:
+		return "book", "publisher"
+	case papersearch.TypeThesis:
+		return "phdthesis", "school"
+	case papersearch.TypeReport:
+		return "techreport", "institution"
+	case "":
+		if papersearch.Published(p) {
+			return "inproceedings", "booktitle"
+		}
+	}
+	return "misc", "howpublished"
 }
 
 // Value writes text as a BibTeX field value (without its outer braces)

@@ -2,6 +2,7 @@ package bibtex
 
 import (
 	"encoding/json"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -124,5 +125,58 @@ func TestKeyFoldsAccents(t *testing.T) {
 	p := papersearch.Paper{ID: "x", Title: "Über Äpfel und Birnen", Authors: []string{"José García"}, Year: 2019}
 	if k := Key(p); !strings.HasPrefix(k, "garcia2019uber_") {
 		t.Errorf("key %q, want garcia2019uber_…", k)
+	}
+}
+
+// TestFormatTypes: each paper type is written as the entry type that
+// names it, with its venue in that entry type's field, and read back as
+// that type and venue.
+func TestFormatTypes(t *testing.T) {
+	for _, tt := range []struct {
+		typ, venue, entry, field string
+		back                     string // the type read back
+	}{
+		{papersearch.TypeJournalArticle, "Journal of Machine Learning Research", "article", "journal", papersearch.TypeJournalArticle},
+		{papersearch.TypeProceedingsArticle, "NeurIPS 2024", "inproceedings", "booktitle", papersearch.TypeProceedingsArticle},
+		{papersearch.TypePreprint, "arXiv", "misc", "howpublished", papersearch.TypePreprint},
+		{papersearch.TypeBook, "MIT Press", "book", "publisher", papersearch.TypeBook},
+		{papersearch.TypeBookChapter, "Handbook of Learning", "incollection", "booktitle", papersearch.TypeBookChapter},
+		{papersearch.TypeThesis, "Stanford University", "phdthesis", "school", papersearch.TypeThesis},
+		{papersearch.TypeReport, "Google Research", "techreport", "institution", papersearch.TypeReport},
+		// BibTeX has no entry type for these: what it reads back is what
+		// the entry says.
+		{papersearch.TypeOther, "Zenodo", "misc", "howpublished", ""},
+		{"", "ICML 2023", "inproceedings", "booktitle", papersearch.TypeProceedingsArticle},
+		{"", "arXiv preprint arXiv:2101.00001", "misc", "howpublished", papersearch.TypePreprint},
+	} {
+		p := papersearch.Paper{ID: "x", Title: "A title", Abstract: "An abstract.", Venue: tt.venue, Type: tt.typ}
+		out := Format(p)
+		entries, err := collectEntries(out)
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("%q: %d entries, %v, from\n%s", tt.typ, len(entries), err, out)
+		}
+		if e := entries[0]; e.Type != tt.entry || e.Fields[tt.field] != tt.venue {
+			t.Errorf("%q: @%s with %s = %q, want @%s with %s = %q", tt.typ, e.Type, tt.field, e.Fields[tt.field], tt.entry, tt.field, tt.venue)
+		}
+		papers, _, err := seeds.Collect(NewReader(strings.NewReader(out)))
+		if err != nil || len(papers) != 1 || papers[0].Type != tt.back || papers[0].Venue != tt.venue {
+			t.Errorf("%q read back: %+v, %v; want type %q, venue %q", tt.typ, papers, err, tt.back, tt.venue)
+		}
+	}
+}
+
+// collectEntries reads every entry of a BibTeX text.
+func collectEntries(text string) ([]*Entry, error) {
+	r := NewReader(strings.NewReader(text))
+	var out []*Entry
+	for {
+		e, err := r.NextEntry()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
 	}
 }

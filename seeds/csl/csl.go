@@ -98,7 +98,8 @@ var arxivRef = regexp.MustCompile(`(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s*)([a-z-]+
 
 // Paper turns an item into a paper. Its id is stable across exports:
 // doi:<DOI> when the item has one, else arxiv:<id> when its URL or number
-// names an arXiv e-print, else csl:<item id>.
+// names an arXiv e-print, else csl:<item id>; its type from the item's
+// (itemTypes).
 func Paper(it Item) (papersearch.Paper, error) {
 	p := papersearch.Paper{
 		Title:    it.Title,
@@ -106,6 +107,7 @@ func Paper(it Item) (papersearch.Paper, error) {
 		Venue:    it.ContainerTitle,
 		URL:      it.URL,
 		Year:     it.Issued.year(),
+		Type:     itemTypes[it.Type],
 	}
 	for _, n := range it.Author {
 		name := n.Literal
@@ -120,6 +122,14 @@ func Paper(it Item) (papersearch.Paper, error) {
 	}
 	p = seeds.Identify(p, it.DOI, arxiv, "csl:"+strings.Trim(string(it.ID), `"`))
 	return papersearch.Complete(p)
+}
+
+// itemTypes are the paper types CSL's item types name. CSL 1.0.2's
+// "article" is a preprint or working paper; Zotero exports arXiv papers so.
+var itemTypes = map[string]string{ // read-only
+	"article-journal": papersearch.TypeJournalArticle, "paper-conference": papersearch.TypeProceedingsArticle,
+	"article": papersearch.TypePreprint, "book": papersearch.TypeBook, "chapter": papersearch.TypeBookChapter,
+	"thesis": papersearch.TypeThesis, "report": papersearch.TypeReport,
 }
 
 // year is the date's year, 0 when it has none.

@@ -57,3 +57,18 @@ func TestNotAnArray(t *testing.T) {
 		t.Errorf("an empty array: err = %v, want io.EOF", err)
 	}
 }
+
+// TestItemTypes: a paper's type is what its CSL item type names.
+func TestItemTypes(t *testing.T) {
+	r := NewReader(strings.NewReader(`[
+		{"id": "a", "type": "article-journal", "abstract": "x", "container-title": "Nature"},
+		{"id": "b", "type": "paper-conference", "abstract": "x"},
+		{"id": "c", "type": "article", "abstract": "x", "URL": "https://arxiv.org/abs/2101.00001"},
+		{"id": "d", "type": "webpage", "abstract": "x"}]`))
+	for _, want := range []string{papersearch.TypeJournalArticle, papersearch.TypeProceedingsArticle, papersearch.TypePreprint, ""} {
+		p, err := r.Next()
+		if err != nil || p.Type != want {
+			t.Errorf("%s: type %q, %v; want %q", p.ID, p.Type, err, want)
+		}
+	}
+}

@@ -26,13 +26,16 @@ const PageSize = 200
 
 // work is the part of an OpenAlex work that makes a paper.
 type work struct {
-	ID              string           `json:"id"`  // https://openalex.org/W2741809807
-	DOI             string           `json:"doi"` // https://doi.org/10.…, or null
-	Title           string           `json:"title"`
-	DisplayName     string           `json:"display_name"`
-	PublicationYear int              `json:"publication_year"`
-	Abstract        map[string][]int `json:"abstract_inverted_index"`
-	Authorships     []struct {
+	ID              string `json:"id"`  // https://openalex.org/W2741809807
+	DOI             string `json:"doi"` // https://doi.org/10.…, or null
+	Title           string `json:"title"`
+	DisplayName     string `json:"display_name"`
+	PublicationYear int    `json:"publication_year"`
+	// Type is the kind of work ("article", "preprint", "book-chapter",
+	// "dissertation", …).
+	Type        string           `json:"type"`
+	Abstract    map[string][]int `json:"abstract_inverted_index"`
+	Authorships []struct {
 		Author struct {
 			DisplayName string `json:"display_name"`
 		} `json:"author"`
@@ -40,6 +43,9 @@ type work struct {
 	PrimaryLocation struct {
 		Source struct {
 			DisplayName string `json:"display_name"`
+			// Type is the kind of source: "journal", "conference",
+			// "repository" (a preprint server), "book series", ….
+			Type string `json:"type"`
 		} `json:"source"`
 		LandingPageURL string `json:"landing_page_url"`
 	} `json:"primary_location"`
@@ -48,6 +54,33 @@ type work struct {
 	Locations []struct {
 		LandingPageURL string `json:"landing_page_url"`
 	} `json:"locations"`
+}
+
+// typeOf is the paper type of a work: from the work's type, and for an
+// article from the type of the source it is published in.
+func typeOf(w work) string {
+	switch w.Type {
+	case "preprint":
+		return papersearch.TypePreprint
+	case "book-chapter":
+		return papersearch.TypeBookChapter
+	case "book", "monograph":
+		return papersearch.TypeBook
+	case "dissertation":
+		return papersearch.TypeThesis
+	case "report":
+		return papersearch.TypeReport
+	case "article":
+		switch w.PrimaryLocation.Source.Type {
+		case "journal":
+			return papersearch.TypeJournalArticle
+		case "conference":
+			return papersearch.TypeProceedingsArticle
+		case "repository":
+			return papersearch.TypePreprint
+		}
+	}
+	return ""
 }
 
 // arxivPage takes the arXiv id, without version, out of an abstract page.
@@ -198,6 +231,7 @@ func Abstract(index map[string][]int) string {
 // Paper turns a work into a paper: id doi:<DOI> when it has one, else
 // arxiv:<id> when an arXiv abstract page is among its locations, else
 // openalex:<W id>; the abstract rebuilt; the primary source as the venue;
+// the type from the work's and the source's (typeOf);
 // the work's OpenAlex page, DOI and arXiv id among its sources.
 func Paper(w work) (papersearch.Paper, error) {
 	p := papersearch.Paper{
@@ -206,6 +240,7 @@ func Paper(w work) (papersearch.Paper, error) {
 		Venue:    w.PrimaryLocation.Source.DisplayName,
 		Year:     w.PublicationYear,
 		URL:      w.PrimaryLocation.LandingPageURL,
+		Type:     typeOf(w),
 	}
 	if p.Title == "" {
 		p.Title = w.DisplayName

@@ -168,3 +168,20 @@ func TestResume(t *testing.T) {
 		t.Errorf("resumed at the end (%q): %v after %d requests", rest.Position(), err, requests.Load()-asked)
 	}
 }
+
+// TestWorkTypes: a paper's type comes from the work's type, and for an
+// article from its source's.
+func TestWorkTypes(t *testing.T) {
+	for _, tt := range []struct{ work, source, want string }{
+		{"article", "journal", papersearch.TypeJournalArticle}, {"article", "conference", papersearch.TypeProceedingsArticle},
+		{"article", "repository", papersearch.TypePreprint}, {"preprint", "", papersearch.TypePreprint},
+		{"dissertation", "", papersearch.TypeThesis}, {"book-chapter", "book series", papersearch.TypeBookChapter},
+		{"article", "", ""}, {"dataset", "repository", ""},
+	} {
+		var w work
+		w.Type, w.PrimaryLocation.Source.Type = tt.work, tt.source
+		if got := typeOf(w); got != tt.want {
+			t.Errorf("work %q in a %q: %q, want %q", tt.work, tt.source, got, tt.want)
+		}
+	}
+}
