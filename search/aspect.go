@@ -169,7 +169,8 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 // sentences of that role, matched with all of a candidate's sentences (as
 // in similarByAspect), and the mode applies as there, the BM25 side for
 // the words of the text and those sentences. A liked paper without a
-// sentence of the role is ErrNotFound.
+// sentence of the role is matched as a whole (its paper vector), and the
+// results name "aspect" among their Degraded.
 func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (Results, error) {
 	role, ok := q.Aspect.role()
 	if !ok {
@@ -184,6 +185,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		return Results{}, err
 	}
 	var probes []probe
+	wholePaper := false // a liked paper without a sentence of the role
 	if strings.TrimSpace(q.Text) != "" {
 		v, err := e.queryVector(ctx, q.Text)
 		if err != nil {
@@ -214,8 +216,11 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 			}
 		}
 		if !found {
-			return Results{}, &FieldError{Field: fmt.Sprintf("like/%d", i), Err: ErrNotFound,
-				Reason: fmt.Sprintf("names paper %s, which has no %s sentence", id, q.Aspect)}
+			// No sentence of the aspect: the paper as a whole is the probe,
+			// and the response says so (as similar by aspect does).
+			wholePaper = true
+			probes = append(probes, probe{vec: doc.Vector, sameRole: e.opts.AspectSameRole,
+				sentence: papersearch.MatchedSentence{Index: -1, Role: "paper", Text: doc.Paper.Title}})
 		}
 	}
 	vec, err := e.denseQuery(ctx, q)
@@ -231,7 +236,11 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		}
 		return c, nil
 	}
-	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, true, candidates)
+	res, err := e.rankByAspect(ctx, start, q, seen, fp, probes, role, true, candidates)
+	if err == nil && wholePaper {
+		res.Degraded = append(res.Degraded, "aspect")
+	}
+	return res, err
 }
 
 // probe is one vector an aspect query matches with candidates' sentences:

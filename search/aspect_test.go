@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/papersearch/papersearch"
@@ -169,6 +170,38 @@ func TestSimilarByAspectWithoutSuchSentence(t *testing.T) {
 		degraded++
 		if res.Degraded[0] != "aspect" || len(res.Hits) != len(whole.Hits) || res.Hits[0].ID != whole.Hits[0].ID || res.Hits[0].Score != whole.Hits[0].Score {
 			t.Errorf("%s: %+v degraded %v; want the whole-paper answer %+v", aspect, res.Hits, res.Degraded, whole.Hits)
+		}
+	}
+	if degraded < 2 {
+		t.Errorf("%d aspects answered as a whole; a paper of one sentence lacks at least two", degraded)
+	}
+}
+
+// TestSearchByAspectLikingAPaperWithoutSuchSentence: a search by aspect
+// liking a paper with no sentence of that aspect matches the paper as a
+// whole, says so (degraded "aspect") and answers, instead of 404.
+func TestSearchByAspectLikingAPaperWithoutSuchSentence(t *testing.T) {
+	ctx := context.Background()
+	eng, _, _ := importEngine(t)
+	papers := []papersearch.Paper{
+		{ID: "lone", Title: "One sentence", Abstract: "We propose a graph attention network for protein folding."},
+		{ID: "b", Title: "Graphs", Abstract: "Graph attention networks learn over molecules. Results show gains."},
+		{ID: "c", Title: "Sorting", Abstract: "Sorting is a basic task in computing. We present a new merge procedure."},
+	}
+	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+		t.Fatal(err)
+	}
+	degraded := 0
+	for _, aspect := range []search.Aspect{search.BackgroundAspect, search.MethodAspect, search.ResultAspect} {
+		res, err := eng.Search(ctx, search.Query{Like: []string{"lone"}, Aspect: aspect, Limit: 5})
+		if err != nil {
+			t.Fatalf("%s: %v", aspect, err)
+		}
+		if len(res.Hits) != 2 || slices.ContainsFunc(res.Hits, func(h papersearch.Hit) bool { return h.ID == "lone" }) {
+			t.Errorf("%s: hits %+v, want the two other papers", aspect, res.Hits)
+		}
+		if slices.Contains(res.Degraded, "aspect") {
+			degraded++
 		}
 	}
 	if degraded < 2 {
