@@ -27,11 +27,11 @@ func TestFastMath(t *testing.T) {
 	}
 }
 
-// TestElementwiseSIMD checks softmaxScaled and gelu, AVX-512 where the CPU
-// has it, against their Go definitions on lengths that exercise the full
-// blocks and the masked tail, and on values past exp's range.
+// TestElementwiseSIMD checks softmaxScaled and gelu, AVX-512 or AVX2 where
+// the CPU has it, against their Go definitions on lengths that exercise
+// the full blocks and the tail, and on values past exp's range.
 func TestElementwiseSIMD(t *testing.T) {
-	t.Logf("SIMD element-wise kernels: %v", softmaxSIMD([]float32{0}, 1))
+	t.Logf("SIMD element-wise kernels: %v", softmaxSIMD(make([]float32, 16), 1))
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 15, 16, 17, 33, 221, 512} {
 		x := make([]float32, n)

@@ -16,31 +16,41 @@ func addAVX512(dst *float32, src *float32, n int, gelu bool)
 //go:noescape
 func residualNormAVX512(x, y, b, gamma, beta *float32, h int, eps, invH float32)
 
-// softmaxSIMD computes softmaxScaled with AVX-512 and reports whether it
-// did.
+// softmaxSIMD computes softmaxScaled with AVX-512, else AVX2 for a row of
+// at least 8, and reports whether it did.
 func softmaxSIMD(row []float32, scale float32) bool {
-	if !hasAVX512 || len(row) == 0 {
+	switch {
+	case hasAVX512 && len(row) > 0:
+		softmaxAVX512(&row[0], len(row), scale)
+	case hasAVX2FMA && len(row) >= 8:
+		softmaxAVX2(row, scale)
+	default:
 		return false
 	}
-	softmaxAVX512(&row[0], len(row), scale)
 	return true
 }
 
-// biasGELUSIMD computes one row of biasGELU with AVX-512 and reports
-// whether it did.
+// biasGELUSIMD computes one row of biasGELU with SIMD and reports whether
+// it did.
 func biasGELUSIMD(x, b []float32) bool { return addThenSIMD(x, b, true) }
 
-// addSIMD computes add with AVX-512 and reports whether it did.
+// addSIMD computes add with SIMD and reports whether it did.
 func addSIMD(dst, src []float32) bool { return addThenSIMD(dst, src, false) }
 
-// addThenSIMD adds src (at least as long as dst) to dst with AVX-512, then
-// applies GELU if gelu, and reports whether it did.
+// addThenSIMD adds src (at least as long as dst) to dst with AVX-512, else
+// AVX2 for at least 8, then applies GELU if gelu, and reports whether it
+// did.
 func addThenSIMD(dst, src []float32, gelu bool) bool {
-	if !hasAVX512 || len(dst) == 0 {
+	switch {
+	case hasAVX512 && len(dst) > 0:
+		_ = src[len(dst)-1]
+		addAVX512(&dst[0], &src[0], len(dst), gelu)
+	case hasAVX2FMA && len(dst) >= 8:
+		_ = src[len(dst)-1]
+		addThenAVX2(dst, src, gelu)
+	default:
 		return false
 	}
-	_ = src[len(dst)-1]
-	addAVX512(&dst[0], &src[0], len(dst), gelu)
 	return true
 }
 

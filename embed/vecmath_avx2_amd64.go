@@ -1,0 +1,49 @@
+package embed
+
+// The AVX2+FMA element-wise kernels (vecmath_avx2_amd64.s), for CPUs
+// without AVX-512: each handles a positive multiple of 8 floats.
+
+//go:noescape
+func maxAVX2(row *float32, n int) float32
+
+//go:noescape
+func expSumAVX2(row *float32, n int, max, scale float32) float32
+
+//go:noescape
+func scaleAVX2(row *float32, n int, s float32)
+
+//go:noescape
+func addGELUAVX2(dst, src *float32, n int, gelu bool)
+
+// softmaxAVX2 computes softmaxScaled over a row of at least 8 floats, the
+// last len mod 8 in Go.
+func softmaxAVX2(row []float32, scale float32) {
+	n8 := len(row) &^ 7
+	maxv := maxAVX2(&row[0], n8)
+	for _, v := range row[n8:] {
+		maxv = max(maxv, v)
+	}
+	sum := expSumAVX2(&row[0], n8, maxv, scale)
+	for i, v := range row[n8:] {
+		e := expf((v - maxv) * scale)
+		row[n8+i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	scaleAVX2(&row[0], n8, inv)
+	for i := range row[n8:] {
+		row[n8+i] *= inv
+	}
+}
+
+// addThenAVX2 is addThenSIMD's AVX2 path, dst at least 8 long.
+func addThenAVX2(dst, src []float32, gelu bool) {
+	n8 := len(dst) &^ 7
+	addGELUAVX2(&dst[0], &src[0], n8, gelu)
+	for i := n8; i < len(dst); i++ {
+		dst[i] += src[i]
+	}
+	if gelu {
+		geluGo(dst[n8:])
+	}
+}
