@@ -98,8 +98,10 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, `UPDATE meta SET value = '5' WHERE key = 'schema_version'`); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{`ALTER TABLE papers DROP COLUMN type`, `UPDATE meta SET value = '5' WHERE key = 'schema_version'`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	db.Close()
 	out.Reset()
