@@ -99,7 +99,7 @@ func TestOpenAPI(t *testing.T) {
 		{"embeddings of a model not here", url, "POST", "/v1/embeddings", "", `{"input":"graphs","model":"all-MiniLM-L6-v2"}`, 404, true},
 		{"embeddings other dimensions", url, "POST", "/v1/embeddings", "", `{"input":"graphs","dimensions":3}`, 400, false},
 		{"patch", writable.URL, "PATCH", "/v1/papers/oa5", "", `{"title":"Patched","venue":null}`, 200, true},
-		{"patch the id", writable.URL, "PATCH", "/v1/papers/oa5", "", `{"id":"oa6"}`, 400, true},
+		{"patch the id", writable.URL, "PATCH", "/v1/papers/oa5", "", `{"id":"oa6"}`, 409, true},
 		{"delete", writable.URL, "DELETE", "/v1/papers/oa1", "", "", 204, true},
 		{"delete nulls", writable.URL, "DELETE", "/v1/papers/oa4", "", "", 204, true},
 		{"delete one", writable.URL, "DELETE", "/v1/papers/oa5", "", "", 204, true},

@@ -158,8 +158,11 @@ func (s *Server) patchPaper(c echo.Context) error {
 		return err
 	}
 	if p.ID != old.ID {
-		return invalid("a patch cannot change a paper's id; POST the paper under its new id and DELETE the old one",
-			wire.FieldProblem{Pointer: "/id", Detail: fmt.Sprintf("must stay %q", old.ID)})
+		// 409: the patch is well formed, but conflicts with the paper it
+		// names, whose id is what names it.
+		pr := problem(http.StatusConflict, "id-change", "a patch cannot change a paper's id; POST the paper under its new id and DELETE the old one")
+		pr.Errors = []wire.FieldProblem{{Pointer: "/id", Detail: fmt.Sprintf("must stay %q", old.ID)}}
+		return pr
 	}
 	done, err := papersearch.Complete(p)
 	if err != nil {

@@ -227,8 +227,13 @@ func TestIDsWithSlashes(t *testing.T) {
 			t.Errorf("GET %s/similar: %d %s", path, resp.StatusCode, b)
 		}
 	}
-	if resp, b := do(t, "DELETE", srv.URL+"/v1/papers/doi:10.1109/JPROC.2021.3058954/similar", "", ""); resp.StatusCode != 404 {
-		t.Errorf("DELETE of …/similar names no paper: %d %s", resp.StatusCode, b)
+	// A paper's similar papers are only read, whatever the id's form.
+	for _, path := range []string{"/v1/papers/doi:10.1109/JPROC.2021.3058954/similar", "/v1/papers/doi:10.1109%2Fjproc.2021.3058954/similar"} {
+		for _, method := range []string{"DELETE", "PATCH"} {
+			if resp, b := do(t, method, srv.URL+path, "application/json", `{"title":"x"}`); resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET" {
+				t.Errorf("%s %s: %d (Allow %q) %s, want 405", method, path, resp.StatusCode, resp.Header.Get("Allow"), b)
+			}
+		}
 	}
 	if resp, b := do(t, "DELETE", srv.URL+"/v1/papers/"+id, "", ""); resp.StatusCode != 204 {
 		t.Errorf("DELETE: %d %s", resp.StatusCode, b)
@@ -275,7 +280,7 @@ func TestPatchPaper(t *testing.T) {
 		status  int
 		pointer string
 	}{
-		{`{"id":"another"}`, 400, "/id"},
+		{`{"id":"another"}`, 409, "/id"},
 		{`{"year":"2020"}`, 400, "/year"},
 		{`{"abstract":"  "}`, 400, "/abstract"},
 		{`{"colour":"red"}`, 400, "/colour"},

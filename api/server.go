@@ -188,9 +188,9 @@ func New(engine Engine, opts Options) *Server {
 	}
 	e.POST("/v1/papers", s.ingest, s.requireKey)
 	e.PATCH("/v1/papers/:id", s.patchPaper, s.requireKey)
-	e.PATCH("/v1/papers/*", s.patchPaper, s.requireKey)
+	e.PATCH("/v1/papers/*", readOnlySimilar(s.patchPaper), s.requireKey)
 	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
-	e.DELETE("/v1/papers/*", s.deletePaper, s.requireKey)
+	e.DELETE("/v1/papers/*", readOnlySimilar(s.deletePaper), s.requireKey)
 	e.POST("/v1/imports", s.startImport, s.requireKey)
 	e.GET("/v1/imports/:id", s.importStatus, s.requireKey)
 	e.DELETE("/v1/imports/:id", s.cancelImport, s.requireKey)
@@ -517,6 +517,20 @@ func (s *Server) paperRoute(c echo.Context) error {
 	}
 	c.SetPath(paperRoutePath)
 	return s.getPaper(c)
+}
+
+// readOnlySimilar answers 405 to a write (h: PATCH or DELETE of
+// /v1/papers/*) of a path ending in /similar, which names a paper's
+// similar papers, as the router answers for an id of one segment.
+func readOnlySimilar(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if strings.HasSuffix(c.Param("*"), "/similar") {
+			c.SetPath(similarRoute)
+			c.Response().Header().Set(echo.HeaderAllow, http.MethodGet)
+			return echo.ErrMethodNotAllowed
+		}
+		return h(c)
+	}
 }
 
 // The routes a paper's path serves, as metrics and pathID name them.
