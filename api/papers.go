@@ -129,7 +129,10 @@ func (s *Server) patchPaper(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	raw, err := s.readBody(c, s.maxBody)
+	// One paper within the schema's limits (5,000 authors of 500
+	// characters) can be some megabytes: a patch takes what a POST of it
+	// may hold.
+	raw, err := s.readBody(c, BatchBodyFactor*s.maxBody)
 	if err != nil {
 		return err
 	}

@@ -281,6 +281,9 @@ func TestPatchPaper(t *testing.T) {
 		pointer string
 	}{
 		{`{"id":"another"}`, 409, "/id"},
+		// Past the 1 MiB general limit, within a paper's: refused for what
+		// it holds (more authors than a paper may have), not for its size.
+		{`{"authors":["` + strings.Repeat(strings.Repeat("a", 250)+`","`, papersearch.MaxAuthors) + `b"]}`, 400, "/authors"},
 		{`{"year":"2020"}`, 400, "/year"},
 		{`{"abstract":"  "}`, 400, "/abstract"},
 		{`{"colour":"red"}`, 400, "/colour"},

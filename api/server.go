@@ -540,8 +540,10 @@ const (
 )
 
 // BatchBodyFactor is how many times the body limit the batch endpoints
-// (POST /v1/papers, POST /v1/embeddings) accept: 1,000 real abstracts take
-// about 1.4 MB, over the 1 MiB that bounds every other body.
+// (POST /v1/papers, POST /v1/embeddings, POST /v1/imports) and PATCH of a
+// paper accept: 1,000 real abstracts take about 1.4 MB, and one paper
+// within the schema's limits can take megabytes, over the 1 MiB that
+// bounds every other body.
 const BatchBodyFactor = 16
 
 // readBody reads a JSON request body: at most limit bytes, valid UTF-8, not
