@@ -139,6 +139,20 @@ func TestSimilarByAspect(t *testing.T) {
 	}
 }
 
+// ingestLonePaper stores "lone", a paper of one sentence (so it lacks at
+// least two aspects), and two others.
+func ingestLonePaper(t *testing.T, eng *search.Engine) {
+	t.Helper()
+	papers := []papersearch.Paper{
+		{ID: "lone", Title: "One sentence", Abstract: "We propose a graph attention network for protein folding."},
+		{ID: "b", Title: "Graphs", Abstract: "Graph attention networks learn over molecules. Results show gains."},
+		{ID: "c", Title: "Sorting", Abstract: "Sorting is a basic task in computing. We present a new merge procedure."},
+	}
+	if _, err := eng.Ingest(context.Background(), papers, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSimilarByAspectWithoutSuchSentence: a paper with no sentence of the
 // aspect asked for is answered by whole-paper similarity, marked
 // degraded "aspect", instead of 404; so a client asking by aspect always
@@ -146,14 +160,7 @@ func TestSimilarByAspect(t *testing.T) {
 func TestSimilarByAspectWithoutSuchSentence(t *testing.T) {
 	ctx := context.Background()
 	eng, _, _ := importEngine(t)
-	papers := []papersearch.Paper{
-		{ID: "lone", Title: "One sentence", Abstract: "We propose a graph attention network for protein folding."},
-		{ID: "b", Title: "Graphs", Abstract: "Graph attention networks learn over molecules. Results show gains."},
-		{ID: "c", Title: "Sorting", Abstract: "Sorting is a basic task in computing. We present a new merge procedure."},
-	}
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
-		t.Fatal(err)
-	}
+	ingestLonePaper(t, eng)
 	whole, err := eng.Similar(ctx, search.SimilarQuery{ID: "lone"})
 	if err != nil {
 		t.Fatal(err)
@@ -183,14 +190,7 @@ func TestSimilarByAspectWithoutSuchSentence(t *testing.T) {
 func TestSearchByAspectLikingAPaperWithoutSuchSentence(t *testing.T) {
 	ctx := context.Background()
 	eng, _, _ := importEngine(t)
-	papers := []papersearch.Paper{
-		{ID: "lone", Title: "One sentence", Abstract: "We propose a graph attention network for protein folding."},
-		{ID: "b", Title: "Graphs", Abstract: "Graph attention networks learn over molecules. Results show gains."},
-		{ID: "c", Title: "Sorting", Abstract: "Sorting is a basic task in computing. We present a new merge procedure."},
-	}
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
-		t.Fatal(err)
-	}
+	ingestLonePaper(t, eng)
 	degraded := 0
 	for _, aspect := range []search.Aspect{search.BackgroundAspect, search.MethodAspect, search.ResultAspect} {
 		res, err := eng.Search(ctx, search.Query{Like: []string{"lone"}, Aspect: aspect, Limit: 5})
