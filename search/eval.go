@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search/lexical"
 )
 
 // EvalQuery is one benchmark query.
@@ -141,13 +142,34 @@ type Metrics struct {
 	Queries int     `json:"queries"`
 }
 
-// Evaluate runs every judged query in mode and averages nDCG@10,
-// recall@100 and MRR@10. Queries without judgements are skipped, as
-// trec_eval does.
-func (e *Engine) Evaluate(ctx context.Context, queries []EvalQuery, qrels Qrels, mode Mode) (Metrics, error) {
-	m := Metrics{Mode: string(mode)}
+// Outcome is one query's result in a run.
+type Outcome struct {
+	ID string `json:"id"`
+	// Overlap is the query's Overlap with its relevant documents.
+	Overlap   float64 `json:"overlap"`
+	NDCG10    float64 `json:"ndcg@10"`
+	Recall100 float64 `json:"recall@100"`
+	// RR is the reciprocal rank of the first relevant document within the
+	// first 10, or 0.
+	RR float64 `json:"rr@10"`
+}
+
+// Run is every judged query's outcome under one configuration, in the
+// order of the queries.
+type Run struct {
+	Mode     string    `json:"mode"`
+	Fusion   string    `json:"fusion,omitempty"`
+	Outcomes []Outcome `json:"outcomes"`
+}
+
+// Evaluate runs every judged query in mode and records each one's nDCG@10,
+// recall@100, reciprocal rank and its overlap with texts (document id →
+// the text it was indexed from; see Overlap). Queries without judgements
+// are skipped, as trec_eval does.
+func (e *Engine) Evaluate(ctx context.Context, queries []EvalQuery, qrels Qrels, texts map[string]string, mode Mode) (Run, error) {
+	run := Run{Mode: string(mode)}
 	if mode != Dense && mode != Lexical {
-		m.Fusion = e.opts.Fusion.String()
+		run.Fusion = e.opts.Fusion.String()
 	}
 	for _, q := range queries {
 		rels, ok := qrels[q.ID]
@@ -158,40 +180,172 @@ func (e *Engine) Evaluate(ctx context.Context, queries []EvalQuery, qrels Qrels,
 		if errors.Is(err, ErrInvalidQuery) {
 			res = Results{} // e.g. a query of stop words only in lexical mode: nothing found
 		} else if err != nil {
-			return m, fmt.Errorf("query %s: %w", q.ID, err)
+			return run, fmt.Errorf("query %s: %w", q.ID, err)
 		}
 		ranked := make([]string, len(res.Hits))
 		for i, h := range res.Hits {
 			ranked[i] = h.ID
 		}
-		m.Record(ranked, rels)
+		run.Outcomes = append(run.Outcomes, Judge(q, ranked, rels, texts))
 	}
-	m.Mean()
-	return m, nil
+	return run, nil
 }
 
-// Record adds one query's ranking to the sums of every metric.
-func (m *Metrics) Record(ranked []string, rels map[string]int) {
-	rr := MRR(ranked, rels, 10)
-	m.NDCG10 += NDCG(ranked, rels, 10)
-	m.Recall100 += Recall(ranked, rels, 100)
-	m.MRR10 += rr
-	if rr == 1 {
-		m.First++
+// Judge is the outcome of ranking for query q.
+func Judge(q EvalQuery, ranked []string, rels map[string]int, texts map[string]string) Outcome {
+	var judged []string
+	for id, g := range rels {
+		if g > 0 {
+			judged = append(judged, texts[id])
+		}
 	}
-	if rr > 0 {
-		m.Top10++
-	}
-	m.Queries++
+	return Outcome{ID: q.ID, Overlap: Overlap(q.Text, judged...), NDCG10: NDCG(ranked, rels, 10),
+		Recall100: Recall(ranked, rels, 100), RR: MRR(ranked, rels, 10)}
 }
 
-// Mean turns the sums Record made into means over the recorded queries.
-func (m *Metrics) Mean() {
-	if m.Queries > 0 {
-		n := float64(m.Queries)
-		m.NDCG10, m.Recall100, m.MRR10 = m.NDCG10/n, m.Recall100/n, m.MRR10/n
-		m.First, m.Top10 = m.First/n, m.Top10/n
+// Overlap is the share of query's content words found in the best of
+// texts: its distinct index terms (lexical.Analyze) that are not function
+// words, against the terms of each text. A query of function words only
+// has overlap 1.
+func Overlap(query string, texts ...string) float64 {
+	words := map[string]bool{}
+	for _, t := range lexical.Tokens(query) {
+		if !lexical.IsFunctionWord(t.Word) {
+			words[t.Term] = true
+		}
 	}
+	if len(words) == 0 {
+		return 1
+	}
+	var best float64
+	for _, text := range texts {
+		terms := map[string]bool{}
+		for _, t := range lexical.Analyze(text) {
+			terms[t] = true
+		}
+		found := 0
+		for w := range words {
+			if terms[w] {
+				found++
+			}
+		}
+		best = max(best, float64(found)/float64(len(words)))
+	}
+	return best
+}
+
+// Overlap bands: every figure is reported for the queries whose overlap
+// is below 40% (the words differ), from 40% to 60%, and above 60%.
+const (
+	BandAll  = "all"
+	BandLow  = "<40%"
+	BandMid  = "40-60%"
+	BandHigh = ">60%"
+)
+
+// Bands are the overlap bands, BandAll first.
+func Bands() []string { return []string{BandAll, BandLow, BandMid, BandHigh} }
+
+// InBand reports whether an overlap o falls in band.
+func InBand(o float64, band string) bool {
+	switch band {
+	case BandLow:
+		return o < 0.4
+	case BandMid:
+		return o >= 0.4 && o <= 0.6
+	case BandHigh:
+		return o > 0.6
+	}
+	return true
+}
+
+// HeldOut reports whether the query with this id belongs to the held-out
+// half of its signal, on which no choice is made: a fixed split by
+// SHA-256 of the id that any tool can reproduce.
+func HeldOut(id string) bool {
+	sum := sha256.Sum256([]byte("papersearch held out\x00" + id))
+	return sum[0]&1 == 1
+}
+
+// Summary is a run's means over some of its queries, with the paired
+// differences from a baseline run over the same queries.
+type Summary struct {
+	Metrics
+	// Delta and DeltaSE are the candidate's mean paired difference from
+	// the baseline, and its standard error, per metric; zero without a
+	// baseline.
+	Delta   Metrics `json:"delta"`
+	DeltaSE Metrics `json:"delta_se"`
+}
+
+// Summarize returns run's means over the outcomes keep accepts, and
+// their paired differences from base (nil: none), which must be a run
+// of the same queries.
+func Summarize(run Run, base *Run, keep func(Outcome) bool) Summary {
+	s := Summary{Metrics: Metrics{Mode: run.Mode, Fusion: run.Fusion}}
+	var baseOf map[string]Outcome
+	if base != nil {
+		baseOf = make(map[string]Outcome, len(base.Outcomes))
+		for _, o := range base.Outcomes {
+			baseOf[o.ID] = o
+		}
+	}
+	metrics := func(o Outcome) [5]float64 {
+		return [5]float64{o.NDCG10, o.Recall100, o.RR, b2f(o.RR == 1), b2f(o.RR > 0)}
+	}
+	var sum, dsum, dsq [5]float64
+	var n, paired int
+	for _, o := range run.Outcomes {
+		if !keep(o) {
+			continue
+		}
+		n++
+		m := metrics(o)
+		for i := range m {
+			sum[i] += m[i]
+		}
+		b, ok := baseOf[o.ID]
+		if !ok {
+			continue
+		}
+		paired++
+		bm := metrics(b)
+		for i := range m {
+			d := m[i] - bm[i]
+			dsum[i] += d
+			dsq[i] += d * d
+		}
+	}
+	set := func(m *Metrics, v [5]float64) {
+		m.NDCG10, m.Recall100, m.MRR10, m.First, m.Top10 = v[0], v[1], v[2], v[3], v[4]
+	}
+	s.Queries = n
+	if n > 0 {
+		var mean [5]float64
+		for i := range sum {
+			mean[i] = sum[i] / float64(n)
+		}
+		set(&s.Metrics, mean)
+	}
+	if paired > 1 {
+		var mean, se [5]float64
+		for i := range dsum {
+			mean[i] = dsum[i] / float64(paired)
+			variance := (dsq[i] - float64(paired)*mean[i]*mean[i]) / float64(paired-1)
+			se[i] = math.Sqrt(max(variance, 0) / float64(paired))
+		}
+		set(&s.Delta, mean)
+		set(&s.DeltaSE, se)
+		s.Delta.Queries, s.DeltaSE.Queries = paired, paired
+	}
+	return s
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // WithFusion returns an engine over the same store and embedder that fuses
@@ -202,10 +356,10 @@ func (e *Engine) WithFusion(f Fusion) *Engine {
 	return &c
 }
 
-// Sample returns the n papers whose ids come first by SHA-256, a fixed
-// sample any tool can reproduce, plus every paper the judgements name, in
-// their order in papers.
-func Sample(papers []papersearch.Paper, n int, qrels Qrels) []papersearch.Paper {
+// Sample returns the n papers whose ids come after the first from by
+// SHA-256, a fixed sample any tool can reproduce, plus every paper the
+// judgements name, in their order in papers.
+func Sample(papers []papersearch.Paper, from, n int, qrels Qrels) []papersearch.Paper {
 	judged := map[string]bool{}
 	for _, rels := range qrels {
 		for id := range rels {
@@ -223,7 +377,7 @@ func Sample(papers []papersearch.Paper, n int, qrels Qrels) []papersearch.Paper 
 	}
 	sort.Slice(order, func(a, b int) bool { return keys[order[a]] < keys[order[b]] })
 	keep := make([]bool, len(papers))
-	for _, i := range order[:min(n, len(order))] {
+	for _, i := range order[min(from, len(order)):min(from+n, len(order))] {
 		keep[i] = true
 	}
 	var out []papersearch.Paper
@@ -233,4 +387,22 @@ func Sample(papers []papersearch.Paper, n int, qrels Qrels) []papersearch.Paper 
 		}
 	}
 	return out
+}
+
+// TitleQueries makes every paper's title a query whose one relevant
+// document is the paper, and removes the titles from papers, so each
+// title is matched against the abstract alone.
+func TitleQueries(papers []papersearch.Paper) ([]EvalQuery, Qrels) {
+	var queries []EvalQuery
+	qrels := Qrels{}
+	for i, p := range papers {
+		if p.Title == "" {
+			continue
+		}
+		id := "title:" + p.ID
+		queries = append(queries, EvalQuery{ID: id, Text: p.Title})
+		qrels[id] = map[string]int{p.ID: 1}
+		papers[i].Title = ""
+	}
+	return queries, qrels
 }

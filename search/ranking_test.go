@@ -354,7 +354,7 @@ func TestSample(t *testing.T) {
 		papers = append(papers, papersearch.Paper{ID: fmt.Sprintf("p%02d", i), Abstract: "x"})
 	}
 	qrels := search.Qrels{"q": {"p49": 1}}
-	a, b := search.Sample(papers, 10, qrels), search.Sample(slices.Clone(papers), 10, qrels)
+	a, b := search.Sample(papers, 0, 10, qrels), search.Sample(slices.Clone(papers), 0, 10, qrels)
 	if len(a) < 10 || len(a) > 11 || fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Fatalf("sample of 10 (+1 judged): %d papers, or not reproducible", len(a))
 	}
@@ -364,7 +364,7 @@ func TestSample(t *testing.T) {
 	if !slices.IsSortedFunc(a, func(x, y papersearch.Paper) int { return strings.Compare(x.ID, y.ID) }) {
 		t.Error("the sample is not in corpus order")
 	}
-	if got := search.Sample(papers, 100, nil); len(got) != 50 {
+	if got := search.Sample(papers, 0, 100, nil); len(got) != 50 {
 		t.Errorf("a sample larger than the corpus has %d papers", len(got))
 	}
 }

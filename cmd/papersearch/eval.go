@@ -37,11 +37,15 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	rawQueries := fs.Bool("raw-queries", false, "embed queries as typed, without the model's query instruction")
 	denseWeight := fs.Float64("dense-weight", 0, "dense weight of the default fusion rule in hybrid mode and --misses (0: its own)")
 	sample := fs.Int("sample", 0, "index only this many documents, the ones whose ids come first by SHA-256 (a fixed sample), plus every judged one (0: all)")
+	sampleFrom := fs.Int("sample-from", 0, "with --sample, skip this many documents of the SHA-256 order first (a second sample, disjoint from the first)")
+	titles := fs.Bool("titles", false, "query with each document's title, the documents indexed without their titles (no --queries or --qrels)")
+	overlapOnly := fs.Bool("overlap", false, "print each query's overlap with its relevant documents (the share of its content words they hold) and stop, without indexing")
+	heldOut := fs.Bool("held-out", false, "report the held-out half of the queries (a fixed split by SHA-256 of the query id) instead of the dev half; make no choice on it")
 	if err := parseFlags(fs, "eval", args, stdout); err != nil {
 		return err
 	}
-	if *corpus == "" || *queriesFile == "" || *qrelsFile == "" || fs.NArg() > 0 {
-		return usageError{"eval needs --corpus, --queries and --qrels (BEIR files)"}
+	if *corpus == "" || (*queriesFile == "" || *qrelsFile == "") != *titles || fs.NArg() > 0 {
+		return usageError{"eval needs --corpus, and --queries and --qrels (BEIR files) or --titles"}
 	}
 	modes := []search.Mode{search.Lexical, search.Dense, search.Hybrid}
 	switch *mode {
@@ -59,16 +63,28 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	if len(rejected) > 0 {
 		fmt.Fprintf(stderr, "%s: %d records rejected, first: line %d: %v\n", *corpus, len(rejected), rejected[0].Line, rejected[0].Err)
 	}
-	queries, err := readWith(*queriesFile, search.ReadQueries)
-	if err != nil {
-		return err
-	}
-	qrels, err := readWith(*qrelsFile, search.ReadQrels)
-	if err != nil {
-		return err
+	var queries []search.EvalQuery
+	var qrels search.Qrels
+	if !*titles {
+		if queries, err = readWith(*queriesFile, search.ReadQueries); err != nil {
+			return err
+		}
+		if qrels, err = readWith(*qrelsFile, search.ReadQrels); err != nil {
+			return err
+		}
 	}
 	if *sample > 0 {
-		papers = search.Sample(papers, *sample, qrels)
+		papers = search.Sample(papers, *sampleFrom, *sample, qrels)
+	}
+	if *titles {
+		queries, qrels = search.TitleQueries(papers)
+	}
+	texts := make(map[string]string, len(papers))
+	for _, p := range papers {
+		texts[p.ID] = p.Text()
+	}
+	if *overlapOnly {
+		return printOverlap(queries, qrels, texts, stdout)
 	}
 
 	inner, _, err := newEmbedder(ctx, cfg, log)
@@ -113,13 +129,21 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	}
 	fmt.Fprintf(stderr, "eval: indexed in %s; running %d queries per mode\n", sum.Took.Round(time.Millisecond), len(queries))
 
-	var results []search.Metrics
+	base, err := eng.Evaluate(ctx, queries, qrels, texts, search.Hybrid)
+	if err != nil {
+		return err
+	}
+	var runs []search.Run
 	for _, m := range modes {
-		r, err := eng.Evaluate(ctx, queries, qrels, m)
+		if m == search.Hybrid {
+			runs = append(runs, base)
+			continue
+		}
+		r, err := eng.Evaluate(ctx, queries, qrels, texts, m)
 		if err != nil {
 			return err
 		}
-		results = append(results, r)
+		runs = append(runs, r)
 	}
 	if *sweep {
 		fusions := []search.Fusion{{Method: search.RRF}}
@@ -134,31 +158,87 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 			}
 		}
 		for _, f := range fusions {
-			r, err := eng.WithFusion(f).Evaluate(ctx, queries, qrels, search.Hybrid)
+			r, err := eng.WithFusion(f).Evaluate(ctx, queries, qrels, texts, search.Hybrid)
 			if err != nil {
 				return err
 			}
-			results = append(results, r)
+			runs = append(runs, r)
 		}
 	}
 	if *misses {
-		if err := printMisses(ctx, eng, queries, qrels, stderr); err != nil {
+		if err := printMisses(ctx, eng, queries, qrels, *heldOut, stderr); err != nil {
 			return err
+		}
+	}
+	split := "dev"
+	if *heldOut {
+		split = "held-out"
+	}
+	inSplit := func(o search.Outcome) bool { return search.HeldOut(o.ID) == *heldOut }
+	type row struct {
+		Band string `json:"band"`
+		search.Summary
+	}
+	var rows []row
+	for _, r := range runs {
+		for _, band := range search.Bands() {
+			s := search.Summarize(r, &base, func(o search.Outcome) bool { return inSplit(o) && search.InBand(o.Overlap, band) })
+			if s.Queries > 0 {
+				rows = append(rows, row{band, s})
+			}
 		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"corpus": *corpus, "documents": len(papers), "model": cache.Info().Name,
-			"store": store.Kind(), "results": results})
+			"store": store.Kind(), "split": split, "baseline": base.Fusion, "results": rows, "runs": runs})
 	}
+	fmt.Fprintf(stdout, "%s split; Δ is the paired difference from hybrid %s, ± its standard error\n", split, base.Fusion)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODE\tFUSION\tnDCG@10\tRECALL@100\tMRR@10\tFIRST\tTOP 10\tQUERIES")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.4f\t%.4f\t%.1f%%\t%.1f%%\t%d\n", r.Mode, r.Fusion, r.NDCG10, r.Recall100, r.MRR10,
-			100*r.First, 100*r.Top10, r.Queries)
+	fmt.Fprintln(tw, "MODE\tFUSION\tOVERLAP\tQUERIES\tnDCG@10\tΔ\tFIRST\tΔ\tTOP 10\tΔ\tMRR@10\tRECALL@100")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4f\t%+.4f ± %.4f\t%.1f%%\t%+.1f ± %.1f\t%.1f%%\t%+.1f ± %.1f\t%.4f\t%.4f\n",
+			r.Mode, r.Fusion, r.Band, r.Queries, r.NDCG10, r.Delta.NDCG10, r.DeltaSE.NDCG10,
+			100*r.First, 100*r.Delta.First, 100*r.DeltaSE.First, 100*r.Top10, 100*r.Delta.Top10, 100*r.DeltaSE.Top10,
+			r.MRR10, r.Recall100)
 	}
 	return tw.Flush()
+}
+
+// printOverlap lists each judged query's overlap with its relevant
+// documents and band, and the share of queries per band.
+func printOverlap(queries []search.EvalQuery, qrels search.Qrels, texts map[string]string, w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUERY\tOVERLAP\tBAND\tSPLIT\tTEXT")
+	count := map[string]int{}
+	for _, q := range queries {
+		rels, ok := qrels[q.ID]
+		if !ok {
+			continue
+		}
+		o := search.Judge(q, nil, rels, texts).Overlap
+		band := ""
+		for _, b := range search.Bands()[1:] {
+			if search.InBand(o, b) {
+				band = b
+			}
+		}
+		count[band]++
+		count[search.BandAll]++
+		split := "dev"
+		if search.HeldOut(q.ID) {
+			split = "held-out"
+		}
+		fmt.Fprintf(tw, "%s\t%.0f%%\t%s\t%s\t%s\n", q.ID, 100*o, band, split, q.Text)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, b := range search.Bands() {
+		fmt.Fprintf(w, "%s: %d queries\n", b, count[b])
+	}
+	return nil
 }
 
 func readWith[T any](name string, read func(io.Reader) (T, error)) (T, error) {
@@ -208,7 +288,7 @@ func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.Mo
 
 // printMisses lists the queries whose best relevant document is not first
 // in hybrid mode, with its rank in each mode (0: not in the first 100).
-func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQuery, qrels search.Qrels, w io.Writer) error {
+func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQuery, qrels search.Qrels, heldOut bool, w io.Writer) error {
 	rank := func(q search.EvalQuery, m search.Mode) (int, error) {
 		res, err := eng.Search(ctx, search.Query{Text: q.Text, Mode: m, Limit: search.MaxLimit})
 		if err != nil && !errors.Is(err, search.ErrInvalidQuery) {
@@ -223,7 +303,7 @@ func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQ
 	}
 	fmt.Fprintln(w, "misses: query\thybrid\tdense\tlexical\ttext")
 	for _, q := range queries {
-		if _, ok := qrels[q.ID]; !ok {
+		if _, ok := qrels[q.ID]; !ok || search.HeldOut(q.ID) != heldOut {
 			continue
 		}
 		var r [3]int
