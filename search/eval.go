@@ -406,3 +406,28 @@ func TitleQueries(papers []papersearch.Paper) ([]EvalQuery, Qrels) {
 	}
 	return queries, qrels
 }
+
+// EvalFeatures writes, for every judged query, one JSON line with the
+// second stage's features of its first RerankDepth fused candidates in
+// hybrid mode, the query's overlap and split, and its relevant
+// documents: what a second stage is trained and measured on.
+func (e *Engine) EvalFeatures(ctx context.Context, queries []EvalQuery, qrels Qrels, texts map[string]string, w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, q := range queries {
+		rels, ok := qrels[q.ID]
+		if !ok {
+			continue
+		}
+		var feats []Features
+		_, err := e.Search(withFeatureSink(ctx, func(f []Features) { feats = f }), Query{Text: q.Text, Mode: Hybrid, Limit: MaxLimit})
+		if err != nil && !errors.Is(err, ErrInvalidQuery) {
+			return fmt.Errorf("query %s: %w", q.ID, err)
+		}
+		o := Judge(q, nil, rels, texts)
+		if err := enc.Encode(map[string]any{"id": q.ID, "held_out": HeldOut(q.ID), "overlap": o.Overlap,
+			"relevant": rels, "candidates": feats}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -203,6 +203,13 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		res.Evidence = &ev
 	}
 	r := e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt)
+	if sink := sinkOf(ctx); sink != nil && q.Mode == Hybrid && len(q.Like) == 0 && queryVec != nil {
+		f, err := e.features(ctx, r.first, RerankDepth, terms, queryVec, dense, lexMatches, filter)
+		if err != nil {
+			return Results{}, err
+		}
+		sink(f)
+	}
 	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), terms, queryVec)
 }
 

@@ -56,6 +56,9 @@ type Matches struct {
 	// Ideal is the query's ideal BM25 score (see weighTerms): what a
 	// document of average length holding each query term once would score.
 	Ideal float64
+	// Terms are the query terms scored, heaviest first, with their
+	// weights (lexical.WeighTerms).
+	Terms []lexical.WeightedTerm
 }
 
 // Store keeps documents and retrieves them by vector. Implementations are

@@ -40,6 +40,8 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	sampleFrom := fs.Int("sample-from", 0, "with --sample, skip this many documents of the SHA-256 order first (a second sample, disjoint from the first)")
 	titles := fs.Bool("titles", false, "query with each document's title, the documents indexed without their titles (no --queries or --qrels)")
 	overlapOnly := fs.Bool("overlap", false, "print each query's overlap with its relevant documents (the share of its content words they hold) and stop, without indexing")
+	featuresFile := fs.String("features", "", "also write each query's second-stage features of its first candidates to this JSONL file (for training a ranker)")
+	baselineFile := fs.String("baseline", "", "measure differences from the hybrid run of an earlier eval's --json output (another build or setting, same corpus and queries) instead of this build's default")
 	heldOut := fs.Bool("held-out", false, "report the held-out half of the queries (a fixed split by SHA-256 of the query id) instead of the dev half; make no choice on it")
 	if err := parseFlags(fs, "eval", args, stdout); err != nil {
 		return err
@@ -129,14 +131,20 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	}
 	fmt.Fprintf(stderr, "eval: indexed in %s; running %d queries per mode\n", sum.Took.Round(time.Millisecond), len(queries))
 
-	base, err := eng.Evaluate(ctx, queries, qrels, texts, search.Hybrid)
+	hybrid, err := eng.Evaluate(ctx, queries, qrels, texts, search.Hybrid)
 	if err != nil {
 		return err
+	}
+	base := hybrid
+	if *baselineFile != "" {
+		if base, err = readBaseline(*baselineFile); err != nil {
+			return err
+		}
 	}
 	var runs []search.Run
 	for _, m := range modes {
 		if m == search.Hybrid {
-			runs = append(runs, base)
+			runs = append(runs, hybrid)
 			continue
 		}
 		r, err := eng.Evaluate(ctx, queries, qrels, texts, m)
@@ -163,6 +171,19 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 				return err
 			}
 			runs = append(runs, r)
+		}
+	}
+	if *featuresFile != "" {
+		f, err := os.Create(*featuresFile)
+		if err != nil {
+			return err
+		}
+		err = eng.EvalFeatures(ctx, queries, qrels, texts, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
 		}
 	}
 	if *misses {
@@ -192,9 +213,13 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"corpus": *corpus, "documents": len(papers), "model": cache.Info().Name,
-			"store": store.Kind(), "split": split, "baseline": base.Fusion, "results": rows, "runs": runs})
+			"store": store.Kind(), "split": split, "results": rows, "baseline": base, "hybrid": hybrid, "runs": runs})
 	}
-	fmt.Fprintf(stdout, "%s split; Δ is the paired difference from hybrid %s, ± its standard error\n", split, base.Fusion)
+	against := "hybrid " + base.Fusion
+	if *baselineFile != "" {
+		against = *baselineFile + "'s hybrid " + base.Fusion
+	}
+	fmt.Fprintf(stdout, "%s split; Δ is the paired difference from %s, ± its standard error\n", split, against)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODE\tFUSION\tOVERLAP\tQUERIES\tnDCG@10\tΔ\tFIRST\tΔ\tTOP 10\tΔ\tMRR@10\tRECALL@100")
 	for _, r := range rows {
@@ -204,6 +229,21 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 			r.MRR10, r.Recall100)
 	}
 	return tw.Flush()
+}
+
+// readBaseline reads the hybrid run of an eval's JSON output.
+func readBaseline(name string) (search.Run, error) {
+	var out struct {
+		Hybrid search.Run `json:"hybrid"`
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return search.Run{}, err
+	}
+	if err := json.Unmarshal(b, &out); err != nil || len(out.Hybrid.Outcomes) == 0 {
+		return search.Run{}, fmt.Errorf("%s: not the --json output of papersearch eval (no hybrid run): %v", name, err)
+	}
+	return out.Hybrid, nil
 }
 
 // printOverlap lists each judged query's overlap with its relevant

@@ -79,17 +79,23 @@ type queryTerm struct {
 // queryTerms returns the query's known terms with their weights, pruned to
 // MaxQueryTerms, and the query's ideal score (see WeighTerms).
 func (x *Index) queryTerms(query []string) ([]queryTerm, float64) {
-	scored, ideal := WeighTerms(query, x.live, func(term string) int {
-		if id, ok := x.termIDs[term]; ok {
-			return int(x.df[id])
-		}
-		return 0
-	})
+	scored, ideal := x.Weigh(query)
 	out := make([]queryTerm, len(scored))
 	for i, t := range scored {
 		out[i] = queryTerm{x.termIDs[t.Term], t.Weight}
 	}
 	return out, ideal
+}
+
+// Weigh returns the query's terms as the index scores them, heaviest
+// first with their weights, and its ideal score (see WeighTerms).
+func (x *Index) Weigh(query []string) ([]WeightedTerm, float64) {
+	return WeighTerms(query, x.live, func(term string) int {
+		if id, ok := x.termIDs[term]; ok {
+			return int(x.df[id])
+		}
+		return 0
+	})
 }
 
 // commit recomputes what depends on the whole index, BM25's length

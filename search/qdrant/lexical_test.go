@@ -76,6 +76,14 @@ func TestQdrantLexicalRanksLikeEmbedded(t *testing.T) {
 			t.Fatalf("%.40q: ideal %g with %d candidates, embedded %g with %d", text, got.Ideal, len(got.Candidates),
 				want.Ideal, len(want.Candidates))
 		}
+		if len(got.Terms) != len(want.Terms) || len(want.Terms) == 0 {
+			t.Fatalf("%.40q: %d weighted terms, embedded %d", text, len(got.Terms), len(want.Terms))
+		}
+		for i, w := range want.Terms {
+			if g := got.Terms[i]; g.Term != w.Term || math.Abs(g.Weight-w.Weight) > 1e-9*w.Weight {
+				t.Errorf("%.40q term %d: %+v, embedded %+v", text, i, g, w)
+			}
+		}
 		for i, w := range want.Candidates {
 			g := got.Candidates[i]
 			// Scores agree to float32 rounding; a tie may order either way.

@@ -115,7 +115,7 @@ func (q *Store) Lexical(ctx context.Context, terms []string, k int, f papersearc
 	defer markUnavailable(&err)
 	scored, ideal, err := q.weigh(ctx, terms)
 	if err != nil || len(scored) == 0 {
-		return search.Matches{Ideal: ideal}, err
+		return search.Matches{Ideal: ideal, Terms: scored}, err
 	}
 	idx := make([]uint32, len(scored))
 	val := make([]float32, len(scored))
@@ -126,7 +126,7 @@ func (q *Store) Lexical(ctx context.Context, terms []string, k int, f papersearc
 	if err != nil {
 		return search.Matches{}, fmt.Errorf("lexical: %w", err)
 	}
-	return search.Matches{Candidates: out, Ideal: ideal}, nil
+	return search.Matches{Candidates: out, Ideal: ideal, Terms: scored}, nil
 }
 
 // weigh reads a lexical query as the embedded store does (see weighTerms),

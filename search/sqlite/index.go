@@ -332,5 +332,6 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 		}
 		scores[r] = 0
 	}
-	return search.Matches{Candidates: top.sorted(), Ideal: ideal}, ctx.Err()
+	scored, _ := x.lex.Weigh(terms)
+	return search.Matches{Candidates: top.sorted(), Ideal: ideal, Terms: scored}, ctx.Err()
 }

@@ -1,0 +1,238 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/lexical"
+)
+
+// RerankDepth is how many of a free-text query's fused candidates the
+// second stage re-scores.
+const RerankDepth = 50
+
+// Features are what the second stage knows of one candidate of a
+// free-text query: its place and score in each retrieval and after
+// fusion, how well its best sentence matches, and how much of the query's
+// informative vocabulary its title and abstract hold.
+type Features struct {
+	ID    string  `json:"id"`
+	Fused float64 `json:"fused"` // the first stage's fused score
+	// Dense is the cosine similarity of the paper's vector to the query's;
+	// for a paper outside the dense list, the list's lowest (an upper
+	// bound). DenseGap is the list's best cosine minus Dense.
+	Dense    float64 `json:"dense"`
+	DenseGap float64 `json:"dense_gap"`
+	// Lexical is the BM25 score over the query's ideal score (0 outside
+	// the lexical list); Evidence is the query's evidence (the best
+	// Lexical, at most 1).
+	Lexical  float64 `json:"lexical"`
+	Evidence float64 `json:"evidence"`
+	// DenseRank and LexicalRank are 1-based places in each list, 0 when
+	// the paper is not in it.
+	DenseRank   int `json:"dense_rank"`
+	LexicalRank int `json:"lexical_rank"`
+	// Sentence is the best cosine similarity of one of the abstract's
+	// sentence vectors to the query vector (Dense when none is kept).
+	Sentence float64 `json:"sentence"`
+	// Parts, for a pair of models, are each model's own cosine similarity
+	// (the list's lowest outside its top CandidateDepth) and PartRanks
+	// the paper's 1-based place by it (0 outside); PartSentences each
+	// model's best sentence cosine.
+	Parts         []float64 `json:"parts,omitempty"`
+	PartRanks     []int     `json:"part_ranks,omitempty"`
+	PartSentences []float64 `json:"part_sentences,omitempty"`
+	// Coverage and TitleCoverage are the shares of the query's ideal
+	// score carried by the query terms the paper's text and its title
+	// hold (each term's query tf × idf, counted once).
+	Coverage      float64 `json:"coverage"`
+	TitleCoverage float64 `json:"title_coverage"`
+	// Pairs is the share of the query's pairs of adjacent terms that occur
+	// adjacent in the paper's text: phrases kept.
+	Pairs float64 `json:"pairs"`
+}
+
+// features computes the second stage's features of the first n of
+// ranked, the fused candidates of a free-text query with analysed terms
+// whose retrievals returned dense and lex.
+func (e *Engine) features(ctx context.Context, ranked []fused, n int, terms []string, queryVec []float32, dense []Candidate, lex Matches, filter papersearch.Filter) ([]Features, error) {
+	pool := ranked[:min(n, len(ranked))]
+	ids := make([]string, len(pool))
+	for i, x := range pool {
+		ids[i] = x.ID
+	}
+	papers, err := e.store.Lookup(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("second stage: %w", err)
+	}
+	sentences, err := e.store.Sentences(ctx, ids)
+	if err != nil && !errors.Is(err, ErrNoSentences) {
+		return nil, fmt.Errorf("second stage: %w", err)
+	}
+	weight := make(map[string]float64, len(lex.Terms))
+	for _, t := range lex.Terms {
+		weight[t.Term] = t.Weight
+	}
+	var pairs [][2]string
+	for i := 1; i < len(terms); i++ {
+		if weight[terms[i-1]] > 0 && weight[terms[i]] > 0 && terms[i-1] != terms[i] {
+			pairs = append(pairs, [2]string{terms[i-1], terms[i]})
+		}
+	}
+	var best, lowest float64
+	if len(dense) > 0 {
+		best, lowest = float64(dense[0].Score), float64(dense[len(dense)-1].Score)
+	}
+	evidence := lex.evidence()
+	parts, err := e.partLists(ctx, queryVec, filter)
+	if err != nil {
+		return nil, fmt.Errorf("second stage: %w", err)
+	}
+	out := make([]Features, len(pool))
+	for i, x := range pool {
+		f := Features{ID: x.ID, Fused: x.Score, DenseRank: x.DenseRank, LexicalRank: x.LexicalRank, Evidence: evidence}
+		f.Dense = lowest
+		if x.DenseRank > 0 {
+			f.Dense = float64(x.DenseScore)
+		}
+		f.DenseGap = best - f.Dense
+		if x.LexicalRank > 0 && lex.Ideal > 0 {
+			f.Lexical = float64(x.LexicalScore) / lex.Ideal
+		}
+		f.Sentence = f.Dense
+		for _, s := range sentences[x.ID] {
+			if len(s.Vector) == len(queryVec) {
+				f.Sentence = math.Max(f.Sentence, float64(embed.Dot(s.Vector, queryVec)))
+			}
+		}
+		for _, pl := range parts {
+			score, rank := pl.lowest, 0
+			if r, ok := pl.rank[x.ID]; ok {
+				score, rank = pl.score[x.ID], r
+			}
+			f.Parts = append(f.Parts, score)
+			f.PartRanks = append(f.PartRanks, rank)
+			best := score
+			for _, s := range sentences[x.ID] {
+				if len(s.Vector) == len(queryVec) {
+					best = math.Max(best, pl.cosine(s.Vector))
+				}
+			}
+			f.PartSentences = append(f.PartSentences, best)
+		}
+		if p, ok := papers[x.ID]; ok && lex.Ideal > 0 {
+			f.Coverage, f.TitleCoverage, f.Pairs = coverage(p, weight, pairs, lex.Ideal)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// partList is one model's ranking of a pair's vectors: the nearest by
+// that model's half alone.
+type partList struct {
+	from, to int       // the model's dimensions in the pair's vector
+	query    []float32 // the query's half, unit length, zero elsewhere
+	score    map[string]float64
+	rank     map[string]int
+	lowest   float64
+}
+
+// cosine is the model's cosine similarity of a pair vector v to the query.
+func (p partList) cosine(v []float32) float64 {
+	return math.Sqrt2 * float64(embed.Dot(p.query[p.from:p.to], v[p.from:p.to]))
+}
+
+// partLists ranks by each model of a pair alone, nil for one model: a
+// pair's vector holds each model's unit vector scaled by 1/√2, so the
+// query's half alone (the other half zero) ranks by that model's cosine.
+func (e *Engine) partLists(ctx context.Context, queryVec []float32, filter papersearch.Filter) ([]partList, error) {
+	if len(e.byModel) != 3 {
+		return nil, nil
+	}
+	var out []partList
+	from := 0
+	for _, m := range e.byModel[1:] {
+		to := from + m.Info().Dim
+		if to > len(queryVec) {
+			return nil, nil
+		}
+		q := make([]float32, len(queryVec))
+		copy(q[from:to], queryVec[from:to])
+		embed.Normalize(q)
+		list, err := e.store.Nearest(ctx, q, CandidateDepth, filter)
+		if err != nil {
+			return nil, err
+		}
+		pl := partList{from: from, to: to, query: q, score: map[string]float64{}, rank: map[string]int{}}
+		for i, c := range list {
+			pl.score[c.ID], pl.rank[c.ID] = math.Sqrt2*float64(c.Score), i+1
+		}
+		if len(list) > 0 {
+			pl.lowest = math.Sqrt2 * float64(list[len(list)-1].Score)
+		}
+		out = append(out, pl)
+		from = to
+	}
+	return out, nil
+}
+
+// coverage returns the shares of ideal carried by the weighted query
+// terms p's text and its title hold, and the share of pairs found
+// adjacent in its text.
+func coverage(p papersearch.Paper, weight map[string]float64, pairs [][2]string, ideal float64) (text, title, adjacent float64) {
+	terms := lexical.Analyze(p.Text())
+	held := map[string]bool{}
+	next := map[[2]string]bool{}
+	for i, t := range terms {
+		held[t] = true
+		if i > 0 {
+			next[[2]string{terms[i-1], t}] = true
+		}
+	}
+	inTitle := map[string]bool{}
+	for _, t := range lexical.Analyze(p.Title) {
+		inTitle[t] = true
+	}
+	// Sum in a fixed order: the same query scores the same every time.
+	keys := make([]string, 0, len(weight))
+	for t := range weight {
+		keys = append(keys, t)
+	}
+	slices.Sort(keys)
+	for _, t := range keys {
+		if held[t] {
+			text += weight[t]
+		}
+		if inTitle[t] {
+			title += weight[t]
+		}
+	}
+	for _, pr := range pairs {
+		if next[pr] {
+			adjacent++
+		}
+	}
+	if len(pairs) > 0 {
+		adjacent /= float64(len(pairs))
+	}
+	return text / ideal, title / ideal, adjacent
+}
+
+// featureSink, in a context, receives the second stage's features of
+// every free-text query searched with it (see EvalFeatures).
+type featureSink struct{}
+
+func withFeatureSink(ctx context.Context, sink func([]Features)) context.Context {
+	return context.WithValue(ctx, featureSink{}, sink)
+}
+
+func sinkOf(ctx context.Context) func([]Features) {
+	sink, _ := ctx.Value(featureSink{}).(func([]Features))
+	return sink
+}
