@@ -49,11 +49,12 @@ func AsPartEmbedder(e Embedder) (PartEmbedder, bool) {
 			return e, true
 		}
 	case *Pair:
-		_, okA := AsPartEmbedder(e.a)
-		_, okB := AsPartEmbedder(e.b)
-		if okA && okB {
-			return e, true
+		for _, m := range e.models {
+			if _, ok := AsPartEmbedder(m); !ok {
+				return nil, false
+			}
 		}
+		return e, true
 	}
 	return nil, false
 }

@@ -10,40 +10,46 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Pair is two models used as one: a text's vector is the two models' unit
-// vectors, each scaled by 1/√2, one after the other, so the dot product of
-// two Pair vectors is the mean of the two models' cosines. Each model keeps
-// its own instructions (see Instructed). Its name joins the models' names
-// with "+".
+// Pair is two (or more) models used as one: a text's vector is the
+// models' unit vectors, each scaled by 1/√n for n models, one after the
+// other, so the dot product of two Pair vectors is the mean of the models'
+// cosines. Each model keeps its own instructions (see Instructed). Its
+// name joins the models' names with "+".
 type Pair struct {
-	a, b Embedder
-	info ModelInfo
+	models []Embedder
+	info   ModelInfo
 }
 
-// NewPair combines two embedders.
-func NewPair(a, b Embedder) *Pair {
-	ia, ib := a.Info(), b.Info()
-	return &Pair{a: a, b: b, info: ModelInfo{Name: ia.Name + "+" + ib.Name, Dim: ia.Dim + ib.Dim}}
+// NewPair combines two or more embedders.
+func NewPair(models ...Embedder) *Pair {
+	names := make([]string, len(models))
+	dim := 0
+	for i, m := range models {
+		info := m.Info()
+		names[i], dim = info.Name, dim+info.Dim
+	}
+	return &Pair{models: models, info: ModelInfo{Name: strings.Join(names, "+"), Dim: dim}}
 }
 
-// Parts returns the two embedders.
-func (p *Pair) Parts() (Embedder, Embedder) { return p.a, p.b }
+// Parts returns the embedders, in the order of their vectors' halves.
+func (p *Pair) Parts() []Embedder { return p.models }
 
-// Info names the pair and its dimension, the sum of the two.
+// Info names the pair and its dimension, the sum of the models'.
 func (p *Pair) Info() ModelInfo { return p.info }
 
-// Embed embeds texts with both models at once and joins the vectors.
+// Embed embeds texts with every model at once and joins the vectors.
 func (p *Pair) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	var va, vb [][]float32
+	vs := make([][][]float32, len(p.models))
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { va, err = p.a.Embed(gctx, texts); return err })
-	g.Go(func() (err error) { vb, err = p.b.Embed(gctx, texts); return err })
+	for i, m := range p.models {
+		g.Go(func() (err error) { vs[i], err = m.Embed(gctx, texts); return err })
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	out := make([][]float32, len(texts))
 	for i := range texts {
-		v, err := p.join(va[i], vb[i])
+		v, err := p.join(func(m int) []float32 { return vs[m][i] })
 		if err != nil {
 			return nil, err
 		}
@@ -52,81 +58,97 @@ func (p *Pair) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return out, nil
 }
 
-// join returns the pair's vector of the two models' unit vectors a and b.
-func (p *Pair) join(a, b []float32) ([]float32, error) {
-	da, dim := p.a.Info().Dim, p.info.Dim
-	if len(a) != da || len(b) != dim-da {
-		return nil, fmt.Errorf("embed with %s: %w: vectors of %d and %d dimensions, want %d in all", p.info.Name, ErrBadResponse, len(a), len(b), dim)
+// join returns the pair's vector of the models' unit vectors, part(m)
+// being model m's.
+func (p *Pair) join(part func(m int) []float32) ([]float32, error) {
+	scale := float32(1 / math.Sqrt(float64(len(p.models))))
+	v := make([]float32, 0, p.info.Dim)
+	for m, model := range p.models {
+		x := part(m)
+		if len(x) != model.Info().Dim {
+			return nil, fmt.Errorf("embed with %s: %w: %s gave a vector of %d dimensions, want %d", p.info.Name, ErrBadResponse,
+				model.Info().Name, len(x), model.Info().Dim)
+		}
+		for _, f := range x {
+			v = append(v, f*scale)
+		}
 	}
-	scale := float32(1 / math.Sqrt2)
-	v := make([]float32, dim)
-	for j, x := range a {
-		v[j] = x * scale
-	}
-	for j, x := range b {
-		v[da+j] = x * scale
+	if len(v) != p.info.Dim {
+		return nil, fmt.Errorf("embed with %s: %w: vectors of %d dimensions in all, want %d", p.info.Name, ErrBadResponse, len(v), p.info.Dim)
 	}
 	return v, nil
 }
 
-// EmbedParts embeds texts in parts (see Local.EmbedParts) with both models
-// at once and joins the vectors; a part either model's window cuts off has
-// a nil vector. It fails with errors.ErrUnsupported unless both models
-// embed parts.
+// EmbedParts embeds texts in parts (see Local.EmbedParts) with every model
+// at once and joins the vectors; a part any model's window cuts off has a
+// nil vector. It fails with errors.ErrUnsupported unless every model
+// embeds parts.
 func (p *Pair) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [][][]float32, error) {
-	pa, okA := AsPartEmbedder(p.a)
-	pb, okB := AsPartEmbedder(p.b)
-	if !okA || !okB {
-		return nil, nil, fmt.Errorf("embed in parts with %s: %w", p.info.Name, errors.ErrUnsupported)
+	pes := make([]PartEmbedder, len(p.models))
+	for i, m := range p.models {
+		pe, ok := AsPartEmbedder(m)
+		if !ok {
+			return nil, nil, fmt.Errorf("embed in parts with %s: %w", p.info.Name, errors.ErrUnsupported)
+		}
+		pes[i] = pe
 	}
-	var wa, wb [][]float32
-	var sa, sb [][][]float32
+	wholes := make([][][]float32, len(p.models))
+	parts := make([][][][]float32, len(p.models))
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { wa, sa, err = pa.EmbedParts(gctx, texts); return err })
-	g.Go(func() (err error) { wb, sb, err = pb.EmbedParts(gctx, texts); return err })
+	for i, pe := range pes {
+		g.Go(func() (err error) { wholes[i], parts[i], err = pe.EmbedParts(gctx, texts); return err })
+	}
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
 	whole := make([][]float32, len(texts))
-	parts := make([][][]float32, len(texts))
+	out := make([][][]float32, len(texts))
 	for i := range texts {
-		v, err := p.join(wa[i], wb[i])
+		v, err := p.join(func(m int) []float32 { return wholes[m][i] })
 		if err != nil {
 			return nil, nil, err
 		}
 		whole[i] = v
-		parts[i] = make([][]float32, len(texts[i]))
-		for j := range parts[i] {
-			if sa[i][j] == nil || sb[i][j] == nil {
+		out[i] = make([][]float32, len(texts[i]))
+		for j := range out[i] {
+			cut := false
+			for m := range p.models {
+				cut = cut || parts[m][i][j] == nil
+			}
+			if cut {
 				continue
 			}
-			if parts[i][j], err = p.join(sa[i][j], sb[i][j]); err != nil {
+			if out[i][j], err = p.join(func(m int) []float32 { return parts[m][i][j] }); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
-	return whole, parts, nil
+	return whole, out, nil
 }
 
-// CountTokens is what the texts cost both models.
+// CountTokens is what the texts cost every model.
 func (p *Pair) CountTokens(texts []string) int {
-	return CountTokens(p.a, texts) + CountTokens(p.b, texts)
+	n := 0
+	for _, m := range p.models {
+		n += CountTokens(m, texts)
+	}
+	return n
 }
 
-// OpenLocal loads a local model by name: one of LocalModels, or two of them
-// joined by "+" as a Pair.
+// OpenLocal loads a local model by name: one of LocalModels, or several of
+// them joined by "+" as a Pair.
 func OpenLocal(name string, opts LocalOptions) (Embedder, error) {
-	first, second, ok := strings.Cut(name, "+")
-	if !ok {
+	names := strings.Split(name, "+")
+	if len(names) == 1 {
 		return NewLocalModel(name, opts)
 	}
-	a, err := NewLocalModel(first, opts)
-	if err != nil {
-		return nil, err
+	models := make([]Embedder, len(names))
+	for i, n := range names {
+		m, err := NewLocalModel(n, opts)
+		if err != nil {
+			return nil, err
+		}
+		models[i] = m
 	}
-	b, err := NewLocalModel(second, opts)
-	if err != nil {
-		return nil, err
-	}
-	return NewPair(a, b), nil
+	return NewPair(models...), nil
 }

@@ -96,3 +96,23 @@ func TestOpenLocal(t *testing.T) {
 		}
 	}
 }
+
+// Three models weigh the same: each part is scaled by 1/√3.
+func TestPairOfThree(t *testing.T) {
+	a, b, c := &fixed{name: "a", v: []float32{1}}, &fixed{name: "b", v: []float32{0, 1}}, &fixed{name: "c", v: []float32{1}}
+	p := NewPair(a, b, c)
+	if got := p.Info(); got != (ModelInfo{Name: "a+b+c", Dim: 4}) || len(p.Parts()) != 3 {
+		t.Errorf("Info = %+v, %d parts", got, len(p.Parts()))
+	}
+	v, err := p.Embed(context.Background(), []string{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := float32(1 / math.Sqrt(3))
+	if want := []float32{s, 0, s, s}; !slices.Equal(v[0], want) {
+		t.Errorf("vector %v, want %v", v[0], want)
+	}
+	if n := Dot(v[0], v[0]); math.Abs(float64(n)-1) > 1e-6 {
+		t.Errorf("norm² %v, want 1", n)
+	}
+}

@@ -53,7 +53,11 @@ func (in Instructions) of(r Role) string {
 // it is.
 func Instructed(e Embedder, r Role) Embedder {
 	if p, ok := e.(*Pair); ok {
-		return &Pair{a: Instructed(p.a, r), b: Instructed(p.b, r), info: p.info}
+		models := make([]Embedder, len(p.models))
+		for i, m := range p.models {
+			models[i] = Instructed(m, r)
+		}
+		return &Pair{models: models, info: p.info}
 	}
 	prefix := InstructionsFor(e.Info().Name).of(r)
 	if prefix == "" {

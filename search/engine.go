@@ -55,6 +55,7 @@ type Engine struct {
 	query   *queryEmbedder
 	roles   *roles.Classifier // labels abstracts' sentences
 	lanes   *lanes            // queries go first (see Background)
+	second  ranker            // the second stage of free-text search
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -184,8 +185,9 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	}
 	byModel := []embed.Embedder{observed(embedder)}
 	if p, ok := embedder.(*embed.Pair); ok {
-		a, b := p.Parts()
-		byModel = append(byModel, observed(a), observed(b))
+		for _, m := range p.Parts() {
+			byModel = append(byModel, observed(m))
+		}
 	}
 	labeller, err := roles.New()
 	if err != nil {

@@ -424,8 +424,12 @@ func (e *Engine) EvalFeatures(ctx context.Context, queries []EvalQuery, qrels Qr
 			return fmt.Errorf("query %s: %w", q.ID, err)
 		}
 		o := Judge(q, nil, rels, texts)
+		x := make([][]float64, len(feats))
+		for i, f := range feats {
+			x[i] = f.Vector()
+		}
 		if err := enc.Encode(map[string]any{"id": q.ID, "held_out": HeldOut(q.ID), "overlap": o.Overlap,
-			"relevant": rels, "candidates": feats}); err != nil {
+			"relevant": rels, "candidates": feats, "names": FeatureNames(max(len(e.byModel)-1, 1)), "x": x}); err != nil {
 			return err
 		}
 	}

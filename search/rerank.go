@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -40,7 +41,7 @@ type Features struct {
 	// Sentence is the best cosine similarity of one of the abstract's
 	// sentence vectors to the query vector (Dense when none is kept).
 	Sentence float64 `json:"sentence"`
-	// Parts, for a pair of models, are each model's own cosine similarity
+	// Parts, for several models, are each model's own cosine similarity
 	// (the list's lowest outside its top CandidateDepth) and PartRanks
 	// the paper's 1-based place by it (0 outside); PartSentences each
 	// model's best sentence cosine.
@@ -55,6 +56,44 @@ type Features struct {
 	// Pairs is the share of the query's pairs of adjacent terms that occur
 	// adjacent in the paper's text: phrases kept.
 	Pairs float64 `json:"pairs"`
+}
+
+// FeatureNames name the values of Features.Vector for a model of parts
+// models (1 for a single model), in order.
+func FeatureNames(parts int) []string {
+	names := []string{"fused", "dense", "dense_gap", "lexical", "lexical_x_evidence", "dense_x_evidence",
+		"dense_rr", "lexical_rr", "in_lexical", "sentence", "sentence_gain",
+		"coverage", "title_coverage", "pairs", "coverage_x_evidence"}
+	if parts > 1 {
+		for i := range parts {
+			names = append(names, fmt.Sprintf("part%d", i+1), fmt.Sprintf("part%d_rr", i+1), fmt.Sprintf("part%d_sentence", i+1))
+		}
+	}
+	return names
+}
+
+// Vector is what the second stage's model reads of f: its features and
+// some of their products with the query's evidence, reciprocal ranks (0
+// outside a list), and each model's own figures. See FeatureNames.
+func (f Features) Vector() []float64 {
+	rr := func(rank int) float64 {
+		if rank > 0 {
+			return 1 / float64(rank)
+		}
+		return 0
+	}
+	inLexical := 0.0
+	if f.LexicalRank > 0 {
+		inLexical = 1
+	}
+	ev := f.Evidence
+	v := []float64{f.Fused, f.Dense, f.DenseGap, f.Lexical, f.Lexical * ev, f.Dense * ev,
+		rr(f.DenseRank), rr(f.LexicalRank), inLexical, f.Sentence, f.Sentence - f.Dense,
+		f.Coverage, f.TitleCoverage, f.Pairs, f.Coverage * ev}
+	for i := range f.Parts {
+		v = append(v, f.Parts[i], rr(f.PartRanks[i]), f.PartSentences[i])
+	}
+	return v
 }
 
 // features computes the second stage's features of the first n of
@@ -133,28 +172,31 @@ func (e *Engine) features(ctx context.Context, ranked []fused, n int, terms []st
 	return out, nil
 }
 
-// partList is one model's ranking of a pair's vectors: the nearest by
-// that model's half alone.
+// partList is one model's ranking of a Pair's vectors: the nearest by
+// that model's part alone.
 type partList struct {
 	from, to int       // the model's dimensions in the pair's vector
 	query    []float32 // the query's half, unit length, zero elsewhere
+	scale    float64   // √n: a Pair vector's part has length 1/√n
 	score    map[string]float64
 	rank     map[string]int
 	lowest   float64
 }
 
-// cosine is the model's cosine similarity of a pair vector v to the query.
+// cosine is the model's cosine similarity of a Pair vector v to the
+// query.
 func (p partList) cosine(v []float32) float64 {
-	return math.Sqrt2 * float64(embed.Dot(p.query[p.from:p.to], v[p.from:p.to]))
+	return p.scale * float64(embed.Dot(p.query[p.from:p.to], v[p.from:p.to]))
 }
 
-// partLists ranks by each model of a pair alone, nil for one model: a
-// pair's vector holds each model's unit vector scaled by 1/√2, so the
-// query's half alone (the other half zero) ranks by that model's cosine.
+// partLists ranks by each model of a Pair alone, nil for one model: a
+// Pair's vector holds each of its n models' unit vectors scaled by 1/√n,
+// so the query's part alone (the rest zero) ranks by that model's cosine.
 func (e *Engine) partLists(ctx context.Context, queryVec []float32, filter papersearch.Filter) ([]partList, error) {
-	if len(e.byModel) != 3 {
+	if len(e.byModel) < 3 {
 		return nil, nil
 	}
+	scale := math.Sqrt(float64(len(e.byModel) - 1))
 	var out []partList
 	from := 0
 	for _, m := range e.byModel[1:] {
@@ -169,12 +211,12 @@ func (e *Engine) partLists(ctx context.Context, queryVec []float32, filter paper
 		if err != nil {
 			return nil, err
 		}
-		pl := partList{from: from, to: to, query: q, score: map[string]float64{}, rank: map[string]int{}}
+		pl := partList{from: from, to: to, query: q, scale: scale, score: map[string]float64{}, rank: map[string]int{}}
 		for i, c := range list {
-			pl.score[c.ID], pl.rank[c.ID] = math.Sqrt2*float64(c.Score), i+1
+			pl.score[c.ID], pl.rank[c.ID] = scale*float64(c.Score), i+1
 		}
 		if len(list) > 0 {
-			pl.lowest = math.Sqrt2 * float64(list[len(list)-1].Score)
+			pl.lowest = scale * float64(list[len(list)-1].Score)
 		}
 		out = append(out, pl)
 		from = to
@@ -235,4 +277,56 @@ func withFeatureSink(ctx context.Context, sink func([]Features)) context.Context
 func sinkOf(ctx context.Context) func([]Features) {
 	sink, _ := ctx.Value(featureSink{}).(func([]Features))
 	return sink
+}
+
+// ranker is the second stage: a linear model over Features.Vector, each
+// value standardised by the training set's mean and spread, fitted
+// pairwise (relevant over irrelevant candidates of one query) by
+// scripts/train_ranker.py on the dev halves of the evaluation signals.
+type ranker struct {
+	names            []string
+	mean, sd, weight []float64
+}
+
+// score is the model's score of one candidate's features.
+func (r ranker) score(x []float64) float64 {
+	var s float64
+	for i, w := range r.weight {
+		s += w * (x[i] - r.mean[i]) / r.sd[i]
+	}
+	return s
+}
+
+// rerank reorders the first len(feats) of ranked (whose features feats
+// are, in order) by the model's score, ties by id. Scores stay where they
+// were: the paper now at a place has the first stage's score of that
+// place, so scores still fall down the list and keep their meaning.
+func (r ranker) rerank(ranked []fused, feats []Features) []fused {
+	n := len(feats)
+	if n < 2 || len(r.weight) == 0 {
+		return ranked
+	}
+	type scored struct {
+		x     fused
+		score float64
+	}
+	head := make([]scored, n)
+	for i, f := range feats {
+		head[i] = scored{ranked[i], r.score(f.Vector())}
+	}
+	slices.SortStableFunc(head, func(a, b scored) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.x.ID, b.x.ID)
+	})
+	out := slices.Clone(ranked)
+	for i, h := range head {
+		h.x.Score = ranked[i].Score
+		out[i] = h.x
+	}
+	return out
 }

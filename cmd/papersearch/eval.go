@@ -366,17 +366,22 @@ func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQ
 // instructions.
 func cached(e embed.Embedder, path string) (embed.Embedder, func(), error) {
 	if p, ok := e.(*embed.Pair); ok {
-		a, b := p.Parts()
-		ca, closeA, err := cached(a, path)
-		if err != nil {
-			return nil, nil, err
+		var parts []embed.Embedder
+		var closers []func()
+		closeAll := func() {
+			for _, c := range closers {
+				c()
+			}
 		}
-		cb, closeB, err := cached(b, path)
-		if err != nil {
-			closeA()
-			return nil, nil, err
+		for _, m := range p.Parts() {
+			c, closeC, err := cached(m, path)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			parts, closers = append(parts, c), append(closers, closeC)
 		}
-		return embed.NewPair(ca, cb), func() { closeA(); closeB() }, nil
+		return embed.NewPair(parts...), closeAll, nil
 	}
 	c, err := embed.NewCache(e, path)
 	if err != nil {

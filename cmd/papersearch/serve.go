@@ -53,19 +53,19 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 	batch := max(cfg.EmbedBatch, 1) * max(cfg.EmbedConcurrency, 1)
 	// A pair (a+b) asks the endpoint for each model by name, so each gets
 	// its own instructions, as the in-process pair does.
-	if a, b, ok := strings.Cut(cfg.EmbedModel, "+"); ok {
+	if names := strings.Split(cfg.EmbedModel, "+"); len(names) > 1 {
 		if cfg.EmbedDimensions != 0 {
 			return nil, 0, fmt.Errorf("PAPERSEARCH_EMBED_DIMENSIONS applies to one model, not the pair %s", cfg.EmbedModel)
 		}
-		ea, err := remote(a, 0)
-		if err != nil {
-			return nil, 0, err
+		models := make([]embed.Embedder, len(names))
+		for i, name := range names {
+			m, err := remote(name, 0)
+			if err != nil {
+				return nil, 0, err
+			}
+			models[i] = m
 		}
-		eb, err := remote(b, 0)
-		if err != nil {
-			return nil, 0, err
-		}
-		return embed.NewPair(ea, eb), batch, nil
+		return embed.NewPair(models...), batch, nil
 	}
 	client, err := remote(cfg.EmbedModel, cfg.EmbedDimensions)
 	if err != nil {
