@@ -55,7 +55,6 @@ type Engine struct {
 	query   *queryEmbedder
 	roles   *roles.Classifier // labels abstracts' sentences
 	lanes   *lanes            // queries go first (see Background)
-	second  ranker            // the second stage of free-text search
 }
 
 // Options tune an Engine. The zero value is a working default.

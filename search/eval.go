@@ -408,7 +408,7 @@ func TitleQueries(papers []papersearch.Paper) ([]EvalQuery, Qrels) {
 }
 
 // EvalFeatures writes, for every judged query, one JSON line with the
-// second stage's features of its first RerankDepth fused candidates in
+// second stage's features of its first FeatureDepth fused candidates in
 // hybrid mode, the query's overlap and split, and its relevant
 // documents: what a second stage is trained and measured on.
 func (e *Engine) EvalFeatures(ctx context.Context, queries []EvalQuery, qrels Qrels, texts map[string]string, w io.Writer) error {
@@ -429,7 +429,7 @@ func (e *Engine) EvalFeatures(ctx context.Context, queries []EvalQuery, qrels Qr
 			x[i] = f.Vector()
 		}
 		if err := enc.Encode(map[string]any{"id": q.ID, "held_out": HeldOut(q.ID), "overlap": o.Overlap,
-			"relevant": rels, "candidates": feats, "names": FeatureNames(max(len(e.byModel)-1, 1)), "x": x}); err != nil {
+			"relevant": rels, "candidates": feats, "names": FeatureNames(max(len(e.byModel)-1, 1)), "x": x, "model": e.store.Model().Name}); err != nil {
 			return err
 		}
 	}

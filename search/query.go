@@ -203,18 +203,14 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		res.Evidence = &ev
 	}
 	r := e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt)
-	// The second stage re-scores a free-text question's first candidates
-	// when both retrievals answered.
-	if sink := sinkOf(ctx); q.Mode == Hybrid && len(q.Like) == 0 && len(dense) > 0 && len(lexMatches.Candidates) > 0 &&
-		(sink != nil || len(e.second.weight) > 0) {
-		f, err := e.features(ctx, r.first, RerankDepth, terms, queryVec, dense, lexMatches, filter)
+	// An evaluation asks for the features a second stage would re-score
+	// a free-text question's first candidates by (see EvalFeatures).
+	if sink := sinkOf(ctx); sink != nil && q.Mode == Hybrid && len(q.Like) == 0 && len(dense) > 0 && len(lexMatches.Candidates) > 0 {
+		f, err := e.features(ctx, r.first, FeatureDepth, terms, queryVec, dense, lexMatches, filter)
 		if err != nil {
 			return Results{}, err
 		}
-		if sink != nil {
-			sink(f)
-		}
-		r.first = e.second.rerank(r.first, f)
+		sink(f)
 	}
 	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), terms, queryVec)
 }

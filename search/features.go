@@ -6,19 +6,20 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/lexical"
 )
 
-// RerankDepth is how many of a free-text query's fused candidates the
-// second stage re-scores.
-const RerankDepth = 50
+// FeatureDepth is how many of a free-text query's fused candidates have
+// their Features measured.
+const FeatureDepth = 50
 
-// Features are what the second stage knows of one candidate of a
-// free-text query: its place and score in each retrieval and after
+// Features are what a second stage, re-scoring a free-text query's first
+// candidates, could know of one of them (eval --features writes them for
+// scripts/train_ranker.py; docs/ranking.md has what a linear model over
+// them gained): its place and score in each retrieval and after
 // fusion, how well its best sentence matches, and how much of the query's
 // informative vocabulary its title and abstract hold.
 type Features struct {
@@ -72,7 +73,7 @@ func FeatureNames(parts int) []string {
 	return names
 }
 
-// Vector is what the second stage's model reads of f: its features and
+// Vector is what a second stage's model reads of f: its features and
 // some of their products with the query's evidence, reciprocal ranks (0
 // outside a list), and each model's own figures. See FeatureNames.
 func (f Features) Vector() []float64 {
@@ -96,7 +97,7 @@ func (f Features) Vector() []float64 {
 	return v
 }
 
-// features computes the second stage's features of the first n of
+// features computes the Features of the first n of
 // ranked, the fused candidates of a free-text query with analysed terms
 // whose retrievals returned dense and lex.
 func (e *Engine) features(ctx context.Context, ranked []fused, n int, terms []string, queryVec []float32, dense []Candidate, lex Matches, filter papersearch.Filter) ([]Features, error) {
@@ -107,11 +108,11 @@ func (e *Engine) features(ctx context.Context, ranked []fused, n int, terms []st
 	}
 	papers, err := e.store.Lookup(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("second stage: %w", err)
+		return nil, fmt.Errorf("features: %w", err)
 	}
 	sentences, err := e.store.Sentences(ctx, ids)
 	if err != nil && !errors.Is(err, ErrNoSentences) {
-		return nil, fmt.Errorf("second stage: %w", err)
+		return nil, fmt.Errorf("features: %w", err)
 	}
 	weight := make(map[string]float64, len(lex.Terms))
 	for _, t := range lex.Terms {
@@ -130,7 +131,7 @@ func (e *Engine) features(ctx context.Context, ranked []fused, n int, terms []st
 	evidence := lex.evidence()
 	parts, err := e.partLists(ctx, queryVec, filter)
 	if err != nil {
-		return nil, fmt.Errorf("second stage: %w", err)
+		return nil, fmt.Errorf("features: %w", err)
 	}
 	out := make([]Features, len(pool))
 	for i, x := range pool {
@@ -266,7 +267,7 @@ func coverage(p papersearch.Paper, weight map[string]float64, pairs [][2]string,
 	return text / ideal, title / ideal, adjacent
 }
 
-// featureSink, in a context, receives the second stage's features of
+// featureSink, in a context, receives the Features of
 // every free-text query searched with it (see EvalFeatures).
 type featureSink struct{}
 
@@ -277,56 +278,4 @@ func withFeatureSink(ctx context.Context, sink func([]Features)) context.Context
 func sinkOf(ctx context.Context) func([]Features) {
 	sink, _ := ctx.Value(featureSink{}).(func([]Features))
 	return sink
-}
-
-// ranker is the second stage: a linear model over Features.Vector, each
-// value standardised by the training set's mean and spread, fitted
-// pairwise (relevant over irrelevant candidates of one query) by
-// scripts/train_ranker.py on the dev halves of the evaluation signals.
-type ranker struct {
-	names            []string
-	mean, sd, weight []float64
-}
-
-// score is the model's score of one candidate's features.
-func (r ranker) score(x []float64) float64 {
-	var s float64
-	for i, w := range r.weight {
-		s += w * (x[i] - r.mean[i]) / r.sd[i]
-	}
-	return s
-}
-
-// rerank reorders the first len(feats) of ranked (whose features feats
-// are, in order) by the model's score, ties by id. Scores stay where they
-// were: the paper now at a place has the first stage's score of that
-// place, so scores still fall down the list and keep their meaning.
-func (r ranker) rerank(ranked []fused, feats []Features) []fused {
-	n := len(feats)
-	if n < 2 || len(r.weight) == 0 {
-		return ranked
-	}
-	type scored struct {
-		x     fused
-		score float64
-	}
-	head := make([]scored, n)
-	for i, f := range feats {
-		head[i] = scored{ranked[i], r.score(f.Vector())}
-	}
-	slices.SortStableFunc(head, func(a, b scored) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.x.ID, b.x.ID)
-	})
-	out := slices.Clone(ranked)
-	for i, h := range head {
-		h.x.Score = ranked[i].Score
-		out[i] = h.x
-	}
-	return out
 }
