@@ -74,23 +74,25 @@ func TestPair(t *testing.T) {
 }
 
 func TestOpenLocal(t *testing.T) {
-	e, err := OpenLocal("bge-small-en-v1.5+e5-small-v2", LocalOptions{})
-	if err != nil {
-		t.Fatal(err)
+	for name, dim := range map[string]int{"bge-small-en-v1.5+e5-small-v2": 768, "bge-small-en-v1.5+e5-small-v2+all-MiniLM-L6-v2": 1152} {
+		e, err := OpenLocal(name, LocalOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Info(); got.Dim != dim || got.Name != name {
+			t.Errorf("Info = %+v", got)
+		}
+		// A paraphrase is closer than an unrelated sentence, as in each model.
+		v, err := Instructed(e, Document).Embed(context.Background(), []string{
+			"A cat sits on the mat.", "There is a cat sitting on a rug.", "Quarterly earnings rose by four percent."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if para, other := Dot(v[0], v[1]), Dot(v[0], v[2]); !(para > other+0.1) || math.Abs(float64(Dot(v[0], v[0]))-1) > 1e-5 {
+			t.Errorf("%s: paraphrase %.3f, unrelated %.3f, self %.5f", name, para, other, Dot(v[0], v[0]))
+		}
 	}
-	if got := e.Info(); got.Dim != 768 || got.Name != "bge-small-en-v1.5+e5-small-v2" {
-		t.Errorf("Info = %+v", got)
-	}
-	// A paraphrase is closer than an unrelated sentence, as in each model.
-	v, err := Instructed(e, Document).Embed(context.Background(), []string{
-		"A cat sits on the mat.", "There is a cat sitting on a rug.", "Quarterly earnings rose by four percent."})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if para, other := Dot(v[0], v[1]), Dot(v[0], v[2]); !(para > other+0.1) || math.Abs(float64(Dot(v[0], v[0]))-1) > 1e-5 {
-		t.Errorf("paraphrase %.3f, unrelated %.3f, self %.5f", para, other, Dot(v[0], v[0]))
-	}
-	for _, name := range []string{"no-such-model+e5-small-v2", "bge-small-en-v1.5+no-such-model"} {
+	for _, name := range []string{"no-such-model+e5-small-v2", "bge-small-en-v1.5+no-such-model", "bge-small-en-v1.5+e5-small-v2+no-such-model"} {
 		if _, err := OpenLocal(name, LocalOptions{}); !errors.Is(err, ErrUnknownModel) {
 			t.Errorf("OpenLocal(%q): %v, want ErrUnknownModel", name, err)
 		}
