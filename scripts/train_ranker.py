@@ -117,6 +117,7 @@ def main():
     ap.add_argument("dumps", nargs="+", help="signal=features.jsonl")
     ap.add_argument("--l2", type=float, default=0.01)
     ap.add_argument("--held-out", action="store_true")
+    ap.add_argument("--gate", type=float, default=0, help="re-rank only queries whose evidence is below this (and train on them); 0: all")
     ap.add_argument("--balance", action="store_true", help="weigh every signal the same, not every query")
     ap.add_argument("--drop", default="", help="comma-separated features to leave out")
     ap.add_argument("--train-on", default="", help="comma-separated signals to train on (default all)")
@@ -137,16 +138,19 @@ def main():
     dev = [q for qs in signals.values() for q in qs if not q["held_out"]]
     rows = {}
 
+    def gated(q):
+        return not args.gate or (len(q["ids"]) > 0 and q["candidates"][0]["evidence"] < args.gate)
+
     def add(q, w, mu, sd):
         base = metrics(ranked(q, None, None, None), q["relevant"])
-        cand = metrics(ranked(q, w, mu, sd), q["relevant"])
+        cand = metrics(ranked(q, w, mu, sd), q["relevant"]) if gated(q) else base
         for b in ("all", q["band"]):
             r = rows.setdefault((q["signal"], b), ([], []))
             r[0].append(base)
             r[1].append(cand)
 
     if args.held_out:
-        w, mu, sd = fit([q for q in dev if q["signal"] in train_on], args.l2, balance=args.balance)
+        w, mu, sd = fit([q for q in dev if q["signal"] in train_on and gated(q)], args.l2, balance=args.balance)
         for qs in signals.values():
             for q in qs:
                 if q["held_out"]:
@@ -156,12 +160,12 @@ def main():
         folds = 5
         for k in range(folds):
             test = [q for i, q in enumerate(dev) if i % folds == k]
-            train = [q for i, q in enumerate(dev) if i % folds != k and q["signal"] in train_on]
+            train = [q for i, q in enumerate(dev) if i % folds != k and q["signal"] in train_on and gated(q)]
             w, mu, sd = fit(train, args.l2, balance=args.balance)
             for q in test:
                 add(q, w, mu, sd)
         report(rows, f"dev half, {folds}-fold cross-validation over queries")
-        w, mu, sd = fit([q for q in dev if q["signal"] in train_on], args.l2, balance=args.balance)
+        w, mu, sd = fit([q for q in dev if q["signal"] in train_on and gated(q)], args.l2, balance=args.balance)
     # weights on the raw features: score = Σ w_i (x_i - mu_i) / sd_i
     print("\nweights on standardised features (fitted on every dev query):")
     for n, wi, m, s in zip(names, w, mu, sd):
