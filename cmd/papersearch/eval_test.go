@@ -23,7 +23,7 @@ func evalFiles(t *testing.T) (corpus, queries, qrels string) {
 	}, "\n")), 0o644)
 	os.WriteFile(queries, []byte(strings.Join([]string{
 		`{"_id":"q1","text":"message passing on atom graphs to predict molecular properties"}`, // the words of d1
-		`{"_id":"q2","text":"turning voice recordings into written words"}`,                       // d2, paraphrased
+		`{"_id":"q2","text":"turning voice recordings into written words"}`,                    // d2, paraphrased
 		`{"_id":"q3","text":"how do amino acid chains take their three dimensional shape"}`,
 		`{"_id":"q4","text":"choosing few variables in a linear model"}`,
 		`{"_id":"q5","text":"unjudged"}`,
