@@ -77,25 +77,20 @@ type queryTerm struct {
 }
 
 // queryTerms returns the query's known terms with their weights, pruned to
-// MaxQueryTerms, and the query's ideal score (see WeighTerms).
-func (x *Index) queryTerms(query []string) ([]queryTerm, float64) {
-	scored, ideal := x.Weigh(query)
-	out := make([]queryTerm, len(scored))
-	for i, t := range scored {
-		out[i] = queryTerm{x.termIDs[t.Term], t.Weight}
-	}
-	return out, ideal
-}
-
-// Weigh returns the query's terms as the index scores them, heaviest
-// first with their weights, and its ideal score (see WeighTerms).
-func (x *Index) Weigh(query []string) ([]WeightedTerm, float64) {
-	return WeighTerms(query, x.live, func(term string) int {
+// MaxQueryTerms, by id and as WeighTerms gives them, and the query's ideal
+// score (see WeighTerms).
+func (x *Index) queryTerms(query []string) ([]queryTerm, []WeightedTerm, float64) {
+	scored, ideal := WeighTerms(query, x.live, func(term string) int {
 		if id, ok := x.termIDs[term]; ok {
 			return int(x.df[id])
 		}
 		return 0
 	})
+	out := make([]queryTerm, len(scored))
+	for i, t := range scored {
+		out[i] = queryTerm{x.termIDs[t.Term], t.Weight}
+	}
+	return out, scored, ideal
 }
 
 // commit recomputes what depends on the whole index, BM25's length
@@ -114,15 +109,16 @@ func (x *Index) computeNorms() []float32 {
 	return n
 }
 
-// score adds each live, allowed row's BM25 score for the query terms to
-// scores (indexed by row) and returns the rows it touched and the query's
-// ideal score (see WeighTerms). A term repeated in the query counts as
-// often as it is repeated, as in Lucene.
-func (x *Index) Score(query []string, allow func(row int) bool, scores []float32, touched []int32) ([]int32, float64) {
+// Score adds each live, allowed row's BM25 score for the query terms to
+// scores (indexed by row) and returns the rows it touched, the terms it
+// scored with their weights, and the query's ideal score (see
+// WeighTerms). A term repeated in the query counts as often as it is
+// repeated, as in Lucene.
+func (x *Index) Score(query []string, allow func(row int) bool, scores []float32, touched []int32) ([]int32, []WeightedTerm, float64) {
 	if x.live == 0 {
-		return touched, 0
+		return touched, nil, 0
 	}
-	terms, norms, ideal := x.prepare(query)
+	terms, scored, norms, ideal := x.prepare(query)
 	for _, qt := range terms {
 		w := float32(qt.weight * (K1 + 1))
 		for _, p := range x.postings[qt.id] {
@@ -136,20 +132,20 @@ func (x *Index) Score(query []string, allow func(row int) bool, scores []float32
 			scores[p.row] += w * tf / (tf + norms[p.row])
 		}
 	}
-	return touched, ideal
+	return touched, scored, ideal
 }
 
 // ScoreRows adds the BM25 score of each of rows (live ones; the others
 // are skipped) for the query terms to scores, as Score does for every
-// row, and returns the query's ideal score. It looks each row up in each
+// row, and returns the terms it scored and the query's ideal score. It looks each row up in each
 // term's postings, which are in row order, so its cost grows with the
 // rows asked for rather than with the postings: for ranking a few
 // candidates by a query of common words.
-func (x *Index) ScoreRows(query []string, rows []int, scores []float32) float64 {
+func (x *Index) ScoreRows(query []string, rows []int, scores []float32) ([]WeightedTerm, float64) {
 	if x.live == 0 {
-		return 0
+		return nil, 0
 	}
-	terms, norms, ideal := x.prepare(query)
+	terms, scored, norms, ideal := x.prepare(query)
 	for _, qt := range terms {
 		w := float32(qt.weight * (K1 + 1))
 		ps := x.postings[qt.id]
@@ -164,16 +160,17 @@ func (x *Index) ScoreRows(query []string, rows []int, scores []float32) float64 
 			}
 		}
 	}
-	return ideal
+	return scored, ideal
 }
 
-// prepare returns what scoring the query needs: its weighed terms, the
-// rows' length normalisation, and its ideal score.
-func (x *Index) prepare(query []string) ([]queryTerm, []float32, float64) {
+// prepare returns what scoring the query needs: its weighed terms (by id
+// and as WeighTerms gives them), the rows' length normalisation, and its
+// ideal score.
+func (x *Index) prepare(query []string) ([]queryTerm, []WeightedTerm, []float32, float64) {
 	norms := x.norms
 	if norms == nil { // changed and not yet committed: compute, keep nothing
 		norms = x.computeNorms()
 	}
-	terms, ideal := x.queryTerms(query)
-	return terms, norms, ideal
+	terms, scored, ideal := x.queryTerms(query)
+	return terms, scored, norms, ideal
 }

@@ -38,7 +38,7 @@ func TestBM25(t *testing.T) {
 	}
 	// The ideal score of "cat zebra" over 2 documents: idf(cat) = ln 2 and
 	// zebra, held by none, ln(1 + 2.5/0.5) = ln 6.
-	if _, ideal := x.Score([]string{"cat", "zebra"}, nil, make([]float32, 2), nil); !near(ideal, math.Ln2+math.Log(6)) {
+	if _, _, ideal := x.Score([]string{"cat", "zebra"}, nil, make([]float32, 2), nil); !near(ideal, math.Ln2+math.Log(6)) {
 		t.Errorf("ideal of cat zebra = %v, want ln 2 + ln 6", ideal)
 	}
 	x.Remove(1)
@@ -62,9 +62,9 @@ func TestScoreRows(t *testing.T) {
 	x.Commit()
 	query := Analyze("we propose graph models of molecules")
 	all := make([]float32, len(docs))
-	_, wantIdeal := x.Score(query, nil, all, nil)
+	_, _, wantIdeal := x.Score(query, nil, all, nil)
 	got := make([]float32, len(docs))
-	ideal := x.ScoreRows(query, []int{3, 0, 4, 2, 99, -1}, got)
+	_, ideal := x.ScoreRows(query, []int{3, 0, 4, 2, 99, -1}, got)
 	for r := range docs {
 		want := float32(0)
 		if r == 0 || r == 3 || r == 2 {

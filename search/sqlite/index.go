@@ -298,6 +298,7 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 	scores := (*buf)[:len(x.ids)]
 	excluded := x.rowsOf(f.Exclude)
 	var touched []int32
+	var scored []lexical.WeightedTerm
 	var ideal float64
 	if len(f.Only) > 0 {
 		// A few papers named: look each one up rather than walk the
@@ -312,7 +313,7 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 				rows = append(rows, r)
 			}
 		}
-		ideal = x.lex.ScoreRows(terms, rows, scores)
+		scored, ideal = x.lex.ScoreRows(terms, rows, scores)
 		for _, r := range rows {
 			if scores[r] > 0 {
 				touched = append(touched, int32(r))
@@ -323,7 +324,7 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 		if !search.FieldsFree(f) {
 			allow = x.allow(f)
 		}
-		touched, ideal = x.lex.Score(terms, allow, scores, nil)
+		touched, scored, ideal = x.lex.Score(terms, allow, scores, nil)
 	}
 	top := newTopK(k)
 	for _, r := range touched {
@@ -332,6 +333,5 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 		}
 		scores[r] = 0
 	}
-	scored, _ := x.lex.Weigh(terms)
 	return search.Matches{Candidates: top.sorted(), Ideal: ideal, Terms: scored}, ctx.Err()
 }
