@@ -55,6 +55,8 @@ func AsPartEmbedder(e Embedder) (PartEmbedder, bool) {
 			}
 		}
 		return e, true
+	case PartEmbedder:
+		return e, true // embeds parts itself
 	}
 	return nil, false
 }

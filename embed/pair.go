@@ -80,8 +80,9 @@ func (p *Pair) join(part func(m int) []float32) ([]float32, error) {
 }
 
 // EmbedParts embeds texts in parts (see Local.EmbedParts) with every model
-// at once and joins the vectors; a part any model's window cuts off has a
-// nil vector. It fails with errors.ErrUnsupported unless every model
+// at once and joins the vectors. A part some models' windows cut off is
+// embedded on its own by those models (the others keep their pooled
+// vectors); a part every model's window cuts off has a nil vector. It fails with errors.ErrUnsupported unless every model
 // embeds parts.
 func (p *Pair) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [][][]float32, error) {
 	pes := make([]PartEmbedder, len(p.models))
@@ -101,6 +102,9 @@ func (p *Pair) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
+	if err := p.fillCut(ctx, texts, parts); err != nil {
+		return nil, nil, err
+	}
 	whole := make([][]float32, len(texts))
 	out := make([][][]float32, len(texts))
 	for i := range texts {
@@ -111,11 +115,7 @@ func (p *Pair) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [
 		whole[i] = v
 		out[i] = make([][]float32, len(texts[i]))
 		for j := range out[i] {
-			cut := false
-			for m := range p.models {
-				cut = cut || parts[m][i][j] == nil
-			}
-			if cut {
+			if parts[0][i][j] == nil { // every model's window cut it off
 				continue
 			}
 			if out[i][j], err = p.join(func(m int) []float32 { return parts[m][i][j] }); err != nil {
@@ -124,6 +124,43 @@ func (p *Pair) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [
 		}
 	}
 	return whole, out, nil
+}
+
+// fillCut embeds on its own, with model m, each part texts[i][j] that
+// m's window cut off (parts[m][i][j] nil) but another model's did not.
+func (p *Pair) fillCut(ctx context.Context, texts [][]string, parts [][][][]float32) error {
+	type place struct{ i, j int }
+	for m, model := range p.models {
+		var alone []string
+		var places []place
+		for i := range texts {
+			for j := range texts[i] {
+				if parts[m][i][j] != nil {
+					continue
+				}
+				for o := range p.models {
+					if parts[o][i][j] != nil {
+						alone, places = append(alone, texts[i][j]), append(places, place{i, j})
+						break
+					}
+				}
+			}
+		}
+		if len(alone) == 0 {
+			continue
+		}
+		vecs, err := model.Embed(ctx, alone)
+		if err != nil {
+			return err
+		}
+		if len(vecs) != len(alone) {
+			return fmt.Errorf("embed with %s: %w: %d vectors for %d texts", model.Info().Name, ErrBadResponse, len(vecs), len(alone))
+		}
+		for k, pl := range places {
+			parts[m][pl.i][pl.j] = vecs[k]
+		}
+	}
+	return nil
 }
 
 // CountTokens is what the texts cost every model.

@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -106,6 +107,50 @@ func TestEmbedParts(t *testing.T) {
 				t.Errorf("a part past the window or empty has a vector")
 			}
 		})
+	}
+}
+
+// TestEmbedPartsWindows: in three models, a sentence past MiniLM's
+// 256-piece window but inside the others' 512 keeps bge's and e5's pooled
+// vectors, as the pair gives them, and gets MiniLM's of the sentence alone;
+// past every window it has none.
+func TestEmbedPartsWindows(t *testing.T) {
+	triple, err := OpenLocal("bge-small-en-v1.5+e5-small-v2+all-MiniLM-L6-v2", LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := triple.(*Pair).Parts()
+	pair := NewPair(models[0], models[1])
+	ctx := context.Background()
+	late := "The rocket engine burns liquid hydrogen at three thousand kelvin."
+	texts := [][]string{{"Long.\n", strings.Repeat("word ", 300), late, strings.Repeat("word ", 300), late}}
+	_, parts, err := triple.(*Pair).EmbedParts(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pairParts, err := pair.EmbedParts(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := models[2].Embed(ctx, []string{late})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, w := parts[0][2], pairParts[0][2]
+	if v == nil || w == nil {
+		t.Fatalf("the sentence inside bge's window has no vector: three models %v, the pair %v", v != nil, w != nil)
+	}
+	// Parts of n models are scaled by 1/√n: 384 dimensions each.
+	for i := range 768 {
+		if d := math.Abs(float64(v[i])*math.Sqrt(3) - float64(w[i])*math.Sqrt(2)); d > 1e-5 {
+			t.Fatalf("dimension %d: the triple's bge/e5 part %f, the pair's %f", i, v[i]*float32(math.Sqrt(3)), w[i]*float32(math.Sqrt(2)))
+		}
+	}
+	if c := math.Sqrt(3) * float64(Dot(v[768:], alone[0])); c < 0.9999 {
+		t.Errorf("MiniLM's part has cosine %.5f with the sentence embedded alone, want 1", c)
+	}
+	if parts[0][4] != nil || pairParts[0][4] != nil {
+		t.Error("a sentence past every window has a vector")
 	}
 }
 
