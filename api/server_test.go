@@ -135,7 +135,7 @@ func TestSearchGetSimilar(t *testing.T) {
 	if len(sr.Results) != 3 || sr.Results[0].Rank != 1 || sr.Results[0].ID != papers[1].ID {
 		t.Fatalf("results %+v, want the EEG paper (%s) first of 3", sr.Results, papers[1].ID)
 	}
-	if sr.Index.Store != "embedded" || sr.Index.Model != embed.DefaultLocalModel || sr.Index.Dim != 768 || sr.Index.Papers != 7 {
+	if sr.Index.Store != "embedded" || sr.Index.Model != embed.DefaultLocalModel || sr.Index.Dim != 1152 || sr.Index.Papers != 7 {
 		t.Errorf("index = %+v", sr.Index)
 	}
 	if !strings.Contains(string(body), `"authors":[]`) || !strings.Contains(string(body), `"took_ms"`) {

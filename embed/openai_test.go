@@ -115,7 +115,7 @@ func newProxy(t *testing.T, f fault, rewrite func(n int, body map[string]any)) *
 
 func client(t *testing.T, url string, tweak func(*embed.OpenAIConfig)) *embed.OpenAI {
 	t.Helper()
-	cfg := embed.OpenAIConfig{BaseURL: url + "/v1", Model: embed.DefaultLocalModel, Dimensions: 768,
+	cfg := embed.OpenAIConfig{BaseURL: url + "/v1", Model: embed.DefaultLocalModel, Dimensions: 1152,
 		BatchSize: 4, Concurrency: 2, MaxRetryTime: 20 * time.Second}
 	if tweak != nil {
 		tweak(&cfg)
@@ -161,7 +161,7 @@ func TestOpenAIMatchesLocal(t *testing.T) {
 	p := newProxy(t, nil, nil)
 	// Dimension learnt from a probe when not configured.
 	c := client(t, p.URL, func(c *embed.OpenAIConfig) { c.Dimensions = 0 })
-	if got := c.Info(); got != (embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 768}) {
+	if got := c.Info(); got != (embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 1152}) {
 		t.Errorf("Info = %+v", got)
 	}
 	got, err := c.Embed(context.Background(), texts)
@@ -288,7 +288,7 @@ func TestOpenAIFailsClearly(t *testing.T) {
 		{"wrong dimension", nil, func(_ int, m map[string]any) {
 			d := m["data"].([]any)[0].(map[string]any)
 			d["embedding"] = d["embedding"].([]any)[:100]
-		}, []string{"100 dimensions, want 768"}, 1, "", embed.ErrDimensions},
+		}, []string{"100 dimensions, want 1152"}, 1, "", embed.ErrDimensions},
 		{"always 503", func(_ int, w http.ResponseWriter, _ map[string]any) bool {
 			http.Error(w, "maintenance", http.StatusServiceUnavailable)
 			return true

@@ -148,7 +148,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	filter := sq.Filter
 	filter.Exclude = []string{sq.ID}
 	candidates := func(ctx context.Context, depth int) ([]Candidate, error) {
-		c, err := e.store.NearestTo(ctx, sq.ID, depth, filter)
+		c, err := e.nearest(ctx, e.core(doc.Vector), depth, filter)
 		if err != nil {
 			return nil, fmt.Errorf("dense retrieval: %w", err)
 		}
@@ -156,7 +156,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	}
 	probes := make([]probe, len(query))
 	for i, qi := range query {
-		probes[i] = probe{vec: doc.Sentences[qi].Vector, sameRole: e.opts.AspectSameRole,
+		probes[i] = probe{vec: e.core(doc.Sentences[qi].Vector), sameRole: e.opts.AspectSameRole,
 			sentence: papersearch.MatchedSentence{Index: qi, Role: doc.Sentences[qi].Role.String(), Text: texts[qi]}}
 	}
 	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, byRole, candidates)
@@ -191,7 +191,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		if err != nil {
 			return Results{}, err
 		}
-		probes = append(probes, probe{vec: v, sameRole: true, sentence: papersearch.MatchedSentence{Index: -1, Role: "query", Text: q.Text}})
+		probes = append(probes, probe{vec: e.core(v), sameRole: true, sentence: papersearch.MatchedSentence{Index: -1, Role: "query", Text: q.Text}})
 	}
 	for i, id := range q.Like {
 		doc, err := e.store.Get(ctx, id)
@@ -211,7 +211,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		for j, s := range doc.Sentences {
 			if s.Role == role && j < len(texts) {
 				found = true
-				probes = append(probes, probe{vec: s.Vector, sameRole: e.opts.AspectSameRole,
+				probes = append(probes, probe{vec: e.core(s.Vector), sameRole: e.opts.AspectSameRole,
 					sentence: papersearch.MatchedSentence{Index: j, Role: s.Role.String(), Text: texts[j]}})
 			}
 		}
@@ -219,7 +219,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 			// No sentence of the aspect: the paper as a whole is the probe,
 			// and the response says so (as similar by aspect does).
 			wholePaper = true
-			probes = append(probes, probe{vec: doc.Vector, sameRole: e.opts.AspectSameRole,
+			probes = append(probes, probe{vec: e.core(doc.Vector), sameRole: e.opts.AspectSameRole,
 				sentence: papersearch.MatchedSentence{Index: -1, Role: "paper", Text: doc.Paper.Title}})
 		}
 	}
@@ -227,10 +227,11 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 	if err != nil {
 		return Results{}, err
 	}
+	vec = e.core(vec)
 	filter := q.Filter
 	filter.Exclude = slices.Concat(q.Like, q.Unlike)
 	candidates := func(ctx context.Context, depth int) ([]Candidate, error) {
-		c, err := e.store.Nearest(ctx, vec, depth, filter)
+		c, err := e.nearest(ctx, vec, depth, filter)
 		if err != nil {
 			return nil, fmt.Errorf("dense retrieval: %w", err)
 		}

@@ -49,12 +49,14 @@ type Engine struct {
 	// byModel are the embedders Embed answers for, as given (observed): the
 	// index's first, then, for a pair, each of its models.
 	byModel []embed.Embedder
-	log     *slog.Logger
-	opts    Options
-	queries *lru.Cache[string, []float32] // recent query vectors by text
-	query   *queryEmbedder
-	roles   *roles.Classifier // labels abstracts' sentences
-	lanes   *lanes            // queries go first (see Background)
+	// coreDim and models: see coreDim (ModelGate).
+	coreDim, models int
+	log             *slog.Logger
+	opts            Options
+	queries         *lru.Cache[string, []float32] // recent query vectors by text
+	query           *queryEmbedder
+	roles           *roles.Classifier // labels abstracts' sentences
+	lanes           *lanes            // queries go first (see Background)
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -62,6 +64,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Fusion merges dense and lexical results (default DefaultFusion).
 	Fusion *Fusion
+	// ModelGate says which models of a store of several compare a query
+	// with the papers (default DefaultModelGate).
+	ModelGate *ModelGate
 	// QueryCacheSize is how many recent query vectors are kept (default 1024).
 	QueryCacheSize int
 	// EmbedMaxTokens bounds the tokens of one Embed call's distinct texts
@@ -163,6 +168,9 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.AspectFusion == nil {
 		opts.AspectFusion = &DefaultAspectFusion
 	}
+	if opts.ModelGate == nil {
+		opts.ModelGate = &DefaultModelGate
+	}
 	if opts.EmbedMaxTokens == 0 {
 		opts.EmbedMaxTokens = DefaultEmbedMaxTokens
 	}
@@ -183,7 +191,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 		return nil, err
 	}
 	byModel := []embed.Embedder{observed(embedder)}
-	if p, ok := embedder.(*embed.Pair); ok {
+	if p, ok := embedder.(interface{ Parts() []embed.Embedder }); ok {
 		for _, m := range p.Parts() {
 			byModel = append(byModel, observed(m))
 		}
@@ -197,8 +205,9 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if !ok || opts.SeparateSentences {
 		inContext = nil
 	}
+	dim, models := coreDim(byModel, *opts.ModelGate)
 	return &Engine{store: store, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
-		byModel: byModel, log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes),
+		byModel: byModel, coreDim: dim, models: models, log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes),
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 

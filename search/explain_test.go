@@ -47,8 +47,9 @@ func TestExplainEmbedsOnlyTheQuery(t *testing.T) {
 	}
 
 	// The best sentence is the stored one nearest the query vector (the
-	// engine's query embedder is the counting one, instructed).
-	qv, err := embed.Instructed(emb, embed.Query).Embed(ctx, []string{question})
+	// model's, instructed) by the models that compared the question: its
+	// words are the papers', so the first two (search.ModelGate).
+	qv, err := embed.Instructed(model, embed.Query).Embed(ctx, []string{question})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestExplainEmbedsOnlyTheQuery(t *testing.T) {
 		ss := papersearch.Sentences(h.Paper.Abstract)
 		best, bestScore := "", float32(-2)
 		for i, s := range doc.Sentences {
-			if d := embed.Dot(qv[0], s.Vector); d > bestScore {
+			if d := float32(meanCosine(t, qv[0], s.Vector, search.DefaultModelGate.Core)); d > bestScore {
 				best, bestScore = ss[i], d
 			}
 		}

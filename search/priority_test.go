@@ -31,13 +31,13 @@ func (h *heldStore) Nearest(ctx context.Context, v []float32, k int, f papersear
 // import embeds nothing (its encodes wait at their checkpoints); once the
 // search has answered, the import goes on and stores every paper.
 func TestImportGivesWayToQueries(t *testing.T) {
-	_, emb, store, papers, err := newSeededEngine(filepath.Join(t.TempDir(), "p.db"))
+	_, _, store, papers, err := newSeededEngine(filepath.Join(t.TempDir(), "p.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
 	held := &heldStore{Store: store, entered: make(chan struct{}, 1), release: make(chan struct{})}
-	eng, err := search.NewEngine(held, emb, search.Options{})
+	eng, err := search.NewEngine(held, model, search.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

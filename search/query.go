@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -59,7 +60,8 @@ type Results struct {
 	// [0, 1] (what hybrid fusion weighs the lexical side by): near 0 when
 	// no paper holds the query's informative words (a nonsense query, or
 	// one that paraphrases every word), so the results are only the
-	// nearest by meaning; nil otherwise.
+	// nearest by meaning; nil otherwise. Under ModelGate.Below every model
+	// of a store of several compares the question.
 	Evidence *float64
 	Index    papersearch.IndexInfo
 	Took     time.Duration
@@ -138,8 +140,10 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		return Results{}, err
 	}
 	var (
-		res      Results
-		queryVec []float32
+		res Results
+		// queryVec is the dense query as the store is asked it; allModels,
+		// over all of a store's models (see ModelGate), before the gate.
+		queryVec, allModels []float32
 	)
 	filter := q.Filter
 	filter.Exclude = slices.Concat(q.Like, q.Unlike)
@@ -148,31 +152,36 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		if q.Mode == Dense || len(terms) == 0 {
 			return Matches{}, nil
 		}
-		m, err := e.store.Lexical(ctx, terms, depth, filter)
-		if err != nil {
-			return m, fmt.Errorf("lexical retrieval: %w", err)
-		}
-		return m, nil
+		return e.lexical(ctx, terms, depth, filter)
 	}
 	denseAt := func(ctx context.Context, depth int) ([]Candidate, error) {
 		if queryVec == nil {
 			return nil, nil
 		}
-		c, err := e.store.Nearest(ctx, queryVec, depth, filter)
+		c, err := e.nearest(ctx, queryVec, depth, filter)
 		if err != nil {
 			return c, fmt.Errorf("dense retrieval: %w", err)
 		}
 		return c, nil
 	}
 
-	// The lexical side runs while the query is embedded and searched.
+	// The lexical side runs while the query is embedded. Its evidence
+	// decides, in a store of more models than the gate's core, which of
+	// them the dense side compares by, so there the dense search waits for
+	// it (a dense-mode query asks for the best lexical match alone).
 	var lexMatches Matches
 	lexDone := make(chan error, 1)
 	go func() {
 		var err error
-		lexMatches, err = lexAt(ctx, CandidateDepth)
+		switch {
+		case q.Mode != Dense:
+			lexMatches, err = lexAt(ctx, CandidateDepth)
+		case e.gated() && len(terms) > 0:
+			lexMatches, err = e.lexical(ctx, terms, 1, filter)
+		}
 		lexDone <- err
 	}()
+	waitLex := sync.OnceValue(func() error { return <-lexDone })
 	var dense []Candidate
 	if q.Mode != Lexical {
 		queryVec, err = e.denseQuery(ctx, q)
@@ -189,10 +198,19 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 			queryVec, err = nil, nil
 		case err != nil:
 		default:
+			allModels = queryVec
+			if e.gated() {
+				if err = waitLex(); err != nil {
+					break
+				}
+				if strings.TrimSpace(q.Text) == "" || !e.weak(lexMatches.evidence()) {
+					queryVec = e.core(queryVec)
+				}
+			}
 			dense, err = denseAt(ctx, CandidateDepth)
 		}
 	}
-	if lexErr := <-lexDone; err == nil {
+	if lexErr := waitLex(); err == nil {
 		err = lexErr
 	}
 	if err != nil {
@@ -206,13 +224,22 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	// An evaluation asks for the features a second stage would re-score
 	// a free-text question's first candidates by (see EvalFeatures).
 	if sink := sinkOf(ctx); sink != nil && q.Mode == Hybrid && len(q.Like) == 0 && len(dense) > 0 && len(lexMatches.Candidates) > 0 {
-		f, err := e.features(ctx, r.first, FeatureDepth, terms, queryVec, dense, lexMatches, filter)
+		f, err := e.features(ctx, r.first, FeatureDepth, terms, allModels, dense, lexMatches, filter)
 		if err != nil {
 			return Results{}, err
 		}
 		sink(f)
 	}
 	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), terms, queryVec)
+}
+
+// lexical is the store's BM25 retrieval, its errors named as such.
+func (e *Engine) lexical(ctx context.Context, terms []string, depth int, filter papersearch.Filter) (Matches, error) {
+	m, err := e.store.Lexical(ctx, terms, depth, filter)
+	if err != nil {
+		return m, fmt.Errorf("lexical retrieval: %w", err)
+	}
+	return m, nil
 }
 
 // fusedRanking is the ranking of a query in mode whose retrievals at
@@ -275,27 +302,8 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if err != nil {
 		return Results{}, err
 	}
-	filter := sq.Filter
-	filter.Exclude = []string{sq.ID}
-	denseAt := func(ctx context.Context, depth int) ([]Candidate, error) {
-		if q.Mode == Lexical {
-			return nil, nil
-		}
-		c, err := e.store.NearestTo(ctx, sq.ID, depth, filter)
-		if err != nil {
-			return c, fmt.Errorf("dense retrieval: %w", err)
-		}
-		return c, nil
-	}
-	// The dense side searches from the paper's stored vector while the
-	// paper itself is read for the lexical side.
-	var dense []Candidate
-	var lexMatches Matches
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { dense, err = denseAt(gctx, CandidateDepth); return err })
 	doc, err := e.store.Get(ctx, sq.ID)
 	if err != nil {
-		g.Wait()
 		// The paper may be known by another id: a source of a work stored
 		// under its first version's id.
 		if p, gerr := e.Get(ctx, sq.ID); errors.Is(err, ErrNotFound) && gerr == nil && p.ID != sq.ID {
@@ -303,6 +311,21 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 			return e.Similar(ctx, sq)
 		}
 		return Results{}, err
+	}
+	filter := sq.Filter
+	filter.Exclude = []string{sq.ID}
+	// The dense side searches from the paper's own vector, as the gate's
+	// core models see it, while its text is the lexical side's query.
+	vec := e.core(doc.Vector)
+	denseAt := func(ctx context.Context, depth int) ([]Candidate, error) {
+		if q.Mode == Lexical {
+			return nil, nil
+		}
+		c, err := e.nearest(ctx, vec, depth, filter)
+		if err != nil {
+			return c, fmt.Errorf("dense retrieval: %w", err)
+		}
+		return c, nil
 	}
 	q.Text = doc.Paper.Text()
 	terms := doc.Terms
@@ -313,17 +336,17 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 		if q.Mode == Dense {
 			return Matches{}, nil
 		}
-		m, err := e.store.Lexical(ctx, terms, depth, filter)
-		if err != nil {
-			return m, fmt.Errorf("lexical retrieval: %w", err)
-		}
-		return m, nil
+		return e.lexical(ctx, terms, depth, filter)
 	}
+	var dense []Candidate
+	var lexMatches Matches
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { dense, err = denseAt(gctx, CandidateDepth); return err })
 	g.Go(func() (err error) { lexMatches, err = lexAt(gctx, CandidateDepth); return err })
 	if err := g.Wait(); err != nil {
 		return Results{}, err
 	}
-	return e.page(ctx, start, Results{}, e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt), q, seen, fp, terms, doc.Vector)
+	return e.page(ctx, start, Results{}, e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt), q, seen, fp, terms, vec)
 }
 
 // merge returns the ranking of a query in mode: the dense list, the

@@ -85,10 +85,6 @@ type Store interface {
 	// Nearest returns up to k documents allowed by f, by descending cosine
 	// similarity to the unit vector v.
 	Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error)
-	// NearestTo is Nearest with the stored vector of document id as the
-	// query (a store may read it in the same request as the search); an
-	// unknown id is ErrNotFound.
-	NearestTo(ctx context.Context, id string, k int, f papersearch.Filter) ([]Candidate, error)
 	// Lexical returns up to k documents allowed by f, by descending BM25
 	// score for the analysed query terms (see Analyze), and the query's
 	// ideal score.

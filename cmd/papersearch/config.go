@@ -27,13 +27,13 @@ type Config struct {
 	Server       string `envconfig:"SERVER" desc:"base URL of a papersearch service that search and similar query instead of the local store"`
 	DataDir      string `envconfig:"DATA_DIR" desc:"folder of the embedded store (default: the papersearch folder in the user's data folder, e.g. ~/.local/share/papersearch)"`
 	Seed         bool   `envconfig:"SEED" default:"true" desc:"ingest the shipped NeurIPS 2026 abstracts when the store is empty"`
-	Model        string `envconfig:"MODEL" default:"bge-small-en-v1.5+e5-small-v2" desc:"the in-process model, when PAPERSEARCH_EMBED_URL is unset: bge-small-en-v1.5, e5-small-v2, all-MiniLM-L6-v2, or several joined by + (bge-small-en-v1.5+e5-small-v2: both, their cosines averaged)"`
+	Model        string `envconfig:"MODEL" default:"bge-small-en-v1.5+e5-small-v2+all-MiniLM-L6-v2" desc:"the in-process model, when PAPERSEARCH_EMBED_URL is unset: bge-small-en-v1.5, e5-small-v2, all-MiniLM-L6-v2, or two or three joined by +, their cosines averaged; of three, the first two rank most queries and the third joins for questions whose words the papers barely hold"`
 	EmbedWorkers int    `envconfig:"EMBED_WORKERS" default:"0" desc:"texts the local model encodes at once (0: one per CPU)"`
 	Precision    string `envconfig:"PRECISION" default:"auto" desc:"the local model's dense-layer arithmetic: auto (bfloat16 where the CPU has AVX-512 BF16, else float32), fp32 or bf16"`
 
 	EmbedURL          string        `envconfig:"EMBED_URL" desc:"base URL of an OpenAI-compatible embeddings API, ending in /v1 (unset: the in-process model)"`
 	EmbedAPIKey       string        `envconfig:"EMBED_API_KEY" desc:"API key of the embeddings API (default: $OPENAI_API_KEY)"`
-	EmbedModel        string        `envconfig:"EMBED_MODEL" default:"bge-small-en-v1.5+e5-small-v2" desc:"model name sent to the embeddings API; several joined by + are asked for one by one and used together; bge-small-en-v1.5 and e5-small-v2, under any organisation prefix, get their instructions"`
+	EmbedModel        string        `envconfig:"EMBED_MODEL" default:"bge-small-en-v1.5+e5-small-v2+all-MiniLM-L6-v2" desc:"model name sent to the embeddings API; several joined by + are asked for one by one and used together (as PAPERSEARCH_MODEL's are); bge-small-en-v1.5 and e5-small-v2, under any organisation prefix, get their instructions"`
 	EmbedDimensions   int           `envconfig:"EMBED_DIMENSIONS" desc:"dimensions to request from the embeddings API (unset: the model's own)"`
 	EmbedBatch        int           `envconfig:"EMBED_BATCH" default:"128" desc:"most texts in one embeddings request"`
 	EmbedBatchTokens  int           `envconfig:"EMBED_BATCH_TOKENS" default:"65536" desc:"most estimated tokens in one embeddings request"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pkoukk/tiktoken-go-loader/assets"
 
+	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 )
 
@@ -51,7 +52,7 @@ plain = [d.embedding for d in OpenAI(base_url=base, api_key="unused").embeddings
 cos = lambda a, b: sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
 print(min(cos(a, b) for a, b in zip(docs + [query], plain + [plain[0]])), len(docs[0]))
 `
-	for _, model := range []string{"bge-small-en-v1.5", "bge-small-en-v1.5+e5-small-v2"} {
+	for _, model := range []string{"bge-small-en-v1.5", embed.DefaultLocalModel} {
 		cmd := exec.Command("python3", "-c", script, base+"/v1", model)
 		cmd.Env = append(os.Environ(), "TIKTOKEN_CACHE_DIR="+cache)
 		out, err := cmd.CombinedOutput()

@@ -37,7 +37,7 @@ func TestQdrantAnswersLikeEmbedded(t *testing.T) {
 	defer func() {
 		stop2()
 		q, err := qdrant.Open(context.Background(), qdrant.Config{URL: qurl, Collection: coll},
-			embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 768})
+			embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 1152})
 		if err == nil {
 			q.Drop(context.Background())
 			q.Close()

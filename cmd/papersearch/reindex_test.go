@@ -64,7 +64,7 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 	t.Setenv("PAPERSEARCH_EMBED_URL", hashEndpoint(t))
 	t.Setenv("PAPERSEARCH_EMBED_MODEL", "hash-64")
 	err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard)
-	for _, want := range []string{embed.DefaultLocalModel + " (768 dimensions)", "hash-64 (64 dimensions)", "papersearch reindex"} {
+	for _, want := range []string{embed.DefaultLocalModel + " (1152 dimensions)", "hash-64 (64 dimensions)", "papersearch reindex"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("search under another model: err = %v, want it to mention %q", err, want)
 		}
@@ -131,7 +131,7 @@ func TestLocalModelChangeRefusedThenReindexed(t *testing.T) {
 	ingestThreePapers(t)
 	os.Unsetenv("PAPERSEARCH_MODEL") // restored by t.Setenv's cleanup
 	err := run(ctx, []string{"search", "proteins"}, io.Discard, io.Discard)
-	for _, want := range []string{"all-MiniLM-L6-v2 (384 dimensions)", embed.DefaultLocalModel + " (768 dimensions)", "papersearch reindex"} {
+	for _, want := range []string{"all-MiniLM-L6-v2 (384 dimensions)", embed.DefaultLocalModel + " (1152 dimensions)", "papersearch reindex"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("search under another local model: err = %v, want it to mention %q", err, want)
 		}

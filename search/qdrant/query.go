@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	qc "github.com/qdrant/go-client/qdrant"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search"
@@ -89,20 +87,6 @@ func (q *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.F
 	out, err := q.query(ctx, qc.NewQueryDense(v), qdrantDense, k, f)
 	if err != nil {
 		return nil, fmt.Errorf("nearest: %w", err)
-	}
-	return out, nil
-}
-
-// NearestTo is Nearest from the stored vector of id, which Qdrant reads
-// itself: one request, where Get then Nearest took two.
-func (q *Store) NearestTo(ctx context.Context, id string, k int, f papersearch.Filter) (_ []search.Candidate, err error) {
-	defer markUnavailable(&err)
-	out, err := q.query(ctx, qc.NewQueryID(pointID(id)), qdrantDense, k, f)
-	if status.Code(err) == codes.NotFound || status.Code(err) == codes.InvalidArgument && strings.Contains(err.Error(), "Not found") {
-		return nil, fmt.Errorf("nearest to %q: %w", id, search.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("nearest to %q: %w", id, err)
 	}
 	return out, nil
 }

@@ -252,16 +252,6 @@ func (s *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.F
 	return s.idx.Load().nearest(ctx, v, k, f)
 }
 
-// NearestTo is Nearest from the stored vector of id.
-func (s *Store) NearestTo(ctx context.Context, id string, k int, f papersearch.Filter) ([]search.Candidate, error) {
-	x := s.idx.Load()
-	v, ok := x.vector(id)
-	if !ok {
-		return nil, fmt.Errorf("nearest to %q: %w", id, search.ErrNotFound)
-	}
-	return x.nearest(ctx, v, k, f)
-}
-
 // Lexical ranks the allowed papers by BM25 for the analysed query terms
 // and keeps the k best.
 func (s *Store) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (search.Matches, error) {

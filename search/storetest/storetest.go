@@ -168,17 +168,6 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 		if len(ex) != 5 {
 			t.Errorf("with exclusion got %d results, want 5", len(ex))
 		}
-		// From the stored vector: the same as from the vector itself.
-		to, err := s.NearestTo(ctx, "p017", 5, papersearch.Filter{Exclude: []string{"p017"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(ids(to)) != fmt.Sprint(ids(ex)) {
-			t.Errorf("NearestTo(p017) = %v, Nearest from its vector %v", ids(to), ids(ex))
-		}
-		if _, err := s.NearestTo(ctx, "p999", 5, papersearch.Filter{}); !errors.Is(err, search.ErrNotFound) {
-			t.Errorf("NearestTo an unknown id: %v, want ErrNotFound", err)
-		}
 		all, _ := s.Nearest(ctx, q, 500, papersearch.Filter{})
 		if len(all) != 50 {
 			t.Errorf("k larger than the store: got %d, want 50", len(all))

@@ -1,0 +1,138 @@
+package search_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
+)
+
+// TestModelGate: in a store of the three default models, a question whose
+// words the papers hold, a search by example and a similar-paper query
+// rank exactly as a store of the first two models alone does, with the
+// same cosines; a question that paraphrases every word ranks by all
+// three, as an engine without the gate does.
+func TestModelGate(t *testing.T) {
+	gated, papers := sharedSeeded(t)
+	ctx := context.Background()
+	parts := model.(*embed.Pair).Parts()
+	if len(parts) != 3 {
+		t.Fatalf("the default model has %d parts, want 3", len(parts))
+	}
+	all, err := search.NewEngine(shared.store, model, search.Options{ModelGate: &search.ModelGate{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairModel := embed.NewPair(parts[0], parts[1])
+	pairStore, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "pair.db"), pairModel.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pairStore.Close()
+	pair, err := search.NewEngine(pairStore, pairModel, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pair.Ingest(ctx, papers, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// ranking is a page's ids with each one's cosine.
+	ranking := func(res search.Results) string {
+		out := ""
+		for _, h := range res.Hits {
+			cos := math.NaN()
+			if e := h.Explanation; e != nil && e.DenseScore != nil {
+				cos = float64(*e.DenseScore)
+			}
+			out += fmt.Sprintf("%s %.4f\n", h.ID, cos)
+		}
+		return out
+	}
+	ask := func(eng *search.Engine, q search.Query) search.Results {
+		t.Helper()
+		q.Explain, q.Limit = true, 10
+		res, err := eng.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	worded := papers[5].Title // a question in the papers' words
+	const paraphrased = "teaching a machine to guess how a chain of building blocks folds up in space"
+	for _, mode := range []search.Mode{search.Hybrid, search.Dense} {
+		q := search.Query{Text: worded, Mode: mode}
+		got := ask(gated, q)
+		if ev := ask(gated, search.Query{Text: worded}).Evidence; ev == nil || *ev < search.DefaultModelGate.Below {
+			t.Fatalf("evidence of %q: %v, want at least %v", worded, deref(ev), search.DefaultModelGate.Below)
+		}
+		if g, w := ranking(got), ranking(ask(pair, q)); g != w {
+			t.Errorf("%s %q: three models gave\n%s, the pair\n%s", mode, worded, g, w)
+		}
+
+		q.Text = paraphrased
+		got = ask(gated, q)
+		if ev := ask(gated, search.Query{Text: paraphrased}).Evidence; ev == nil || *ev >= search.DefaultModelGate.Below {
+			t.Fatalf("evidence of %q: %v, want under %v", paraphrased, deref(ev), search.DefaultModelGate.Below)
+		}
+		if g, w := ranking(got), ranking(ask(all, q)); g != w {
+			t.Errorf("%s %q: the gate gave\n%s, all three models\n%s", mode, paraphrased, g, w)
+		}
+		if g, w := ranking(got), ranking(ask(pair, q)); g == w {
+			t.Errorf("%s %q: all three models ranked as the pair does:\n%s", mode, paraphrased, g)
+		}
+	}
+
+	liked := papers[3].ID
+	if g, w := ranking(ask(gated, search.Query{Like: []string{liked}})), ranking(ask(pair, search.Query{Like: []string{liked}})); g != w {
+		t.Errorf("like %s: three models gave\n%s, the pair\n%s", liked, g, w)
+	}
+	for _, aspect := range []search.Aspect{search.WholePaper, search.MethodAspect} {
+		sq := search.SimilarQuery{ID: liked, Aspect: aspect, Limit: 10, Explain: true}
+		g, err := gated.Similar(ctx, sq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := pair.Similar(ctx, sq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ranking(g) != ranking(w) {
+			t.Errorf("similar to %s (aspect %q): three models gave\n%s, the pair\n%s", liked, aspect, ranking(g), ranking(w))
+		}
+		for i := range min(len(g.Hits), len(w.Hits)) {
+			if m, n := g.Hits[i].Explanation.SentenceMatch, w.Hits[i].Explanation.SentenceMatch; m != nil && n != nil &&
+				math.Abs(float64(m.Similarity-n.Similarity)) > 1e-4 {
+				t.Errorf("similar to %s (aspect %q), hit %d: sentence similarity %f, the pair's %f", liked, aspect, i, m.Similarity, n.Similarity)
+			}
+		}
+	}
+}
+
+// meanCosine is the mean of the cosine similarities of a query and a
+// paper by the first k models of the default model's vectors q and d
+// (each model's unit vector scaled by 1/√n, for n models).
+func meanCosine(t *testing.T, q, d []float32, k int) float64 {
+	t.Helper()
+	parts := model.(*embed.Pair).Parts()
+	n, from, sum := float64(len(parts)), 0, 0.0
+	for _, m := range parts[:k] {
+		to := from + m.Info().Dim
+		sum += n * float64(embed.Dot(q[from:to], d[from:to]))
+		from = to
+	}
+	return sum / float64(k)
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
