@@ -6,17 +6,17 @@ package papersearch
 type Filter struct {
 	// YearMin and YearMax bound the publication year, inclusive; 0 leaves
 	// that side open.
-	YearMin int `json:"year_min,omitempty"`
-	YearMax int `json:"year_max,omitempty"`
+	YearMin int `json:"year_min,omitempty" jsonschema:"the earliest publication year (inclusive)"`
+	YearMax int `json:"year_max,omitempty" jsonschema:"the latest publication year (inclusive)"`
 	// Venues, if not empty, lists the venues allowed (case-insensitive).
-	Venues []string `json:"venues,omitempty"`
+	Venues []string `json:"venues,omitempty" jsonschema:"the venues allowed (case-insensitive), such as NeurIPS"`
 	// Author, if set, keeps papers with an author whose name has words
 	// starting with each word of Author (case-insensitive): "hinton",
 	// "geoff hin" and "g hinton" all match "Geoffrey Hinton".
-	Author string `json:"author,omitempty"`
+	Author string `json:"author,omitempty" jsonschema:"papers with an author whose name has words starting with each of these words: geoff hin matches Geoffrey Hinton"`
 	// Tags, if not empty, keeps papers holding any of these tags
 	// (case-insensitive).
-	Tags []string `json:"tags,omitempty"`
+	Tags []string `json:"tags,omitempty" jsonschema:"papers holding any of these collections (tags; see list_collections)"`
 	// Exclude lists paper ids never returned.
 	Exclude []string `json:"-"`
 	// Only, if not empty, lists the only paper ids that may be returned.

@@ -57,6 +57,14 @@ type IndexInfo struct {
 	Papers int    `json:"papers"`
 }
 
+// Collection is a tag and how many papers hold it: the papers a user
+// gathered under one name ("my-library") or an import's source
+// ("neurips-2026").
+type Collection struct {
+	Tag    string `json:"tag"`
+	Papers int    `json:"papers"`
+}
+
 // IngestSummary counts what an ingest did with each paper it was given.
 type IngestSummary struct {
 	New       int `json:"new"`

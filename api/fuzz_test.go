@@ -31,6 +31,9 @@ func (echoEngine) Get(context.Context, string) (papersearch.Paper, error) {
 	return papersearch.Paper{}, search.ErrNotFound
 }
 func (echoEngine) Ping(context.Context) error { return nil }
+func (echoEngine) Collections(context.Context) ([]papersearch.Collection, error) {
+	return []papersearch.Collection{{Tag: "t", Papers: 1}}, nil
+}
 func (echoEngine) Index(context.Context) (papersearch.IndexInfo, error) {
 	return papersearch.IndexInfo{}, nil
 }

@@ -68,6 +68,8 @@ func TestOpenAPI(t *testing.T) {
 		{"get", url, "GET", "/v1/papers/" + id, "", "", 200, true},
 		{"get bibtex", url, "GET", "/v1/papers/" + id, "application/x-bibtex", "", 200, true},
 		{"get unknown", url, "GET", "/v1/papers/nope", "", "", 404, true},
+		{"collections", url, "GET", "/v1/collections", "", "", 200, true},
+		{"collections unknown parameter", url, "GET", "/v1/collections?tag=x", "", "", 400, false},
 		{"similar", url, "GET", "/v1/papers/" + id + "/similar?limit=2&explain=true&mode=hybrid&venue=NeurIPS&year_min=2000", "", "", 200, true},
 		{"similar by method", url, "GET", "/v1/papers/" + id + "/similar?aspect=method&explain=true&limit=3", "", "", 200, true},
 		{"similar by sentences", url, "GET", "/v1/papers/" + id + "/similar?sentences=0,1&explain=true&limit=3", "", "", 200, true},

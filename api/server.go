@@ -23,6 +23,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
@@ -35,6 +36,7 @@ type Engine interface {
 	Search(ctx context.Context, q search.Query) (search.Results, error)
 	Similar(ctx context.Context, q search.SimilarQuery) (search.Results, error)
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
+	Collections(ctx context.Context) ([]papersearch.Collection, error)
 	Index(ctx context.Context) (papersearch.IndexInfo, error)
 	// Ping reports whether the store answers now, from no cache.
 	Ping(ctx context.Context) error
@@ -178,6 +180,7 @@ func New(engine Engine, opts Options) *Server {
 	// raw or percent-encoded: an id of one path segment takes the routes
 	// that name it, one with raw slashes the rest of the path (see
 	// paperRoute).
+	e.GET("/v1/collections", s.collections)
 	e.GET("/v1/papers/:id", s.getPaper)
 	e.GET("/v1/papers/:id/similar", s.similar)
 	e.GET("/v1/papers/*", s.paperRoute)
@@ -191,6 +194,12 @@ func New(engine Engine, opts Options) *Server {
 	e.PATCH("/v1/papers/*", readOnlySimilar(s.patchPaper), s.requireKey)
 	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
 	e.DELETE("/v1/papers/*", readOnlySimilar(s.deletePaper), s.requireKey)
+	// The Model Context Protocol's streamable HTTP transport, sessionless:
+	// every request stands alone, as the REST routes do.
+	mcpServer := NewMCP(engine)
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpServer },
+		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: s.maxBody, PropagateRequestCancellation: true, Logger: s.log})
+	e.Any(mcpPath, echo.WrapHandler(mcpHandler))
 	e.POST("/v1/imports", s.startImport, s.requireKey)
 	e.GET("/v1/imports/:id", s.importStatus, s.requireKey)
 	e.DELETE("/v1/imports/:id", s.cancelImport, s.requireKey)
@@ -305,11 +314,29 @@ func (s *Server) search(c echo.Context) error {
 	if err := s.decode(c, s.maxBody, &req); err != nil {
 		return err
 	}
+	q, err := searchQuery(req)
+	if err != nil {
+		return err
+	}
+	res, err := s.engine.Search(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	if len(res.Degraded) > 0 {
+		// First-hand news for /readyz, sooner than its next probe.
+		s.probe.Store(&probeResult{at: time.Now(), err: fmt.Errorf("a search just now answered degraded: %v", res.Degraded)})
+	}
+	return respond(c, res)
+}
+
+// searchQuery is the engine's query for a search request (over HTTP or
+// MCP), or the problem with the request.
+func searchQuery(req wire.SearchRequest) (search.Query, error) {
 	limit := search.DefaultLimit
 	if req.Limit != nil {
 		limit = *req.Limit
 		if limit == 0 {
-			return toProblem(&search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)})
+			return search.Query{}, toProblem(&search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)})
 		}
 	}
 	q := search.Query{Text: req.Query, Like: req.Like, Unlike: req.Unlike, Mode: search.Mode(req.Mode),
@@ -323,20 +350,12 @@ func (s *Server) search(c echo.Context) error {
 	}{{"like", req.Like}, {"unlike", req.Unlike}} {
 		for i, id := range side.ids {
 			if !papersearch.ValidID(id) {
-				return invalid("like and unlike must hold paper ids",
+				return q, invalid("like and unlike must hold paper ids",
 					wire.FieldProblem{Pointer: fmt.Sprintf("/%s/%d", side.name, i), Detail: papersearch.ErrBadID.Error()})
 			}
 		}
 	}
-	res, err := s.engine.Search(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	if len(res.Degraded) > 0 {
-		// First-hand news for /readyz, sooner than its next probe.
-		s.probe.Store(&probeResult{at: time.Now(), err: fmt.Errorf("a search just now answered degraded: %v", res.Degraded)})
-	}
-	return respond(c, res)
+	return q, nil
 }
 
 func (s *Server) getPaper(c echo.Context) error {
@@ -344,17 +363,34 @@ func (s *Server) getPaper(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.engine.Get(c.Request().Context(), id)
+	p, err := getPaper(c.Request().Context(), s.engine, id)
 	if err != nil {
 		return err
-	}
-	if p.Authors == nil {
-		p.Authors = []string{}
 	}
 	if exportType(c.Request().Header.Get(echo.HeaderAccept)) == MediaBibTeX {
 		return c.Blob(http.StatusOK, MediaBibTeX+"; charset=utf-8", []byte(BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})))
 	}
 	return c.JSON(http.StatusOK, p)
+}
+
+func (s *Server) collections(c echo.Context) error {
+	for name := range c.QueryParams() {
+		return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
+	}
+	cs, err := collections(c.Request().Context(), s.engine)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cs)
+}
+
+// collections is what GET /v1/collections answers.
+func collections(ctx context.Context, engine Engine) (wire.CollectionsResponse, error) {
+	cs, err := engine.Collections(ctx)
+	if cs == nil {
+		cs = []papersearch.Collection{}
+	}
+	return wire.CollectionsResponse{Collections: cs}, err
 }
 
 func (s *Server) similar(c echo.Context) error {

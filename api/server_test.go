@@ -79,7 +79,7 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 		papers = papers[:6]
 		papers = append(papers, papersearch.Paper{ID: "cs/0101001 ü", Title: "An old arXiv id",
 			Abstract: "Identifiers with slashes, spaces and accents must round-trip through the URL path.",
-			Authors:  []string{"Ada Lovelace"}, Venue: "arXiv", Year: 2001})
+			Authors:  []string{"Ada Lovelace"}, Venue: "arXiv", Year: 2001, Tags: []string{"history"}})
 		if _, err := eng.Ingest(ctx, papers, nil); err != nil {
 			testServer.err = err
 			return
@@ -329,7 +329,8 @@ func TestBadRequests(t *testing.T) {
 // panicky is an engine that fails in every way a bug could.
 type panicky struct{}
 
-func (panicky) Search(context.Context, search.Query) (search.Results, error) { panic("boom") }
+func (panicky) Search(context.Context, search.Query) (search.Results, error)  { panic("boom") }
+func (panicky) Collections(context.Context) ([]papersearch.Collection, error) { panic("boom") }
 func (panicky) Similar(context.Context, search.SimilarQuery) (search.Results, error) {
 	return search.Results{}, io.ErrUnexpectedEOF
 }

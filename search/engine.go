@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,8 @@ const (
 	CandidateDepth = 100
 	// MaxExamples bounds the like and unlike paper ids of a query.
 	MaxExamples = 20
+	// MaxTags bounds the collections Collections reports.
+	MaxTags = 10000
 )
 
 // ErrInvalidQuery is wrapped by errors that describe a bad query.
@@ -395,6 +398,26 @@ func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error
 	}
 	e.queries.Add(text, v)
 	return v, nil
+}
+
+// Collections lists every tag the stored papers hold with how many hold
+// it, by name; past MaxTags, the most held.
+func (e *Engine) Collections(ctx context.Context) ([]papersearch.Collection, error) {
+	defer e.lanes.foreground()()
+	counts, err := e.store.Tags(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]papersearch.Collection, 0, len(counts))
+	for tag, n := range counts {
+		out = append(out, papersearch.Collection{Tag: tag, Papers: n})
+	}
+	if len(out) > MaxTags {
+		slices.SortFunc(out, func(a, b papersearch.Collection) int { return cmp.Or(b.Papers-a.Papers, strings.Compare(a.Tag, b.Tag)) })
+		out = out[:MaxTags]
+	}
+	slices.SortFunc(out, func(a, b papersearch.Collection) int { return strings.Compare(a.Tag, b.Tag) })
+	return out, nil
 }
 
 // Delete removes one paper, or returns ErrNotFound.

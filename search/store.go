@@ -94,6 +94,9 @@ type Store interface {
 	// Count returns the number of documents (a store may answer from a
 	// count a few seconds old).
 	Count(ctx context.Context) (int, error)
+	// Tags counts the documents holding each tag (a store may stop at
+	// MaxTags tags).
+	Tags(ctx context.Context) (map[string]int, error)
 	// Ping reports, from no cache, whether the store answers now: what a
 	// readiness probe asks.
 	Ping(ctx context.Context) error

@@ -54,21 +54,21 @@ type OpenAIError struct {
 type SearchRequest struct {
 	// Query is the question in plain words; it may be omitted when Like
 	// names papers.
-	Query string `json:"query,omitempty"`
+	Query string `json:"query,omitempty" jsonschema:"the question in plain words; may be omitted when like names papers"`
 	// Like and Unlike are paper ids to move the results toward and away from.
-	Like   []string `json:"like,omitempty"`
-	Unlike []string `json:"unlike,omitempty"`
+	Like   []string `json:"like,omitempty" jsonschema:"ids of papers the results should resemble"`
+	Unlike []string `json:"unlike,omitempty" jsonschema:"ids of papers the results should not resemble"`
 	// Filters restrict the papers considered.
-	Filters *papersearch.Filter `json:"filters,omitempty"`
+	Filters *papersearch.Filter `json:"filters,omitempty" jsonschema:"restrict the papers considered"`
 	// Mode is "hybrid" (default), "dense" or "lexical".
-	Mode   string `json:"mode,omitempty"`
-	Limit  *int   `json:"limit,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
+	Mode   string `json:"mode,omitempty" jsonschema:"hybrid (default: meaning and words), dense (meaning) or lexical (words, BM25)"`
+	Limit  *int   `json:"limit,omitempty" jsonschema:"how many results, 1 to 100 (default 10)"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"the next_cursor of the previous page"`
 	// Explain adds an explanation to each result.
-	Explain bool `json:"explain,omitempty"`
+	Explain bool `json:"explain,omitempty" jsonschema:"say why each result was returned: its ranks, matched words and best sentence"`
 	// Aspect ("background", "method", "result") ranks by sentences of
 	// that role: the liked papers' and the query's.
-	Aspect string `json:"aspect,omitempty"`
+	Aspect string `json:"aspect,omitempty" jsonschema:"rank by sentences of this role of the liked papers and the query: background, method or result"`
 }
 
 // SearchResponse is the body of a successful search or similar request.
@@ -85,6 +85,12 @@ type SearchResponse struct {
 	// the results are only the nearest by meaning (search.Results.Evidence).
 	Evidence *float64 `json:"evidence,omitempty"`
 	TookMS   float64  `json:"took_ms"`
+}
+
+// CollectionsResponse is the body of GET /v1/collections: every tag the
+// stored papers hold and how many hold it, by tag.
+type CollectionsResponse struct {
+	Collections []papersearch.Collection `json:"collections"`
 }
 
 // IngestRequest is the body of POST /v1/papers: {"papers": [...]}, or a

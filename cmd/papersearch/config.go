@@ -170,6 +170,7 @@ Usage:
   papersearch search [flags] QUERY    print the papers that best answer QUERY
   papersearch similar [flags] ID      print the papers most like paper ID
   papersearch reindex                 re-embed the whole index under the configured model
+  papersearch mcp                     serve the Model Context Protocol on stdin/stdout (AI assistants)
   papersearch eval --corpus C --queries Q --qrels R [--mode all] [--json] [--fusion-sweep]
                                       measure nDCG@10, recall@100 and MRR@10 on BEIR files
   papersearch bench [--papers F] [--clients C] [--duration D] [--store embedded|qdrant]

@@ -81,6 +81,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usageError{"reindex takes no arguments; it rebuilds the index under the configured embedding model"}
 		}
 		return reindex(ctx, cfg, log, stdout, stderr)
+	case "mcp":
+		if len(args) > 0 {
+			return usageError{"mcp takes no arguments; configure it with PAPERSEARCH_* variables"}
+		}
+		return mcpCmd(ctx, cfg, log)
 	}
 	return usageError{fmt.Sprintf("unknown command %q", cmd)}
 }
@@ -94,7 +99,7 @@ func commandHelp(ctx context.Context, cmd string, args []string, stdout io.Write
 	}
 	var err error
 	switch cmd {
-	case "serve", "ingest", "reindex":
+	case "serve", "ingest", "reindex", "mcp":
 		err = printHelp(stdout, cmd, nil)
 	case "import":
 		err = importCmd(ctx, Config{}, nil, []string{"", "-h"}, stdout, io.Discard)

@@ -422,6 +422,22 @@ func (q *Store) Delete(ctx context.Context, id string) (err error) {
 	return nil
 }
 
+// Tags counts the papers holding each tag, by Qdrant's facet counts of the
+// tags field (exact, at most search.MaxTags tags).
+func (q *Store) Tags(ctx context.Context) (_ map[string]int, err error) {
+	defer markUnavailable(&err)
+	hits, err := q.client.Facet(ctx, &qc.FacetCounts{CollectionName: q.coll, Key: fieldTags,
+		Limit: qc.PtrOf(uint64(search.MaxTags)), Exact: qc.PtrOf(true)})
+	if err != nil {
+		return nil, fmt.Errorf("count tags: %w", err)
+	}
+	out := make(map[string]int, len(hits))
+	for _, h := range hits {
+		out[h.GetValue().GetStringValue()] = int(h.GetCount())
+	}
+	return out, nil
+}
+
 // Count returns the number of documents: an exact count, reused for up to
 // countTTL, and counted again after each write by this process. So it
 // is exact for this process's own writes and at most countTTL behind

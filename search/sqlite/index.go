@@ -159,6 +159,19 @@ func (x *index) count() int {
 	return len(x.rows)
 }
 
+// tagCounts counts the live papers holding each tag.
+func (x *index) tagCounts() map[string]int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := map[string]int{}
+	for _, row := range x.rows {
+		for _, t := range x.tags[row] {
+			out[t]++
+		}
+	}
+	return out
+}
+
 // vector returns a copy of the vector of id.
 func (x *index) vector(id string) ([]float32, bool) {
 	x.mu.RLock()

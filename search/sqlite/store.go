@@ -262,6 +262,9 @@ func (s *Store) Lexical(ctx context.Context, terms []string, k int, f papersearc
 // updated with every change.
 func (s *Store) RefreshLexical(context.Context) error { return nil }
 
+// Tags counts the papers holding each tag.
+func (s *Store) Tags(context.Context) (map[string]int, error) { return s.idx.Load().tagCounts(), nil }
+
 // Count returns the number of documents.
 func (s *Store) Count(context.Context) (int, error) { return s.idx.Load().count(), nil }
 

@@ -294,6 +294,9 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 		if ps, err := s.Lookup(ctx, []string{"p004"}); err != nil || strings.Join(ps["p004"].Tags, ",") != "neurips-2026" {
 			t.Errorf("Lookup(p004) tags = %q (%v)", ps["p004"].Tags, err)
 		}
+		if tags, err := s.Tags(ctx); err != nil || fmt.Sprint(tags) != "map[my-library:2 neurips-2026:2]" {
+			t.Errorf("Tags = %v (%v), want my-library 2, neurips-2026 2", tags, err)
+		}
 		// Replacing a paper's text moves it in the lexical index.
 		changed := mk(4, "Speech", "Nothing about that topic.", nil, "ICML", 2023)
 		if err := s.Upsert(ctx, []search.Document{changed}); err != nil {
@@ -310,6 +313,10 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 			t.Errorf("after deleting p001: %s", ids(got))
 		}
 		ideal("p001 deleted, 3 papers, 1 with graph", math.Log(8.0/3)+math.Log(8))
+		// p004 replaced without its tag, p001 deleted: p002 holds both.
+		if tags, err := s.Tags(ctx); err != nil || fmt.Sprint(tags) != "map[my-library:1 neurips-2026:1]" {
+			t.Errorf("Tags after a replacement and a deletion = %v (%v), want my-library 1, neurips-2026 1", tags, err)
+		}
 	})
 
 	t.Run("Scroll", func(t *testing.T) {

@@ -1,0 +1,349 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/search"
+)
+
+// DefaultMaxChars is how much of each result's abstract an MCP tool
+// returns unless asked for another length: enough to judge a paper, short
+// enough for ten of them in an assistant's context.
+const DefaultMaxChars = 600
+
+// MCPSearch is the input of the MCP search tool: a search request as POST
+// /v1/search takes it, and how much of each abstract to return.
+type MCPSearch struct {
+	wire.SearchRequest
+	MaxChars int `json:"max_chars,omitempty" jsonschema:"at most this many characters of each result's abstract (default 600; 0 or absent: the default)"`
+}
+
+// MCPSimilar is the input of the MCP similar tool: the parameters of GET
+// /v1/papers/{id}/similar.
+type MCPSimilar struct {
+	ID        string              `json:"id" jsonschema:"the paper's id (or one of its source ids, such as arxiv:2401.01234)"`
+	Aspect    string              `json:"aspect,omitempty" jsonschema:"compare the paper's sentences of this role with other papers': background, method or result (absent: the whole paper)"`
+	Sentences []int               `json:"sentences,omitempty" jsonschema:"compare exactly these of its sentences (0-based places in the abstract)"`
+	Mode      string              `json:"mode,omitempty" jsonschema:"hybrid (default), dense or lexical"`
+	Limit     *int                `json:"limit,omitempty" jsonschema:"how many results, 1 to 100 (default 10)"`
+	Filters   *papersearch.Filter `json:"filters,omitempty" jsonschema:"restrict the papers considered"`
+	Explain   bool                `json:"explain,omitempty" jsonschema:"say why each result was returned, with the sentences that matched"`
+	Cursor    string              `json:"cursor,omitempty" jsonschema:"the next_cursor of the previous page"`
+	MaxChars  int                 `json:"max_chars,omitempty" jsonschema:"at most this many characters of each result's abstract (default 600)"`
+}
+
+// MCPRelated is the input of the MCP related_for_text tool.
+type MCPRelated struct {
+	Text     string              `json:"text" jsonschema:"a paragraph of a draft, up to 4096 characters"`
+	Filters  *papersearch.Filter `json:"filters,omitempty" jsonschema:"restrict the papers considered"`
+	Limit    *int                `json:"limit,omitempty" jsonschema:"how many papers, 1 to 100 (default 10)"`
+	MaxChars int                 `json:"max_chars,omitempty" jsonschema:"at most this many characters of each paper's abstract (default 600)"`
+}
+
+// RelatedHit is a paper that relates to a sentence of a draft.
+type RelatedHit struct {
+	ID   string `json:"id"`
+	Rank int    `json:"rank"`
+	// Score is the paper's reciprocal-rank fusion over the draft's
+	// sentences: the sum of 1/(60 + rank) over the sentences it answers.
+	Score float64           `json:"score"`
+	Paper papersearch.Paper `json:"paper"`
+	// DraftSentence is the sentence of the draft it ranked best for, and
+	// MatchedSentence the sentence of its abstract closest to that one.
+	DraftSentence   string `json:"draft_sentence"`
+	MatchedSentence string `json:"matched_sentence,omitempty"`
+}
+
+// RelatedResponse is the output of the MCP related_for_text tool.
+type RelatedResponse struct {
+	Results []RelatedHit          `json:"results"`
+	Index   papersearch.IndexInfo `json:"index"`
+}
+
+// maxDraftSentences bounds the searches one related_for_text call makes.
+const maxDraftSentences = 12
+
+// MCPPaper is the input of the MCP get_paper tool.
+type MCPPaper struct {
+	ID string `json:"id" jsonschema:"the paper's id (or one of its source ids)"`
+}
+
+// mcpPath is where Server answers MCP's streamable HTTP transport.
+const mcpPath = "/mcp"
+
+// paperURIPrefix begins the URI of a paper as an MCP resource.
+const paperURIPrefix = "papersearch://papers/"
+
+// NewMCP returns the Model Context Protocol server over engine: the tools
+// search, similar and get_paper, answering what the HTTP API answers for
+// the same request, and every paper as the resource
+// papersearch://papers/{id}. Serve it over stdio (mcp.StdioTransport) or
+// HTTP (Server mounts it at /mcp).
+func NewMCP(engine Engine) *mcp.Server {
+	version := "(devel)"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		version = info.Main.Version
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "papersearch", Title: "papersearch", Version: version}, &mcp.ServerOptions{
+		Instructions: "Semantic search over research-paper abstracts. Ask `search` a question in plain words " +
+			"(or give it paper ids to find more like them), `similar` for the papers closest to one paper, " +
+			"`get_paper` for one paper whole. Results name each paper's id, title, venue, year and URL.",
+	})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "search",
+		Title: "Search papers",
+		Description: "The papers that best answer a question in plain words, best first, as POST /v1/search answers: " +
+			"query, like/unlike (paper ids to move toward or away from), filters (year_min, year_max, venues, author, tags), " +
+			"mode (hybrid, dense, lexical), aspect (background, method, result), limit, cursor, explain.",
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in MCPSearch) (*mcp.CallToolResult, wire.SearchResponse, error) {
+		q, err := searchQuery(in.SearchRequest)
+		if err != nil {
+			return nil, wire.SearchResponse{}, toolError(err)
+		}
+		res, err := engine.Search(ctx, q)
+		if err != nil {
+			return nil, wire.SearchResponse{}, toolError(err)
+		}
+		return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "similar",
+		Title: "Papers similar to a paper",
+		Description: "The papers most like one paper (never the paper itself), as GET /v1/papers/{id}/similar answers; " +
+			"aspect compares its background, method or result sentences with other papers'.",
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in MCPSimilar) (*mcp.CallToolResult, wire.SearchResponse, error) {
+		id, err := mcpID(in.ID)
+		if err != nil {
+			return nil, wire.SearchResponse{}, toolError(err)
+		}
+		sq := search.SimilarQuery{ID: id, Aspect: search.Aspect(in.Aspect), Sentences: in.Sentences,
+			Mode: search.Mode(in.Mode), Limit: search.DefaultLimit, Explain: in.Explain, Cursor: in.Cursor}
+		if in.Limit != nil {
+			sq.Limit = *in.Limit
+			if sq.Limit == 0 {
+				return nil, wire.SearchResponse{}, toolError(&search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)})
+			}
+		}
+		if in.Filters != nil {
+			sq.Filter = *in.Filters
+		}
+		res, err := engine.Similar(ctx, sq)
+		if err != nil {
+			return nil, wire.SearchResponse{}, toolError(err)
+		}
+		return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "related_for_text",
+		Title: "Papers related to a draft paragraph",
+		Description: "The papers that support or relate to a paragraph of a draft: each of its sentences (up to 12) is searched " +
+			"as a question, the rankings fused; each result names the draft's sentence it answers best and its own closest sentence.",
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in MCPRelated) (*mcp.CallToolResult, RelatedResponse, error) {
+		out, err := related(ctx, engine, in)
+		if err != nil {
+			return nil, RelatedResponse{}, toolError(err)
+		}
+		return nil, out, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "list_collections",
+		Title:       "List collections",
+		Description: "Every collection (tag) the stored papers hold, with how many papers hold it, as GET /v1/collections answers; a tag scopes search and similar (filters.tags).",
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, wire.CollectionsResponse, error) {
+		out, err := collections(ctx, engine)
+		if err != nil {
+			return nil, wire.CollectionsResponse{}, toolError(err)
+		}
+		return nil, out, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "get_paper",
+		Title:       "Get a paper",
+		Description: "One paper whole: id, title, abstract, authors, venue, year, URL, tags and sources, as GET /v1/papers/{id} answers.",
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in MCPPaper) (*mcp.CallToolResult, papersearch.Paper, error) {
+		id, err := mcpID(in.ID)
+		if err != nil {
+			return nil, papersearch.Paper{}, toolError(err)
+		}
+		p, err := getPaper(ctx, engine, id)
+		if err != nil {
+			return nil, papersearch.Paper{}, toolError(err)
+		}
+		return nil, p, nil
+	})
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "paper",
+		Title:       "A paper",
+		URITemplate: paperURIPrefix + "{id}",
+		Description: "A paper's title, abstract and metadata as JSON (application/json), or its BibTeX entry (application/x-bibtex).",
+		MIMEType:    "application/json",
+	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		id, ok := strings.CutPrefix(req.Params.URI, paperURIPrefix)
+		if !ok {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}
+		if unescaped, err := url.PathUnescape(id); err == nil {
+			id = unescaped
+		}
+		id, err := mcpID(id)
+		if err != nil {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}
+		p, err := getPaper(ctx, engine, id)
+		if err != nil {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}
+		body, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+			{URI: req.Params.URI, MIMEType: "application/json", Text: string(body)},
+			{URI: req.Params.URI, MIMEType: MediaBibTeX, Text: BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})},
+		}}, nil
+	})
+	return srv
+}
+
+// related searches each sentence of a draft paragraph and fuses the
+// rankings by reciprocal rank, keeping for each paper the draft sentence
+// it ranked best for and its own best sentence for that one.
+func related(ctx context.Context, engine Engine, in MCPRelated) (RelatedResponse, error) {
+	if err := search.ValidateText(in.Text); err != nil {
+		var fe *search.FieldError
+		if errors.As(err, &fe) {
+			fe.Field = "text"
+		}
+		return RelatedResponse{}, err
+	}
+	limit := search.DefaultLimit
+	if in.Limit != nil {
+		limit = *in.Limit
+		if limit < 1 || limit > search.MaxLimit {
+			return RelatedResponse{}, &search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)}
+		}
+	}
+	var filter papersearch.Filter
+	if in.Filters != nil {
+		filter = *in.Filters
+	}
+	sentences := papersearch.Sentences(in.Text)
+	if len(sentences) > maxDraftSentences {
+		sentences = sentences[:maxDraftSentences]
+	}
+	type found struct {
+		hit      RelatedHit
+		bestRank int
+	}
+	byID := map[string]*found{}
+	var index papersearch.IndexInfo
+	for _, s := range sentences {
+		res, err := engine.Search(ctx, search.Query{Text: s, Filter: filter, Limit: limit, Explain: true})
+		if err != nil {
+			return RelatedResponse{}, err
+		}
+		index = res.Index
+		for _, h := range res.Hits {
+			f, ok := byID[h.ID]
+			if !ok {
+				f = &found{hit: RelatedHit{ID: h.ID, Paper: h.Paper}}
+				byID[h.ID] = f
+			}
+			f.hit.Score += 1 / float64(search.RRFK+h.Rank)
+			if !ok || h.Rank < f.bestRank {
+				f.bestRank, f.hit.DraftSentence = h.Rank, s
+				if h.Explanation != nil {
+					f.hit.MatchedSentence = h.Explanation.BestSentence
+				}
+			}
+		}
+	}
+	out := RelatedResponse{Results: make([]RelatedHit, 0, len(byID)), Index: index}
+	for _, f := range byID {
+		out.Results = append(out.Results, f.hit)
+	}
+	slices.SortFunc(out.Results, func(a, b RelatedHit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
+	})
+	out.Results = out.Results[:min(limit, len(out.Results))]
+	maxChars := in.MaxChars
+	if maxChars <= 0 {
+		maxChars = DefaultMaxChars
+	}
+	for i := range out.Results {
+		r := &out.Results[i]
+		r.Rank = i + 1
+		if r.Paper.Authors == nil {
+			r.Paper.Authors = []string{}
+		}
+		r.Paper.Abstract = cut(r.Paper.Abstract, maxChars)
+	}
+	return out, nil
+}
+
+// mcpID is the paper id an MCP tool or resource names, checked as the
+// HTTP API checks one in a path.
+func mcpID(raw string) (string, error) {
+	if !papersearch.ValidID(raw) {
+		return "", &search.FieldError{Field: "id", Reason: papersearch.ErrBadID.Error()}
+	}
+	return papersearch.CanonicalID(raw), nil
+}
+
+// getPaper is one paper as GET /v1/papers/{id} answers it.
+func getPaper(ctx context.Context, engine Engine, id string) (papersearch.Paper, error) {
+	p, err := engine.Get(ctx, id)
+	if err != nil {
+		return p, err
+	}
+	if p.Authors == nil {
+		p.Authors = []string{}
+	}
+	return p, nil
+}
+
+// toolError is err as an MCP tool error: the problem body's title and
+// detail, as the HTTP API would answer.
+func toolError(err error) error {
+	p := toProblem(err)
+	return fmt.Errorf("%s (status %d): %s", p.Title, p.Status, p.Detail)
+}
+
+// shortened cuts each result's abstract to at most maxChars characters
+// (DefaultMaxChars when not positive), at a word where it can.
+func shortened(resp wire.SearchResponse, maxChars int) wire.SearchResponse {
+	if maxChars <= 0 {
+		maxChars = DefaultMaxChars
+	}
+	for i := range resp.Results {
+		resp.Results[i].Paper.Abstract = cut(resp.Results[i].Paper.Abstract, maxChars)
+	}
+	return resp
+}
+
+// cut returns s whole when it has at most n characters, else its first
+// characters up to the last space within n-1 of them, and "…".
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	runes := []rune(s)[:n-1]
+	head := string(runes)
+	if i := strings.LastIndexByte(head, ' '); i > len(head)/2 {
+		head = head[:i]
+	}
+	return strings.TrimRight(head, " ,;:") + "…"
+}

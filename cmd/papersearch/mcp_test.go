@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/papersearch/papersearch/internal/testenv"
+)
+
+// TestMCPWithPythonSDK drives both MCP transports with the official Python
+// MCP SDK (testdata/mcp_client.py): the HTTP service's /mcp and `papersearch
+// mcp` over stdio, on the seed corpus. Each lists the tools and the paper
+// resource, calls every tool with valid arguments (the results must match
+// their output schemas and be what the REST API answers for the same
+// request) and with invalid ones (tool errors naming the reason), and
+// reads a paper as JSON and BibTeX.
+func TestMCPWithPythonSDK(t *testing.T) {
+	if exec.Command("python3", "-c", "import mcp, jsonschema").Run() != nil {
+		testenv.Missing(t, "python3 with the MCP SDK is not installed (scripts/test installs it: pip install 'mcp==1.*')")
+	}
+	dir := setEnv(t)
+	url, _, stop := startServe(t)
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+
+	// What the REST API answers, for the MCP tools to match.
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("POST %s: %d %v", path, resp.StatusCode, err)
+		}
+		return out
+	}
+	get := func(path string) map[string]any {
+		t.Helper()
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+		}
+		return out
+	}
+	searchReq := map[string]any{"query": "robots that learn manipulation from human videos", "limit": 5, "explain": true}
+	body, _ := json.Marshal(searchReq)
+	found := post("/v1/search", string(body))
+	first := found["results"].([]any)[0].(map[string]any)["id"].(string)
+	expected := map[string]any{
+		"search":      map[string]any{"request": searchReq, "response": found},
+		"similar":     map[string]any{"request": map[string]any{"id": first, "limit": 4, "aspect": "method"}, "response": get("/v1/papers/" + first + "/similar?limit=4&aspect=method")},
+		"paper":       get("/v1/papers/" + first),
+		"collections": get("/v1/collections"),
+	}
+	expectedPath := filepath.Join(t.TempDir(), "expected.json")
+	raw, _ := json.Marshal(expected)
+	if err := os.WriteFile(expectedPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	client := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("python3", append([]string{filepath.Join("testdata", "mcp_client.py")}, args...)...)
+		cmd.Env = append(os.Environ(), "PAPERSEARCH_LOG_LEVEL=warn")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+			t.Errorf("mcp_client.py %s: %v\n%s", args[0], err, out)
+		}
+	}
+	client("http", url+"/mcp", expectedPath)
+
+	// Over stdio, on the same store once the HTTP service has stopped.
+	stop()
+	stopped = true
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PAPERSEARCH_DATA_DIR", dir)
+	client("stdio", bin, expectedPath)
+}
+
+// TestMCPStdioSurvivesMalformedMessages: a line that is not JSON-RPC gets
+// an error or nothing, and the session goes on to answer the next request.
+func TestMCPStdioSurvivesMalformedMessages(t *testing.T) {
+	dir := setEnv(t)
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "mcp")
+	cmd.Env = append(os.Environ(), "PAPERSEARCH_DATA_DIR="+dir, "PAPERSEARCH_SEED=false", "PAPERSEARCH_LOG_LEVEL=warn")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Error("papersearch mcp did not exit when its stdin closed")
+		}
+	}()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	send := func(s string) {
+		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
+			t.Fatalf("write %q: %v (stderr: %s)", s, err, stderr.String())
+		}
+	}
+	// answer waits for the response to request id.
+	answer := func(id int) map[string]any {
+		t.Helper()
+		timeout := time.After(60 * time.Second)
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("papersearch mcp closed its output waiting for response %d; stderr:\n%s", id, stderr.String())
+				}
+				var msg map[string]any
+				if json.Unmarshal([]byte(line), &msg) == nil && fmt.Sprint(msg["id"]) == fmt.Sprint(id) {
+					return msg
+				}
+			case <-timeout:
+				t.Fatalf("no response %d; stderr:\n%s", id, stderr.String())
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	if r := answer(1); r["result"] == nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, bad := range []string{`not json at all`, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"nope"}`, `{"jsonrpc":"2.0","id":8,"method":"no/such/method"}`, `[1,2`} {
+		send(bad)
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	r := answer(2)
+	tools, _ := r["result"].(map[string]any)["tools"].([]any)
+	if len(tools) < 3 {
+		t.Errorf("tools/list after malformed messages: %v", r)
+	}
+}

@@ -1,0 +1,151 @@
+"""Drives papersearch's MCP server with the official Python MCP SDK (PyPI `mcp`).
+
+usage: mcp_client.py http URL EXPECTED.json
+       mcp_client.py stdio BINARY EXPECTED.json
+
+EXPECTED.json holds what the HTTP API answered for the same requests:
+{"search": {"request": {...}, "response": {...}}, "similar": {...}, "paper": {...}, "collections": {...}}.
+Prints "ok" and exits 0 when every check holds; otherwise prints what failed and exits 1.
+"""
+import asyncio
+import json
+import os
+import sys
+
+import jsonschema
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def ranking(resp):
+    return [(h["id"], h["rank"], round(h["score"], 6)) for h in resp["results"]]
+
+
+async def exercise(session, expected):
+    init = await session.initialize()
+    check(init.serverInfo.name == "papersearch", f"server name {init.serverInfo.name!r}")
+
+    tools = {t.name: t for t in (await session.list_tools()).tools}
+    for name in ("search", "similar", "get_paper", "related_for_text", "list_collections"):
+        check(name in tools, f"tool {name} missing from {sorted(tools)}")
+        if name in tools:
+            check(tools[name].inputSchema.get("type") == "object", f"{name}: input schema {tools[name].inputSchema}")
+            check(tools[name].outputSchema is not None, f"{name}: no output schema")
+
+    def conforms(name, result):
+        try:
+            jsonschema.validate(result.structuredContent, tools[name].outputSchema)
+        except jsonschema.ValidationError as e:
+            failures.append(f"{name}: structured result does not match its output schema: {e.message}")
+
+    # search: the same papers, ranks and scores as POST /v1/search.
+    want = expected["search"]
+    got = await session.call_tool("search", dict(want["request"], max_chars=120))
+    check(not got.isError, f"search failed: {got.content}")
+    if not got.isError:
+        conforms("search", got)
+        check(ranking(got.structuredContent) == ranking(want["response"]),
+              f"search: {ranking(got.structuredContent)} != HTTP {ranking(want['response'])}")
+        for h in got.structuredContent["results"]:
+            check(len(h["paper"]["abstract"]) <= 120, f"search: abstract of {len(h['paper']['abstract'])} characters past max_chars")
+        check(json.loads(got.content[0].text) == got.structuredContent, "search: text content is not the structured result")
+
+    # similar: the same as GET /v1/papers/{id}/similar.
+    want = expected["similar"]
+    got = await session.call_tool("similar", want["request"])
+    check(not got.isError, f"similar failed: {got.content}")
+    if not got.isError:
+        conforms("similar", got)
+        check(ranking(got.structuredContent) == ranking(want["response"]),
+              f"similar: {ranking(got.structuredContent)} != HTTP {ranking(want['response'])}")
+
+    # get_paper: the paper GET /v1/papers/{id} returns.
+    want = expected["paper"]
+    got = await session.call_tool("get_paper", {"id": want["id"]})
+    check(not got.isError, f"get_paper failed: {got.content}")
+    if not got.isError:
+        conforms("get_paper", got)
+        check(got.structuredContent == want, f"get_paper: {got.structuredContent} != HTTP {want}")
+
+    # list_collections: what GET /v1/collections answers.
+    got = await session.call_tool("list_collections", {})
+    check(not got.isError and got.structuredContent == expected["collections"],
+          f"list_collections: {got.structuredContent} != HTTP {expected['collections']}")
+    if not got.isError:
+        conforms("list_collections", got)
+
+    # related_for_text: each result names the draft's sentence it answers.
+    draft = ["Robots can learn manipulation skills by watching videos of people.", "Language models simulate users poorly."]
+    got = await session.call_tool("related_for_text", {"text": " ".join(draft), "limit": 4})
+    check(not got.isError, f"related_for_text failed: {got.content}")
+    if not got.isError:
+        conforms("related_for_text", got)
+        results = got.structuredContent["results"]
+        check(0 < len(results) <= 4, f"related_for_text: {len(results)} results")
+        for r in results:
+            check(r["draft_sentence"] in draft and r["matched_sentence"], f"related_for_text result {r}")
+
+    # Invalid arguments: tool errors with the API's readable reasons.
+    for name, args, reason in [
+        ("search", {"query": "graphs", "limit": 0}, "limit"),
+        ("search", {"query": "graphs", "mode": "fuzzy"}, "mode"),
+        ("search", {}, "query"),
+        ("similar", {"id": "no-such-paper"}, "not found"),
+        ("similar", {"id": want["id"], "aspect": "colour"}, "aspect"),
+        ("get_paper", {"id": "no-such-paper"}, "not found"),
+        ("get_paper", {"id": "bad\u0000id"}, "id"),
+        ("related_for_text", {"text": ""}, "text"),
+    ]:
+        try:
+            got = await session.call_tool(name, args)
+        except Exception as e:  # an argument the input schema refuses is a protocol error
+            text = str(e)
+        else:
+            check(got.isError, f"{name} {args}: not an error: {got.structuredContent}")
+            text = " ".join(c.text for c in got.content if c.type == "text")
+        check(reason in text.lower(), f"{name} {args}: error {text!r} does not say {reason!r}")
+    got = await session.call_tool("search", {"query": 42})
+    check(got.isError, "search with a number for the query: not an error")
+
+    # A paper as a resource: JSON and BibTeX.
+    templates = (await session.list_resource_templates()).resourceTemplates
+    check(any(t.uriTemplate == "papersearch://papers/{id}" for t in templates), f"resource templates {templates}")
+    read = await session.read_resource(f"papersearch://papers/{want['id']}")
+    kinds = {c.mimeType: c.text for c in read.contents}
+    check(json.loads(kinds.get("application/json", "{}")) == want, f"resource JSON {kinds.get('application/json')!r}")
+    check(kinds.get("application/x-bibtex", "").startswith("@"), f"resource BibTeX {kinds.get('application/x-bibtex')!r}")
+    try:
+        await session.read_resource("papersearch://papers/no-such-paper")
+        failures.append("reading an unknown paper's resource succeeded")
+    except Exception as e:
+        check("not found" in str(e).lower(), f"unknown resource: {e}")
+
+
+async def main():
+    kind, target, expected_path = sys.argv[1:4]
+    with open(expected_path) as f:
+        expected = json.load(f)
+    if kind == "http":
+        async with streamablehttp_client(target) as (read, write, _):
+            async with ClientSession(read, write) as session:
+                await exercise(session, expected)
+    else:
+        params = StdioServerParameters(command=target, args=["mcp"], env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await exercise(session, expected)
+    if failures:
+        print("\n".join(failures))
+        sys.exit(1)
+    print("ok")
+
+
+asyncio.run(main())
