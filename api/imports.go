@@ -104,22 +104,36 @@ func (s *Server) startImport(c echo.Context) error {
 	if err := s.decode(c, BatchBodyFactor*s.maxBody, &req); err != nil {
 		return err
 	}
+	job, err := s.beginImport(req)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/v1/imports/"+job.ID)
+	return c.JSON(http.StatusAccepted, job)
+}
+
+// beginImport checks an import request and starts it in the background
+// (POST /v1/imports, the MCP import tool), returning the job as it stands.
+func (s *Server) beginImport(req wire.ImportRequest) (*wire.ImportJob, error) {
+	if s.importer == nil {
+		return nil, problem(http.StatusNotImplemented, "imports-unavailable", "this server does not import")
+	}
 	file, ok := importSource(req.Source)
 	switch {
 	case !ok:
-		return invalid("source must be openreview, arxiv, openalex, bibtex or csl",
+		return nil, invalid("source must be openreview, arxiv, openalex, bibtex or csl",
 			wire.FieldProblem{Pointer: "/source", Detail: fmt.Sprintf("is %q", req.Source)})
 	case file && req.Content == "":
-		return invalid(req.Source+" imports the file in content", wire.FieldProblem{Pointer: "/content", Detail: "must not be empty"})
+		return nil, invalid(req.Source+" imports the file in content", wire.FieldProblem{Pointer: "/content", Detail: "must not be empty"})
 	case file && (req.Target != "" || req.Max != nil):
-		return invalid(req.Source+" imports the file in content and takes no target or max",
+		return nil, invalid(req.Source+" imports the file in content and takes no target or max",
 			wire.FieldProblem{Pointer: "/target", Detail: "must be absent for a file source"})
 	case !file && req.Target == "":
-		return invalid(req.Source+" imports what target names", wire.FieldProblem{Pointer: "/target", Detail: "must not be empty"})
+		return nil, invalid(req.Source+" imports what target names", wire.FieldProblem{Pointer: "/target", Detail: "must not be empty"})
 	case !file && req.Content != "":
-		return invalid(req.Source+" reads target, not a file", wire.FieldProblem{Pointer: "/content", Detail: "must be absent for a network source"})
+		return nil, invalid(req.Source+" reads target, not a file", wire.FieldProblem{Pointer: "/content", Detail: "must be absent for a network source"})
 	case req.Max != nil && (*req.Max < 1 || *req.Max > MaxImportPapers):
-		return invalid(fmt.Sprintf("max must be between 1 and %d", MaxImportPapers),
+		return nil, invalid(fmt.Sprintf("max must be between 1 and %d", MaxImportPapers),
 			wire.FieldProblem{Pointer: "/max", Detail: fmt.Sprintf("is %d", *req.Max)})
 	}
 	if req.Max == nil {
@@ -127,7 +141,7 @@ func (s *Server) startImport(c echo.Context) error {
 		req.Max = &limit
 	}
 	if _, ok := papersearch.CleanTags(req.Tags); !ok {
-		return invalid("invalid tags", wire.FieldProblem{Pointer: "/tags", Detail: papersearch.ErrBadTag.Error()})
+		return nil, invalid("invalid tags", wire.FieldProblem{Pointer: "/tags", Detail: papersearch.ErrBadTag.Error()})
 	}
 
 	im := s.imports
@@ -137,7 +151,7 @@ func (s *Server) startImport(c echo.Context) error {
 		p := problem(http.StatusTooManyRequests, "too-many-imports",
 			fmt.Sprintf("%d imports are running; try again when one has finished", im.running))
 		p.RetryAfter = 10
-		return p
+		return nil, p
 	}
 	im.running++
 	im.mu.Unlock()
@@ -147,9 +161,9 @@ func (s *Server) startImport(c echo.Context) error {
 		im.running--
 		im.mu.Unlock()
 		if errors.Is(err, ErrBadImport) {
-			return invalid(err.Error(), wire.FieldProblem{Pointer: "/target", Detail: err.Error()})
+			return nil, invalid(err.Error(), wire.FieldProblem{Pointer: "/target", Detail: err.Error()})
 		}
-		return err
+		return nil, err
 	}
 	tags, _ := papersearch.CleanTags(slices.Concat(req.Tags, own))
 	id := make([]byte, 8)
@@ -167,8 +181,7 @@ func (s *Server) startImport(c echo.Context) error {
 	im.mu.Unlock()
 	im.wg.Add(1)
 	go s.runImport(ctx, job.ID, src, release, tags)
-	c.Response().Header().Set(echo.HeaderLocation, "/v1/imports/"+job.ID)
-	return c.JSON(http.StatusAccepted, im.get(job.ID))
+	return im.get(job.ID), nil
 }
 
 // add records a job, forgetting the oldest finished ones beyond
@@ -318,9 +331,18 @@ func (s *Server) cancelImport(c echo.Context) error {
 
 // importStatus answers GET /v1/imports/{id}.
 func (s *Server) importStatus(c echo.Context) error {
-	job := s.imports.get(c.Param("id"))
-	if job == nil {
-		return problem(http.StatusNotFound, "import-not-found", fmt.Sprintf("no import has the id %q", c.Param("id")))
+	job, err := s.importJob(c.Param("id"))
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusOK, job)
+}
+
+// importJob is the import of that id as it stands.
+func (s *Server) importJob(id string) (*wire.ImportJob, error) {
+	job := s.imports.get(id)
+	if job == nil {
+		return nil, problem(http.StatusNotFound, "import-not-found", fmt.Sprintf("no import has the id %q", id))
+	}
+	return job, nil
 }

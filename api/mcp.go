@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"runtime/debug"
 	"slices"
@@ -76,6 +77,11 @@ type RelatedResponse struct {
 // maxDraftSentences bounds the searches one related_for_text call makes.
 const maxDraftSentences = 12
 
+// MCPImport is the input of the MCP import_status tool.
+type MCPImport struct {
+	ID string `json:"id" jsonschema:"the import's id, as the import tool answered it"`
+}
+
 // MCPPaper is the input of the MCP get_paper tool.
 type MCPPaper struct {
 	ID string `json:"id" jsonschema:"the paper's id (or one of its source ids)"`
@@ -87,12 +93,18 @@ const mcpPath = "/mcp"
 // paperURIPrefix begins the URI of a paper as an MCP resource.
 const paperURIPrefix = "papersearch://papers/"
 
-// NewMCP returns the Model Context Protocol server over engine: the tools
-// search, similar and get_paper, answering what the HTTP API answers for
-// the same request, and every paper as the resource
-// papersearch://papers/{id}. Serve it over stdio (mcp.StdioTransport) or
-// HTTP (Server mounts it at /mcp).
-func NewMCP(engine Engine) *mcp.Server {
+// MCP is the Model Context Protocol server of s, the one s answers at
+// /mcp: serve it over stdio too (mcp.IOTransport).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// newMCP returns the Model Context Protocol server over s's engine: the
+// tools search, similar, get_paper, list_collections, related_for_text,
+// import and import_status, answering what the HTTP API answers for the
+// same request (import and import_status under the write routes' key
+// rule, see authorize), and every paper as the resource
+// papersearch://papers/{id}.
+func newMCP(s *Server) *mcp.Server {
+	engine := s.engine
 	version := "(devel)"
 	if info, ok := debug.ReadBuildInfo(); ok {
 		version = info.Main.Version
@@ -183,6 +195,36 @@ func NewMCP(engine Engine) *mcp.Server {
 			return nil, papersearch.Paper{}, toolError(err)
 		}
 		return nil, p, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "import",
+		Title: "Import papers",
+		Description: "Start importing papers in the background, as POST /v1/imports does (needs the server's API key over HTTP): " +
+			"source openreview, arxiv or openalex with target (a venue id, a query, a filter) and max, or bibtex or csl with the file in content; " +
+			"tags for every paper. Answers the job; import_status follows it.",
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in wire.ImportRequest) (*mcp.CallToolResult, wire.ImportJob, error) {
+		if p := s.authorize(requestHeader(req)); p != nil {
+			return nil, wire.ImportJob{}, toolError(p)
+		}
+		job, err := s.beginImport(in)
+		if err != nil {
+			return nil, wire.ImportJob{}, toolError(err)
+		}
+		return nil, *job, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "import_status",
+		Title:       "An import's progress",
+		Description: "An import's progress: records read, papers stored, rejected records and why, its end; as GET /v1/imports/{id} answers.",
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPImport) (*mcp.CallToolResult, wire.ImportJob, error) {
+		if p := s.authorize(requestHeader(req)); p != nil {
+			return nil, wire.ImportJob{}, toolError(p)
+		}
+		job, err := s.importJob(in.ID)
+		if err != nil {
+			return nil, wire.ImportJob{}, toolError(err)
+		}
+		return nil, *job, nil
 	})
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "paper",
@@ -292,6 +334,14 @@ func related(ctx context.Context, engine Engine, in MCPRelated) (RelatedResponse
 		r.Paper.Abstract = cut(r.Paper.Abstract, maxChars)
 	}
 	return out, nil
+}
+
+// requestHeader is the HTTP header a tool call came with; empty over stdio.
+func requestHeader(req *mcp.CallToolRequest) http.Header {
+	if req != nil && req.Extra != nil && req.Extra.Header != nil {
+		return req.Extra.Header
+	}
+	return http.Header{}
 }
 
 // mcpID is the paper id an MCP tool or resource names, checked as the

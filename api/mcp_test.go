@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -168,5 +172,88 @@ func TestMCP(t *testing.T) {
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "papersearch://papers/no-such-paper"}); err == nil {
 		t.Error("an unknown paper's resource was read")
+	}
+}
+
+// headerTransport adds a header to every request.
+type headerTransport struct{ key, value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.key, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMCPImport: over /mcp, import and import_status take the write
+// routes' key rule (refused without the key, with a wrong one), check the
+// request as POST /v1/imports does, and run the import to its end.
+func TestMCPImport(t *testing.T) {
+	server(t)
+	h := New(testServer.engine, Options{APIKey: "k", Importer: bibtexImporter})
+	srv := httptest.NewServer(h)
+	defer func() { srv.Close(); h.Close() }()
+	ctx := context.Background()
+	connect := func(auth string) *mcp.ClientSession {
+		t.Helper()
+		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}
+		if auth != "" {
+			tr.HTTPClient = &http.Client{Transport: headerTransport{"Authorization", auth}}
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx, tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	text := func(res *mcp.CallToolResult) string {
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+	req := map[string]any{"source": "bibtex", "content": importLibrary, "tags": []string{"via-mcp"}}
+	for auth, want := range map[string]string{"": "401", "Bearer nope": "401"} {
+		res, err := connect(auth).CallTool(ctx, &mcp.CallToolParams{Name: "import", Arguments: req})
+		if err != nil || !res.IsError || !strings.Contains(text(res), want) {
+			t.Errorf("import with Authorization %q: %v %v %q, want a tool error with %s", auth, err, res.IsError, text(res), want)
+		}
+	}
+	cs := connect("Bearer k")
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "import", Arguments: map[string]any{"source": "zotero", "content": "x"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "source must be") {
+		t.Errorf("import from an unknown source: %v %q", err, text(res))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "import", Arguments: req})
+	if err != nil || res.IsError {
+		t.Fatalf("import: %v %q", err, text(res))
+	}
+	defer func() { // the shared engine's papers stay the other tests'
+		for _, id := range []string{"bibtex:imp1", "doi:10.5/x"} {
+			testServer.engine.Delete(context.Background(), id)
+		}
+	}()
+	var job wire.ImportJob
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &job); err != nil || job.ID == "" {
+		t.Fatalf("import answered %s", raw)
+	}
+	for deadline := time.Now().Add(time.Minute); job.Status == "running" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "import_status", Arguments: map[string]any{"id": job.ID}})
+		if err != nil || res.IsError {
+			t.Fatalf("import_status: %v %q", err, text(res))
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(raw, &job)
+	}
+	if job.Status != "done" || job.Stored != 2 || job.NoAbstract != 1 || !slices.Contains(job.Tags, "via-mcp") {
+		t.Errorf("the import ended %+v, want done with 2 stored and 1 without an abstract, tagged via-mcp", job)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "import_status", Arguments: map[string]any{"id": "imp_nope"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "no import has the id") {
+		t.Errorf("import_status of an unknown id: %v %q", err, text(res))
 	}
 }

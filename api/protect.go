@@ -13,33 +13,43 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
+
+	"github.com/papersearch/papersearch/api/wire"
 )
 
-// requireKey guards write endpoints. With a key configured, a request must
-// carry "Authorization: Bearer <key>" (compared in constant time). Without
-// one, writes are allowed only when the service listens on loopback, where
-// only this machine can reach it.
+// requireKey guards write endpoints (see authorize).
 func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
-	var want [32]byte
-	if s.apiKey != "" {
-		want = sha256.Sum256([]byte(s.apiKey))
-	}
 	return func(c echo.Context) error {
-		if s.apiKey == "" {
-			if s.openWrites {
-				return next(c)
+		if p := s.authorize(c.Request().Header); p != nil {
+			if p.Status == http.StatusUnauthorized {
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="papersearch"`)
 			}
-			return problem(http.StatusForbidden, "writes-disabled",
-				"write endpoints are disabled: the server has no API key configured and listens beyond loopback")
-		}
-		token, ok := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
-		got := sha256.Sum256([]byte(token))
-		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="papersearch"`)
-			return problem(http.StatusUnauthorized, "unauthorized", "this endpoint needs Authorization: Bearer <the server's API key>")
+			return p
 		}
 		return next(c)
 	}
+}
+
+// authorize says why a request with header h may not write, or nil when
+// it may: with a key configured, it must carry "Authorization: Bearer
+// <key>" (compared in constant time); without one, writes are allowed only
+// when the service listens on loopback, where only this machine can reach
+// it (OpenWrites). The write routes and the MCP tools that write apply it.
+func (s *Server) authorize(h http.Header) *wire.Problem {
+	if s.apiKey == "" {
+		if s.openWrites {
+			return nil
+		}
+		return problem(http.StatusForbidden, "writes-disabled",
+			"write endpoints are disabled: the server has no API key configured and listens beyond loopback")
+	}
+	want := sha256.Sum256([]byte(s.apiKey))
+	token, ok := bearerToken(h.Get(echo.HeaderAuthorization))
+	got := sha256.Sum256([]byte(token))
+	if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		return problem(http.StatusUnauthorized, "unauthorized", "this endpoint needs Authorization: Bearer <the server's API key>")
+	}
+	return nil
 }
 
 // RateLimit is a per-client token bucket: Rate requests per second on

@@ -104,6 +104,7 @@ type Server struct {
 	openAPI     []byte // the OpenAPI document, for this service's model
 	importer    Importer
 	imports     *imports
+	mcp         *mcp.Server // the Model Context Protocol server (see MCP)
 }
 
 // probeResult is a readiness probe of the embedder and when it ran.
@@ -196,8 +197,8 @@ func New(engine Engine, opts Options) *Server {
 	e.DELETE("/v1/papers/*", readOnlySimilar(s.deletePaper), s.requireKey)
 	// The Model Context Protocol's streamable HTTP transport, sessionless:
 	// every request stands alone, as the REST routes do.
-	mcpServer := NewMCP(engine)
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpServer },
+	s.mcp = newMCP(s)
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: s.maxBody, PropagateRequestCancellation: true, Logger: s.log})
 	e.Any(mcpPath, echo.WrapHandler(mcpHandler))
 	e.POST("/v1/imports", s.startImport, s.requireKey)

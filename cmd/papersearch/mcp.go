@@ -18,9 +18,10 @@ import (
 )
 
 // mcpCmd serves the Model Context Protocol over stdin and stdout until the
-// client closes them or ctx is cancelled: the tools and resources of
-// api.NewMCP over the local store (an empty one is seeded meanwhile, as
-// serve does). Logs go to stderr; stdout carries only the protocol.
+// client closes them or ctx is cancelled: the tools and resources the HTTP
+// service answers at /mcp (api.Server.MCP), over the local store (an empty
+// one is seeded meanwhile, as serve does). Logs go to stderr; stdout
+// carries only the protocol.
 func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 	eng, store, err := openEngine(ctx, cfg, log)
 	if err != nil {
@@ -47,7 +48,11 @@ func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 	out := &lockedWriter{w: os.Stdout}
 	in := &stdioGuard{sc: bufio.NewScanner(os.Stdin), out: out, log: log}
 	in.sc.Buffer(make([]byte, 64<<10), int(max(cfg.MaxBody, 64<<10)))
-	err = api.NewMCP(eng).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	// The user who started this command owns the store: imports need no
+	// key here, as the CLI's import does not.
+	srv := api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, OpenWrites: true, Importer: httpImporter(cfg, log)})
+	defer srv.Close() // running imports stop, keeping what they stored
+	err = srv.MCP().Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 	cancel()
 	<-seeded
 	return err

@@ -21,8 +21,9 @@ import (
 // mcp` over stdio, on the seed corpus. Each lists the tools and the paper
 // resource, calls every tool with valid arguments (the results must match
 // their output schemas and be what the REST API answers for the same
-// request) and with invalid ones (tool errors naming the reason), and
-// reads a paper as JSON and BibTeX.
+// request) and with invalid ones (tool errors naming the reason), imports
+// a paper and follows the import to its end, and reads a paper as JSON and
+// BibTeX.
 func TestMCPWithPythonSDK(t *testing.T) {
 	if exec.Command("python3", "-c", "import mcp, jsonschema").Run() != nil {
 		testenv.Missing(t, "python3 with the MCP SDK is not installed (scripts/test installs it: pip install 'mcp==1.*')")
@@ -88,6 +89,12 @@ func TestMCPWithPythonSDK(t *testing.T) {
 		}
 	}
 	client("http", url+"/mcp", expectedPath)
+	// The client imported a paper last; without it the corpus is the one
+	// the expected answers came from again.
+	req, _ := http.NewRequest("DELETE", url+"/v1/papers/bibtex:mcp1", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("delete the imported paper: %v %v", err, resp)
+	}
 
 	// Over stdio, on the same store once the HTTP service has stopped.
 	stop()

@@ -34,7 +34,7 @@ async def exercise(session, expected):
     check(init.serverInfo.name == "papersearch", f"server name {init.serverInfo.name!r}")
 
     tools = {t.name: t for t in (await session.list_tools()).tools}
-    for name in ("search", "similar", "get_paper", "related_for_text", "list_collections"):
+    for name in ("search", "similar", "get_paper", "related_for_text", "list_collections", "import", "import_status"):
         check(name in tools, f"tool {name} missing from {sorted(tools)}")
         if name in tools:
             check(tools[name].inputSchema.get("type") == "object", f"{name}: input schema {tools[name].inputSchema}")
@@ -114,6 +114,30 @@ async def exercise(session, expected):
         check(reason in text.lower(), f"{name} {args}: error {text!r} does not say {reason!r}")
     got = await session.call_tool("search", {"query": 42})
     check(got.isError, "search with a number for the query: not an error")
+
+    # import (writes are open here: loopback without a key, or stdio) and
+    # import_status, followed to the end.
+    lib = ("@article{mcp1, title = {Tool use by assistants}, author = {Lovelace, Ada},\n"
+           "  abstract = {Assistants call tools to search a library of papers.}, year = 2026}")
+    got = await session.call_tool("import", {"source": "bibtex", "content": lib})
+    check(not got.isError, f"import failed: {got.content}")
+    if not got.isError:
+        conforms("import", got)
+        job = got.structuredContent
+        for _ in range(600):
+            if job["status"] != "running":
+                break
+            await asyncio.sleep(0.1)
+            status = await session.call_tool("import_status", {"id": job["id"]})
+            check(not status.isError, f"import_status failed: {status.content}")
+            if status.isError:
+                break
+            conforms("import_status", status)
+            job = status.structuredContent
+        check(job["status"] == "done" and job["stored"] == 1, f"the import ended {job}")
+    bad = await session.call_tool("import", {"source": "zotero", "content": "x"})
+    check(bad.isError and "source must be" in " ".join(c.text for c in bad.content if c.type == "text"),
+          f"an import from an unknown source: {bad.content}")
 
     # A paper as a resource: JSON and BibTeX.
     templates = (await session.list_resource_templates()).resourceTemplates
