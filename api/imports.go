@@ -97,9 +97,6 @@ func (s *Server) Close() {
 // startImport answers POST /v1/imports: it validates the request, opens
 // the source and starts the import, answering 202 with the job.
 func (s *Server) startImport(c echo.Context) error {
-	if s.importer == nil {
-		return problem(http.StatusNotImplemented, "imports-unavailable", "this server does not import")
-	}
 	var req wire.ImportRequest
 	if err := s.decode(c, BatchBodyFactor*s.maxBody, &req); err != nil {
 		return err

@@ -112,22 +112,25 @@ func newMCP(s *Server) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "papersearch", Title: "papersearch", Version: version}, &mcp.ServerOptions{
 		Instructions: "Semantic search over research-paper abstracts. Ask `search` a question in plain words " +
 			"(or give it paper ids to find more like them), `similar` for the papers closest to one paper, " +
-			"`get_paper` for one paper whole. Results name each paper's id, title, venue, year and URL.",
+			"`related_for_text` for the papers that support a paragraph of a draft, `get_paper` for one paper whole, " +
+			"`list_collections` for the tags that scope a search (filters.tags), `import` and `import_status` to add papers. " +
+			"Results name each paper's id, title, venue, year and URL.",
 	})
+	srv.AddReceivingMiddleware(s.recovering)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "search",
 		Title: "Search papers",
 		Description: "The papers that best answer a question in plain words, best first, as POST /v1/search answers: " +
 			"query, like/unlike (paper ids to move toward or away from), filters (year_min, year_max, venues, author, tags), " +
 			"mode (hybrid, dense, lexical), aspect (background, method, result), limit, cursor, explain.",
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in MCPSearch) (*mcp.CallToolResult, wire.SearchResponse, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPSearch) (*mcp.CallToolResult, wire.SearchResponse, error) {
 		q, err := searchQuery(in.SearchRequest)
 		if err != nil {
-			return nil, wire.SearchResponse{}, toolError(err)
+			return nil, wire.SearchResponse{}, s.toolError(req, err)
 		}
-		res, err := engine.Search(ctx, q)
+		res, err := s.runSearch(ctx, q)
 		if err != nil {
-			return nil, wire.SearchResponse{}, toolError(err)
+			return nil, wire.SearchResponse{}, s.toolError(req, err)
 		}
 		return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
 	})
@@ -136,25 +139,23 @@ func newMCP(s *Server) *mcp.Server {
 		Title: "Papers similar to a paper",
 		Description: "The papers most like one paper (never the paper itself), as GET /v1/papers/{id}/similar answers; " +
 			"aspect compares its background, method or result sentences with other papers'.",
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in MCPSimilar) (*mcp.CallToolResult, wire.SearchResponse, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPSimilar) (*mcp.CallToolResult, wire.SearchResponse, error) {
 		id, err := mcpID(in.ID)
 		if err != nil {
-			return nil, wire.SearchResponse{}, toolError(err)
+			return nil, wire.SearchResponse{}, s.toolError(req, err)
+		}
+		limit, err := limitOf(in.Limit)
+		if err != nil {
+			return nil, wire.SearchResponse{}, s.toolError(req, err)
 		}
 		sq := search.SimilarQuery{ID: id, Aspect: search.Aspect(in.Aspect), Sentences: in.Sentences,
-			Mode: search.Mode(in.Mode), Limit: search.DefaultLimit, Explain: in.Explain, Cursor: in.Cursor}
-		if in.Limit != nil {
-			sq.Limit = *in.Limit
-			if sq.Limit == 0 {
-				return nil, wire.SearchResponse{}, toolError(&search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)})
-			}
-		}
+			Mode: search.Mode(in.Mode), Limit: limit, Explain: in.Explain, Cursor: in.Cursor}
 		if in.Filters != nil {
 			sq.Filter = *in.Filters
 		}
 		res, err := engine.Similar(ctx, sq)
 		if err != nil {
-			return nil, wire.SearchResponse{}, toolError(err)
+			return nil, wire.SearchResponse{}, s.toolError(req, err)
 		}
 		return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
 	})
@@ -163,10 +164,10 @@ func newMCP(s *Server) *mcp.Server {
 		Title: "Papers related to a draft paragraph",
 		Description: "The papers that support or relate to a paragraph of a draft: each of its sentences (up to 12) is searched " +
 			"as a question, the rankings fused; each result names the draft's sentence it answers best and its own closest sentence.",
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in MCPRelated) (*mcp.CallToolResult, RelatedResponse, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPRelated) (*mcp.CallToolResult, RelatedResponse, error) {
 		out, err := related(ctx, engine, in)
 		if err != nil {
-			return nil, RelatedResponse{}, toolError(err)
+			return nil, RelatedResponse{}, s.toolError(req, err)
 		}
 		return nil, out, nil
 	})
@@ -174,10 +175,10 @@ func newMCP(s *Server) *mcp.Server {
 		Name:        "list_collections",
 		Title:       "List collections",
 		Description: "Every collection (tag) the stored papers hold, with how many papers hold it, as GET /v1/collections answers; a tag scopes search and similar (filters.tags).",
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, wire.CollectionsResponse, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, wire.CollectionsResponse, error) {
 		out, err := collections(ctx, engine)
 		if err != nil {
-			return nil, wire.CollectionsResponse{}, toolError(err)
+			return nil, wire.CollectionsResponse{}, s.toolError(req, err)
 		}
 		return nil, out, nil
 	})
@@ -185,14 +186,14 @@ func newMCP(s *Server) *mcp.Server {
 		Name:        "get_paper",
 		Title:       "Get a paper",
 		Description: "One paper whole: id, title, abstract, authors, venue, year, URL, tags and sources, as GET /v1/papers/{id} answers.",
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in MCPPaper) (*mcp.CallToolResult, papersearch.Paper, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPPaper) (*mcp.CallToolResult, papersearch.Paper, error) {
 		id, err := mcpID(in.ID)
 		if err != nil {
-			return nil, papersearch.Paper{}, toolError(err)
+			return nil, papersearch.Paper{}, s.toolError(req, err)
 		}
 		p, err := getPaper(ctx, engine, id)
 		if err != nil {
-			return nil, papersearch.Paper{}, toolError(err)
+			return nil, papersearch.Paper{}, s.toolError(req, err)
 		}
 		return nil, p, nil
 	})
@@ -204,11 +205,11 @@ func newMCP(s *Server) *mcp.Server {
 			"tags for every paper. Answers the job; import_status follows it.",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in wire.ImportRequest) (*mcp.CallToolResult, wire.ImportJob, error) {
 		if p := s.authorize(requestHeader(req)); p != nil {
-			return nil, wire.ImportJob{}, toolError(p)
+			return nil, wire.ImportJob{}, s.toolError(req, p)
 		}
 		job, err := s.beginImport(in)
 		if err != nil {
-			return nil, wire.ImportJob{}, toolError(err)
+			return nil, wire.ImportJob{}, s.toolError(req, err)
 		}
 		return nil, *job, nil
 	})
@@ -218,11 +219,11 @@ func newMCP(s *Server) *mcp.Server {
 		Description: "An import's progress: records read, papers stored, rejected records and why, its end; as GET /v1/imports/{id} answers.",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPImport) (*mcp.CallToolResult, wire.ImportJob, error) {
 		if p := s.authorize(requestHeader(req)); p != nil {
-			return nil, wire.ImportJob{}, toolError(p)
+			return nil, wire.ImportJob{}, s.toolError(req, p)
 		}
 		job, err := s.importJob(in.ID)
 		if err != nil {
-			return nil, wire.ImportJob{}, toolError(err)
+			return nil, wire.ImportJob{}, s.toolError(req, err)
 		}
 		return nil, *job, nil
 	})
@@ -245,8 +246,12 @@ func newMCP(s *Server) *mcp.Server {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
 		p, err := getPaper(ctx, engine, id)
-		if err != nil {
+		if errors.Is(err, search.ErrNotFound) {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}
+		if err != nil {
+			s.log.Error("MCP resource read failed", "uri", req.Params.URI, "error", err)
+			return nil, fmt.Errorf("read %s: %s", req.Params.URI, toProblem(err).Detail)
 		}
 		body, err := json.Marshal(p)
 		if err != nil {
@@ -271,12 +276,9 @@ func related(ctx context.Context, engine Engine, in MCPRelated) (RelatedResponse
 		}
 		return RelatedResponse{}, err
 	}
-	limit := search.DefaultLimit
-	if in.Limit != nil {
-		limit = *in.Limit
-		if limit < 1 || limit > search.MaxLimit {
-			return RelatedResponse{}, &search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)}
-		}
+	limit, err := limitOf(in.Limit)
+	if err != nil {
+		return RelatedResponse{}, err
 	}
 	var filter papersearch.Filter
 	if in.Filters != nil {
@@ -345,7 +347,8 @@ func requestHeader(req *mcp.CallToolRequest) http.Header {
 }
 
 // mcpID is the paper id an MCP tool or resource names, checked as the
-// HTTP API checks one in a path.
+// HTTP API checks one in a path (a resource's URI holds it
+// percent-encoded, as url.PathEscape writes it: a literal % is %25).
 func mcpID(raw string) (string, error) {
 	if !papersearch.ValidID(raw) {
 		return "", &search.FieldError{Field: "id", Reason: papersearch.ErrBadID.Error()}
@@ -365,11 +368,38 @@ func getPaper(ctx context.Context, engine Engine, id string) (papersearch.Paper,
 	return p, nil
 }
 
-// toolError is err as an MCP tool error: the problem body's title and
-// detail, as the HTTP API would answer.
-func toolError(err error) error {
+// toolError is err as an MCP tool error: the problem body's title, status
+// and detail, as the HTTP API would answer, logged as errorHandler logs a
+// request's failure.
+func (s *Server) toolError(req *mcp.CallToolRequest, err error) error {
 	p := toProblem(err)
+	tool := ""
+	if req != nil && req.Params != nil {
+		tool = req.Params.Name
+	}
+	switch {
+	case p.Status == http.StatusServiceUnavailable:
+		s.log.Warn("MCP tool failed: a dependency is unavailable", "tool", tool, "error", err)
+	case p.Status >= http.StatusInternalServerError:
+		s.log.Error("MCP tool failed", "tool", tool, "error", err)
+	}
 	return fmt.Errorf("%s (status %d): %s", p.Title, p.Status, p.Detail)
+}
+
+// recovering turns a panic in any MCP method's handler (a tool's, a
+// resource's) into an internal error, logged, as recoverPanics does for
+// HTTP: the SDK runs handlers on goroutines of its own, which nothing else
+// guards.
+func (s *Server) recovering(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("panic in an MCP handler", "method", method, "panic", r, "stack", string(debug.Stack()))
+				res, err = nil, errors.New("internal error; it has been logged")
+			}
+		}()
+		return next(ctx, method, req)
+	}
 }
 
 // shortened cuts each result's abstract to at most maxChars characters

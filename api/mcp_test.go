@@ -101,6 +101,8 @@ func TestMCP(t *testing.T) {
 		{"search", map[string]any{"like": []string{"no-such-paper"}}, "not a paper here"},
 		{"similar", map[string]any{"id": "no-such-paper"}, "not found"},
 		{"similar", map[string]any{"id": papers[0].ID, "aspect": "colour"}, "aspect"},
+		{"similar", map[string]any{"id": papers[0].ID, "sentences": []int{}}, "sentences"},
+		{"similar", map[string]any{"id": papers[0].ID, "sentences": []int{0}, "mode": "fuzzy"}, "mode"},
 		{"get_paper", map[string]any{"id": "no-such-paper"}, "not found"},
 		{"get_paper", map[string]any{"id": ""}, "id"},
 	} {
@@ -255,5 +257,31 @@ func TestMCPImport(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "import_status", Arguments: map[string]any{"id": "imp_nope"}})
 	if err != nil || !res.IsError || !strings.Contains(text(res), "no import has the id") {
 		t.Errorf("import_status of an unknown id: %v %q", err, text(res))
+	}
+}
+
+// TestMCPRecoversPanics: a tool whose engine panics answers an error, and
+// the server (whose MCP handlers run on the SDK's goroutines) lives on.
+func TestMCPRecoversPanics(t *testing.T) {
+	srv := httptest.NewServer(New(panicky{}, Options{}))
+	defer srv.Close()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range 2 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "graphs"}})
+		if err == nil && !res.IsError {
+			t.Fatalf("a panicking search answered %v", res.StructuredContent)
+		}
+		if err != nil && !strings.Contains(err.Error(), "internal error") {
+			t.Errorf("a panicking search: %v, want an internal error", err)
+		}
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_collections"}); err == nil && !res.IsError {
+		t.Error("a panicking list_collections answered")
 	}
 }

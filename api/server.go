@@ -199,7 +199,8 @@ func New(engine Engine, opts Options) *Server {
 	// every request stands alone, as the REST routes do.
 	s.mcp = newMCP(s)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: s.maxBody, PropagateRequestCancellation: true, Logger: s.log})
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log,
+			MaxRequestBodyBytes: BatchBodyFactor * s.maxBody}) // an import's file, as POST /v1/imports takes it
 	e.Any(mcpPath, echo.WrapHandler(mcpHandler))
 	e.POST("/v1/imports", s.startImport, s.requireKey)
 	e.GET("/v1/imports/:id", s.importStatus, s.requireKey)
@@ -319,26 +320,41 @@ func (s *Server) search(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.engine.Search(c.Request().Context(), q)
+	res, err := s.runSearch(c.Request().Context(), q)
 	if err != nil {
 		return err
 	}
-	if len(res.Degraded) > 0 {
-		// First-hand news for /readyz, sooner than its next probe.
+	return respond(c, res)
+}
+
+// runSearch answers a search (over HTTP or MCP); a degraded answer is
+// first-hand news for /readyz, sooner than its next probe.
+func (s *Server) runSearch(ctx context.Context, q search.Query) (search.Results, error) {
+	res, err := s.engine.Search(ctx, q)
+	if err == nil && len(res.Degraded) > 0 {
 		s.probe.Store(&probeResult{at: time.Now(), err: fmt.Errorf("a search just now answered degraded: %v", res.Degraded)})
 	}
-	return respond(c, res)
+	return res, err
+}
+
+// limitOf is a request's limit: the default when absent; an explicit 0
+// is refused here, since the engine reads 0 as "the default".
+func limitOf(limit *int) (int, error) {
+	if limit == nil {
+		return search.DefaultLimit, nil
+	}
+	if *limit == 0 {
+		return 0, &search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)}
+	}
+	return *limit, search.ValidateLimit(*limit)
 }
 
 // searchQuery is the engine's query for a search request (over HTTP or
 // MCP), or the problem with the request.
 func searchQuery(req wire.SearchRequest) (search.Query, error) {
-	limit := search.DefaultLimit
-	if req.Limit != nil {
-		limit = *req.Limit
-		if limit == 0 {
-			return search.Query{}, toProblem(&search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)})
-		}
+	limit, err := limitOf(req.Limit)
+	if err != nil {
+		return search.Query{}, err
 	}
 	q := search.Query{Text: req.Query, Like: req.Like, Unlike: req.Unlike, Mode: search.Mode(req.Mode),
 		Limit: limit, Cursor: req.Cursor, Explain: req.Explain, Aspect: search.Aspect(req.Aspect)}

@@ -80,8 +80,8 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	if sq.Aspect != WholePaper && !byRole {
 		return Results{}, &FieldError{Field: "aspect", Reason: "must be background, method or result"}
 	}
-	if len(sq.Sentences) > MaxSentences {
-		return Results{}, &FieldError{Field: "sentences", Reason: fmt.Sprintf("may name at most %d sentences", MaxSentences)}
+	if len(sq.Sentences) > MaxSentences || sq.Sentences != nil && len(sq.Sentences) == 0 {
+		return Results{}, &FieldError{Field: "sentences", Reason: fmt.Sprintf("must name 1 to %d sentences", MaxSentences)}
 	}
 	for i, s := range sq.Sentences {
 		if s < 0 || s >= MaxSentences {

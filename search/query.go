@@ -169,7 +169,10 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	// decides, in a store of more models than the gate's core, which of
 	// them the dense side compares by, so there the dense search waits for
 	// it (a dense-mode query asks for the best lexical match alone).
-	var lexMatches Matches
+	var (
+		lexMatches Matches
+		noEvidence bool // a dense query's evidence lookup failed
+	)
 	lexDone := make(chan error, 1)
 	go func() {
 		var err error
@@ -177,7 +180,12 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		case q.Mode != Dense:
 			lexMatches, err = lexAt(ctx, CandidateDepth)
 		case e.gated() && len(terms) > 0:
-			lexMatches, err = e.lexical(ctx, terms, 1, filter)
+			// Only the evidence is wanted: without it the core models
+			// compare the question, as they would with strong evidence.
+			if lexMatches, err = e.lexical(ctx, terms, 1, filter); err != nil && ctx.Err() == nil {
+				e.log.Warn("dense search: no lexical evidence to choose the models by; comparing by the core models", "error", err)
+				noEvidence, err = true, nil
+			}
 		}
 		lexDone <- err
 	}()
@@ -203,7 +211,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 				if err = waitLex(); err != nil {
 					break
 				}
-				if strings.TrimSpace(q.Text) == "" || !e.weak(lexMatches.evidence()) {
+				if strings.TrimSpace(q.Text) == "" || noEvidence || !e.weak(lexMatches.evidence()) {
 					queryVec = e.core(queryVec)
 				}
 			}

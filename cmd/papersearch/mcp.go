@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -46,8 +48,8 @@ func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 	m := store.Model()
 	log.Info("papersearch MCP server on stdio", "store", store.Kind(), "at", storeLocation(cfg), "papers", count, "model", m.Name)
 	out := &lockedWriter{w: os.Stdout}
-	in := &stdioGuard{sc: bufio.NewScanner(os.Stdin), out: out, log: log}
-	in.sc.Buffer(make([]byte, 64<<10), int(max(cfg.MaxBody, 64<<10)))
+	// A message may be as large as an import's file over HTTP.
+	in := &stdioGuard{r: bufio.NewReaderSize(os.Stdin, 64<<10), limit: int(max(api.BatchBodyFactor*cfg.MaxBody, 64<<10)), out: out, log: log}
 	// The user who started this command owns the store: imports need no
 	// key here, as the CLI's import does not.
 	srv := api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, OpenWrites: true, Importer: httpImporter(cfg, log)})
@@ -59,12 +61,14 @@ func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 }
 
 // stdioGuard reads JSON-RPC messages a line at a time and passes on those
-// the SDK's decoder accepts; any other line gets JSON-RPC's parse error (or
-// invalid request) on out and is dropped, so that one malformed message
-// does not end the session, as it does in the SDK's stdio transport. A
-// line longer than the scanner's buffer ends the session.
+// the SDK's decoder accepts. The SDK's stdio transport ends a session at
+// the first line it cannot decode; the guard answers such a line instead,
+// with JSON-RPC's parse error (not JSON) or invalid request (JSON but no
+// message, a batch, or a line longer than limit bytes, read to its end),
+// carrying the line's id when it has one, and goes on.
 type stdioGuard struct {
-	sc      *bufio.Scanner
+	r       *bufio.Reader
+	limit   int
 	out     io.Writer
 	log     *slog.Logger
 	pending []byte
@@ -72,36 +76,81 @@ type stdioGuard struct {
 
 func (g *stdioGuard) Read(p []byte) (int, error) {
 	for len(g.pending) == 0 {
-		if !g.sc.Scan() {
-			if err := g.sc.Err(); err != nil {
-				return 0, err
-			}
-			return 0, io.EOF
+		line, tooLong, err := g.line()
+		if err != nil {
+			return 0, err
 		}
-		line := bytes.TrimSpace(g.sc.Bytes())
-		if len(line) == 0 {
+		line = bytes.TrimSpace(line)
+		switch {
+		case tooLong:
+			err = g.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("a message may be at most %d bytes", g.limit))
+		case len(line) == 0:
 			continue
+		default:
+			if _, derr := jsonrpc.DecodeMessage(line); derr != nil {
+				code := int64(jsonrpc.CodeInvalidRequest)
+				if !json.Valid(line) {
+					code = jsonrpc.CodeParseError
+				}
+				err = g.refuse(line, code, derr.Error())
+			} else {
+				g.pending = append(append(g.pending[:0], line...), '\n')
+			}
 		}
-		if _, err := jsonrpc.DecodeMessage(line); err != nil {
-			code := int64(jsonrpc.CodeInvalidRequest)
-			if !json.Valid(line) {
-				code = jsonrpc.CodeParseError
-			}
-			g.log.Warn("MCP: a malformed message was answered with an error and dropped", "error", err)
-			data, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: code, Message: err.Error()}})
-			if encErr != nil {
-				return 0, encErr
-			}
-			if _, err := g.out.Write(append(data, '\n')); err != nil {
-				return 0, err
-			}
-			continue
+		if err != nil {
+			return 0, err
 		}
-		g.pending = append(append(g.pending[:0], line...), '\n')
 	}
 	n := copy(p, g.pending)
 	g.pending = g.pending[n:]
 	return n, nil
+}
+
+// line reads the next line; one longer than limit is read to its end and
+// reported too long, without its bytes.
+func (g *stdioGuard) line() (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := g.r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > g.limit {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && (len(line) > 0 || tooLong):
+			return line, tooLong, nil
+		case err != nil:
+			return nil, false, err
+		}
+		return line, tooLong, nil
+	}
+}
+
+// refuse answers a line the SDK cannot take with a JSON-RPC error, with
+// the line's id if it has a string or number one, else a null id.
+func (g *stdioGuard) refuse(line []byte, code int64, message string) error {
+	g.log.Warn("MCP: a malformed message was answered with an error and dropped", "code", code, "error", message)
+	id := json.RawMessage("null")
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &probe) == nil && len(probe.ID) > 0 && (probe.ID[0] == '"' || probe.ID[0] == '-' || probe.ID[0] >= '0' && probe.ID[0] <= '9') {
+		id = probe.ID
+	}
+	reply, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: message}})
+	if err != nil {
+		return err
+	}
+	_, err = g.out.Write(append(reply, '\n'))
+	return err
 }
 
 // Close closes nothing: stdin is the process's.

@@ -116,7 +116,8 @@ func TestMCPStdioSurvivesMalformedMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "mcp")
-	cmd.Env = append(os.Environ(), "PAPERSEARCH_DATA_DIR="+dir, "PAPERSEARCH_SEED=false", "PAPERSEARCH_LOG_LEVEL=warn")
+	// Messages of up to 16 × 4 KiB.
+	cmd.Env = append(os.Environ(), "PAPERSEARCH_DATA_DIR="+dir, "PAPERSEARCH_SEED=false", "PAPERSEARCH_LOG_LEVEL=warn", "PAPERSEARCH_MAX_BODY=4096")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -155,32 +156,42 @@ func TestMCPStdioSurvivesMalformedMessages(t *testing.T) {
 			t.Fatalf("write %q: %v (stderr: %s)", s, err, stderr.String())
 		}
 	}
-	// answer waits for the response to request id.
+	// answer waits for the response to request id, keeping the others.
+	responses := map[string]map[string]any{}
 	answer := func(id int) map[string]any {
 		t.Helper()
 		timeout := time.After(60 * time.Second)
-		for {
+		for responses[fmt.Sprint(id)] == nil {
 			select {
 			case line, ok := <-lines:
 				if !ok {
 					t.Fatalf("papersearch mcp closed its output waiting for response %d; stderr:\n%s", id, stderr.String())
 				}
 				var msg map[string]any
-				if json.Unmarshal([]byte(line), &msg) == nil && fmt.Sprint(msg["id"]) == fmt.Sprint(id) {
-					return msg
+				if json.Unmarshal([]byte(line), &msg) == nil {
+					responses[fmt.Sprint(msg["id"])] = msg
 				}
 			case <-timeout:
 				t.Fatalf("no response %d; stderr:\n%s", id, stderr.String())
 			}
 		}
+		return responses[fmt.Sprint(id)]
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
 	if r := answer(1); r["result"] == nil {
 		t.Fatalf("initialize: %v", r)
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	for _, bad := range []string{`not json at all`, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"nope"}`, `{"jsonrpc":"2.0","id":8,"method":"no/such/method"}`, `[1,2`} {
+	for _, bad := range []string{`not json at all`, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"nope"}`, `{"jsonrpc":"2.0","id":8,"method":"no/such/method"}`, `[1,2`,
+		`{"jsonrpc":"2.0","id":9,"method":3}`, `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 70000) + `"}}`} {
 		send(bad)
+	}
+	// Each answered with its id (JSON-RPC's codes for what is not a message).
+	for id, code := range map[int]float64{7: -32602, 8: -32601, 9: -32600} {
+		r := answer(id)
+		if e, _ := r["error"].(map[string]any); e == nil || code != -32602 && e["code"] != code {
+			t.Errorf("response %d to a malformed message: %v", id, r)
+		}
 	}
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	r := answer(2)
