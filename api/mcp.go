@@ -323,17 +323,13 @@ func related(ctx context.Context, engine Engine, in MCPRelated) (RelatedResponse
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
 	})
 	out.Results = out.Results[:min(limit, len(out.Results))]
-	maxChars := in.MaxChars
-	if maxChars <= 0 {
-		maxChars = DefaultMaxChars
-	}
 	for i := range out.Results {
 		r := &out.Results[i]
 		r.Rank = i + 1
 		if r.Paper.Authors == nil {
 			r.Paper.Authors = []string{}
 		}
-		r.Paper.Abstract = cut(r.Paper.Abstract, maxChars)
+		r.Paper.Abstract = cut(r.Paper.Abstract, in.MaxChars)
 	}
 	return out, nil
 }
@@ -402,21 +398,21 @@ func (s *Server) recovering(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// shortened cuts each result's abstract to at most maxChars characters
-// (DefaultMaxChars when not positive), at a word where it can.
+// shortened cuts each result's abstract (see cut).
 func shortened(resp wire.SearchResponse, maxChars int) wire.SearchResponse {
-	if maxChars <= 0 {
-		maxChars = DefaultMaxChars
-	}
 	for i := range resp.Results {
 		resp.Results[i].Paper.Abstract = cut(resp.Results[i].Paper.Abstract, maxChars)
 	}
 	return resp
 }
 
-// cut returns s whole when it has at most n characters, else its first
-// characters up to the last space within n-1 of them, and "…".
+// cut returns s whole when it has at most n characters (DefaultMaxChars
+// when n is not positive), else its first characters up to the last space
+// within n-1 of them, and "…".
 func cut(s string, n int) string {
+	if n <= 0 {
+		n = DefaultMaxChars
+	}
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

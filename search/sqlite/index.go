@@ -172,17 +172,6 @@ func (x *index) tagCounts() map[string]int {
 	return out
 }
 
-// vector returns a copy of the vector of id.
-func (x *index) vector(id string) ([]float32, bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	r, ok := x.rows[id]
-	if !ok {
-		return nil, false
-	}
-	return slices.Clone(x.vectors[r*x.dim : (r+1)*x.dim]), true
-}
-
 // allow returns the filter's test of a row, excluded ids aside (those are
 // dropped after ranking). The caller holds x.mu.
 func (x *index) allow(f papersearch.Filter) func(row int) bool {

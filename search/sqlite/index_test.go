@@ -147,3 +147,15 @@ func TestIndexFilters(t *testing.T) {
 		}
 	}
 }
+
+// vector returns a copy of the vector of id, for the tests to inspect (the
+// store itself reads vectors through nearest and Get).
+func (x *index) vector(id string) ([]float32, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	r, ok := x.rows[id]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(x.vectors[r*x.dim : (r+1)*x.dim]), true
+}
