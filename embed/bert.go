@@ -27,23 +27,29 @@ type bertConfig struct {
 }
 
 // linear is a dense layer y = x·Wᵀ + b; W ([out, in] in the weight file)
-// is kept packed for the matrix kernels, in float32 or, when the encoder
-// runs in bfloat16, in bfloat16 only.
+// is kept packed for the matrix kernels: as the file stores it (IEEE half
+// values, widened a panel at a time, or float32) or, when the encoder runs
+// in bfloat16, in bfloat16 only.
 type linear struct {
-	wp      []float32 // Wᵀ packed by packNT, for float32
+	wp      []float32 // Wᵀ packed by packNT, for float32 weights
+	wh      []uint16  // Wᵀ packed by packNT, for half weights
 	wb      []uint16  // Wᵀ packed by packBF16NT, for bfloat16
 	b       []float32
 	in, out int
 }
 
-func newLinear(w, b []float32, out, in int, bf16 bool) linear {
+func newLinear(w tensor, b []float32, out, in int, bf16 bool) linear {
 	l := linear{b: b, in: in, out: out}
-	if bf16 {
+	switch {
+	case bf16:
 		l.wb = make([]uint16, bf16PackedLen(in, out))
-		packBF16NT(l.wb, out, in, w)
-	} else {
+		packBF16NT(l.wb, out, in, w.float32s())
+	case w.h != nil:
+		l.wh = make([]uint16, packedLen(in, out))
+		packNT(l.wh, out, in, w.h, in)
+	default:
 		l.wp = make([]float32, packedLen(in, out))
-		packNT(l.wp, out, in, w, in)
+		packNT(l.wp, out, in, w.f, in)
 	}
 	return l
 }
@@ -103,12 +109,14 @@ func loadBERT(weights []byte, bf16 bool) (*bert, error) {
 		errs = append(errs, err)
 		return t
 	}
-	raw := func(prefix string, out, in int) ([]float32, []float32) {
-		return get(prefix+".weight", out, in), get(prefix+".bias", out)
+	raw := func(prefix string, out, in int) (tensor, []float32) {
+		w, err := f.tensor(prefix+".weight", out, in)
+		errs = append(errs, err)
+		return w, get(prefix+".bias", out)
 	}
 	lin := func(prefix string, out, in int) linear {
 		w, b := raw(prefix, out, in)
-		if w == nil || b == nil {
+		if b == nil {
 			return linear{}
 		}
 		return newLinear(w, b, out, in, bf16)
@@ -128,7 +136,7 @@ func loadBERT(weights []byte, bf16 bool) (*bert, error) {
 		kw, kb := raw(p+"attention.self.key", h, h)
 		vw, vb := raw(p+"attention.self.value", h, h)
 		m.layers = append(m.layers, bertLayer{
-			qkv:      newLinear(concat(qw, kw, vw), concat(qb, kb, vb), 3*h, h, bf16),
+			qkv:      newLinear(concatTensors(qw, kw, vw), concat(qb, kb, vb), 3*h, h, bf16),
 			attnOut:  lin(p+"attention.output.dense", h, h),
 			attnNorm: norm(p + "attention.output.LayerNorm"),
 			ffnIn:    lin(p+"intermediate.dense", cfg.Intermediate, h),
@@ -144,12 +152,28 @@ func loadBERT(weights []byte, bf16 bool) (*bert, error) {
 	return m, nil
 }
 
-func concat(parts ...[]float32) []float32 {
-	var out []float32
+func concat[E any](parts ...[]E) []E {
+	var out []E
 	for _, p := range parts {
 		out = append(out, p...)
 	}
 	return out
+}
+
+// concatTensors joins tensors' values, as halves if all hold halves.
+func concatTensors(ts ...tensor) tensor {
+	var hs [][]uint16
+	var fs [][]float32
+	for _, t := range ts {
+		hs = append(hs, t.h)
+		fs = append(fs, t.float32s())
+	}
+	for _, t := range ts {
+		if t.h == nil {
+			return tensor{f: concat(fs...)}
+		}
+	}
+	return tensor{h: concat(hs...)}
 }
 
 // scratch holds one worker's activations, reused across sequences.
@@ -374,6 +398,10 @@ func (l *linear) mulPanels(s *scratch, i, j0, j1 int, x []float32, seq int, y []
 	if i > 0 {
 		g = &s.helpers[i-1].g
 		g.kern = s.g.kern
+	}
+	if l.wh != nil {
+		g.mulHalf(seq, c1-c0, l.in, x, l.in, l.wh[j0*l.in*panelWidth:], y[c0:], l.out)
+		return
 	}
 	g.mul(seq, c1-c0, l.in, x, l.in, l.wp[j0*l.in*panelWidth:], y[c0:], l.out)
 }

@@ -40,7 +40,7 @@ func packedLen(k, n int) int { return (n + panelWidth - 1) / panelWidth * panelW
 // packNT packs Bᵀ for B stored [n, k] with row stride ldb (PyTorch's
 // [out, in] weights, or the keys of attention): panel j row p holds
 // B[j·16 .. j·16+15][p]. Columns past n are zero.
-func packNT(dst []float32, n, k int, b []float32, ldb int) {
+func packNT[E float32 | uint16](dst []E, n, k int, b []E, ldb int) {
 	for j := 0; j*panelWidth < n; j++ {
 		panel := dst[j*k*panelWidth : (j+1)*k*panelWidth]
 		for c := 0; c < panelWidth; c++ {
@@ -76,9 +76,33 @@ func packNN(dst []float32, k, n int, b []float32, ldb int) {
 
 // gemm holds a micro-kernel and the scratch space for ragged edges.
 type gemm struct {
-	kern kernel
-	tmpA []float32 // tileRows×k rows of A padded with zeros
-	tmpC []float32 // one tileRows×panelWidth tile
+	kern  kernel
+	tmpA  []float32 // tileRows×k rows of A padded with zeros
+	tmpC  []float32 // one tileRows×panelWidth tile
+	panel []float32 // one panel of B widened from halves
+}
+
+// mulHalf computes C [m, n] = A [m, k] · B as mul does, for B's values
+// IEEE halves packed by packNT: each panel is widened into g.panel before
+// its tiles are computed, so the products are exactly those of B widened
+// to float32, at half the bytes read from memory (a short text's layers
+// wait on their weights' bytes, not on the multiply-adds).
+func (g *gemm) mulHalf(m, n, k int, a []float32, lda int, bh []uint16, c []float32, ldc int) {
+	if m == 0 || n == 0 || k == 0 {
+		g.mul(m, n, k, a, lda, nil, c, ldc)
+		return
+	}
+	pl := k * panelWidth
+	if cap(g.panel) < pl {
+		g.panel = make([]float32, pl)
+	}
+	g.panel = g.panel[:pl]
+	_ = bh[packedLen(k, n)-1]
+	for j := 0; j*panelWidth < n; j++ {
+		col := j * panelWidth
+		halvesToFloats(g.panel, bh[j*pl:(j+1)*pl])
+		g.mul(m, min(panelWidth, n-col), k, a, lda, g.panel, c[col:], ldc)
+	}
 }
 
 // mul computes C [m, n] = A [m, k] · B, for B packed by packNT or packNN,

@@ -28,3 +28,6 @@ func bestBF16Kernel() (bf16Kernel, bool) { return nil, false }
 
 // rowToBF16SIMD handles nothing here; rowsToBF16 converts in Go.
 func rowToBF16SIMD(dst []uint16, x []float32) bool { return false }
+
+// halvesSIMD handles nothing here; halvesToFloats widens in Go.
+func halvesSIMD(dst []float32, src []uint16) int { return 0 }

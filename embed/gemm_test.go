@@ -180,3 +180,54 @@ func BenchmarkDotInt8_384(b *testing.B) {
 	}
 	_ = s
 }
+
+// TestHalvesToFloats widens every IEEE half value, in vectors of every
+// alignment and ragged length, as the scalar definition does.
+func TestHalvesToFloats(t *testing.T) {
+	src := make([]uint16, 1<<16+37)
+	for i := range src {
+		src[i] = uint16(i * 40503) // every value, in a scrambled order
+	}
+	for _, off := range []int{0, 1, 5} {
+		for _, n := range []int{0, 1, 15, 16, 17, 1 << 16} {
+			in := src[off : off+n]
+			got := make([]float32, n)
+			halvesToFloats(got, in)
+			for i, h := range in {
+				want := halfToFloat(h)
+				if math.Float32bits(got[i]) != math.Float32bits(want) && !(want != want && got[i] != got[i]) {
+					t.Fatalf("offset %d, n %d: half %#04x widened to %g, want %g", off, n, h, got[i], want)
+				}
+			}
+		}
+	}
+}
+
+// TestMulHalf: a product with half weights widened a panel at a time is
+// bit for bit the product with the same weights stored as float32.
+func TestMulHalf(t *testing.T) {
+	best, _ := bestKernel()
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, s := range [][3]int{{1, 1, 1}, {7, 17, 3}, {20, 1536, 384}, {233, 40, 33}} {
+		m, n, k := s[0], s[1], s[2]
+		a := randomMatrix(r, m*k)
+		h := make([]uint16, n*k)
+		for i := range h {
+			h[i] = uint16(r.IntN(0x7c00)) | uint16(r.IntN(2))<<15 // finite halves of either sign
+		}
+		w := make([]float32, len(h))
+		halvesToFloats(w, h)
+		bp, bh := make([]float32, packedLen(k, n)), make([]uint16, packedLen(k, n))
+		packNT(bp, n, k, w, k)
+		packNT(bh, n, k, h, k)
+		want, got := make([]float32, m*n), make([]float32, m*n)
+		g := gemm{kern: best}
+		g.mul(m, n, k, a, k, bp, want, n)
+		g.mulHalf(m, n, k, a, k, bh, got, n)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%dx%dx%d: C[%d] = %g with half weights, %g with float32", m, n, k, i, got[i], want[i])
+			}
+		}
+	}
+}

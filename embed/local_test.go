@@ -200,7 +200,7 @@ func BenchmarkTokenize(b *testing.B) {
 
 // seedAbstracts returns the shipped abstracts, real texts of the length the
 // encoder sees most (about 200–300 word pieces).
-func seedAbstracts(b *testing.B) []string {
+func seedAbstracts(b testing.TB) []string {
 	raw, err := os.ReadFile("../seeds/neurips-2026-abstracts.txt")
 	if err != nil {
 		b.Fatal(err)

@@ -57,38 +57,73 @@ func parseSafetensors(b []byte) (*tensorFile, error) {
 
 // float32s returns the named tensor as float32, checking its shape.
 func (f *tensorFile) float32s(name string, shape ...int) ([]float32, error) {
+	t, err := f.tensor(name, shape...)
+	if err != nil || t.f != nil {
+		return t.f, err
+	}
+	return t.float32s(), nil
+}
+
+// tensor returns the named tensor as the file stores it, checking its
+// shape: IEEE half values or float32.
+func (f *tensorFile) tensor(name string, shape ...int) (tensor, error) {
 	e, ok := f.tensors[name]
 	if !ok {
-		return nil, fmt.Errorf("safetensors: no tensor %s", name)
+		return tensor{}, fmt.Errorf("safetensors: no tensor %s", name)
 	}
 	if fmt.Sprint(e.Shape) != fmt.Sprint(shape) {
-		return nil, fmt.Errorf("safetensors: tensor %s has shape %v, want %v", name, e.Shape, shape)
+		return tensor{}, fmt.Errorf("safetensors: tensor %s has shape %v, want %v", name, e.Shape, shape)
 	}
 	count := 1
 	for _, d := range shape {
 		count *= d
 	}
 	raw := f.data[e.Offsets[0]:e.Offsets[1]]
-	out := make([]float32, count)
 	switch e.DType {
 	case "F16":
 		if len(raw) != 2*count {
-			return nil, fmt.Errorf("safetensors: tensor %s holds %d bytes, want %d", name, len(raw), 2*count)
+			return tensor{}, fmt.Errorf("safetensors: tensor %s holds %d bytes, want %d", name, len(raw), 2*count)
 		}
-		for i := range out {
-			out[i] = halfToFloat(binary.LittleEndian.Uint16(raw[2*i:]))
+		h := make([]uint16, count)
+		for i := range h {
+			h[i] = binary.LittleEndian.Uint16(raw[2*i:])
 		}
+		return tensor{h: h}, nil
 	case "F32":
 		if len(raw) != 4*count {
-			return nil, fmt.Errorf("safetensors: tensor %s holds %d bytes, want %d", name, len(raw), 4*count)
+			return tensor{}, fmt.Errorf("safetensors: tensor %s holds %d bytes, want %d", name, len(raw), 4*count)
 		}
+		out := make([]float32, count)
 		for i := range out {
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
-	default:
-		return nil, fmt.Errorf("safetensors: tensor %s has unsupported dtype %s", name, e.DType)
+		return tensor{f: out}, nil
 	}
-	return out, nil
+	return tensor{}, fmt.Errorf("safetensors: tensor %s has unsupported dtype %s", name, e.DType)
+}
+
+// tensor holds a tensor's values as a file stores them: IEEE half values
+// in h, or float32 values in f.
+type tensor struct {
+	h []uint16
+	f []float32
+}
+
+// float32s returns t's values as float32, exactly.
+func (t tensor) float32s() []float32 {
+	if t.h == nil {
+		return t.f
+	}
+	out := make([]float32, len(t.h))
+	halvesToFloats(out, t.h)
+	return out
+}
+
+// halvesToFloats widens the IEEE half values src into dst, exactly.
+func halvesToFloats(dst []float32, src []uint16) {
+	for i := halvesSIMD(dst, src); i < len(src); i++ {
+		dst[i] = halfToFloat(src[i])
+	}
 }
 
 // halfToFloat converts an IEEE 754 binary16 value to float32 exactly.

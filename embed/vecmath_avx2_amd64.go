@@ -1,5 +1,7 @@
 package embed
 
+import "golang.org/x/sys/cpu"
+
 // The AVX2+FMA element-wise kernels (vecmath_avx2_amd64.s), for CPUs
 // without AVX-512: each handles a positive multiple of 8 floats.
 
@@ -46,4 +48,23 @@ func addThenAVX2(dst, src []float32, gelu bool) {
 	if gelu {
 		geluGo(dst[n8:])
 	}
+}
+
+// hasF16C reports whether this CPU widens IEEE halves with VCVTPH2PS. It
+// is set once, from the CPU's features, before main runs.
+var hasF16C = cpu.X86.HasF16C && cpu.X86.HasAVX
+
+//go:noescape
+func halfToFloatF16C(dst *float32, src *uint16, n int)
+
+// halvesSIMD widens the longest prefix of src it handles into dst and
+// returns that prefix's length.
+func halvesSIMD(dst []float32, src []uint16) int {
+	n := len(src) &^ 15
+	if !hasF16C || n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	halfToFloatF16C(&dst[0], &src[0], n)
+	return n
 }

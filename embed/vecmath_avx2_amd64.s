@@ -339,3 +339,25 @@ store:
 	JNZ     addloop
 	VZEROUPPER
 	RET
+
+// func halfToFloatF16C(dst *float32, src *uint16, n int)
+//
+// Widens the IEEE half values src[0:n] into dst[0:n], exactly; n is a
+// positive multiple of 16.
+TEXT ·halfToFloatF16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+
+halfloop:
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 16(SI), Y1
+	VMOVUPS   Y0, (DI)
+	VMOVUPS   Y1, 32(DI)
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       halfloop
+	VZEROUPPER
+	RET
