@@ -37,7 +37,8 @@ func (echoEngine) Collections(context.Context) ([]papersearch.Collection, error)
 func (echoEngine) Index(context.Context) (papersearch.IndexInfo, error) {
 	return papersearch.IndexInfo{}, nil
 }
-func (echoEngine) Models() []embed.ModelInfo { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
+func (echoEngine) Models() []embed.ModelInfo         { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
+func (echoEngine) Encoders() map[string]embed.Choice { return nil }
 func (echoEngine) Embed(_ context.Context, _ string, texts []string) ([][]float32, int, error) {
 	out := make([][]float32, len(texts))
 	for i := range out {

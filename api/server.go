@@ -42,6 +42,8 @@ type Engine interface {
 	Ping(ctx context.Context) error
 	// Models lists the models Embed answers for, the index's first.
 	Models() []embed.ModelInfo
+	// Encoders says what each local model's dense layers compute in.
+	Encoders() map[string]embed.Choice
 	// Embed embeds texts as given with the named model ("": the index's).
 	Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error)
 	// Put stores a batch of papers whole or not at all (search.Engine.Put).
@@ -278,10 +280,11 @@ func (s *Server) readyz(c echo.Context) error {
 	if err := s.embedderHealth(c.Request().Context()); err != nil {
 		s.readiness("degraded: query embedding fails; searches answer from lexical retrieval alone", err)
 		return c.JSON(http.StatusOK, map[string]any{"status": "degraded", "degraded": []string{"dense"},
-			"detail": "query embedding fails, so searches answer from lexical retrieval alone; the log says why", "index": info})
+			"detail": "query embedding fails, so searches answer from lexical retrieval alone; the log says why", "index": info,
+			"encoders": s.engine.Encoders()})
 	}
 	s.readiness("ready", nil)
-	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "degraded": []string{}, "index": info})
+	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "degraded": []string{}, "index": info, "encoders": s.engine.Encoders()})
 }
 
 // notReady answers a readiness probe 503 with p, logging state only when

@@ -221,6 +221,20 @@ func TestHealth(t *testing.T) {
 			t.Errorf("%s: status %d: %s", path, resp.StatusCode, body)
 		}
 	}
+	// Readiness says what each local model computes in, and with what.
+	_, body := do(t, "GET", url+"/readyz", "", "")
+	var ready struct {
+		Encoders map[string]embed.Choice `json:"encoders"`
+	}
+	if err := json.Unmarshal([]byte(body), &ready); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range strings.Split(embed.DefaultLocalModel, "+") {
+		c, ok := ready.Encoders[name]
+		if !ok || c.Kernel == "" || c.Measured[embed.PrecisionFP32] <= 0 || c.Measured[c.Precision] <= 0 {
+			t.Errorf("readyz encoders %+v: want %s's arithmetic, kernel and measured rates", ready.Encoders, name)
+		}
+	}
 }
 
 // TestBadRequests sends what clients get wrong and hostile input: every one
@@ -339,7 +353,8 @@ func (panicky) Ping(context.Context) error                             { panic("
 func (panicky) Index(context.Context) (papersearch.IndexInfo, error) {
 	return papersearch.IndexInfo{}, nil
 }
-func (panicky) Models() []embed.ModelInfo { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
+func (panicky) Models() []embed.ModelInfo         { return []embed.ModelInfo{{Name: "m", Dim: 2}} }
+func (panicky) Encoders() map[string]embed.Choice { panic("boom") }
 func (panicky) Embed(context.Context, string, []string) ([][]float32, int, error) {
 	panic("boom")
 }

@@ -34,16 +34,20 @@ type linear struct {
 	wp      []float32 // Wᵀ packed by packNT, for float32 weights
 	wh      []uint16  // Wᵀ packed by packNT, for half weights
 	wb      []uint16  // Wᵀ packed by packBF16NT, for bfloat16
+	wi      []byte    // Wᵀ quantised and packed by packInt8NT, for int8
 	b       []float32
 	in, out int
 }
 
-func newLinear(w tensor, b []float32, out, in int, bf16 bool) linear {
+func newLinear(w tensor, b []float32, out, in int, arith arithmetic) linear {
 	l := linear{b: b, in: in, out: out}
 	switch {
-	case bf16:
+	case arith == arithBF16:
 		l.wb = make([]uint16, bf16PackedLen(in, out))
 		packBF16NT(l.wb, out, in, w.float32s())
+	case arith == arithInt8:
+		l.wi = make([]byte, int8PackedLen(in, out))
+		packInt8NT(l.wi, out, in, w.float32s())
 	case w.h != nil:
 		l.wh = make([]uint16, packedLen(in, out))
 		packNT(l.wh, out, in, w.h, in)
@@ -68,19 +72,20 @@ type bertLayer struct {
 // bert is a BERT encoder with its sentence pooling, loaded for inference.
 type bert struct {
 	cfg     bertConfig
-	kern    kernel     // the float32 matrix micro-kernel for this CPU
-	kernel  string     // the name of the kernel the dense layers use
-	bf16    bf16Kernel // the dense layers' bfloat16 kernel; nil: float32
-	wordEmb []float32  // [vocab, hidden]
-	posEmb  []float32  // [maxPositions, hidden]
-	typeEmb []float32  // [hidden], token type 0
+	k       kernels   // the micro-kernels of its arithmetic on this CPU
+	choice  Choice    // its arithmetic and kernel, and why
+	wordEmb []float32 // [vocab, hidden]
+	posEmb  []float32 // [maxPositions, hidden]
+	typeEmb []float32 // [hidden], token type 0
 	embNorm layerNorm
 	layers  []bertLayer
 }
 
-// loadBERT loads the model from its weight file, its dense layers in
-// bfloat16 if bf16 is set (the CPU must have a bf16 kernel), else float32.
-func loadBERT(weights []byte, bf16 bool) (*bert, error) {
+// loadBERT loads the model from its weight file, its dense layers in the
+// precision given (bfloat16 needs a CPU with a bf16 kernel; int8 runs the
+// portable kernel where the CPU has no SIMD one), the feed-forward output
+// layers in float32 under int8 if floatFFNOut is set.
+func loadBERT(weights []byte, p Precision, floatFFNOut bool) (*bert, error) {
 	f, err := parseSafetensors(weights)
 	if err != nil {
 		return nil, err
@@ -94,13 +99,27 @@ func loadBERT(weights []byte, bf16 bool) (*bert, error) {
 		return nil, fmt.Errorf("model config %+v is not a supported BERT", cfg)
 	}
 	m := &bert{cfg: cfg}
-	m.kern, m.kernel = bestKernel()
-	if bf16 {
-		var ok bool
-		if m.bf16, ok = bestBF16Kernel(); !ok {
-			return nil, ErrNoBF16
-		}
-		m.kernel = "avx512-bf16"
+	var arith arithmetic
+	var measured map[Precision]float64
+	switch p {
+	case "", PrecisionAuto:
+		arith, measured = chooseArithmetic(cfg.Hidden, cfg.Intermediate)
+	case PrecisionFP32:
+		arith = arithFP32
+	case PrecisionBF16:
+		arith = arithBF16
+	case PrecisionInt8:
+		arith = arithInt8
+	default:
+		return nil, fmt.Errorf("precision %q: want auto, fp32, bf16 or int8", string(p))
+	}
+	if m.k, err = kernelsFor(arith); err != nil {
+		return nil, err
+	}
+	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured}
+	ffnOutArith := arith
+	if arith == arithInt8 && floatFFNOut {
+		ffnOutArith = arithFP32
 	}
 	h := cfg.Hidden
 	var errs []error
@@ -114,13 +133,14 @@ func loadBERT(weights []byte, bf16 bool) (*bert, error) {
 		errs = append(errs, err)
 		return w, get(prefix+".bias", out)
 	}
-	lin := func(prefix string, out, in int) linear {
+	linAs := func(prefix string, out, in int, a arithmetic) linear {
 		w, b := raw(prefix, out, in)
 		if b == nil {
 			return linear{}
 		}
-		return newLinear(w, b, out, in, bf16)
+		return newLinear(w, b, out, in, a)
 	}
+	lin := func(prefix string, out, in int) linear { return linAs(prefix, out, in, arith) }
 	norm := func(prefix string) layerNorm {
 		return layerNorm{gamma: get(prefix+".weight", h), beta: get(prefix+".bias", h)}
 	}
@@ -136,11 +156,11 @@ func loadBERT(weights []byte, bf16 bool) (*bert, error) {
 		kw, kb := raw(p+"attention.self.key", h, h)
 		vw, vb := raw(p+"attention.self.value", h, h)
 		m.layers = append(m.layers, bertLayer{
-			qkv:      newLinear(concatTensors(qw, kw, vw), concat(qb, kb, vb), 3*h, h, bf16),
+			qkv:      newLinear(concatTensors(qw, kw, vw), concat(qb, kb, vb), 3*h, h, arith),
 			attnOut:  lin(p+"attention.output.dense", h, h),
 			attnNorm: norm(p + "attention.output.LayerNorm"),
 			ffnIn:    lin(p+"intermediate.dense", cfg.Intermediate, h),
-			ffnOut:   lin(p+"output.dense", h, cfg.Intermediate),
+			ffnOut:   linAs(p+"output.dense", h, cfg.Intermediate, ffnOutArith),
 			ffnNorm:  norm(p + "output.LayerNorm"),
 		})
 	}
@@ -181,8 +201,11 @@ type scratch struct {
 	x, qkv, ctx, tmp, ffn, scores []float32
 	kp, vp                        []float32 // one head's keys and values, packed
 	xb                            []uint16  // a dense layer's input in bfloat16
+	xq                            []byte    // a dense layer's input quantised to int8
+	outl                          outlierScratch
 	g                             gemm
 	gb                            gemmBF16
+	gi                            gemmInt8
 	// helpers are the ragged-edge scratch of the goroutines that share this
 	// worker's dense layers when there are fewer texts than cores: with
 	// len(helpers) = p - 1, every layer's output columns are split p ways.
@@ -212,6 +235,7 @@ const yieldRows = 32
 type helper struct {
 	g  gemm
 	gb gemmBF16
+	gi gemmInt8
 }
 
 // minSplitPanels is the fewest output panels per goroutine worth a split.
@@ -246,8 +270,7 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 	cfg := m.cfg
 	h, seq := cfg.Hidden, len(ids)
 	s.grow(seq, cfg)
-	s.g.kern = m.kern
-	s.gb.kern = m.bf16
+	s.g.kern, s.gb.kern, s.gi.kern = m.k.f32, m.k.bf16, m.k.int8
 	eps := float32(cfg.LayerNormEps)
 
 	// Embeddings: word + position + token type, then layer norm.
@@ -356,6 +379,10 @@ func (l *linear) mul(s *scratch, x []float32, seq int, y []float32) {
 		s.xb = s.xb[:seq*2*kp]
 		rowsToBF16(s.xb, x, seq, l.in, l.in)
 	}
+	if l.wi != nil {
+		l.quantizeInput(s, x, seq)
+		defer l.addOutliers(s, x, seq, y)
+	}
 	panels := (l.out + width - 1) / width
 	parts := min(1+len(s.helpers), panels/minSplitPanels)
 	if parts <= 1 {
@@ -378,6 +405,76 @@ func (l *linear) mul(s *scratch, x []float32, seq int, y []float32) {
 	wg.Wait()
 }
 
+// outlierScratch is the scratch of an int8 product's outlier channels.
+type outlierScratch struct {
+	peak  []float32 // each input channel's largest magnitude
+	chans []int     // the outlier channels
+	x     []float32 // the input without them
+	a     []float32 // their columns of the input, [rows, len(chans)]
+	w     []float32 // their weights, [out, len(chans)]
+	wp    []float32 // the same, packed
+	y     []float32 // their share of the product
+}
+
+// resize returns buf with length n, reallocated only to grow.
+func resize[E any](buf []E, n int) []E {
+	if cap(buf) < n {
+		return make([]E, n)
+	}
+	return buf[:n]
+}
+
+// quantizeInput quantises seq rows of x into s.xq for an int8 product,
+// its outlier channels (found into s.outl.chans) set to zero first.
+func (l *linear) quantizeInput(s *scratch, x []float32, seq int) {
+	o := &s.outl
+	o.peak = resize(o.peak, l.in)
+	o.chans = outliers(o.chans, o.peak, x[:seq*l.in], seq, l.in)
+	src := x
+	if len(o.chans) > 0 {
+		o.x = resize(o.x, seq*l.in)
+		copy(o.x, x[:seq*l.in])
+		for r := range seq {
+			for _, j := range o.chans {
+				o.x[r*l.in+j] = 0
+			}
+		}
+		src = o.x
+	}
+	s.xq = resize(s.xq, seq*int8RowLen(l.in))
+	quantizeRows(s.xq, src, seq, l.in, l.in)
+}
+
+// addOutliers adds to y the share of the product of the outlier channels
+// quantizeInput left out: their float32 inputs times their quantised
+// weights.
+func (l *linear) addOutliers(s *scratch, x []float32, seq int, y []float32) {
+	o := &s.outl
+	c := len(o.chans)
+	if c == 0 {
+		return
+	}
+	o.a = resize(o.a, seq*c)
+	for r := range seq {
+		for i, j := range o.chans {
+			o.a[r*c+i] = x[r*l.in+j]
+		}
+	}
+	o.w = resize(o.w, l.out*c)
+	for out := range l.out {
+		for i, j := range o.chans {
+			o.w[out*c+i] = int8Weight(l.wi, l.in, out, j)
+		}
+	}
+	o.wp = resize(o.wp, packedLen(c, l.out))
+	packNT(o.wp, l.out, c, o.w, c)
+	o.y = resize(o.y, seq*l.out)
+	s.g.mul(seq, l.out, c, o.a, c, o.wp, o.y, l.out)
+	for r := range seq {
+		add(y[r*l.out:(r+1)*l.out], o.y[r*l.out:(r+1)*l.out])
+	}
+}
+
 // mulPanels computes the output columns of panels j0 to j1 of y = x·Wᵀ
 // (x already in s.xb for bfloat16) with part i's scratch: s's own for 0,
 // helper i-1's otherwise.
@@ -394,6 +491,15 @@ func (l *linear) mulPanels(s *scratch, i, j0, j1 int, x []float32, seq int, y []
 		return
 	}
 	c0, c1 := j0*panelWidth, min(j1*panelWidth, l.out)
+	if l.wi != nil {
+		g := &s.gi
+		if i > 0 {
+			g = &s.helpers[i-1].gi
+			g.kern = s.gi.kern
+		}
+		g.mul(seq, c1-c0, l.in, s.xq, int8RowLen(l.in), l.wi[j0*int8PanelLen(l.in):], y[c0:], l.out)
+		return
+	}
 	g := &s.g
 	if i > 0 {
 		g = &s.helpers[i-1].g

@@ -7,10 +7,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 )
@@ -22,6 +25,11 @@ import (
 type Cache struct {
 	inner Embedder
 	db    *sql.DB
+	// arith names the inner local models' arithmetic when it is not
+	// float32, so vectors of another precision are never read as theirs;
+	// empty for float32 (the keys of caches written before precisions
+	// were told apart).
+	arith string
 }
 
 // NewCache wraps inner with a cache stored at path (created if missing).
@@ -37,7 +45,14 @@ func NewCache(inner Embedder, path string) (*Cache, error) {
 		db.Close()
 		return nil, fmt.Errorf("embedding cache %s: %w", path, err)
 	}
-	return &Cache{inner: inner, db: db}, nil
+	var ariths []string
+	choices := Choices(inner)
+	for _, name := range slices.Sorted(maps.Keys(choices)) {
+		if p := choices[name].Precision; p != PrecisionFP32 {
+			ariths = append(ariths, name+"="+string(p))
+		}
+	}
+	return &Cache{inner: inner, db: db, arith: strings.Join(ariths, ",")}, nil
 }
 
 // Info is the wrapped embedder's.
@@ -53,6 +68,9 @@ func (c *Cache) key(text string) []byte {
 	info := c.inner.Info()
 	h := sha256.New()
 	h.Write([]byte(info.Name + "\x00" + strconv.Itoa(info.Dim) + "\x00"))
+	if c.arith != "" {
+		h.Write([]byte(c.arith + "\x00"))
+	}
 	h.Write([]byte(text))
 	return h.Sum(nil)
 }

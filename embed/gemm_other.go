@@ -31,3 +31,15 @@ func rowToBF16SIMD(dst []uint16, x []float32) bool { return false }
 
 // halvesSIMD handles nothing here; halvesToFloats widens in Go.
 func halvesSIMD(dst []float32, src []uint16) int { return 0 }
+
+// bestInt8Kernel finds none here; the portable kernel serves int8.
+func bestInt8Kernel() (int8Kernel, bool) { return nil, false }
+
+// quantizeSIMD handles nothing here; quantizeRow computes in Go.
+func quantizeSIMD(dst []byte, x []float32, inv, zf float32) int { return 0 }
+
+// minMaxSIMD handles nothing here; minMax computes in Go.
+func minMaxSIMD(x []float32) (float32, float32, int) { return 0, 0, 0 }
+
+// absMaxSIMD handles nothing here; absMax computes in Go.
+func absMaxSIMD(peak, x []float32) int { return 0 }

@@ -73,8 +73,9 @@ func testLocalModel(t testing.TB, name string) *Local {
 // TestLocalModelsMatchReference: for every local model, the Go tokenizer's
 // ids equal the reference's and the Go encoder's float32 vectors have
 // cosine at least 0.999 to the reference's, on short, long (truncated),
-// Unicode, CJK, emoji, LaTeX, control-character and blank texts; where the
-// CPU runs bfloat16, its vectors have cosine at least 0.995 to float32's.
+// Unicode, CJK, emoji, LaTeX, control-character and blank texts; in int8,
+// and in bfloat16 where the CPU runs it, the vectors have cosine at least
+// 0.995 to float32's.
 func TestLocalModelsMatchReference(t *testing.T) {
 	if len(referenceFiles) != len(LocalModels()) {
 		t.Fatalf("references for %d models, %d local models", len(referenceFiles), len(LocalModels()))
@@ -111,34 +112,38 @@ func TestLocalModelsMatchReference(t *testing.T) {
 			}
 			t.Logf("%s: %d texts, tokens identical, lowest cosine %.6f", name, len(cases), worst)
 
-			// bfloat16, where the CPU has it, against float32.
-			def := testLocalModel(t, name)
-			batch, err := def.Embed(context.Background(), texts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			// Every other arithmetic the CPU runs against float32, and a lone
+			// text, its layers split across three goroutines, against the
+			// batch's vector, bit for bit.
+			precisions := []Precision{PrecisionFP32, PrecisionInt8}
 			if _, ok := bestBF16Kernel(); ok {
-				worst = 1
-				for i, c := range cases {
-					cos := float64(Dot(batch[i], got[i]))
-					worst = min(worst, cos)
-					if cos < 0.995 {
-						t.Errorf("%.50q: bfloat16 cosine to float32 %.6f, want >= 0.995", c.Text, cos)
-					}
-				}
-				t.Logf("%s: bfloat16 lowest cosine to float32 %.6f", name, worst)
+				precisions = append(precisions, PrecisionBF16)
+			} else {
+				t.Log("this CPU has no AVX-512 BF16: bfloat16 is not tested")
 			}
-
-			// A lone text has its layers split across three goroutines; the
-			// vector is the one a batch gives, bit for bit.
-			for _, p := range []Precision{PrecisionFP32, PrecisionAuto} {
+			for _, p := range precisions {
+				want := got
+				if p != PrecisionFP32 {
+					l, err := NewLocalModel(name, LocalOptions{Precision: p})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want, err = l.Embed(context.Background(), texts); err != nil {
+						t.Fatal(err)
+					}
+					worst = 1
+					for i, c := range cases {
+						cos := float64(Dot(want[i], got[i]))
+						worst = min(worst, cos)
+						if cos < 0.995 {
+							t.Errorf("%.50q: %s cosine to float32 %.6f, want >= 0.995", c.Text, p, cos)
+						}
+					}
+					t.Logf("%s: %s (%s) lowest cosine to float32 %.6f", name, p, l.Choice().Kernel, worst)
+				}
 				split, err := NewLocalModel(name, LocalOptions{Workers: 3, Precision: p})
 				if err != nil {
 					t.Fatal(err)
-				}
-				want := got
-				if p == PrecisionAuto {
-					want = batch
 				}
 				for i, c := range cases {
 					alone, err := split.Embed(context.Background(), []string{c.Text})
@@ -237,5 +242,45 @@ func BenchmarkLocalEmbed(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestChooseArithmetic: auto measures fp32 and every arithmetic the CPU has
+// a SIMD kernel for, and keeps the fastest, a less exact one only when it
+// is preferMargin faster; an arithmetic asked for is taken as it is.
+func TestChooseArithmetic(t *testing.T) {
+	l := testLocalModel(t, "all-MiniLM-L6-v2")
+	c := l.Choice()
+	t.Logf("auto: %+v", c)
+	want := []Precision{PrecisionFP32}
+	if _, ok := bestBF16Kernel(); ok {
+		want = append(want, PrecisionBF16)
+	}
+	if _, ok := bestInt8Kernel(); ok {
+		want = append(want, PrecisionInt8)
+	}
+	if len(c.Measured) != len(want) {
+		t.Fatalf("measured %v, want every one of %v", c.Measured, want)
+	}
+	best := PrecisionFP32
+	for _, p := range want {
+		if c.Measured[p] <= 0 {
+			t.Fatalf("%s measured %g", p, c.Measured[p])
+		}
+		if c.Measured[p] >= preferMargin*c.Measured[best] {
+			best = p
+		}
+	}
+	if c.Precision != best {
+		t.Errorf("auto chose %s from %v, want %s", c.Precision, c.Measured, best)
+	}
+	for _, p := range []Precision{PrecisionFP32, PrecisionInt8} {
+		m, err := NewLocalModel("all-MiniLM-L6-v2", LocalOptions{Precision: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Choice(); got.Precision != p || got.Measured != nil || got.Kernel == "" {
+			t.Errorf("asked %s: %+v", p, got)
+		}
 	}
 }

@@ -54,12 +54,15 @@ type Engine struct {
 	byModel []embed.Embedder
 	// coreDim and models: see coreDim (ModelGate).
 	coreDim, models int
-	log             *slog.Logger
-	opts            Options
-	queries         *lru.Cache[string, []float32] // recent query vectors by text
-	query           *queryEmbedder
-	roles           *roles.Classifier // labels abstracts' sentences
-	lanes           *lanes            // queries go first (see Background)
+	// encoders is the arithmetic and kernel of each local model the
+	// embedder runs (none for a remote one).
+	encoders map[string]embed.Choice
+	log      *slog.Logger
+	opts     Options
+	queries  *lru.Cache[string, []float32] // recent query vectors by text
+	query    *queryEmbedder
+	roles    *roles.Classifier // labels abstracts' sentences
+	lanes    *lanes            // queries go first (see Background)
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -210,7 +213,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	}
 	dim, models := coreDim(byModel, *opts.ModelGate)
 	return &Engine{store: store, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
-		byModel: byModel, coreDim: dim, models: models, log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes),
+		byModel: byModel, coreDim: dim, models: models, encoders: embed.Choices(embedder), log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes),
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 
@@ -334,6 +337,11 @@ const DefaultEmbedMaxTokens = 131072
 
 // Ping reports whether the store answers now (see Store.Ping).
 func (e *Engine) Ping(ctx context.Context) error { return e.store.Ping(ctx) }
+
+// Encoders returns, by model name, the arithmetic and kernel each local
+// model of the engine's embedder runs, and what was measured to choose
+// them; empty for a remote embedder.
+func (e *Engine) Encoders() map[string]embed.Choice { return e.encoders }
 
 // Index describes the index the engine serves.
 func (e *Engine) Index(ctx context.Context) (papersearch.IndexInfo, error) {

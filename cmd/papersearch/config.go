@@ -29,7 +29,7 @@ type Config struct {
 	Seed         bool   `envconfig:"SEED" default:"true" desc:"ingest the shipped NeurIPS 2026 abstracts when the store is empty"`
 	Model        string `envconfig:"MODEL" default:"bge-small-en-v1.5+e5-small-v2+all-MiniLM-L6-v2" desc:"the in-process model, when PAPERSEARCH_EMBED_URL is unset: bge-small-en-v1.5, e5-small-v2, all-MiniLM-L6-v2, or two or three joined by +, their cosines averaged; of three, the first two rank most queries and the third joins for questions whose words the papers barely hold"`
 	EmbedWorkers int    `envconfig:"EMBED_WORKERS" default:"0" desc:"texts the local model encodes at once (0: one per CPU)"`
-	Precision    string `envconfig:"PRECISION" default:"auto" desc:"the local model's dense-layer arithmetic: auto (bfloat16 where the CPU has AVX-512 BF16, else float32), fp32 or bf16"`
+	Precision    string `envconfig:"PRECISION" default:"auto" desc:"the local models' dense-layer arithmetic: auto (each arithmetic the CPU has a SIMD kernel for measured at start-up, the fastest kept; /readyz says which), fp32, bf16 (AVX-512 BF16) or int8"`
 
 	EmbedURL          string        `envconfig:"EMBED_URL" desc:"base URL of an OpenAI-compatible embeddings API, ending in /v1 (unset: the in-process model)"`
 	EmbedAPIKey       string        `envconfig:"EMBED_API_KEY" desc:"API key of the embeddings API (default: $OPENAI_API_KEY)"`

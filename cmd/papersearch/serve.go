@@ -30,6 +30,9 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 			return nil, 0, err
 		}
 		log.Debug("local model loaded", "model", model.Info().Name, "took", time.Since(start).Round(time.Millisecond))
+		for name, c := range embed.Choices(model) {
+			log.Info("encoder arithmetic", "model", name, "precision", c.Precision, "kernel", c.Kernel, "measured_gops", c.Measured)
+		}
 		return model, search.IngestBatch, nil
 	}
 	remote := func(model string, dims int) (embed.Embedder, error) {

@@ -81,6 +81,9 @@ type Report struct {
 	DiskBytes     int64              `json:"disk_bytes"`
 	BytesPerPaper float64            `json:"bytes_per_paper"`
 	Dense         *DenseReport       `json:"dense,omitempty"`
+	// Encoders is each local model's arithmetic and kernel, and what was
+	// measured to choose them.
+	Encoders map[string]embed.Choice `json:"encoders,omitempty"`
 }
 
 // kinds are the requests Run drives, in the order it reports them.
@@ -146,7 +149,8 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if opts.HashVectors {
 		vectors = "hash"
 	}
-	rep := Report{Papers: len(opts.Papers), Store: opts.StoreKind, Vectors: vectors, Clients: opts.Clients, Queries: map[string]Latency{}}
+	rep := Report{Papers: len(opts.Papers), Store: opts.StoreKind, Vectors: vectors, Clients: opts.Clients, Queries: map[string]Latency{},
+		Encoders: embed.Choices(opts.Model)}
 
 	// Ingest, embedding timed apart from the rest.
 	var docEmbedder embed.Embedder = opts.Model

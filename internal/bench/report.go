@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -63,6 +65,14 @@ func (rep Report) Print(w io.Writer, asJSON bool) error {
 		}
 	} else {
 		fmt.Fprintf(tw, "papers\t%d (%s store, %s vectors)\n", rep.Papers, rep.Store, rep.Vectors)
+		for _, name := range slices.Sorted(maps.Keys(rep.Encoders)) {
+			c := rep.Encoders[name]
+			fmt.Fprintf(tw, "encoder %s\t%s (%s kernel)", name, c.Precision, c.Kernel)
+			for _, p := range slices.Sorted(maps.Keys(c.Measured)) {
+				fmt.Fprintf(tw, "\t%s %.0f GOP/s", p, c.Measured[p])
+			}
+			fmt.Fprintln(tw)
+		}
 		fmt.Fprintf(tw, "ingest\tembed %.1f papers/s\tstore %.0f papers/s\n", rep.Ingest.EmbedPerS, rep.Ingest.StorePerS)
 		fmt.Fprintf(tw, "one short query embedded\t%.1f ms (p50)\n", rep.QueryEmbedMS)
 		fmt.Fprintf(tw, "REQUEST (%d clients)\tP50 ms\tP95 ms\tP99 ms\tREQ/S\tERRORS\n", rep.Clients)

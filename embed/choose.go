@@ -1,0 +1,168 @@
+package embed
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Which arithmetic a local model's dense layers run in is, under
+// PrecisionAuto, measured on the CPU at hand rather than assumed from its
+// vendor: where a 512-bit FMA runs as two halves (AMD Zen 4) bfloat16
+// doubles the float32 rate, where it does not (Intel) it gains nothing,
+// and where there is no AVX-512 only int8 goes faster than float32.
+
+// arithmetic is what a loaded model's dense layers compute in.
+type arithmetic int
+
+const (
+	arithFP32 arithmetic = iota
+	arithBF16
+	arithInt8
+)
+
+// precision names the arithmetic as LocalOptions.Precision does.
+func (a arithmetic) precision() Precision {
+	switch a {
+	case arithBF16:
+		return PrecisionBF16
+	case arithInt8:
+		return PrecisionInt8
+	}
+	return PrecisionFP32
+}
+
+// kernels are the micro-kernels one arithmetic runs on this CPU.
+type kernels struct {
+	arith arithmetic
+	name  string     // what Choice reports: "avx2+fma", "avx512-bf16", "avx2-u8s8", "go"…
+	f32   kernel     // float32 products: attention's always, the dense layers' in fp32
+	bf16  bf16Kernel // the dense layers' in bf16
+	int8  int8Kernel // the dense layers' in int8
+}
+
+// kernelsFor returns the kernels of arithmetic a on this CPU: bfloat16
+// needs a CPU with a bf16 kernel (ErrNoBF16); int8 falls back on the
+// portable kernel.
+func kernelsFor(a arithmetic) (kernels, error) {
+	k := kernels{arith: a}
+	k.f32, k.name = bestKernel()
+	switch a {
+	case arithBF16:
+		var ok bool
+		if k.bf16, ok = bestBF16Kernel(); !ok {
+			return kernels{}, ErrNoBF16
+		}
+		k.name = "avx512-bf16"
+	case arithInt8:
+		var ok bool
+		if k.int8, ok = bestInt8Kernel(); ok {
+			k.name = "avx2-u8s8"
+		} else {
+			k.int8, k.name = kernelInt8Go, "go-int8"
+		}
+	}
+	return k, nil
+}
+
+// Choice says what a local model's dense layers compute in and with which
+// kernel.
+type Choice struct {
+	Precision Precision `json:"precision"`
+	Kernel    string    `json:"kernel"`
+	// Measured is, when the precision was auto, each candidate's rate on
+	// one of the model's dense layers (64 tokens, its feed-forward input),
+	// in billions of operations per second.
+	Measured map[Precision]float64 `json:"measured_gops,omitempty"`
+}
+
+// preferMargin is how much faster a less exact arithmetic must measure to
+// be chosen over a more exact one (float32, then bfloat16, then int8): a
+// margin wide enough that timing noise cannot flip the choice between two
+// starts of the same machine.
+const preferMargin = 1.25
+
+// chooseArithmetic measures every arithmetic this CPU has a SIMD kernel for
+// on a dense layer of the model's shape and returns the fastest, a less
+// exact one only when it is preferMargin faster, with the rates measured.
+// It takes a few milliseconds.
+func chooseArithmetic(hidden, intermediate int) (arithmetic, map[Precision]float64) {
+	candidates := []arithmetic{arithFP32}
+	if _, ok := bestBF16Kernel(); ok {
+		candidates = append(candidates, arithBF16)
+	}
+	if _, ok := bestInt8Kernel(); ok {
+		candidates = append(candidates, arithInt8)
+	}
+	rates := make(map[Precision]float64, len(candidates))
+	best, bestRate := arithFP32, 0.0
+	for _, a := range candidates {
+		rate := measureArithmetic(a, hidden, intermediate)
+		rates[a.precision()] = rate
+		if a == arithFP32 || rate >= preferMargin*bestRate {
+			best, bestRate = a, rate
+		}
+	}
+	return best, rates
+}
+
+// measureArithmetic times, best of three, one product of 64 tokens through
+// a dense layer hidden → intermediate with random weights, in arithmetic
+// a, input conversion or quantisation included, and one input channel 30
+// times the others, as a transformer's outlier dimensions are. It returns
+// billions of operations (a multiply or an add) per second.
+func measureArithmetic(a arithmetic, hidden, intermediate int) float64 {
+	const rows = 64
+	k, err := kernelsFor(a)
+	if err != nil {
+		return 0
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	w := make([]float32, intermediate*hidden)
+	for i := range w {
+		w[i] = float32(r.NormFloat64()) / 20
+	}
+	l := newLinear(tensor{f: w}, make([]float32, intermediate), intermediate, hidden, a)
+	x := make([]float32, rows*hidden)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+		if i%hidden == 0 {
+			x[i] *= 30
+		}
+	}
+	y := make([]float32, rows*intermediate)
+	s := &scratch{g: gemm{kern: k.f32}, gb: gemmBF16{kern: k.bf16}, gi: gemmInt8{kern: k.int8}}
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		start := time.Now()
+		l.mul(s, x, rows, y)
+		best = min(best, time.Since(start))
+	}
+	return 2 * rows * float64(hidden) * float64(intermediate) / max(best.Seconds(), 1e-9) / 1e9
+}
+
+// Choice reports the model's arithmetic and kernel.
+func (l *Local) Choice() Choice { return l.model.choice }
+
+// Choices returns, by model name, the Choice of every local model e runs:
+// e itself, each model of a Pair, or the model a cache or an instruction
+// wrapper holds; none for a remote embedder.
+func Choices(e Embedder) map[string]Choice {
+	out := map[string]Choice{}
+	var walk func(Embedder)
+	walk = func(e Embedder) {
+		switch e := e.(type) {
+		case *Local:
+			out[e.Info().Name] = e.Choice()
+		case *Pair:
+			for _, m := range e.models {
+				walk(m)
+			}
+		case instructed:
+			walk(e.Embedder)
+		case *Cache:
+			walk(e.inner)
+		}
+	}
+	walk(e)
+	return out
+}

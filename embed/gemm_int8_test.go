@@ -1,0 +1,173 @@
+package embed
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// int8Kernels are the int8 micro-kernels this build and CPU have.
+func int8Kernels(t testing.TB) map[string]int8Kernel {
+	kernels := map[string]int8Kernel{"go": kernelInt8Go}
+	if k, ok := bestInt8Kernel(); ok {
+		kernels["avx2"] = k
+	} else {
+		t.Log("this CPU has no SIMD int8 kernel (AVX2): only the portable one is tested")
+	}
+	return kernels
+}
+
+// TestQuantizeRow: the SIMD quantisation equals the scalar definition
+// code for code, and the codes reconstruct the row within half a step.
+func TestQuantizeRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, k := range []int{1, 3, 7, 8, 9, 31, 384, 1536} {
+		for _, shift := range []float32{0, 3, -3} { // rows of both signs, and all positive or negative
+			x := randomMatrix(r, k)
+			for i := range x {
+				x[i] += shift
+			}
+			got := make([]byte, int8RowLen(k))
+			quantizeRow(got, x)
+			lo, hi := x[0], x[0]
+			for _, v := range x {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			lo, hi = min(lo, 0), max(hi, 0)
+			inv := 255 / (hi - lo)
+			zf := float32(math.RoundToEven(float64(-lo * inv)))
+			step := (hi - lo) / 255
+			codes := got[:4*int8Quads(k)]
+			for i, v := range x {
+				if want := quantize(v, inv, zf); codes[i] != want {
+					t.Fatalf("k=%d: code %d of %g is %d, want %d", k, i, v, codes[i], want)
+				}
+				if back := step * (float32(codes[i]) - zf); math.Abs(float64(back-v)) > 0.51*float64(step) {
+					t.Fatalf("k=%d: %g quantised to %d reads back %g", k, v, codes[i], back)
+				}
+			}
+			for i := k; i < len(codes); i++ {
+				if codes[i] != 0 {
+					t.Fatalf("k=%d: pad code %d is %d", k, i, codes[i])
+				}
+			}
+		}
+	}
+	zero := make([]byte, int8RowLen(5))
+	quantizeRow(zero, make([]float32, 5)) // a row of zeros: scale 0, no division by it
+	for i, b := range zero {
+		if b != 0 {
+			t.Fatalf("row of zeros: byte %d is %d", i, b)
+		}
+	}
+}
+
+// TestGemmInt8Kernels: every int8 kernel gives, bit for bit, the portable
+// kernel's products, on ragged shapes and strides, and those are within
+// the quantisation's error of the float definition.
+func TestGemmInt8Kernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	shapes := [][3]int{{1, 1, 1}, {6, 16, 4}, {7, 17, 3}, {5, 15, 33}, {13, 40, 31}, {64, 384, 384}, {20, 48, 1536}}
+	for kname, kern := range int8Kernels(t) {
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", kname, m, n, k), func(t *testing.T) {
+				lda, ldc := k+3, n+5
+				a, b := randomMatrix(r, m*lda), randomMatrix(r, n*k)
+				aq := make([]byte, m*int8RowLen(k))
+				quantizeRows(aq, a, m, k, lda)
+				bp := make([]byte, int8PackedLen(k, n))
+				packInt8NT(bp, n, k, b)
+				c := randomMatrix(r, m*ldc)
+				before := append([]float32(nil), c...)
+				g := gemmInt8{kern: kern}
+				g.mul(m, n, k, aq, int8RowLen(k), bp, c, ldc)
+				ref := make([]float32, m*n)
+				(&gemmInt8{kern: kernelInt8Go}).mul(m, n, k, aq, int8RowLen(k), bp, ref, n)
+				want := naiveNT(m, n, k, a, lda, b, k)
+				for i := range m {
+					// The error bound: each input off by at most half its step,
+					// each weight by half its step, summed over k.
+					var amax float64
+					for _, v := range a[i*lda : i*lda+k] {
+						amax = max(amax, math.Abs(float64(v)))
+					}
+					for j := range n {
+						got := c[i*ldc+j]
+						if math.Float32bits(got) != math.Float32bits(ref[i*n+j]) {
+							t.Fatalf("C[%d][%d] = %g, the portable kernel's %g", i, j, got, ref[i*n+j])
+						}
+						var wmax float64
+						for _, v := range b[j*k : (j+1)*k] {
+							wmax = max(wmax, math.Abs(float64(v)))
+						}
+						bound := float64(k) * (amax*wmax/int8WeightMax + 2*amax/255*wmax) / 2
+						if d := math.Abs(float64(got) - want[i*n+j]); d > bound {
+							t.Fatalf("C[%d][%d] = %g, want %g within %g", i, j, got, want[i*n+j], bound)
+						}
+					}
+					for j := n; j < ldc; j++ {
+						if c[i*ldc+j] != before[i*ldc+j] {
+							t.Fatalf("C[%d][%d], past the %d columns, was overwritten", i, j, n)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkGemmInt8 is BenchmarkGemm's product in int8, its inputs'
+// quantisation included.
+func BenchmarkGemmInt8(b *testing.B) {
+	for name, kern := range int8Kernels(b) {
+		b.Run(name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(5, 6))
+			m, n, k := 256, 1536, 384
+			a, w := randomMatrix(r, m*k), randomMatrix(r, n*k)
+			bp := make([]byte, int8PackedLen(k, n))
+			packInt8NT(bp, n, k, w)
+			aq := make([]byte, m*int8RowLen(k))
+			c := make([]float32, m*n)
+			g := gemmInt8{kern: kern}
+			for b.Loop() {
+				quantizeRows(aq, a, m, k, k)
+				g.mul(m, n, k, aq, int8RowLen(k), bp, c, n)
+			}
+			b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+		})
+	}
+}
+
+// TestOutliers: the channels far above the others are found, largest
+// first, at most maxOutliers of them; a row without any has none.
+func TestOutliers(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	const m, k = 5, 384
+	x := randomMatrix(r, m*k)
+	peak := make([]float32, k)
+	if got := outliers(nil, peak, x, m, k); len(got) != 0 {
+		t.Errorf("normal rows: outliers %v, want none", got)
+	}
+	big := map[int]float32{7: 40, 99: 90, 300: 60}
+	for j, v := range big {
+		x[2*k+j] = -v // one row, either sign
+	}
+	got := outliers(nil, peak, x, m, k)
+	if fmt.Sprint(got) != fmt.Sprint([]int{7, 99, 300}) {
+		t.Errorf("outliers %v, want [7 99 300]", got)
+	}
+	for j := range 20 {
+		x[k+10+j] = float32(100 + j)
+	}
+	got = outliers(got, peak, x, m, k)
+	if len(got) != maxOutliers {
+		t.Fatalf("outliers %v: %d, want at most %d", got, len(got), maxOutliers)
+	}
+	for _, j := range got {
+		if j < 10+20-maxOutliers || j >= 30 {
+			t.Errorf("outliers %v: channel %d is not among the %d largest", got, j, maxOutliers)
+		}
+	}
+}
