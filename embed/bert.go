@@ -461,11 +461,7 @@ func (l *linear) addOutliers(s *scratch, x []float32, seq int, y []float32) {
 		}
 	}
 	o.w = resize(o.w, l.out*c)
-	for out := range l.out {
-		for i, j := range o.chans {
-			o.w[out*c+i] = int8Weight(l.wi, l.in, out, j)
-		}
-	}
+	int8Columns(o.w, l.wi, l.in, l.out, o.chans)
 	o.wp = resize(o.wp, packedLen(c, l.out))
 	packNT(o.wp, l.out, c, o.w, c)
 	o.y = resize(o.y, seq*l.out)

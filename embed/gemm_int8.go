@@ -240,12 +240,20 @@ func absMax(peak, x []float32) {
 	}
 }
 
-// int8Weight returns the quantised weight of output column o and input
-// channel j, scaled back, from B [k, n] packed by packInt8NT.
-func int8Weight(bp []byte, k, o, j int) float32 {
-	panel := bp[(o/panelWidth)*int8PanelLen(k):]
-	c, kq := o%panelWidth, int8Quads(k)
-	code := int8(panel[(j/4)*64+4*c+j%4])
-	scale := math.Float32frombits(binary.LittleEndian.Uint32(panel[64*kq+4*panelWidth+4*c:]))
-	return float32(code) * scale
+// int8Columns writes into dst ([n, len(chans)], row-major) the quantised
+// weights of input channels chans for each of the n output columns of B
+// [k, n] packed by packInt8NT, scaled back to float32.
+func int8Columns(dst []float32, bp []byte, k, n int, chans []int) {
+	kq, pl, c := int8Quads(k), int8PanelLen(k), len(chans)
+	for j := 0; j*panelWidth < n; j++ {
+		panel := bp[j*pl : (j+1)*pl]
+		scales := panel[64*kq+4*panelWidth:]
+		for col := 0; col < panelWidth && j*panelWidth+col < n; col++ {
+			scale := math.Float32frombits(binary.LittleEndian.Uint32(scales[4*col:]))
+			row := dst[(j*panelWidth+col)*c:][:c]
+			for i, ch := range chans {
+				row[i] = float32(int8(panel[(ch/4)*64+4*col+ch%4])) * scale
+			}
+		}
+	}
 }

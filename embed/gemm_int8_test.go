@@ -171,3 +171,27 @@ func TestOutliers(t *testing.T) {
 		}
 	}
 }
+
+// TestInt8Columns: the weights read back for a few input channels are the
+// weights packed, within half a quantisation step of their column.
+func TestInt8Columns(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	const n, k = 37, 21
+	w := randomMatrix(r, n*k)
+	bp := make([]byte, int8PackedLen(k, n))
+	packInt8NT(bp, n, k, w)
+	chans := []int{0, 5, 20}
+	got := make([]float32, n*len(chans))
+	int8Columns(got, bp, k, n, chans)
+	for o := range n {
+		var peak float64
+		for _, v := range w[o*k : (o+1)*k] {
+			peak = max(peak, math.Abs(float64(v)))
+		}
+		for i, ch := range chans {
+			if d := math.Abs(float64(got[o*len(chans)+i] - w[o*k+ch])); d > 0.5*peak/int8WeightMax*1.0001 {
+				t.Errorf("column %d, channel %d: %g, packed %g", o, ch, got[o*len(chans)+i], w[o*k+ch])
+			}
+		}
+	}
+}

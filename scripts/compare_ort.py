@@ -16,7 +16,9 @@ instruction (embed/role.go: e5's "passage: "). ONNX Runtime runs the
 langchain4j jar's ONNX export, fp32, batch 1, `--threads` intra-op threads;
 papersearch runs `papersearch bench --vectors model` on the same records with
 PAPERSEARCH_MODEL set to the model and GOMAXPROCS to `--threads`, and its
-embedding rate (embedding time only, storing excluded) is compared.
+embedding rate (embedding time only, storing excluded) is compared. It prints
+the CPU (from /proc/cpuinfo) and, per model, the arithmetic and kernel
+papersearch chose (PAPERSEARCH_PRECISION, default auto: by measurement).
 """
 import argparse
 import gzip
@@ -102,14 +104,35 @@ def ort_rate(model: str, texts, threads: int):
     return len(texts) / (time.perf_counter() - start), pieces / len(texts)
 
 
-def papersearch_rate(model: str, corpus: str, n: int, threads: int) -> float:
+def cpu() -> str:
+    """The CPU's model name and its vector features that matter here, from
+    /proc/cpuinfo."""
+    name, flags = "unknown CPU", set()
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and name == "unknown CPU":
+                name = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    wanted = ["avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8"]
+    return f"{name} ({' '.join(f for f in wanted if f in flags) or 'no AVX2'})"
+
+
+def papersearch_rate(model: str, corpus: str, n: int, threads: int) -> tuple[float, str]:
+    """papersearch's embedding rate for model, and the arithmetic and kernel
+    it chose."""
     env = dict(os.environ, PAPERSEARCH_MODEL=model, GOMAXPROCS=str(threads))
     for k in ("PAPERSEARCH_QDRANT_URL", "PAPERSEARCH_EMBED_URL", "PAPERSEARCH_EMBED_MODEL"):
         env.pop(k, None)
     out = subprocess.run(["go", "run", "./cmd/papersearch", "bench", "--papers", corpus, "--limit", str(n),
                           "--vectors", "model", "--duration", "1s", "--json"],
                          env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["ingest"]["embed_per_s"]
+    rep = json.loads(out)
+    c = rep.get("encoders", {}).get(model, {})
+    return rep["ingest"]["embed_per_s"], f"{c.get('precision', '?')}/{c.get('kernel', '?')}"
 
 
 def main() -> None:
@@ -126,12 +149,13 @@ def main() -> None:
             f.write(json.dumps({"id": r["id"], "title": r["title"], "abstract": r["abstract"]}) + "\n")
         corpus = f.name
     try:
+        print(cpu())
         print(f"{len(texts)} abstracts, {args.threads} threads, fp32 ONNX Runtime {ort.__version__}, batch 1")
-        print(f"{'model':<20} {'pieces':>7} {'ORT/s':>8} {'ours/s':>8} {'ratio':>6}")
+        print(f"{'model':<20} {'pieces':>7} {'ORT/s':>8} {'ours/s':>8} {'ratio':>6}  ours: arithmetic/kernel")
         for m in args.models.split(","):
             ort_s, pieces = ort_rate(m, texts, args.threads)
-            ours = papersearch_rate(m, corpus, len(recs), args.threads)
-            print(f"{m:<20} {pieces:7.0f} {ort_s:8.1f} {ours:8.1f} {ours / ort_s:6.2f}", flush=True)
+            ours, kernel = papersearch_rate(m, corpus, len(recs), args.threads)
+            print(f"{m:<20} {pieces:7.0f} {ort_s:8.1f} {ours:8.1f} {ours / ort_s:6.2f}  {kernel}", flush=True)
     finally:
         os.unlink(corpus)
 
