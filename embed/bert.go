@@ -28,8 +28,8 @@ type bertConfig struct {
 
 // linear is a dense layer y = x·Wᵀ + b; W ([out, in] in the weight file)
 // is kept packed for the matrix kernels: as the file stores it (IEEE half
-// values, widened a panel at a time, or float32) or, when the encoder runs
-// in bfloat16, in bfloat16 only.
+// values, widened a panel at a time, or float32), or only in bfloat16 or
+// only quantised to int8 when the layer runs in that arithmetic.
 type linear struct {
 	wp      []float32 // Wᵀ packed by packNT, for float32 weights
 	wh      []uint16  // Wᵀ packed by packNT, for half weights
@@ -99,26 +99,21 @@ func loadBERT(weights []byte, p Precision, floatFFNOut bool) (*bert, error) {
 		return nil, fmt.Errorf("model config %+v is not a supported BERT", cfg)
 	}
 	m := &bert{cfg: cfg}
-	var arith arithmetic
 	var measured map[Precision]float64
-	switch p {
-	case "", PrecisionAuto:
+	arith, ok := arithmeticOf(p)
+	switch {
+	case p == "" || p == PrecisionAuto:
 		arith, measured = chooseArithmetic(cfg.Hidden, cfg.Intermediate)
-	case PrecisionFP32:
-		arith = arithFP32
-	case PrecisionBF16:
-		arith = arithBF16
-	case PrecisionInt8:
-		arith = arithInt8
-	default:
+	case !ok:
 		return nil, fmt.Errorf("precision %q: want auto, fp32, bf16 or int8", string(p))
 	}
 	if m.k, err = kernelsFor(arith); err != nil {
 		return nil, err
 	}
-	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured}
+	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured,
+		FloatFFNOut: arith == arithInt8 && floatFFNOut}
 	ffnOutArith := arith
-	if arith == arithInt8 && floatFFNOut {
+	if m.choice.FloatFFNOut {
 		ffnOutArith = arithFP32
 	}
 	h := cfg.Hidden
@@ -183,15 +178,15 @@ func concat[E any](parts ...[]E) []E {
 // concatTensors joins tensors' values, as halves if all hold halves.
 func concatTensors(ts ...tensor) tensor {
 	var hs [][]uint16
-	var fs [][]float32
-	for _, t := range ts {
-		hs = append(hs, t.h)
-		fs = append(fs, t.float32s())
-	}
 	for _, t := range ts {
 		if t.h == nil {
+			fs := make([][]float32, len(ts))
+			for i, t := range ts {
+				fs[i] = t.float32s()
+			}
 			return tensor{f: concat(fs...)}
 		}
+		hs = append(hs, t.h)
 	}
 	return tensor{h: concat(hs...)}
 }
@@ -203,9 +198,7 @@ type scratch struct {
 	xb                            []uint16  // a dense layer's input in bfloat16
 	xq                            []byte    // a dense layer's input quantised to int8
 	outl                          outlierScratch
-	g                             gemm
-	gb                            gemmBF16
-	gi                            gemmInt8
+	helper                        // its own products
 	// helpers are the ragged-edge scratch of the goroutines that share this
 	// worker's dense layers when there are fewer texts than cores: with
 	// len(helpers) = p - 1, every layer's output columns are split p ways.
@@ -231,7 +224,8 @@ const yieldPanels = 8
 // yields, for the same reason.
 const yieldRows = 32
 
-// helper is the scratch of one goroutine sharing a dense layer.
+// helper is the scratch of the products of one goroutine sharing a dense
+// layer.
 type helper struct {
 	g  gemm
 	gb gemmBF16
@@ -472,40 +466,37 @@ func (l *linear) addOutliers(s *scratch, x []float32, seq int, y []float32) {
 }
 
 // mulPanels computes the output columns of panels j0 to j1 of y = x·Wᵀ
-// (x already in s.xb for bfloat16) with part i's scratch: s's own for 0,
+// (x already in s.xb for bfloat16, quantised in s.xq for int8) with part
+// i's scratch: s's own for 0,
 // helper i-1's otherwise.
 func (l *linear) mulPanels(s *scratch, i, j0, j1 int, x []float32, seq int, y []float32) {
+	p := s.part(i)
 	if l.wb != nil {
 		kp := bf16Pairs(l.in)
 		c0, c1 := j0*bf16PanelWidth, min(j1*bf16PanelWidth, l.out)
-		g := &s.gb
-		if i > 0 {
-			g = &s.helpers[i-1].gb
-			g.kern = s.gb.kern
-		}
-		g.mul(seq, c1-c0, kp, s.xb, 2*kp, l.wb[j0*kp*2*bf16PanelWidth:], y[c0:], l.out)
+		p.gb.mul(seq, c1-c0, kp, s.xb, 2*kp, l.wb[j0*kp*2*bf16PanelWidth:], y[c0:], l.out)
 		return
 	}
 	c0, c1 := j0*panelWidth, min(j1*panelWidth, l.out)
-	if l.wi != nil {
-		g := &s.gi
-		if i > 0 {
-			g = &s.helpers[i-1].gi
-			g.kern = s.gi.kern
-		}
-		g.mul(seq, c1-c0, l.in, s.xq, int8RowLen(l.in), l.wi[j0*int8PanelLen(l.in):], y[c0:], l.out)
-		return
+	switch {
+	case l.wi != nil:
+		p.gi.mul(seq, c1-c0, l.in, s.xq, int8RowLen(l.in), l.wi[j0*int8PanelLen(l.in):], y[c0:], l.out)
+	case l.wh != nil:
+		p.g.mulHalf(seq, c1-c0, l.in, x, l.in, l.wh[j0*l.in*panelWidth:], y[c0:], l.out)
+	default:
+		p.g.mul(seq, c1-c0, l.in, x, l.in, l.wp[j0*l.in*panelWidth:], y[c0:], l.out)
 	}
-	g := &s.g
-	if i > 0 {
-		g = &s.helpers[i-1].g
-		g.kern = s.g.kern
+}
+
+// part returns the products of part i of a split dense layer: s's own for
+// 0, helper i-1's, given s's kernels, otherwise.
+func (s *scratch) part(i int) *helper {
+	if i == 0 {
+		return &s.helper
 	}
-	if l.wh != nil {
-		g.mulHalf(seq, c1-c0, l.in, x, l.in, l.wh[j0*l.in*panelWidth:], y[c0:], l.out)
-		return
-	}
-	g.mul(seq, c1-c0, l.in, x, l.in, l.wp[j0*l.in*panelWidth:], y[c0:], l.out)
+	h := &s.helpers[i-1]
+	h.g.kern, h.gb.kern, h.gi.kern = s.g.kern, s.gb.kern, s.gi.kern
+	return h
 }
 
 // residual sets each row of x (width len(b)) to the normalised x + y + b:

@@ -26,9 +26,11 @@ type Cache struct {
 	inner Embedder
 	db    *sql.DB
 	// arith names the inner local models' arithmetic when it is not
-	// float32, so vectors of another precision are never read as theirs;
-	// empty for float32 (the keys of caches written before precisions
-	// were told apart).
+	// float32 (Choice.cacheKey), so vectors of another arithmetic are never
+	// read as theirs. It is empty for float32, as every key was before
+	// arithmetics were told apart: a cache written then on a CPU that ran
+	// bfloat16 holds bf16 vectors under float32's keys (cosine to float32's
+	// above 0.9999).
 	arith string
 }
 
@@ -48,8 +50,8 @@ func NewCache(inner Embedder, path string) (*Cache, error) {
 	var ariths []string
 	choices := Choices(inner)
 	for _, name := range slices.Sorted(maps.Keys(choices)) {
-		if p := choices[name].Precision; p != PrecisionFP32 {
-			ariths = append(ariths, name+"="+string(p))
+		if k := choices[name].cacheKey(); k != "" {
+			ariths = append(ariths, name+"="+k)
 		}
 	}
 	return &Cache{inner: inner, db: db, arith: strings.Join(ariths, ",")}, nil

@@ -1,15 +1,16 @@
 package embed
 
 import (
+	"maps"
 	"math/rand/v2"
 	"time"
 )
 
 // Which arithmetic a local model's dense layers run in is, under
 // PrecisionAuto, measured on the CPU at hand rather than assumed from its
-// vendor: where a 512-bit FMA runs as two halves (AMD Zen 4) bfloat16
-// doubles the float32 rate, where it does not (Intel) it gains nothing,
-// and where there is no AVX-512 only int8 goes faster than float32.
+// vendor: bfloat16 doubles the float32 rate where a 512-bit FMA runs as
+// two halves (AMD Zen 4) and gains little where it does not, and without
+// AVX-512 only int8 goes faster than float32.
 
 // arithmetic is what a loaded model's dense layers compute in.
 type arithmetic int
@@ -20,15 +21,20 @@ const (
 	arithInt8
 )
 
-// precision names the arithmetic as LocalOptions.Precision does.
-func (a arithmetic) precision() Precision {
-	switch a {
-	case arithBF16:
-		return PrecisionBF16
-	case arithInt8:
-		return PrecisionInt8
+// precisions names each arithmetic as LocalOptions.Precision does, the most
+// exact first.
+var precisions = [...]Precision{arithFP32: PrecisionFP32, arithBF16: PrecisionBF16, arithInt8: PrecisionInt8} // read-only
+
+func (a arithmetic) precision() Precision { return precisions[a] }
+
+// arithmeticOf returns the arithmetic p names, if it names one (not auto).
+func arithmeticOf(p Precision) (arithmetic, bool) {
+	for a, name := range precisions {
+		if name == p {
+			return arithmetic(a), true
+		}
 	}
-	return PrecisionFP32
+	return 0, false
 }
 
 // kernels are the micro-kernels one arithmetic runs on this CPU.
@@ -52,11 +58,11 @@ func kernelsFor(a arithmetic) (kernels, error) {
 		if k.bf16, ok = bestBF16Kernel(); !ok {
 			return kernels{}, ErrNoBF16
 		}
-		k.name = "avx512-bf16"
+		k.name = bf16KernelName
 	case arithInt8:
 		var ok bool
 		if k.int8, ok = bestInt8Kernel(); ok {
-			k.name = "avx2-u8s8"
+			k.name = int8KernelName
 		} else {
 			k.int8, k.name = kernelInt8Go, "go-int8"
 		}
@@ -69,22 +75,38 @@ func kernelsFor(a arithmetic) (kernels, error) {
 type Choice struct {
 	Precision Precision `json:"precision"`
 	Kernel    string    `json:"kernel"`
+	// FloatFFNOut says the feed-forward output layers stay float32 under
+	// int8 (see localModel.floatFFNOut).
+	FloatFFNOut bool `json:"float_ffn_out,omitempty"`
 	// Measured is, when the precision was auto, each candidate's rate on
 	// one of the model's dense layers (64 tokens, its feed-forward input),
 	// in billions of operations per second.
 	Measured map[Precision]float64 `json:"measured_gops,omitempty"`
 }
 
+// cacheKey is what tells the choice's vectors apart from other
+// arithmetics' in an embedding cache: empty for float32.
+func (c Choice) cacheKey() string {
+	switch {
+	case c.Precision == PrecisionFP32:
+		return ""
+	case c.Precision != PrecisionInt8:
+		return string(c.Precision)
+	case c.FloatFFNOut:
+		return int8Scheme + "+float-ffn-out"
+	}
+	return int8Scheme
+}
+
 // preferMargin is how much faster a less exact arithmetic must measure to
-// be chosen over a more exact one (float32, then bfloat16, then int8): a
-// margin wide enough that timing noise cannot flip the choice between two
-// starts of the same machine.
+// be chosen over a more exact one: a margin wide enough that timing noise
+// cannot flip the choice between two starts of the same machine.
 const preferMargin = 1.25
 
 // chooseArithmetic measures every arithmetic this CPU has a SIMD kernel for
 // on a dense layer of the model's shape and returns the fastest, a less
-// exact one only when it is preferMargin faster, with the rates measured.
-// It takes a few milliseconds.
+// exact one only when it is preferMargin faster than the more exact, with
+// the rates measured. It takes some tens of milliseconds.
 func chooseArithmetic(hidden, intermediate int) (arithmetic, map[Precision]float64) {
 	candidates := []arithmetic{arithFP32}
 	if _, ok := bestBF16Kernel(); ok {
@@ -93,10 +115,11 @@ func chooseArithmetic(hidden, intermediate int) (arithmetic, map[Precision]float
 	if _, ok := bestInt8Kernel(); ok {
 		candidates = append(candidates, arithInt8)
 	}
+	w, x := measurementLayer(hidden, intermediate)
 	rates := make(map[Precision]float64, len(candidates))
 	best, bestRate := arithFP32, 0.0
 	for _, a := range candidates {
-		rate := measureArithmetic(a, hidden, intermediate)
+		rate := measureArithmetic(a, w, x, hidden, intermediate)
 		rates[a.precision()] = rate
 		if a == arithFP32 || rate >= preferMargin*bestRate {
 			best, bestRate = a, rate
@@ -105,43 +128,57 @@ func chooseArithmetic(hidden, intermediate int) (arithmetic, map[Precision]float
 	return best, rates
 }
 
-// measureArithmetic times, best of three, one product of 64 tokens through
-// a dense layer hidden → intermediate with random weights, in arithmetic
-// a, input conversion or quantisation included, and one input channel 30
-// times the others, as a transformer's outlier dimensions are. It returns
-// billions of operations (a multiply or an add) per second.
-func measureArithmetic(a arithmetic, hidden, intermediate int) float64 {
-	const rows = 64
-	k, err := kernelsFor(a)
-	if err != nil {
-		return 0
-	}
+// measureRows is the tokens of the product measured.
+const measureRows = 64
+
+// measurementLayer returns the weights (half values, as the model files
+// store them) and input of the product chooseArithmetic times: random,
+// one input channel 30 times the others, as a transformer's outlier
+// dimensions are.
+func measurementLayer(hidden, intermediate int) (tensor, []float32) {
 	r := rand.New(rand.NewPCG(1, 2))
-	w := make([]float32, intermediate*hidden)
-	for i := range w {
-		w[i] = float32(r.NormFloat64()) / 20
+	h := make([]uint16, intermediate*hidden)
+	for i := range h {
+		// Sign, an exponent for magnitudes 2⁻⁹ to 2⁻⁵, any mantissa.
+		h[i] = uint16(r.IntN(2))<<15 | uint16(6+r.IntN(5))<<10 | uint16(r.IntN(1<<10))
 	}
-	l := newLinear(tensor{f: w}, make([]float32, intermediate), intermediate, hidden, a)
-	x := make([]float32, rows*hidden)
+	x := make([]float32, measureRows*hidden)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 		if i%hidden == 0 {
 			x[i] *= 30
 		}
 	}
-	y := make([]float32, rows*intermediate)
-	s := &scratch{g: gemm{kern: k.f32}, gb: gemmBF16{kern: k.bf16}, gi: gemmInt8{kern: k.int8}}
+	return tensor{h: h}, x
+}
+
+// measureArithmetic times, best of three, the product of x (measureRows
+// tokens) through a dense layer hidden → intermediate of weights w in
+// arithmetic a, input conversion or quantisation included. It returns
+// billions of operations (a multiply or an add) per second.
+func measureArithmetic(a arithmetic, w tensor, x []float32, hidden, intermediate int) float64 {
+	k, err := kernelsFor(a)
+	if err != nil {
+		return 0
+	}
+	l := newLinear(w, make([]float32, intermediate), intermediate, hidden, a)
+	y := make([]float32, measureRows*intermediate)
+	s := &scratch{helper: helper{g: gemm{kern: k.f32}, gb: gemmBF16{kern: k.bf16}, gi: gemmInt8{kern: k.int8}}}
 	best := time.Duration(1<<63 - 1)
 	for range 3 {
 		start := time.Now()
-		l.mul(s, x, rows, y)
+		l.mul(s, x, measureRows, y)
 		best = min(best, time.Since(start))
 	}
-	return 2 * rows * float64(hidden) * float64(intermediate) / max(best.Seconds(), 1e-9) / 1e9
+	return 2 * measureRows * float64(hidden) * float64(intermediate) / max(best.Seconds(), 1e-9) / 1e9
 }
 
 // Choice reports the model's arithmetic and kernel.
-func (l *Local) Choice() Choice { return l.model.choice }
+func (l *Local) Choice() Choice {
+	c := l.model.choice
+	c.Measured = maps.Clone(c.Measured)
+	return c
+}
 
 // Choices returns, by model name, the Choice of every local model e runs:
 // e itself, each model of a Pair, or the model a cache or an instruction

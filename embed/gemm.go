@@ -131,7 +131,7 @@ func (g *gemm) mul(m, n, k int, a []float32, lda int, bp []float32, c []float32,
 // and one panel of B (panelLen elements; panel j starts at j·panelLen of
 // bp). The last rows of A go through a zero-padded copy (tmpA) and ragged
 // columns through a scratch tile (tmpC); both are grown as needed and
-// returned for reuse. The float32 and bfloat16 products share it.
+// returned for reuse. The float32, bfloat16 and int8 products share it.
 func tiled[E any](m, n, rows, width, aw int, a []E, lda, panelLen int, bp []E, c []float32, ldc int,
 	tmpA []E, tmpC []float32, kern func(a []E, lda int, panel []E, c []float32, ldc int)) ([]E, []float32) {
 	full := m / rows * rows

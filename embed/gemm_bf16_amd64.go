@@ -23,6 +23,9 @@ func kernelBF16AVX512(kp int, a []uint16, lda int, b []uint16, c []float32, ldc 
 	gemmBF16AVX512(kp, &a[0], lda, &b[0], &c[0], ldc)
 }
 
+// bf16KernelName names bestBF16Kernel's kernel.
+const bf16KernelName = "avx512-bf16"
+
 // bestBF16Kernel returns the bf16 micro-kernel this CPU runs, if any.
 func bestBF16Kernel() (bf16Kernel, bool) {
 	if hasBF16 {

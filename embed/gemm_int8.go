@@ -33,6 +33,10 @@ type int8Kernel func(kq int, a []byte, lda int, b []byte, c []float32, ldc int)
 // unsigned 8-bit inputs times weights leaves int16.
 const int8WeightMax = 63
 
+// minQuantRange is the least range quantised: 255 over a smaller one may
+// overflow float32.
+const minQuantRange = 1e-30
+
 // int8Quads is how many k quads cover k.
 func int8Quads(k int) int { return (k + 3) / 4 }
 
@@ -62,7 +66,7 @@ func packInt8NT(dst []byte, n, k int, b []float32) {
 			for _, v := range src {
 				maxAbs = max(maxAbs, float32(math.Abs(float64(v))))
 			}
-			if maxAbs == 0 {
+			if maxAbs < minQuantRange {
 				continue // codes, sum and scale all zero
 			}
 			inv := int8WeightMax / maxAbs
@@ -96,7 +100,7 @@ func quantizeRow(out []byte, x []float32) {
 	lo, hi := minMax(x)
 	lo, hi = min(lo, 0), max(hi, 0)
 	var inv, scale, zf float32
-	if hi > lo {
+	if hi-lo >= minQuantRange { // else every code is zero: a row of zeros, or too close to it for 255/(hi−lo)
 		inv = 255 / (hi - lo)
 		scale = (hi - lo) / 255
 		zf = float32(math.RoundToEven(float64(-lo * inv)))
@@ -171,7 +175,13 @@ type gemmInt8 struct {
 // quantised by quantizeRows (rows lda bytes apart), overwriting C (rows
 // ldc apart).
 func (g *gemmInt8) mul(m, n, k int, a []byte, lda int, bp []byte, c []float32, ldc int) {
-	if m == 0 || n == 0 || k == 0 {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := range m {
+			clear(c[i*ldc : i*ldc+n])
+		}
 		return
 	}
 	_ = a[(m-1)*lda+int8RowLen(k)-1]
@@ -257,3 +267,8 @@ func int8Columns(dst []float32, bp []byte, k, n int, chans []int) {
 		}
 	}
 }
+
+// int8Scheme names this quantisation (its weight and input bits, its
+// outlier rule) where vectors it made must not be taken for another's: in
+// the embedding cache's keys. Change it with any of those.
+const int8Scheme = "int8:w7a8:outliers8x6"

@@ -21,7 +21,10 @@ func kernelInt8AVX2(kq int, a []byte, lda int, b []byte, c []float32, ldc int) {
 	gemmU8S8AVX2(kq, &a[0], lda, &b[0], &c[0], ldc)
 }
 
-// bestInt8Kernel returns the int8 micro-kernel this CPU runs, if any.
+// int8KernelName names bestInt8Kernel's kernel.
+const int8KernelName = "avx2-u8s8"
+
+// bestInt8Kernel returns the int8 SIMD micro-kernel this CPU runs, if any.
 func bestInt8Kernel() (int8Kernel, bool) {
 	if hasAVX2FMA {
 		return kernelInt8AVX2, true

@@ -122,7 +122,7 @@ qloop:
 	VPACKUSWB    Y0, Y0, Y0 // in each lane: the four bytes, four times
 	VEXTRACTI128 $1, Y0, X3
 	VPUNPCKLDQ   X3, X0, X0 // lane 0's four bytes, then lane 1's
-	MOVQ         X0, (DI)
+	VMOVQ        X0, (DI)
 	ADDQ         $32, SI
 	ADDQ         $8, DI
 	DECQ         CX
@@ -163,8 +163,8 @@ reduce:
 	VMAXPS       X2, X1, X1
 	VPERMILPS    $0xb1, X1, X2
 	VMAXPS       X2, X1, X1
-	MOVSS        X0, lo+16(FP)
-	MOVSS        X1, hi+20(FP)
+	VMOVSS       X0, lo+16(FP)
+	VMOVSS       X1, hi+20(FP)
 	VZEROUPPER
 	RET
 

@@ -140,8 +140,8 @@ func BenchmarkGemmInt8(b *testing.B) {
 	}
 }
 
-// TestOutliers: the channels far above the others are found, largest
-// first, at most maxOutliers of them; a row without any has none.
+// TestOutliers: the channels far above the others are found, in channel
+// order, the maxOutliers largest when there are more; normal rows have none.
 func TestOutliers(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	const m, k = 5, 384

@@ -23,6 +23,9 @@ func addSIMD(dst, src []float32) bool { return false }
 // residualNormSIMD handles nothing here; layerNorm.residual computes in Go.
 func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool { return false }
 
+// bf16KernelName and int8KernelName name no kernel here.
+const bf16KernelName, int8KernelName = "", ""
+
 // bestBF16Kernel finds none here: the encoder runs in float32.
 func bestBF16Kernel() (bf16Kernel, bool) { return nil, false }
 

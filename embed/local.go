@@ -69,8 +69,8 @@ type Precision string
 const (
 	// PrecisionAuto measures, when the model loads, each arithmetic this
 	// CPU has a SIMD kernel for on one of the model's dense layers and
-	// keeps the fastest, a less exact one only when 1.25 times faster
-	// than the more exact (Local.Choice reports what it measured).
+	// keeps the fastest, a less exact one only when preferMargin times
+	// faster than the more exact (Local.Choice reports what it measured).
 	PrecisionAuto Precision = "auto"
 	// PrecisionFP32 is float32 throughout: the reference.
 	PrecisionFP32 Precision = "fp32"
@@ -79,10 +79,11 @@ const (
 	// weight memory); attention, softmax, GELU and LayerNorm stay float32.
 	PrecisionBF16 Precision = "bf16"
 	// PrecisionInt8 quantises the dense layers' weights to 7 bits per
-	// output channel and their inputs to 8 bits per token, multiplies in
-	// integers (AVX2's VPMADDUBSW: 1.8 times the float32 rate, a quarter of
-	// the weight memory) and scales the sums back to float32; attention,
-	// softmax, GELU and LayerNorm stay float32.
+	// output channel and their inputs to 8 bits per token (a few outlier
+	// channels apart, in float32), multiplies in integers (AVX2's
+	// VPMADDUBSW; on an AMD Zen 3, 1.8 times the float32 rate) and scales
+	// the sums back to float32; attention, softmax, GELU and LayerNorm stay
+	// float32, and so do all-MiniLM-L6-v2's feed-forward output layers.
 	PrecisionInt8 Precision = "int8"
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 
@@ -173,17 +174,26 @@ func (p *Pair) CountTokens(texts []string) int {
 }
 
 // OpenLocal loads a local model by name: one of LocalModels, or several of
-// them joined by "+" as a Pair.
+// them joined by "+" as a Pair, all in the arithmetic the first chose when
+// the precision is auto.
 func OpenLocal(name string, opts LocalOptions) (Embedder, error) {
 	names := strings.Split(name, "+")
 	if len(names) == 1 {
 		return NewLocalModel(name, opts)
 	}
 	models := make([]Embedder, len(names))
+	var measured map[Precision]float64
 	for i, n := range names {
 		m, err := NewLocalModel(n, opts)
 		if err != nil {
 			return nil, err
+		}
+		if c := m.Choice(); i == 0 && c.Measured != nil {
+			// One measurement decides for every model: they run on the same
+			// CPU, and measured apart, timing noise could split them.
+			opts.Precision, measured = c.Precision, c.Measured
+		} else if measured != nil {
+			m.model.choice.Measured = maps.Clone(measured)
 		}
 		models[i] = m
 	}
