@@ -88,15 +88,11 @@ type gemm struct {
 // to float32, at half the bytes read from memory (a short text's layers
 // wait on their weights' bytes, not on the multiply-adds).
 func (g *gemm) mulHalf(m, n, k int, a []float32, lda int, bh []uint16, c []float32, ldc int) {
-	if m == 0 || n == 0 || k == 0 {
-		g.mul(m, n, k, a, lda, nil, c, ldc)
+	if emptyProduct(m, n, k, c, ldc) {
 		return
 	}
 	pl := k * panelWidth
-	if cap(g.panel) < pl {
-		g.panel = make([]float32, pl)
-	}
-	g.panel = g.panel[:pl]
+	g.panel = resize(g.panel, pl)
 	_ = bh[packedLen(k, n)-1]
 	for j := 0; j*panelWidth < n; j++ {
 		col := j * panelWidth
@@ -105,16 +101,25 @@ func (g *gemm) mulHalf(m, n, k int, a []float32, lda int, bh []uint16, c []float
 	}
 }
 
-// mul computes C [m, n] = A [m, k] · B, for B packed by packNT or packNN,
-// overwriting C. A rows are lda apart, C rows ldc apart.
-func (g *gemm) mul(m, n, k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
+// emptyProduct reports whether C [m, n] = A [m, k] · B has nothing to
+// multiply (m, n or k zero), having cleared C for k = 0.
+func emptyProduct(m, n, k int, c []float32, ldc int) bool {
 	if m == 0 || n == 0 {
-		return
+		return true
 	}
 	if k == 0 {
 		for i := range m {
 			clear(c[i*ldc : i*ldc+n])
 		}
+		return true
+	}
+	return false
+}
+
+// mul computes C [m, n] = A [m, k] · B, for B packed by packNT or packNN,
+// overwriting C. A rows are lda apart, C rows ldc apart.
+func (g *gemm) mul(m, n, k int, a []float32, lda int, bp []float32, c []float32, ldc int) {
+	if emptyProduct(m, n, k, c, ldc) {
 		return
 	}
 	// Bounds, checked once so the kernel may read and write without them.

@@ -99,7 +99,7 @@ type gemmBF16 struct {
 // mul computes C [m, n] = A [m, 2kp] · B for B packed by packBF16NT and A
 // converted by rowsToBF16 (rows lda apart), overwriting C (rows ldc apart).
 func (g *gemmBF16) mul(m, n, kp int, a []uint16, lda int, bp []uint16, c []float32, ldc int) {
-	if m == 0 || n == 0 || kp == 0 {
+	if emptyProduct(m, n, kp, c, ldc) {
 		return
 	}
 	_ = a[(m-1)*lda+2*kp-1]

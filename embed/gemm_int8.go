@@ -175,13 +175,7 @@ type gemmInt8 struct {
 // quantised by quantizeRows (rows lda bytes apart), overwriting C (rows
 // ldc apart).
 func (g *gemmInt8) mul(m, n, k int, a []byte, lda int, bp []byte, c []float32, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		for i := range m {
-			clear(c[i*ldc : i*ldc+n])
-		}
+	if emptyProduct(m, n, k, c, ldc) {
 		return
 	}
 	_ = a[(m-1)*lda+int8RowLen(k)-1]

@@ -195,3 +195,25 @@ func TestInt8Columns(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyProducts: a product over k = 0 clears its m×n of C in every
+// arithmetic, and one with no rows or columns touches nothing.
+func TestEmptyProducts(t *testing.T) {
+	for name, mul := range map[string]func(m, n int, c []float32){
+		"fp32": func(m, n int, c []float32) { (&gemm{}).mul(m, n, 0, nil, 0, nil, c, 5) },
+		"half": func(m, n int, c []float32) { (&gemm{}).mulHalf(m, n, 0, nil, 0, nil, c, 5) },
+		"bf16": func(m, n int, c []float32) { (&gemmBF16{}).mul(m, n, 0, nil, 0, nil, c, 5) },
+		"int8": func(m, n int, c []float32) { (&gemmInt8{}).mul(m, n, 0, nil, 0, nil, c, 5) },
+	} {
+		c := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+		mul(2, 3, c)
+		if fmt.Sprint(c) != "[0 0 0 4 5 0 0 0 9 10]" {
+			t.Errorf("%s: k = 0 left C %v", name, c)
+		}
+		mul(0, 3, c)
+		mul(2, 0, c)
+		if fmt.Sprint(c) != "[0 0 0 4 5 0 0 0 9 10]" {
+			t.Errorf("%s: an empty product changed C to %v", name, c)
+		}
+	}
+}
