@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sync"
 )
 
 // bertConfig is the model configuration stored in the weight file's metadata.
@@ -193,16 +192,16 @@ func concatTensors(ts ...tensor) tensor {
 
 // scratch holds one worker's activations, reused across sequences.
 type scratch struct {
-	x, qkv, ctx, tmp, ffn, scores []float32
-	kp, vp                        []float32 // one head's keys and values, packed
-	xb                            []uint16  // a dense layer's input in bfloat16
-	xq                            []byte    // a dense layer's input quantised to int8
-	outl                          outlierScratch
-	helper                        // its own products
+	x, qkv, ctx, tmp, ffn []float32
+	xb                    []uint16 // a dense layer's input in bfloat16
+	xq                    []byte   // a dense layer's input quantised to int8
+	outl                  outlierScratch
+	helper                // its own products
 	// helpers are the ragged-edge scratch of the goroutines that share this
 	// worker's dense layers when there are fewer texts than cores: with
 	// len(helpers) = p - 1, every layer's output columns are split p ways.
 	helpers []helper
+	crew    *crew // runs the helpers' parts; nil without helpers
 	// pause, for a background encode, waits while a foreground one runs;
 	// nil for a foreground encode.
 	pause func()
@@ -224,12 +223,27 @@ const yieldPanels = 8
 // yields, for the same reason.
 const yieldRows = 32
 
-// helper is the scratch of the products of one goroutine sharing a dense
-// layer.
+// helper is the scratch of one goroutine sharing a layer: its products,
+// the attention of its heads and the outlier share of its columns.
 type helper struct {
-	g  gemm
-	gb gemmBF16
-	gi gemmInt8
+	g              gemm
+	gb             gemmBF16
+	gi             gemmInt8
+	scores, kp, vp []float32 // one head's scores, keys and values (packed)
+	owp, oy        []float32 // outlier weights, packed, and their product
+}
+
+// split runs fn for parts 0 to parts-1 at once, part 0 on the calling
+// goroutine and the others on s's crew (one after another without one),
+// and returns when all are done.
+func (s *scratch) split(parts int, fn func(i int)) {
+	if s.crew == nil {
+		for i := range parts {
+			fn(i)
+		}
+		return
+	}
+	s.crew.run(parts, fn)
 }
 
 // minSplitPanels is the fewest output panels per goroutine worth a split.
@@ -248,10 +262,6 @@ func (s *scratch) grow(seq int, cfg bertConfig) {
 	need(&s.ctx, seq*h)
 	need(&s.tmp, seq*h)
 	need(&s.ffn, seq*cfg.Intermediate)
-	need(&s.scores, seq*seq)
-	dh := h / cfg.Heads
-	need(&s.kp, packedLen(dh, seq))
-	need(&s.vp, packedLen(seq, dh))
 }
 
 // encode runs the encoder over one sequence of token ids and writes the
@@ -292,33 +302,36 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 		if li == len(m.layers)-1 && cfg.Pooling == "cls" && len(spans) == 0 {
 			rows = 1
 		}
-		// Self-attention.
+		// Self-attention, its heads split between the parts.
 		l.qkv.forward(s, s.x, seq, s.qkv)
-		for hd := 0; hd < heads; hd++ {
-			s.yield()
-			q := s.qkv[hd*dh:]
-			k := s.qkv[h+hd*dh:]
-			v := s.qkv[2*h+hd*dh:]
-			// scores = q·kᵀ, [rows, seq]
-			packNT(s.kp, seq, dh, k, 3*h)
-			s.g.mul(rows, seq, dh, q, 3*h, s.kp, s.scores, seq)
-			for t := 0; t < rows; t++ {
-				softmaxScaled(s.scores[t*seq:(t+1)*seq], scale)
+		parts := min(1+len(s.helpers), heads)
+		s.split(parts, func(i int) {
+			p := s.part(i)
+			p.scores = resize(p.scores, seq*seq)
+			p.kp = resize(p.kp, packedLen(dh, seq))
+			p.vp = resize(p.vp, packedLen(seq, dh))
+			for hd := i * heads / parts; hd < (i+1)*heads/parts; hd++ {
+				s.yield()
+				q := s.qkv[hd*dh:]
+				k := s.qkv[h+hd*dh:]
+				v := s.qkv[2*h+hd*dh:]
+				// scores = q·kᵀ, [rows, seq]
+				packNT(p.kp, seq, dh, k, 3*h)
+				p.g.mul(rows, seq, dh, q, 3*h, p.kp, p.scores, seq)
+				for t := 0; t < rows; t++ {
+					softmaxScaled(p.scores[t*seq:(t+1)*seq], scale)
+				}
+				// ctx_h = scores·v, [rows, dh], written into its columns of ctx.
+				packNN(p.vp, seq, dh, v, 3*h)
+				p.g.mul(rows, dh, seq, p.scores, seq, p.vp, s.ctx[hd*dh:], h)
 			}
-			// ctx_h = scores·v, [rows, dh], written into its columns of ctx.
-			packNN(s.vp, seq, dh, v, 3*h)
-			s.g.mul(rows, dh, seq, s.scores, seq, s.vp, s.ctx[hd*dh:], h)
-		}
+		})
 		x := s.x[:rows*h]
-		l.attnOut.mul(s, s.ctx, rows, s.tmp)
+		l.attnOut.mul(s, s.ctx, rows, s.tmp, false)
 		l.attnNorm.residual(x, s.tmp, l.attnOut.b, eps)
 		// Feed-forward.
-		l.ffnIn.mul(s, x, rows, s.ffn)
-		for r := 0; r < rows; r += yieldRows {
-			s.yield()
-			biasGELU(s.ffn[r*cfg.Intermediate:min(r+yieldRows, rows)*cfg.Intermediate], l.ffnIn.b)
-		}
-		l.ffnOut.mul(s, s.ffn, rows, s.tmp)
+		l.ffnIn.mul(s, x, rows, s.ffn, true)
+		l.ffnOut.mul(s, s.ffn, rows, s.tmp, false)
 		l.ffnNorm.residual(x, s.tmp, l.ffnOut.b, eps)
 	}
 
@@ -354,15 +367,18 @@ func meanRows(out, x []float32, h, from, to int) {
 
 // forward computes y = x·Wᵀ + b for seq rows of x.
 func (l *linear) forward(s *scratch, x []float32, seq int, y []float32) {
-	l.mul(s, x, seq, y)
+	l.mul(s, x, seq, y, false)
 	for t := 0; t < seq; t++ {
 		add(y[t*l.out:(t+1)*l.out], l.b)
 	}
 }
 
-// mul computes y = x·Wᵀ, without the bias, for seq rows of x, its output
-// columns split between s's own gemm and its helpers' goroutines.
-func (l *linear) mul(s *scratch, x []float32, seq int, y []float32) {
+// mul computes y = x·Wᵀ, without the bias, for seq rows of x, or
+// gelu(x·Wᵀ + b) if gelu is set, its output columns split between s's own
+// gemm and its helpers' goroutines (each part adds its columns' outlier
+// share and applies their GELU). A background encode with no helpers
+// yields every yieldPanels panels and every yieldRows rows of GELU.
+func (l *linear) mul(s *scratch, x []float32, seq int, y []float32, gelu bool) {
 	width := panelWidth
 	if l.wb != nil {
 		width = bf16PanelWidth
@@ -375,39 +391,42 @@ func (l *linear) mul(s *scratch, x []float32, seq int, y []float32) {
 	}
 	if l.wi != nil {
 		l.quantizeInput(s, x, seq)
-		defer l.addOutliers(s, x, seq, y)
 	}
 	panels := (l.out + width - 1) / width
-	parts := min(1+len(s.helpers), panels/minSplitPanels)
-	if parts <= 1 {
-		if s.pause == nil {
-			l.mulPanels(s, 0, 0, panels, x, seq, y)
-			return
-		}
+	parts := max(1, min(1+len(s.helpers), panels/minSplitPanels))
+	if parts == 1 && s.pause != nil {
 		for j := 0; j < panels; j += yieldPanels {
 			s.pause()
 			l.mulPanels(s, 0, j, min(j+yieldPanels, panels), x, seq, y)
 		}
+		l.addOutliers(s, 0, 0, panels, seq, y)
+		for r := 0; r < seq && gelu; r += yieldRows {
+			s.pause()
+			biasGELU(y[r*l.out:min(r+yieldRows, seq)*l.out], l.b)
+		}
 		return
 	}
-	var wg sync.WaitGroup
-	for i := 1; i < parts; i++ {
-		wg.Add(1)
-		go func() { defer wg.Done(); l.mulPanels(s, i, i*panels/parts, (i+1)*panels/parts, x, seq, y) }()
-	}
-	l.mulPanels(s, 0, 0, panels/parts, x, seq, y)
-	wg.Wait()
+	s.split(parts, func(i int) {
+		j0, j1 := i*panels/parts, (i+1)*panels/parts
+		l.mulPanels(s, i, j0, j1, x, seq, y)
+		l.addOutliers(s, i, j0, j1, seq, y)
+		if !gelu {
+			return
+		}
+		c0, c1 := j0*width, min(j1*width, l.out)
+		for r := range seq {
+			biasGELU(y[r*l.out+c0:r*l.out+c1], l.b[c0:c1])
+		}
+	})
 }
 
 // outlierScratch is the scratch of an int8 product's outlier channels.
+// Each part's share of the product is in its helper.
 type outlierScratch struct {
 	peak  []float32 // each input channel's largest magnitude
 	chans []int     // the outlier channels
 	x     []float32 // the input without them
 	a     []float32 // their columns of the input, [rows, len(chans)]
-	w     []float32 // their weights, [out, len(chans)]
-	wp    []float32 // the same, packed
-	y     []float32 // their share of the product
 }
 
 // resize returns buf with length n, reallocated only to grow.
@@ -425,7 +444,13 @@ func (l *linear) quantizeInput(s *scratch, x []float32, seq int) {
 	o.peak = resize(o.peak, l.in)
 	o.chans = outliers(o.chans, o.peak, x[:seq*l.in], seq, l.in)
 	src := x
-	if len(o.chans) > 0 {
+	if c := len(o.chans); c > 0 {
+		o.a = resize(o.a, seq*c)
+		for r := range seq {
+			for i, j := range o.chans {
+				o.a[r*c+i] = x[r*l.in+j]
+			}
+		}
 		o.x = resize(o.x, seq*l.in)
 		copy(o.x, x[:seq*l.in])
 		for r := range seq {
@@ -439,29 +464,25 @@ func (l *linear) quantizeInput(s *scratch, x []float32, seq int) {
 	quantizeRows(s.xq, src, seq, l.in, l.in)
 }
 
-// addOutliers adds to y the share of the product of the outlier channels
-// quantizeInput left out: their float32 inputs times their quantised
-// weights.
-func (l *linear) addOutliers(s *scratch, x []float32, seq int, y []float32) {
+// addOutliers adds to the output columns of panels j0 to j1 of y, with
+// part i's scratch, the share of the product of the outlier channels
+// quantizeInput left out of an int8 product: their float32 inputs times
+// their quantised weights. Other products have none.
+func (l *linear) addOutliers(s *scratch, i, j0, j1, seq int, y []float32) {
 	o := &s.outl
 	c := len(o.chans)
-	if c == 0 {
+	if l.wi == nil || c == 0 {
 		return
 	}
-	o.a = resize(o.a, seq*c)
+	p := s.part(i)
+	c0, c1 := j0*panelWidth, min(j1*panelWidth, l.out)
+	n := c1 - c0
+	p.owp = resize(p.owp, packedLen(c, n))
+	packInt8Columns(p.owp, l.wi[j0*int8PanelLen(l.in):], l.in, n, o.chans)
+	p.oy = resize(p.oy, seq*n)
+	p.g.mul(seq, n, c, o.a, c, p.owp, p.oy, n)
 	for r := range seq {
-		for i, j := range o.chans {
-			o.a[r*c+i] = x[r*l.in+j]
-		}
-	}
-	o.w = resize(o.w, l.out*c)
-	int8Columns(o.w, l.wi, l.in, l.out, o.chans)
-	o.wp = resize(o.wp, packedLen(c, l.out))
-	packNT(o.wp, l.out, c, o.w, c)
-	o.y = resize(o.y, seq*l.out)
-	s.g.mul(seq, l.out, c, o.a, c, o.wp, o.y, l.out)
-	for r := range seq {
-		add(y[r*l.out:(r+1)*l.out], o.y[r*l.out:(r+1)*l.out])
+		add(y[r*l.out+c0:r*l.out+c1], p.oy[r*n:(r+1)*n])
 	}
 }
 

@@ -167,7 +167,7 @@ func measureArithmetic(a arithmetic, w tensor, x []float32, hidden, intermediate
 	best := time.Duration(1<<63 - 1)
 	for range 3 {
 		start := time.Now()
-		l.mul(s, x, measureRows, y)
+		l.mul(s, x, measureRows, y, false)
 		best = min(best, time.Since(start))
 	}
 	return 2 * measureRows * float64(hidden) * float64(intermediate) / max(best.Seconds(), 1e-9) / 1e9

@@ -244,20 +244,25 @@ func absMax(peak, x []float32) {
 	}
 }
 
-// int8Columns writes into dst ([n, len(chans)], row-major) the quantised
-// weights of input channels chans for each of the n output columns of B
-// [k, n] packed by packInt8NT, scaled back to float32.
-func int8Columns(dst []float32, bp []byte, k, n int, chans []int) {
+// packInt8Columns writes into dst (packedLen(len(chans), n) floats) the
+// quantised weights of input channels chans of B [k, n] packed by
+// packInt8NT, scaled back to float32 and packed as packNT packs B [c, n]
+// with c = len(chans): panel j row i holds channel chans[i]'s weights of
+// columns j·16 .. j·16+15. Columns past n are zero.
+func packInt8Columns(dst []float32, bp []byte, k, n int, chans []int) {
 	kq, pl, c := int8Quads(k), int8PanelLen(k), len(chans)
 	for j := 0; j*panelWidth < n; j++ {
 		panel := bp[j*pl : (j+1)*pl]
-		scales := panel[64*kq+4*panelWidth:]
-		for col := 0; col < panelWidth && j*panelWidth+col < n; col++ {
-			scale := math.Float32frombits(binary.LittleEndian.Uint32(scales[4*col:]))
-			row := dst[(j*panelWidth+col)*c:][:c]
-			for i, ch := range chans {
-				row[i] = float32(int8(panel[(ch/4)*64+4*col+ch%4])) * scale
+		scales := panel[64*kq+4*panelWidth:][:4*panelWidth]
+		cols := min(panelWidth, n-j*panelWidth)
+		for i, ch := range chans {
+			codes := panel[(ch/4)*64+ch%4:][:64-ch%4]
+			row := dst[(j*c+i)*panelWidth:][:panelWidth]
+			for col := range cols {
+				scale := math.Float32frombits(binary.LittleEndian.Uint32(scales[4*col:]))
+				row[col] = float32(int8(codes[4*col])) * scale
 			}
+			clear(row[cols:])
 		}
 	}
 }

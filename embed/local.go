@@ -107,6 +107,11 @@ type Local struct {
 	tok     *Tokenizer
 	workers int
 	pool    sync.Pool // *scratch
+	// busy counts the texts being encoded at this moment, by this model
+	// and by any it shares its cores with (the other models of a Pair):
+	// a text's layers are split across the cores only when there are
+	// fewer than l.workers.
+	busy *atomic.Int64
 }
 
 // NewLocal loads the default local model; see NewLocalModel.
@@ -138,7 +143,7 @@ func NewLocalModel(name string, opts LocalOptions) (*Local, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	l := &Local{model: m, tok: tok, workers: workers}
+	l := &Local{model: m, tok: tok, workers: workers, busy: new(atomic.Int64)}
 	l.pool.New = func() any { return new(scratch) }
 	return l, nil
 }
@@ -155,9 +160,11 @@ func (l *Local) MaxTokens() int { return l.model.cfg.MaxSeqLength }
 func (l *Local) Tokenizer() *Tokenizer { return l.tok }
 
 // Embed encodes texts on up to l.workers goroutines, longest first so the
-// work stays balanced; with fewer texts than workers, each text's dense
-// layers are split across the spare ones, so a lone query uses every core.
-// It stops early when ctx is done.
+// work stays balanced; while fewer texts than workers are being encoded
+// (by this call, others and the models l shares its cores with), each
+// text's dense layers and attention heads are split across a crew of the
+// spare cores, so a lone query uses every core. It stops early when ctx
+// is done.
 func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, ErrEmptyInput
@@ -236,7 +243,12 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	running := min(l.workers, len(ids))
-	split := l.workers / running
+	busy := l.busy.Add(int64(running))
+	defer l.busy.Add(-int64(running))
+	split := max(1, l.workers/int(busy))
+	if pause != nil {
+		split = 1 // a background text waits for others; its parts would too
+	}
 	for w := 0; w < running; w++ {
 		wg.Add(1)
 		go func() {
@@ -247,6 +259,10 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 				s.helpers = make([]helper, split-1)
 			}
 			s.helpers = s.helpers[:split-1]
+			if split > 1 {
+				s.crew = newCrew(split)
+				defer func() { s.crew.close(); s.crew = nil }()
+			}
 			s.pause = pause
 			for {
 				n := int(next.Add(1)) - 1

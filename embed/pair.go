@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -183,11 +184,13 @@ func OpenLocal(name string, opts LocalOptions) (Embedder, error) {
 	}
 	models := make([]Embedder, len(names))
 	var measured map[Precision]float64
+	busy := new(atomic.Int64) // the models share the cores
 	for i, n := range names {
 		m, err := NewLocalModel(n, opts)
 		if err != nil {
 			return nil, err
 		}
+		m.busy = busy
 		if c := m.Choice(); i == 0 && c.Measured != nil {
 			// One measurement decides for every model: they run on the same
 			// CPU, and measured apart, timing noise could split them.

@@ -54,14 +54,22 @@ func addThenSIMD(dst, src []float32, gelu bool) bool {
 	return true
 }
 
-// residualNormSIMD computes one row of layerNorm.residual with AVX-512 and
-// reports whether it did; rows must be a multiple of 16 wide.
+// residualNormSIMD computes one row of layerNorm.residual with AVX-512
+// for rows a multiple of 16 wide, else AVX2 for a multiple of 8, and
+// reports whether it did.
 func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool {
 	h := len(x)
-	if !hasAVX512 || h == 0 || h%16 != 0 {
+	if h == 0 {
 		return false
 	}
 	_, _, _, _ = y[h-1], b[h-1], gamma[h-1], beta[h-1]
-	residualNormAVX512(&x[0], &y[0], &b[0], &gamma[0], &beta[0], h, eps, 1/float32(h))
+	switch {
+	case hasAVX512 && h%16 == 0:
+		residualNormAVX512(&x[0], &y[0], &b[0], &gamma[0], &beta[0], h, eps, 1/float32(h))
+	case hasAVX2FMA && h%8 == 0:
+		residualNormAVX2(&x[0], &y[0], &b[0], &gamma[0], &beta[0], h, eps, 1/float32(h))
+	default:
+		return false
+	}
 	return true
 }

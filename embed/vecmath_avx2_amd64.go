@@ -17,6 +17,9 @@ func scaleAVX2(row *float32, n int, s float32)
 //go:noescape
 func addGELUAVX2(dst, src *float32, n int, gelu bool)
 
+//go:noescape
+func residualNormAVX2(x, y, b, gamma, beta *float32, h int, eps, invH float32)
+
 // softmaxAVX2 computes softmaxScaled over a row of at least 8 floats, the
 // last len mod 8 in Go.
 func softmaxAVX2(row []float32, scale float32) {

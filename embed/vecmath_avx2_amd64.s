@@ -361,3 +361,74 @@ halfloop:
 	JNZ       halfloop
 	VZEROUPPER
 	RET
+
+// func residualNormAVX2(x, y, b, gamma, beta *float32, h int, eps, invH float32)
+//
+// One row: x[0:h] = LayerNorm(x + y + b) with gamma and beta, h a positive
+// multiple of 8 and invH = 1/h, as residualNormAVX512: the sum and its
+// mean, then the variance about the mean, then the affine map.
+TEXT ·residualNormAVX2(SB), NOSPLIT, $0-56
+	MOVQ   x+0(FP), DI
+	MOVQ   y+8(FP), SI
+	MOVQ   b+16(FP), R8
+	MOVQ   gamma+24(FP), R9
+	MOVQ   beta+32(FP), R10
+	MOVQ   h+40(FP), DX
+	SHLQ   $2, DX
+	VXORPS Y0, Y0, Y0
+	XORQ   AX, AX
+
+rnsum:
+	VMOVUPS (DI)(AX*1), Y2
+	VADDPS  (SI)(AX*1), Y2, Y2
+	VADDPS  (R8)(AX*1), Y2, Y2
+	VMOVUPS Y2, (DI)(AX*1)
+	VADDPS  Y2, Y0, Y0
+	ADDQ    $32, AX
+	CMPQ    AX, DX
+	JLT     rnsum
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMULSS       invH+52(FP), X0, X0
+	VBROADCASTSS X0, Y14 // mean
+
+	VXORPS Y0, Y0, Y0
+	XORQ   AX, AX
+
+rnvariance:
+	VMOVUPS     (DI)(AX*1), Y2
+	VSUBPS      Y14, Y2, Y2
+	VFMADD231PS Y2, Y2, Y0
+	ADDQ        $32, AX
+	CMPQ        AX, DX
+	JLT         rnvariance
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMULSS       invH+52(FP), X0, X0
+	VADDSS       eps+48(FP), X0, X0
+	VSQRTSS      X0, X0, X0
+	VMOVSS       yone<>(SB), X1
+	VDIVSS       X0, X1, X0
+	VBROADCASTSS X0, Y13 // 1/sqrt(variance + eps)
+	XORQ         AX, AX
+
+rnaffine:
+	VMOVUPS (DI)(AX*1), Y2
+	VSUBPS  Y14, Y2, Y2
+	VMULPS  Y13, Y2, Y2
+	VMULPS  (R9)(AX*1), Y2, Y2
+	VADDPS  (R10)(AX*1), Y2, Y2
+	VMOVUPS Y2, (DI)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, DX
+	JLT     rnaffine
+	VZEROUPPER
+	RET
