@@ -46,6 +46,13 @@ func (echoEngine) Embed(_ context.Context, _ string, texts []string) ([][]float3
 	}
 	return out, len(texts), nil
 }
+func (echoEngine) Add(_ context.Context, papers []papersearch.Paper, _ search.AddOptions) (search.AddSummary, error) {
+	ids := make([]string, len(papers))
+	for i, p := range papers {
+		ids[i] = p.ID
+	}
+	return search.AddSummary{IngestSummary: papersearch.IngestSummary{New: len(papers)}, IDs: ids}, nil
+}
 func (echoEngine) Put(_ context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error) {
 	return papersearch.IngestSummary{New: len(papers)}, nil
 }

@@ -18,7 +18,10 @@ import (
 // MaxIngestPapers bounds the papers of one POST /v1/papers.
 const MaxIngestPapers = 1000
 
-// ingest adds papers, idempotently by id.
+// ingest adds papers through the engine's one pipeline: a paper whose id
+// is stored replaces it whole (POST is idempotent by id), and a version of
+// a stored work under another id joins that work, as an import's does; the
+// answer's ids say where each paper went.
 func (s *Server) ingest(c echo.Context) error {
 	raw, err := s.readBody(c, BatchBodyFactor*s.maxBody)
 	if err != nil {
@@ -52,7 +55,7 @@ func (s *Server) ingest(c echo.Context) error {
 	ctx, cancel := extendWriteDeadline(c, len(papers))
 	defer cancel()
 	// One batch, stored whole or not at all.
-	sum, err := s.engine.Put(ctx, papers)
+	sum, err := s.engine.Add(ctx, papers, search.AddOptions{Replace: true})
 	if err != nil {
 		p := toProblem(err)
 		if errors.Is(err, search.ErrNothingStored) {
@@ -60,11 +63,7 @@ func (s *Server) ingest(c echo.Context) error {
 		}
 		return p
 	}
-	ids := make([]string, len(papers))
-	for i, p := range papers {
-		ids[i] = p.ID
-	}
-	return c.JSON(http.StatusOK, wire.IngestResponse{IngestSummary: sum, IDs: ids})
+	return c.JSON(http.StatusOK, wire.IngestResponse{IngestSummary: sum.IngestSummary, Merged: sum.Merged, IDs: sum.IDs})
 }
 
 // deletePaper removes one paper.

@@ -199,6 +199,47 @@ func TestTags(t *testing.T) {
 	}
 }
 
+// TestPostMergesVersions: a published version POSTed under its DOI joins
+// the preprint stored before it (the answer's ids name the work, GET by
+// either id finds it), and a paper POSTed again under its own id replaces
+// it whole.
+func TestPostMergesVersions(t *testing.T) {
+	server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer srv.Close()
+	defer do(t, "DELETE", srv.URL+"/v1/papers/arxiv:2403.00009", "", "")
+	preprint := `{"id":"arxiv:2403.00009","title":"Merging Versions of Papers Posted Twice","abstract":"A preprint on merging versions.",
+		"authors":["Ada Lovelace"],"venue":"arXiv","year":2024,"tags":["versions"],"sources":[{"id":"arxiv:2403.00009"}]}`
+	published := `{"papers":[{"id":"doi:10.9/merge","title":"Merging versions of papers posted twice","abstract":"On merging versions.",
+		"authors":["Lovelace, Ada"],"venue":"ICML","year":2025}]}`
+	var ir wire.IngestResponse
+	for i, body := range []string{preprint, published} {
+		resp, b := do(t, "POST", srv.URL+"/v1/papers", "application/json", body)
+		if err := json.Unmarshal(b, &ir); resp.StatusCode != 200 || err != nil {
+			t.Fatalf("POST %d: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	if ir.Merged != 1 || ir.Updated != 1 || !slices.Equal(ir.IDs, []string{"arxiv:2403.00009"}) {
+		t.Errorf("the published version's answer: %+v; want it merged into arxiv:2403.00009", ir)
+	}
+	for _, id := range []string{"doi:10.9/merge", "arxiv:2403.00009"} {
+		var p papersearch.Paper
+		_, b := do(t, "GET", srv.URL+"/v1/papers/"+id, "", "")
+		if err := json.Unmarshal(b, &p); err != nil || p.ID != "arxiv:2403.00009" || p.Venue != "ICML" || len(p.Sources) != 2 || !slices.Equal(p.Tags, []string{"versions"}) {
+			t.Errorf("GET %s: %s", id, b)
+		}
+	}
+	if _, b := do(t, "POST", srv.URL+"/v1/papers", "application/json",
+		`{"id":"arxiv:2403.00009","title":"Merging Versions","abstract":"Replaced whole."}`); !strings.Contains(string(b), `"updated":1`) {
+		t.Errorf("POST again under the work's id: %s", b)
+	}
+	var p papersearch.Paper
+	_, b := do(t, "GET", srv.URL+"/v1/papers/arxiv:2403.00009", "", "")
+	if err := json.Unmarshal(b, &p); err != nil || p.Abstract != "Replaced whole." || len(p.Tags) != 0 || p.Venue != "" {
+		t.Errorf("after a POST under its id the paper is %s; want it replaced whole", b)
+	}
+}
+
 // TestIDsWithSlashes: a DOI id is found by its raw path (slashes as they
 // are), percent-encoded in either case, and in any letter case (DOIs are
 // case-insensitive); so are its similar papers; DELETE takes it raw too.

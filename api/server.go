@@ -46,7 +46,11 @@ type Engine interface {
 	Encoders() map[string]embed.Choice
 	// Embed embeds texts as given with the named model ("": the index's).
 	Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error)
-	// Put stores a batch of papers whole or not at all (search.Engine.Put).
+	// Add stores a batch of papers through the one pipeline, each work
+	// once, whole or not at all (search.Engine.Add).
+	Add(ctx context.Context, papers []papersearch.Paper, opts search.AddOptions) (search.AddSummary, error)
+	// Put stores a batch of papers by id as they are, whole or not at all
+	// (search.Engine.Put): a patched paper keeps its id.
 	Put(ctx context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error)
 	Import(ctx context.Context, src search.Source, opts search.ImportOptions) (search.ImportSummary, error)
 	Delete(ctx context.Context, id string) error

@@ -361,6 +361,9 @@ func (panicky) Embed(context.Context, string, []string) ([][]float32, int, error
 func (panicky) Put(context.Context, []papersearch.Paper) (papersearch.IngestSummary, error) {
 	panic("boom")
 }
+func (panicky) Add(context.Context, []papersearch.Paper, search.AddOptions) (search.AddSummary, error) {
+	panic("boom")
+}
 func (panicky) Delete(context.Context, string) error { panic("boom") }
 func (panicky) Import(context.Context, search.Source, search.ImportOptions) (search.ImportSummary, error) {
 	panic("boom")

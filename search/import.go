@@ -54,7 +54,22 @@ const MaxReportedRejections = 1000
 type ImportProgress struct {
 	Read, Rejected int // records read from the source so far, and rejected
 	Stored         int // papers ingested so far (new, updated or unchanged)
+	New            int // of which were not stored before
 	Elapsed        time.Duration
+}
+
+// Papers is a Source of papers already in memory (each Complete).
+func Papers(papers []papersearch.Paper) Source { return &paperSlice{papers: papers} }
+
+type paperSlice struct{ papers []papersearch.Paper }
+
+func (s *paperSlice) Next() (papersearch.Paper, error) {
+	if len(s.papers) == 0 {
+		return papersearch.Paper{}, io.EOF
+	}
+	p := s.papers[0]
+	s.papers = s.papers[1:]
+	return p, nil
 }
 
 // ImportSummary says what an import did.
@@ -96,31 +111,21 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 		if len(batch) == 0 {
 			return nil
 		}
-		works, absorbed, merged, err := e.mergeVersions(ctx, batch, tags)
-		if err != nil {
-			return err
-		}
 		// Each batch is stored whole or not at all, so the summary counts
 		// what was committed.
-		s, err := e.Put(ctx, works)
-		sum.IngestSummary.Add(s)
+		s, err := e.Add(ctx, batch, AddOptions{Tags: tags})
+		sum.IngestSummary.Add(s.IngestSummary)
+		sum.Merged += s.Merged
 		if err != nil {
 			return err
 		}
-		// The works now hold what the absorbed papers held.
-		for _, id := range absorbed {
-			if err := e.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
-				return fmt.Errorf("import: remove %s, merged into another version: %w", id, err)
-			}
-		}
-		sum.Merged += merged
 		batch = batch[:0]
 		if err := checkpoint(ctx, src, false); err != nil {
 			return err
 		}
 		if opts.Progress != nil {
 			opts.Progress(ImportProgress{Read: sum.Read, Rejected: sum.Rejected,
-				Stored: sum.New + sum.Updated + sum.Unchanged, Elapsed: time.Since(start)})
+				Stored: sum.New + sum.Updated + sum.Unchanged, New: sum.New, Elapsed: time.Since(start)})
 		}
 		return nil
 	}
@@ -161,6 +166,58 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 	}
 }
 
+// AddOptions shape Add.
+type AddOptions struct {
+	// Tags are added to every paper, beside those it holds and those the
+	// store holds for its work.
+	Tags []string
+	// Replace makes a paper whose id is stored (or came earlier in the
+	// batch) replace that version whole, as a POST of it does, instead of
+	// merging into it; versions under other ids are merged either way.
+	Replace bool
+}
+
+// AddSummary says what Add did.
+type AddSummary struct {
+	papersearch.IngestSummary
+	// Merged counts the versions that joined a work under another id.
+	Merged int
+	// IDs holds, for each paper given, the id of the paper it is stored
+	// as: its own, or that of the work it joined.
+	IDs []string
+}
+
+// Add is the one way papers come into the store: a batch, each paper
+// already Complete, becomes one paper per work (the versions of a work
+// stored or in the batch merged, see Import), tagged with opts.Tags,
+// embedded where its text is new and stored whole or not at all (as Put;
+// then no paper of it is stored). Stored versions merged into a work
+// under another id are removed after the work is stored. Import calls it
+// per batch; POST /v1/papers once, with Replace.
+func (e *Engine) Add(ctx context.Context, papers []papersearch.Paper, opts AddOptions) (AddSummary, error) {
+	tags, ok := papersearch.CleanTags(opts.Tags)
+	if !ok {
+		return AddSummary{}, fmt.Errorf("add: %w", papersearch.ErrBadTag)
+	}
+	m, err := e.mergeVersions(ctx, papers, tags, opts.Replace)
+	if err != nil {
+		return AddSummary{}, err
+	}
+	s, err := e.Put(ctx, m.works)
+	sum := AddSummary{IngestSummary: s, Merged: m.merged, IDs: m.ids}
+	sum.Duplicates += m.duplicates
+	if err != nil {
+		return sum, err
+	}
+	// The works now hold what the absorbed papers held.
+	for _, id := range m.absorbed {
+		if err := e.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+			return sum, fmt.Errorf("add: remove %s, merged into another version: %w", id, err)
+		}
+	}
+	return sum, nil
+}
+
 // checkpoint tells src, if it keeps checkpoints, that what it handed out
 // is stored.
 func checkpoint(ctx context.Context, src Source, done bool) error {
@@ -175,19 +232,36 @@ func checkpoint(ctx context.Context, src Source, done bool) error {
 // version is one work while a batch is merged: a paper stored or read.
 type version struct {
 	paper   papersearch.Paper
-	stored  bool // it is in the store under paper.ID
-	touched bool // the batch brought a version of it
-	gone    bool // merged into another work
+	stored  bool     // it is in the store under paper.ID
+	touched bool     // the batch brought a version of it
+	into    *version // the work it was merged into; nil while it is one
+}
+
+// work is the version v is now part of.
+func (v *version) work() *version {
+	for v.into != nil {
+		v = v.into
+	}
+	return v
+}
+
+// merging is what mergeVersions made of a batch.
+type merging struct {
+	works      []papersearch.Paper // the papers to store, one per work
+	ids        []string            // each batch paper's work's id
+	absorbed   []string            // stored ids merged into another work: to delete once it is stored
+	merged     int                 // versions that joined a work under another id
+	duplicates int                 // batch papers whose id came earlier in the batch
 }
 
 // mergeVersions makes one paper of each work that batch brings a version
 // of: the stored versions of the work (found by its keys, see
 // papersearch.WorkKeys, or by id) and the versions in batch are merged in
 // order (papersearch.Merge) under the id of the first stored one, else of
-// the first in batch, and extra tags added. It returns the merged papers,
-// the ids of stored papers merged into another work (to delete once that
-// is stored), and how many versions joined a work under another id.
-func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, extra []string) (works []papersearch.Paper, absorbed []string, merged int, err error) {
+// the first in batch, and extra tags added. With replace, a batch paper
+// first takes the place of the version of its id, stored or earlier in
+// the batch, instead of merging into it.
+func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, extra []string, replace bool) (merging, error) {
 	var keys, ids []string
 	for _, p := range batch {
 		keys = append(keys, papersearch.WorkKeys(p)...)
@@ -195,15 +269,16 @@ func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, e
 	}
 	stored, err := e.store.Works(ctx, keys)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("import: find stored versions: %w", err)
+		return merging{}, fmt.Errorf("add: find stored versions: %w", err)
 	}
 	// Papers stored before the store kept work keys are found by id.
 	byID, err := e.store.Lookup(ctx, ids)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("import: find stored versions: %w", err)
+		return merging{}, fmt.Errorf("add: find stored versions: %w", err)
 	}
 	maps.Copy(stored, byID)
 
+	var m merging
 	var all []*version
 	owners := make(map[string][]*version) // work key → the versions holding it
 	own := func(v *version) {
@@ -213,16 +288,31 @@ func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, e
 			}
 		}
 	}
+	byPaperID := make(map[string]*version) // each version by its own id
 	for _, id := range slices.Sorted(maps.Keys(stored)) {
 		v := &version{paper: stored[id], stored: true}
 		all = append(all, v)
+		byPaperID[id] = v
 		own(v)
 	}
-	for _, p := range batch {
+	into := make([]*version, len(batch))
+	seen := make(map[string]bool, len(batch))
+	for i, p := range batch {
+		if seen[p.ID] {
+			m.duplicates++
+		}
+		seen[p.ID] = true
+		if v := byPaperID[p.ID]; replace && v != nil && v.into == nil {
+			for _, k := range papersearch.WorkKeys(v.paper) {
+				owners[k] = slices.DeleteFunc(owners[k], func(o *version) bool { return o == v })
+			}
+			v.paper = p
+			own(v)
+		}
 		var found []*version
 		for _, k := range papersearch.WorkKeys(p) {
 			for _, v := range owners[k] {
-				if !v.gone && !slices.Contains(found, v) {
+				if v.into == nil && !slices.Contains(found, v) {
 					found = append(found, v)
 				}
 			}
@@ -230,7 +320,9 @@ func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, e
 		if len(found) == 0 {
 			v := &version{paper: p, touched: true}
 			all = append(all, v)
+			byPaperID[p.ID] = v
 			own(v)
+			into[i] = v
 			continue
 		}
 		// The work keeps the id of its earliest version: stored ones come
@@ -239,29 +331,34 @@ func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, e
 		w := found[0]
 		for _, other := range found[1:] {
 			w.paper = papersearch.Merge(w.paper, other.paper)
-			other.gone = true
-			merged++
+			other.into = w
+			m.merged++
 			if other.stored {
-				absorbed = append(absorbed, other.paper.ID)
+				m.absorbed = append(m.absorbed, other.paper.ID)
 			}
 		}
 		if p.ID != w.paper.ID {
-			merged++
+			m.merged++
 		}
 		w.paper = papersearch.Merge(w.paper, p)
 		w.touched = true
 		own(w)
+		into[i] = w
 	}
 	for _, v := range all {
-		if !v.touched || v.gone {
+		if !v.touched || v.into != nil {
 			continue
 		}
 		tags, ok := papersearch.CleanTags(append(slices.Clone(v.paper.Tags), extra...))
 		if !ok {
-			return nil, nil, 0, fmt.Errorf("import: paper %s: %w", v.paper.ID, papersearch.ErrBadTag)
+			return merging{}, fmt.Errorf("add: paper %s: %w", v.paper.ID, papersearch.ErrBadTag)
 		}
 		v.paper.Tags = tags
-		works = append(works, v.paper)
+		m.works = append(m.works, v.paper)
 	}
-	return works, absorbed, merged, nil
+	m.ids = make([]string, len(batch))
+	for i, v := range into {
+		m.ids[i] = v.work().paper.ID
+	}
+	return m, nil
 }

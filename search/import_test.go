@@ -368,3 +368,84 @@ func TestFailedImportCountsWhatItStored(t *testing.T) {
 		t.Errorf("the failed import says %d new, the store holds %d; want 4 and 4", sum.New, n)
 	}
 }
+
+// TestAddIsOneWayIn: a preprint and its published version end as one
+// paper whichever way each came in (Add with or without Replace, as POST
+// /v1/papers and imports call it), the ids say where each paper went, and
+// with Replace a paper whose id is stored replaces it whole (its tags
+// too) while a version under another id still merges.
+func TestAddIsOneWayIn(t *testing.T) {
+	ctx := context.Background()
+	arx := func(id string) papersearch.Source { s, _ := seeds.Arxiv(id); return s }
+	doi := func(d string) papersearch.Source { s, _ := seeds.DOI(d); return s }
+	preprint := papersearch.Paper{ID: "arxiv:2402.00001", Title: "Learning to Route Tokens", Abstract: "We route tokens (preprint).",
+		Authors: []string{"Ada Lovelace"}, Venue: "arXiv", Year: 2024, Tags: []string{"reading"}, Sources: []papersearch.Source{arx("2402.00001")}}
+	published := papersearch.Paper{ID: "doi:10.5/route", Title: "Learning to route tokens", Abstract: "We route tokens.",
+		Authors: []string{"Lovelace, Ada"}, Venue: "ICML", Year: 2025, Sources: []papersearch.Source{doi("10.5/route")}}
+	ways := map[string]func(eng *search.Engine, p papersearch.Paper) (string, error){
+		"post": func(eng *search.Engine, p papersearch.Paper) (string, error) {
+			sum, err := eng.Add(ctx, []papersearch.Paper{p}, search.AddOptions{Replace: true})
+			if err != nil || len(sum.IDs) != 1 {
+				return "", fmt.Errorf("%+v, %w", sum, err)
+			}
+			return sum.IDs[0], nil
+		},
+		"import": func(eng *search.Engine, p papersearch.Paper) (string, error) {
+			_, err := eng.Import(ctx, search.Papers([]papersearch.Paper{p}), search.ImportOptions{})
+			return "", err
+		},
+	}
+	for first, add1 := range ways {
+		for second, add2 := range ways {
+			t.Run(first+" then "+second, func(t *testing.T) {
+				eng, store, _ := importEngine(t)
+				if _, err := add1(eng, preprint); err != nil {
+					t.Fatal(err)
+				}
+				id, err := add2(eng, published)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if second == "post" && id != preprint.ID {
+					t.Errorf("the published version is stored as %q, want the work's id %q", id, preprint.ID)
+				}
+				if n, _ := store.Count(ctx); n != 1 {
+					t.Errorf("%d papers stored, want one work", n)
+				}
+				p, err := eng.Get(ctx, published.ID)
+				if err != nil || p.ID != preprint.ID || p.Venue != "ICML" || len(p.Sources) != 2 || !slices.Equal(p.Tags, []string{"reading"}) {
+					t.Errorf("the work: %+v, %v", p, err)
+				}
+			})
+		}
+	}
+
+	t.Run("replace", func(t *testing.T) {
+		eng, store, _ := importEngine(t)
+		if _, err := eng.Add(ctx, []papersearch.Paper{preprint, published}, search.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// The work's id again, without the tag and with another DOI: it
+		// replaces the work whole.
+		again := preprint
+		again.Tags, again.Venue = nil, ""
+		again.Sources = []papersearch.Source{arx("2402.00001"), doi("10.5/other")}
+		sum, err := eng.Add(ctx, []papersearch.Paper{again, again}, search.AddOptions{Replace: true})
+		if err != nil || sum.Duplicates != 1 || sum.Updated != 1 || !slices.Equal(sum.IDs, []string{preprint.ID, preprint.ID}) {
+			t.Fatalf("replace: %+v, %v", sum, err)
+		}
+		p, err := eng.Get(ctx, preprint.ID)
+		if err != nil || len(p.Tags) != 0 || p.Venue != "" || len(p.Sources) != 2 || p.Sources[1].ID != "doi:10.5/other" {
+			t.Errorf("replaced paper %+v, %v; want it as sent", p, err)
+		}
+		// A paper of the DOI it no longer has is a work of its own.
+		sum, err = eng.Add(ctx, []papersearch.Paper{{ID: "doi:10.5/route", Title: "Other", Abstract: "Other.",
+			Sources: []papersearch.Source{doi("10.5/route")}}}, search.AddOptions{Replace: true})
+		if err != nil || sum.New != 1 || sum.IDs[0] != "doi:10.5/route" {
+			t.Errorf("a paper of the dropped DOI: %+v, %v; want it new, under its own id", sum, err)
+		}
+		if n, _ := store.Count(ctx); n != 2 {
+			t.Errorf("%d papers stored, want 2", n)
+		}
+	})
+}

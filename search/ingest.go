@@ -34,7 +34,10 @@ func FingerprintOf(p papersearch.Paper) Fingerprint {
 	return Fingerprint{TextHash: hex.EncodeToString(text[:16]), PaperHash: hex.EncodeToString(whole[:16])}
 }
 
-// Ingest adds papers to the store, idempotently by id: a paper stored
+// Ingest adds papers to the store by id exactly as given, without
+// merging versions of a work: for corpora whose ids a measurement depends
+// on (papersearch eval's judged documents, the benchmarks). Papers that
+// users bring in go through Add (Import, POST /v1/papers). A paper stored
 // unchanged is skipped, a changed one replaced, and only papers whose text
 // changed are embedded. Work is stored batch by batch, so an interrupted
 // ingest keeps what it finished and a rerun completes the rest. progress,

@@ -103,6 +103,10 @@ type IngestRequest struct {
 // durably when the response is sent.
 type IngestResponse struct {
 	papersearch.IngestSummary
+	// Merged counts the papers that joined a work under another id.
+	Merged int `json:"merged"`
+	// IDs holds, for each paper sent, the id it is stored under: its own,
+	// or that of the stored work it is a version of.
 	IDs []string `json:"ids"`
 }
 

@@ -24,7 +24,9 @@ import (
 	"github.com/papersearch/papersearch/seeds"
 )
 
-// ingest adds the papers of each file to the store and prints a summary.
+// ingest brings the papers of each file into the store through the
+// engine's one pipeline (Import: streamed in batches, versions of a work
+// merged) and prints a summary.
 func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
 		return usageError{"ingest needs at least one corpus file (seed text or JSONL, optionally gzipped)"}
@@ -35,60 +37,85 @@ func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, s
 	}
 	defer store.Close()
 	for _, name := range files {
-		papers, rejected, err := readCorpus(name)
-		for _, le := range rejected {
-			fmt.Fprintf(stderr, "%s:%d: rejected: %v\n", name, le.Line, le.Err)
-		}
-		if err != nil {
+		if err := ingestFile(ctx, cfg, eng, name, stdout, stderr); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "%s: %d papers read, %d rejected; ingesting\n", name, len(papers), len(rejected))
-		report, finish := progressReporter(stderr, name, cfg.ProgressEvery)
-		sum, err := eng.Ingest(ctx, papers, report)
-		finish()
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		fmt.Fprintf(stdout, "%s: %d new, %d updated, %d unchanged, %d rejected, %d duplicates; %d embedded, %d reused; %s\n",
-			name, sum.New, sum.Updated, sum.Unchanged, len(rejected), sum.Duplicates, sum.Embedded, sum.Reused,
-			sum.Took.Round(time.Millisecond))
 	}
 	return nil
 }
 
-// progressReporter shows ingest progress: a bar with rate and ETA when w is
-// a terminal, else a plain line after a stored batch at most every period
-// (and always the last). finish ends the bar.
-func progressReporter(w io.Writer, name string, period time.Duration) (report func(search.IngestProgress), finish func()) {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		var bar *progressbar.ProgressBar
-		return func(p search.IngestProgress) {
-				if bar == nil {
-					// The bar starts at the first stored batch; its rate is
-					// the engine's, from the ingest's start (the bar's own
-					// would count the first batch as instant).
-					bar = progressbar.NewOptions(p.Total, progressbar.OptionSetWriter(w),
-						progressbar.OptionSetDescription(name), progressbar.OptionShowCount(),
-						progressbar.OptionThrottle(100*time.Millisecond))
-				}
-				bar.Describe(fmt.Sprintf("%s (%.1f papers/s, eta %s)", name, float64(p.Done)/p.Elapsed.Seconds(), p.ETA().Round(time.Second)))
-				bar.Set(p.Done)
-			}, func() {
-				if bar != nil {
-					bar.Finish()
-					fmt.Fprintln(w)
-				}
-			}
+// ingestFile imports one corpus file.
+func ingestFile(ctx context.Context, cfg Config, eng *search.Engine, name string, stdout, stderr io.Writer) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
 	}
+	defer f.Close()
+	r, report, finish := fileProgress(stderr, name, f, cfg.ProgressEvery)
+	src, err := seeds.NewReader(r, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Fprintf(stderr, "%s: ingesting\n", name)
+	sum, err := eng.Import(ctx, src, search.ImportOptions{Progress: report})
+	finish()
+	reportRejections(stderr, name, sum)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Fprintf(stdout, "%s: %s\n", name, importSummary(sum))
+	return nil
+}
+
+// fileProgress shows the progress of an import reading f: on a terminal,
+// a bar of the file's bytes read with their rate and the time left (the
+// reader returned counts them), else importReporter's lines. finish ends
+// the bar.
+func fileProgress(w io.Writer, name string, f *os.File, period time.Duration) (io.Reader, func(search.ImportProgress), func()) {
+	out, ok := w.(*os.File)
+	info, err := f.Stat()
+	if !ok || !term.IsTerminal(int(out.Fd())) || err != nil || !info.Mode().IsRegular() {
+		return f, importReporter(w, name, period), func() {}
+	}
+	bar := progressbar.NewOptions64(info.Size(), progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(name),
+		progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond))
+	return io.TeeReader(f, bar), func(p search.ImportProgress) {
+			bar.Describe(fmt.Sprintf("%s (%d papers stored, %d new)", name, p.Stored, p.New))
+		}, func() {
+			bar.Finish()
+			fmt.Fprintln(w)
+		}
+}
+
+// importReporter prints an import's progress after a stored batch, at
+// most every period.
+func importReporter(w io.Writer, name string, period time.Duration) func(search.ImportProgress) {
 	var last time.Time
-	return func(p search.IngestProgress) {
-		if time.Since(last) < period && p.Done < p.Total {
+	return func(p search.ImportProgress) {
+		if time.Since(last) < period {
 			return
 		}
 		last = time.Now()
-		fmt.Fprintf(w, "%s: %d/%d papers stored (%.1f/s, eta %s)\n", name, p.Done, p.Total,
-			float64(p.Done)/p.Elapsed.Seconds(), p.ETA().Round(time.Second))
-	}, func() {}
+		fmt.Fprintf(w, "%s: %d records read, %d papers stored (%d new), %d rejected (%.1f records/s)\n",
+			name, p.Read, p.Stored, p.New, p.Rejected, float64(p.Read)/p.Elapsed.Seconds())
+	}
+}
+
+// reportRejections lists the records an import rejected.
+func reportRejections(w io.Writer, name string, sum search.ImportSummary) {
+	for _, le := range sum.Rejections {
+		fmt.Fprintf(w, "%s:%d: rejected: %v\n", name, le.Line, le.Err)
+	}
+	if sum.Rejected > len(sum.Rejections) {
+		fmt.Fprintf(w, "%s: %d more rejected records not listed\n", name, sum.Rejected-len(sum.Rejections))
+	}
+}
+
+// importSummary says what an import did, in one line.
+func importSummary(sum search.ImportSummary) string {
+	return fmt.Sprintf("%d records; %d new, %d updated, %d unchanged; %d merged with another version of their work; %d rejected (%d without an abstract); %d embedded, %d reused; %s",
+		sum.Read, sum.New, sum.Updated, sum.Unchanged, sum.Merged, sum.Rejected, sum.NoAbstract, sum.Embedded, sum.Reused,
+		sum.Took.Round(time.Millisecond))
 }
 
 func readCorpus(name string) ([]papersearch.Paper, []*seeds.LineError, error) {

@@ -98,7 +98,7 @@ func openCrashStore(t *testing.T, dataDir, qdrantURL, coll string) search.Store 
 	return s
 }
 
-var storedRE = regexp.MustCompile(`: (\d+)/(\d+) papers stored`)
+var storedRE = regexp.MustCompile(`papers stored \((\d+) new\)`)
 
 // crashBackends are the stores the crash tests run against.
 func crashBackends(t *testing.T) map[string]string {

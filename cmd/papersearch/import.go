@@ -63,8 +63,10 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return usageError{"import: --max must be at least 1"}
 	}
 	var (
-		file io.Reader
-		head []byte // the file's first bytes, to say what it is if it holds no record
+		file   io.Reader
+		head   []byte // the file's first bytes, to say what it is if it holds no record
+		report = importReporter(stderr, name, cfg.ProgressEvery)
+		finish = func() {}
 	)
 	if fileSource(kind) {
 		f, err := os.Open(name)
@@ -72,7 +74,9 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 			return err
 		}
 		defer f.Close()
-		if file, err = seeds.Decompressed(f); err != nil {
+		var r io.Reader
+		r, report, finish = fileProgress(stderr, name, f, cfg.ProgressEvery)
+		if file, err = seeds.Decompressed(r); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		b := bufio.NewReader(file)
@@ -98,20 +102,9 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	}
 	defer store.Close()
 	fmt.Fprintf(stderr, "%s: importing (%s) with tags %v\n", name, kind, []string(tags))
-	var last time.Time
-	sum, err := eng.Import(ctx, src, search.ImportOptions{Tags: tags, Progress: func(p search.ImportProgress) {
-		if time.Since(last) >= cfg.ProgressEvery {
-			last = time.Now()
-			fmt.Fprintf(stderr, "%s: %d records read, %d papers stored, %d rejected (%.1f records/s)\n",
-				name, p.Read, p.Stored, p.Rejected, float64(p.Read)/p.Elapsed.Seconds())
-		}
-	}})
-	for _, le := range sum.Rejections {
-		fmt.Fprintf(stderr, "%s:%d: rejected: %v\n", name, le.Line, le.Err)
-	}
-	if sum.Rejected > len(sum.Rejections) {
-		fmt.Fprintf(stderr, "%s: %d more rejected records not listed\n", name, sum.Rejected-len(sum.Rejections))
-	}
+	sum, err := eng.Import(ctx, src, search.ImportOptions{Tags: tags, Progress: report})
+	finish()
+	reportRejections(stderr, name, sum)
 	if err != nil && sum.Read == 0 && at == "" && len(bytes.TrimSpace(head)) > 0 {
 		return fmt.Errorf("%s: %w; %s", name, err, likelyFormat(head))
 	}
@@ -121,9 +114,7 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	if sum.Read == 0 && at == "" && len(bytes.TrimSpace(head)) > 0 {
 		return fmt.Errorf("%s: no %s record in a file that is not empty; %s", name, kind, likelyFormat(head))
 	}
-	fmt.Fprintf(stdout, "%s: %d records; %d new, %d updated, %d unchanged; %d merged with another version of their work; %d rejected (%d without an abstract); %d embedded, %d reused; %s\n",
-		name, sum.Read, sum.New, sum.Updated, sum.Unchanged, sum.Merged, sum.Rejected, sum.NoAbstract, sum.Embedded, sum.Reused,
-		sum.Took.Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s: %s\n", name, importSummary(sum))
 	return nil
 }
 

@@ -120,13 +120,15 @@ func TestCLI(t *testing.T) {
 		`{"id":"bad","title":"No abstract"}`,
 		`not json`,
 		`{"id":"g3","title":"Protein structure prediction","abstract":"Deep networks fold amino acid sequences into 3D protein structures.","year":2021}`,
+		// The published version of g1: one paper with it.
+		`{"id":"doi:10.1/g1","title":"Graph Neural Networks for Molecules","abstract":"We predict molecular properties with message passing.","authors":["Chem, A."],"venue":"NeurIPS","year":2021}`,
 	}, "\n")), 0o644)
 
 	var out, errs bytes.Buffer
 	if err := run(ctx, []string{"ingest", corpus}, &out, &errs); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "3 new, 0 updated, 0 unchanged, 2 rejected") ||
+	if !strings.Contains(out.String(), "6 records; 3 new, 0 updated, 0 unchanged; 1 merged with another version of their work; 2 rejected") ||
 		!strings.Contains(out.String(), "3 embedded") {
 		t.Errorf("first ingest summary: %s", out.String())
 	}

@@ -80,9 +80,10 @@ func TestInterruptedRemoteIngestStoresNothingPartial(t *testing.T) {
 	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
 
 	var requests, failFrom atomic.Int64
-	// The probe, then two ingest batches of 8 papers (each 16 texts, the
-	// papers and their abstracts' one sentence: two requests), then refusals.
-	failFrom.Store(6)
+	// The probe, then the first import batch (256 papers, each embedded
+	// with its abstract's one sentence: 512 texts, 64 requests), then four
+	// requests of the second batch, then refusals.
+	failFrom.Store(1 + 64 + 4)
 	proxy := failingProxy(t, upstream, &requests, &failFrom, http.StatusUnauthorized,
 		`{"error":{"message":"key revoked","type":"invalid_request_error"}}`)
 
@@ -95,8 +96,8 @@ func TestInterruptedRemoteIngestStoresNothingPartial(t *testing.T) {
 	t.Setenv("PAPERSEARCH_EMBED_CONCURRENCY", "1")
 	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
 	var buf bytes.Buffer
-	for i := range 40 {
-		fmt.Fprintf(&buf, `{"id":"p%02d","title":"Paper %d","abstract":"A study of topic number %d in machine learning."}`+"\n", i, i, i)
+	for i := range 300 {
+		fmt.Fprintf(&buf, `{"id":"p%03d","title":"Paper %d","abstract":"A study of topic number %d in machine learning."}`+"\n", i, i, i)
 	}
 	os.WriteFile(corpus, buf.Bytes(), 0o644)
 
@@ -111,8 +112,8 @@ func TestInterruptedRemoteIngestStoresNothingPartial(t *testing.T) {
 	if err := run(ctx, []string{"ingest", corpus}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "24 new, 0 updated, 16 unchanged") || !strings.Contains(out.String(), "24 embedded") {
-		t.Errorf("rerun summary: %s (want the 16 stored before the failure unchanged, 24 new)", out.String())
+	if !strings.Contains(out.String(), "44 new, 0 updated, 256 unchanged") || !strings.Contains(out.String(), "44 embedded") {
+		t.Errorf("rerun summary: %s (want the 256 stored before the failure unchanged, 44 new)", out.String())
 	}
 }
 

@@ -213,11 +213,12 @@ func seed(ctx context.Context, eng *search.Engine, log *slog.Logger, notReady *a
 	pending := fmt.Errorf("seeding the empty store with %d papers", len(papers))
 	notReady.Store(&pending)
 	log.Info("store is empty: ingesting the seed corpus", "corpus", seeds.Name, "papers", len(papers))
-	// Background work: queries served while seeding are encoded first.
-	sum, err := eng.Ingest(eng.Background(ctx), papers, func(p search.IngestProgress) {
-		e := fmt.Errorf("seeding the empty store: %d of %d papers done", p.Done, p.Total)
+	// An import is background work: queries served while seeding are
+	// encoded first.
+	sum, err := eng.Import(ctx, search.Papers(papers), search.ImportOptions{Progress: func(p search.ImportProgress) {
+		e := fmt.Errorf("seeding the empty store: %d of %d papers done", p.Stored, len(papers))
 		notReady.Store(&e)
-	})
+	}})
 	if err != nil {
 		return fmt.Errorf("seed the store: %w", err)
 	}
