@@ -362,6 +362,15 @@ halfloop:
 	VZEROUPPER
 	RET
 
+// HSUM8Y0 sums the eight floats of Y0 into X0's lowest (X1 is scratch).
+#define HSUM8Y0 \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS       X1, X0, X0; \
+	VPERMILPS    $0x4e, X0, X1; \
+	VADDPS       X1, X0, X0; \
+	VPERMILPS    $0xb1, X0, X1; \
+	VADDPS       X1, X0, X0
+
 // func residualNormAVX2(x, y, b, gamma, beta *float32, h int, eps, invH float32)
 //
 // One row: x[0:h] = LayerNorm(x + y + b) with gamma and beta, h a positive
@@ -387,12 +396,7 @@ rnsum:
 	ADDQ    $32, AX
 	CMPQ    AX, DX
 	JLT     rnsum
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
+	HSUM8Y0
 	VMULSS       invH+52(FP), X0, X0
 	VBROADCASTSS X0, Y14 // mean
 
@@ -406,12 +410,7 @@ rnvariance:
 	ADDQ        $32, AX
 	CMPQ        AX, DX
 	JLT         rnvariance
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
+	HSUM8Y0
 	VMULSS       invH+52(FP), X0, X0
 	VADDSS       eps+48(FP), X0, X0
 	VSQRTSS      X0, X0, X0
