@@ -15,18 +15,20 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 	"github.com/papersearch/papersearch/seeds/bibtex"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // bibtexImporter opens bibtex imports with the real reader; other sources
 // are not configured here.
-func bibtexImporter(_ context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
-	if req.Source != "bibtex" {
-		return nil, nil, nil, fmt.Errorf("%w: %s is not configured in this test", ErrBadImport, req.Source)
+func bibtexImporter(_ context.Context, req imports.Request) (imports.Opened, error) {
+	if req.Kind != "bibtex" {
+		return imports.Opened{}, &papersearch.FieldError{Field: "target",
+			Err: fmt.Errorf("%w: %s is not configured in this test", imports.ErrBadRequest, req.Kind)}
 	}
-	return bibtex.NewReader(strings.NewReader(req.Content)), []string{"from-bibtex"}, func() {}, nil
+	tags, _ := papersearch.CleanTags(append(req.Tags, "from-bibtex"))
+	return imports.Opened{Source: bibtex.NewReader(req.File), Tags: tags}, nil
 }
 
 // importServer is the shared test engine behind a server that imports;
@@ -165,12 +167,12 @@ func (h *hugeRejections) Next() (papersearch.Paper, error) {
 // are bounded in bytes.
 func TestImportCancelKeyAndStatus(t *testing.T) {
 	server(t)
-	importer := func(_ context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
+	importer := func(_ context.Context, req imports.Request) (imports.Opened, error) {
 		switch req.Target {
 		case "fail":
-			return failingSource{}, nil, func() {}, nil
+			return imports.Opened{Source: failingSource{}}, nil
 		case "rejections":
-			return &hugeRejections{}, nil, func() {}, nil
+			return imports.Opened{Source: &hugeRejections{}}, nil
 		}
 		return bibtexImporter(context.Background(), req)
 	}

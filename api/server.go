@@ -29,6 +29,7 @@ import (
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // Engine is what the server needs from the search engine.
@@ -84,9 +85,9 @@ type Options struct {
 	// Metrics, if set, are served at /metrics and updated by every request;
 	// New creates its own otherwise.
 	Metrics *Metrics
-	// Importer, if set, opens the sources of POST /v1/imports; without it
-	// imports answer 501.
-	Importer Importer
+	// Importer, if set, opens the sources of POST /v1/imports
+	// (imports.Config.Open); without it imports answer 501.
+	Importer imports.Opener
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -107,10 +108,9 @@ type Server struct {
 	embedTokens *tokenMeter
 	probe       atomic.Pointer[probeResult] // the embedder's last readiness probe
 	pageCSP     string
-	openAPI     []byte // the OpenAPI document, for this service's model
-	importer    Importer
-	imports     *imports
-	mcp         *mcp.Server // the Model Context Protocol server (see MCP)
+	openAPI     []byte        // the OpenAPI document, for this service's model
+	imports     *imports.Jobs // nil: imports answer 501
+	mcp         *mcp.Server   // the Model Context Protocol server (see MCP)
 }
 
 // probeResult is a readiness probe of the embedder and when it ran.
@@ -141,9 +141,12 @@ func (s *Server) embedderHealth(ctx context.Context) error {
 func New(engine Engine, opts Options) *Server {
 	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready,
 		apiKey: opts.APIKey, openWrites: opts.OpenWrites, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
-		importer: opts.Importer, imports: newImports()}
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Importer != nil {
+		s.imports = imports.NewJobs(engine, opts.Importer, s.log)
 	}
 	if opts.EmbedTokens.Rate > 0 {
 		s.embedTokens = newTokenMeter(opts.EmbedTokens)

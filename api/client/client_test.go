@@ -18,6 +18,7 @@ import (
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds/csl"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // TestClient runs every call against a real server on loopback.
@@ -33,8 +34,8 @@ func TestClient(t *testing.T) {
 	}
 	defer store.Close()
 	eng, _ := search.NewEngine(store, model, search.Options{})
-	importer := func(_ context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
-		return csl.NewReader(strings.NewReader(req.Content)), nil, func() {}, nil
+	importer := func(_ context.Context, req imports.Request) (imports.Opened, error) {
+		return imports.Opened{Source: csl.NewReader(req.File), Tags: req.Tags}, nil
 	}
 	h := api.New(eng, api.Options{APIKey: "k", Importer: importer})
 	defer h.Close()

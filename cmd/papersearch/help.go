@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // synopses are each command's usage line and what it does, as -h prints
 // them (printUsage lists them all).
 var synopses = map[string]string{
 	"serve":   "papersearch [serve]\n\nServe the HTTP API and the search page. It takes no arguments; configure it with the\nPAPERSEARCH_* variables that 'papersearch help' lists.",
-	"ingest":  "papersearch ingest FILE...\n\nAdd the papers of seed-text or JSONL files (.gz too) to the store, idempotently by id, and\nprint what changed; rejected records are listed with their lines.",
-	"import":  "papersearch import SOURCE ARG [flags]\n\nAdd papers from a source, tagged with --tag and the source's own tags. Sources: " + importSources + ".",
+	"ingest":  "papersearch ingest FILE...\n\nAdd the papers of seed-text or JSONL files (.gz too) to the store through the pipeline import\nuses (batches of 256, versions of one work merged) and print what changed; rejected records\nare listed with their lines.",
+	"import":  "papersearch import SOURCE ARG [flags]\n\nAdd papers from a source, tagged with --tag and the source's own tags. Sources: " + imports.Usage() + ".",
 	"search":  "papersearch search [flags] QUERY\n\nPrint the papers that best answer QUERY (from PAPERSEARCH_SERVER when set, else the local store).",
 	"similar": "papersearch similar [flags] ID\n\nPrint the papers most like paper ID, never the paper itself.",
 	"mcp":     "papersearch mcp\n\nServe the Model Context Protocol over stdin and stdout, for an AI assistant that starts\nthis command: the tools search, similar, related_for_text, get_paper, list_collections, import and\nimport_status, and every paper as a resource (papersearch://papers/{id}), over the local store.\nThe HTTP service answers the same at /mcp.",

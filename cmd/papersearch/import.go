@@ -9,25 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
-	"time"
 
-	"github.com/papersearch/papersearch/api"
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
-	"github.com/papersearch/papersearch/seeds/arxiv"
-	"github.com/papersearch/papersearch/seeds/bibtex"
-	"github.com/papersearch/papersearch/seeds/csl"
-	"github.com/papersearch/papersearch/seeds/fetch"
-	"github.com/papersearch/papersearch/seeds/openalex"
-	"github.com/papersearch/papersearch/seeds/openreview"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
-
-// importSources are the sources `papersearch import` reads, with what
-// each takes.
-const importSources = `bibtex FILE (a .bib export), csl FILE (CSL-JSON, Zotero's native export), arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot; files may be .gz), arxiv QUERY [--max N] (arXiv's API, e.g. 'cat:cs.LG AND ti:diffusion'), openalex FILTER [--max N] (e.g. 'concepts.id:C154945302,publication_year:2026') or openreview VENUE_ID (e.g. NeurIPS.cc/2026/Conference)`
 
 // tagFlags collects repeated --tag flags.
 type tagFlags []string
@@ -39,7 +26,7 @@ func (t *tagFlags) Set(v string) error { *t = append(*t, v); return nil }
 // batch, and prints what it did and which records it rejected.
 func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{"import needs a source: " + importSources}
+		return usageError{"import needs a source: " + imports.Usage()}
 	}
 	kind := args[0]
 	var tags, categories tagFlags
@@ -53,7 +40,7 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return err
 	}
 	if len(positional) != 1 {
-		return usageError{fmt.Sprintf("import %s needs exactly one argument; sources: %s", kind, importSources)}
+		return usageError{fmt.Sprintf("import %s needs exactly one argument; sources: %s", kind, imports.Usage())}
 	}
 	if len(categories) > 0 && kind != "arxiv-snapshot" {
 		return usageError{"import: --category is for arxiv-snapshot"}
@@ -68,7 +55,11 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		report = importReporter(stderr, name, cfg.ProgressEvery)
 		finish = func() {}
 	)
-	if fileSource(kind) {
+	isFile, known := imports.IsFile(kind)
+	if !known {
+		return usageError{fmt.Sprintf("import: unknown source %q; sources: %s", kind, imports.Usage())}
+	}
+	if isFile {
 		f, err := os.Open(name)
 		if err != nil {
 			return err
@@ -83,16 +74,12 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		head, _ = b.Peek(4096)
 		file = b
 	}
-	src, own, err := openSource(ctx, cfg, log, kind, name, file, categories, *limit)
-	if err != nil {
-		return err
-	}
-	tags = append(tags, own...)
-	src, at, err := resume(cfg, kind, name, *limit, tags, *restart, src)
+	opened, err := importConfig(cfg, log).Open(ctx, imports.Request{Kind: kind, Target: name, File: file,
+		Categories: categories, Max: *limit, Tags: tags, Restart: *restart})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if at != "" {
+	if at := opened.ResumedAt; at != "" {
 		fmt.Fprintf(stderr, "%s: resuming after record %s, where an interrupted run stopped (--restart reads from the start)\n",
 			name, strings.Fields(at)[0])
 	}
@@ -101,79 +88,33 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return err
 	}
 	defer store.Close()
-	fmt.Fprintf(stderr, "%s: importing (%s) with tags %v\n", name, kind, []string(tags))
-	sum, err := eng.Import(ctx, src, search.ImportOptions{Tags: tags, Progress: report})
+	fmt.Fprintf(stderr, "%s: importing (%s) with tags %v\n", name, kind, opened.Tags)
+	sum, err := eng.Import(ctx, opened.Source, search.ImportOptions{Tags: opened.Tags, Progress: report})
 	finish()
 	reportRejections(stderr, name, sum)
-	if err != nil && sum.Read == 0 && at == "" && len(bytes.TrimSpace(head)) > 0 {
+	if err != nil && sum.Read == 0 && opened.ResumedAt == "" && len(bytes.TrimSpace(head)) > 0 {
 		return fmt.Errorf("%s: %w; %s", name, err, likelyFormat(head))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if sum.Read == 0 && at == "" && len(bytes.TrimSpace(head)) > 0 {
+	if sum.Read == 0 && opened.ResumedAt == "" && len(bytes.TrimSpace(head)) > 0 {
 		return fmt.Errorf("%s: no %s record in a file that is not empty; %s", name, kind, likelyFormat(head))
 	}
 	fmt.Fprintf(stdout, "%s: %s\n", name, importSummary(sum))
 	return nil
 }
 
-// openSource opens the source kind names: a network source asked for
-// target (a venue id, a query, a filter), or a file source reading file.
-// It returns the source and the tags its papers get by default.
-func openSource(ctx context.Context, cfg Config, log *slog.Logger, kind, target string, file io.Reader, categories []string, limit int) (search.Source, []string, error) {
-	client := func(name string, every time.Duration) *fetch.Client {
-		c := fetch.New(name, every)
-		c.UserAgent, c.Log = userAgent, log
-		return c
+// importConfig is where the network sources are and where imports keep
+// their checkpoints, for the store cfg names.
+func importConfig(cfg Config, log *slog.Logger) imports.Config {
+	store := "embedded " + cfg.storePath()
+	if cfg.QdrantURL != "" {
+		store = "qdrant " + cfg.QdrantURL + " " + cfg.Collection
 	}
-	switch kind {
-	case "arxiv":
-		return arxiv.NewAPIReader(ctx, client("arXiv", arxiv.RequestSpacing), cfg.ArxivURL, target, limit), []string{"arxiv"}, nil
-	case "openalex":
-		return openalex.NewReader(ctx, client("OpenAlex", 0), cfg.OpenAlexURL, target, cfg.OpenAlexEmail, limit), []string{"openalex"}, nil
-	case "openreview":
-		var tags []string
-		if tag := openreview.DefaultTag(target); tag != "" {
-			tags = append(tags, tag)
-		}
-		return openreview.NewReader(ctx, client("OpenReview", 0), cfg.OpenReviewURL, target), tags, nil
-	case "bibtex":
-		return bibtex.NewReader(file), nil, nil
-	case "csl":
-		return csl.NewReader(file), nil, nil
-	case "arxiv-snapshot":
-		return arxiv.NewSnapshotReader(file, categories...), []string{"arxiv"}, nil
-	}
-	return nil, nil, usageError{fmt.Sprintf("import: unknown source %q; sources: %s", kind, importSources)}
+	return imports.Config{DataDir: cfg.DataDir, Store: store, ArxivURL: cfg.ArxivURL, OpenAlexURL: cfg.OpenAlexURL,
+		OpenReviewURL: cfg.OpenReviewURL, OpenAlexEmail: cfg.OpenAlexEmail, Log: log}
 }
-
-// fileSource reports whether kind reads a file.
-func fileSource(kind string) bool {
-	return kind == "bibtex" || kind == "csl" || kind == "arxiv-snapshot"
-}
-
-// httpImporter opens the sources of POST /v1/imports.
-func httpImporter(cfg Config, log *slog.Logger) api.Importer {
-	return func(ctx context.Context, req wire.ImportRequest) (search.Source, []string, func(), error) {
-		src, tags, err := openSource(ctx, cfg, log, req.Source, req.Target, strings.NewReader(req.Content), nil, *req.Max)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%w: %v", api.ErrBadImport, err)
-		}
-		// An interrupted import of the same request resumes after what it stored.
-		src, at, err := resume(cfg, req.Source, req.Target, *req.Max, append(slices.Clone(req.Tags), tags...), false, src)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if at != "" {
-			log.Info("import resumes after an interrupted run", "source", req.Source, "target", req.Target, "position", at)
-		}
-		return src, tags, func() {}, nil
-	}
-}
-
-// userAgent introduces papersearch to the APIs it imports from.
-const userAgent = "papersearch (+https://github.com/papersearch/papersearch)"
 
 // likelyFormat says what a file whose first bytes are head looks like, and
 // which command reads it.

@@ -52,7 +52,7 @@ func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 	in := &stdioGuard{r: bufio.NewReaderSize(os.Stdin, 64<<10), limit: int(max(api.BatchBodyFactor*cfg.MaxBody, 64<<10)), out: out, log: log}
 	// The user who started this command owns the store: imports need no
 	// key here, as the CLI's import does not.
-	srv := api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, OpenWrites: true, Importer: httpImporter(cfg, log)})
+	srv := api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, OpenWrites: true, Importer: importConfig(cfg, log).Open})
 	defer srv.Close() // running imports stop, keeping what they stored
 	err = srv.MCP().Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 	cancel()

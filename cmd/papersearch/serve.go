@@ -163,7 +163,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 		return nil
 	}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Metrics: metrics,
-		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: httpImporter(cfg, log),
+		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: importConfig(cfg, log).Open,
 		ProtectEmbeddings: !cfg.EmbeddingsOpen, EmbedTokens: api.RateLimit{Rate: cfg.EmbeddingsTokens, Burst: cfg.EmbeddingsMax}})
 	defer handler.Close() // after the server has drained: running imports stop, keeping what they stored
 	srv := &http.Server{

@@ -1,4 +1,4 @@
-package main
+package imports
 
 import (
 	"context"
@@ -68,43 +68,40 @@ func (r *resumable) Checkpoint(_ context.Context, done bool) error {
 	return os.Rename(tmp, r.path)
 }
 
-// resume makes src resumable when it is a network source: an import of the
-// same source, target, limit and tags into the same store, interrupted
-// before, continues where its last stored batch ended (unless restart).
-// It returns the source and the position resumed at ("" from the start).
-func resume(cfg Config, kind, target string, limit int, tags []string, restart bool, src search.Source) (search.Source, string, error) {
+// resume makes src resumable when it is a network source: an import of
+// the same source, target, max and tags (cleaned) into the same store,
+// interrupted before, continues where its last stored batch ended (unless
+// r.Restart). It returns the source and the position resumed at ("" from
+// the start).
+func (c Config) resume(r Request, tags []string, src search.Source) (search.Source, string, error) {
 	p, ok := src.(positioned)
 	if !ok {
 		return src, "", nil
-	}
-	store := "embedded " + cfg.storePath()
-	if cfg.QdrantURL != "" {
-		store = "qdrant " + cfg.QdrantURL + " " + cfg.Collection
 	}
 	tags = slices.Clone(tags)
 	for i, t := range tags {
 		tags[i] = strings.ToLower(t)
 	}
 	slices.Sort(tags)
-	sum := sha256.Sum256([]byte(strings.Join([]string{kind, target, fmt.Sprint(limit), strings.Join(tags, ","), store}, "\x00")))
-	r := &resumable{positioned: p, path: filepath.Join(cfg.DataDir, "imports", hex.EncodeToString(sum[:8])+".json"),
-		file: checkpointFile{Source: kind, Target: target}}
-	if restart {
-		return r, "", nil
+	sum := sha256.Sum256([]byte(strings.Join([]string{r.Kind, r.Target, fmt.Sprint(r.Max), strings.Join(tags, ","), c.Store}, "\x00")))
+	res := &resumable{positioned: p, path: filepath.Join(c.DataDir, "imports", hex.EncodeToString(sum[:8])+".json"),
+		file: checkpointFile{Source: r.Kind, Target: r.Target}}
+	if r.Restart {
+		return res, "", nil
 	}
-	b, err := os.ReadFile(r.path)
+	b, err := os.ReadFile(res.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return r, "", nil
+		return res, "", nil
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read the checkpoint of this import: %w", err)
 	}
 	var saved checkpointFile
 	if err := json.Unmarshal(b, &saved); err != nil {
-		return nil, "", fmt.Errorf("read the checkpoint of this import (%s): %w; --restart ignores it", r.path, err)
+		return nil, "", fmt.Errorf("read the checkpoint of this import (%s): %w; a restart ignores it", res.path, err)
 	}
 	if err := p.Seek(saved.Position); err != nil {
-		return nil, "", fmt.Errorf("%w; --restart ignores the checkpoint %s", err, r.path)
+		return nil, "", fmt.Errorf("%w; a restart ignores the checkpoint %s", err, res.path)
 	}
-	return r, saved.Position, nil
+	return res, saved.Position, nil
 }

@@ -1,0 +1,191 @@
+// Package imports owns how papers are imported: the source kinds (listed
+// once, in kinds), opening the source a request names, resuming a network
+// source from the checkpoint an interrupted run left in the data folder,
+// and the jobs that run imports in the background for the HTTP API and
+// MCP. Every import goes through search.Engine.Import, the engine's one
+// pipeline. The command line and the API map their input to a Request and
+// report what comes back; neither knows a source by name.
+package imports
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds/arxiv"
+	"github.com/papersearch/papersearch/seeds/bibtex"
+	"github.com/papersearch/papersearch/seeds/csl"
+	"github.com/papersearch/papersearch/seeds/fetch"
+	"github.com/papersearch/papersearch/seeds/openalex"
+	"github.com/papersearch/papersearch/seeds/openreview"
+)
+
+// kind is one source an import reads.
+type kind struct {
+	name string
+	// file: it reads a file (a command's FILE, a request's content);
+	// else it asks a network API for its target.
+	file bool
+	// http: POST /v1/imports offers it (arXiv's snapshot, gigabytes, is
+	// for the command line only).
+	http  bool
+	usage string
+	open  func(ctx context.Context, c Config, r Request) (search.Source, []string)
+}
+
+// kinds are the sources, in the order help lists them.
+var kinds = []kind{ // read-only
+	{name: "bibtex", file: true, http: true, usage: "bibtex FILE (a .bib export)",
+		open: func(_ context.Context, _ Config, r Request) (search.Source, []string) {
+			return bibtex.NewReader(r.File), nil
+		}},
+	{name: "csl", file: true, http: true, usage: "csl FILE (CSL-JSON, Zotero's native export)",
+		open: func(_ context.Context, _ Config, r Request) (search.Source, []string) {
+			return csl.NewReader(r.File), nil
+		}},
+	{name: "arxiv-snapshot", file: true, usage: "arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot; files may be .gz)",
+		open: func(_ context.Context, _ Config, r Request) (search.Source, []string) {
+			return arxiv.NewSnapshotReader(r.File, r.Categories...), []string{"arxiv"}
+		}},
+	{name: "arxiv", http: true, usage: "arxiv QUERY [--max N] (arXiv's API, e.g. 'cat:cs.LG AND ti:diffusion')",
+		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
+			return arxiv.NewAPIReader(ctx, c.client("arXiv", arxiv.RequestSpacing), c.ArxivURL, r.Target, r.Max), []string{"arxiv"}
+		}},
+	{name: "openalex", http: true, usage: "openalex FILTER [--max N] (e.g. 'concepts.id:C154945302,publication_year:2026')",
+		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
+			return openalex.NewReader(ctx, c.client("OpenAlex", 0), c.OpenAlexURL, r.Target, c.OpenAlexEmail, r.Max), []string{"openalex"}
+		}},
+	{name: "openreview", http: true, usage: "openreview VENUE_ID (e.g. NeurIPS.cc/2026/Conference)",
+		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
+			var tags []string
+			if tag := openreview.DefaultTag(r.Target); tag != "" {
+				tags = append(tags, tag)
+			}
+			return openreview.NewReader(ctx, c.client("OpenReview", 0), c.OpenReviewURL, r.Target), tags
+		}},
+}
+
+// lookup returns the kind of that name.
+func lookup(name string) (kind, bool) {
+	i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == name })
+	if i < 0 {
+		return kind{}, false
+	}
+	return kinds[i], true
+}
+
+// Usage lists the sources and what each takes, for a command's help.
+func Usage() string {
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = k.usage
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// IsFile reports whether the source of that name reads a file, and
+// whether there is such a source.
+func IsFile(name string) (file, ok bool) {
+	k, ok := lookup(name)
+	return k.file, ok
+}
+
+// HTTPSources names the sources POST /v1/imports takes.
+func HTTPSources() []string {
+	var out []string
+	for _, k := range kinds {
+		if k.http {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+// UserAgent introduces papersearch to the APIs it imports from.
+const UserAgent = "papersearch (+https://github.com/papersearch/papersearch)"
+
+// Config says where the network sources are and where checkpoints go.
+type Config struct {
+	// DataDir holds the checkpoints, under imports/.
+	DataDir string
+	// Store names the store imported into ("embedded /path", "qdrant URL
+	// collection"): a checkpoint is kept per store.
+	Store                                string
+	ArxivURL, OpenAlexURL, OpenReviewURL string
+	OpenAlexEmail                        string
+	Log                                  *slog.Logger
+}
+
+func (c Config) client(name string, every time.Duration) *fetch.Client {
+	cl := fetch.New(name, every)
+	cl.UserAgent, cl.Log = UserAgent, c.Log
+	return cl
+}
+
+// Request is one import: which source, what it reads, and how.
+type Request struct {
+	Kind string
+	// Target is what a network source is asked for: a query, a filter, a
+	// venue id. File is what a file source reads.
+	Target string
+	File   io.Reader
+	// Categories keep arxiv-snapshot's records with a category starting
+	// with one of them.
+	Categories []string
+	// Max bounds the papers of an arxiv or openalex import.
+	Max int
+	// Tags go on every paper, beside the source's own.
+	Tags []string
+	// Restart reads a network source from its start, not after what an
+	// interrupted run of the same import stored.
+	Restart bool
+}
+
+// ErrBadRequest is wrapped by the *papersearch.FieldError of a request
+// that names no usable source; Field is the request's field at fault.
+var ErrBadRequest = errors.New("invalid import request")
+
+func badRequest(field, reason string) error {
+	return &papersearch.FieldError{Field: field, Err: fmt.Errorf("%w: %s", ErrBadRequest, reason)}
+}
+
+// Opened is a source opened for an import.
+type Opened struct {
+	Source search.Source
+	// Tags are the request's and the source's own, cleaned.
+	Tags []string
+	// ResumedAt is the position an interrupted run of the same import
+	// ended at, where Source starts ("" from the start).
+	ResumedAt string
+}
+
+// Open opens the source r names. A network source is resumable: the same
+// import (source, target, max, tags, store) run again starts after what
+// it stored, unless r.Restart.
+func (c Config) Open(ctx context.Context, r Request) (Opened, error) {
+	k, ok := lookup(r.Kind)
+	if !ok {
+		return Opened{}, badRequest("source", fmt.Sprintf("unknown source %q; sources: %s", r.Kind, Usage()))
+	}
+	tags, ok := papersearch.CleanTags(r.Tags)
+	if !ok {
+		return Opened{}, badRequest("tags", papersearch.ErrBadTag.Error())
+	}
+	src, own := k.open(ctx, c, r)
+	tags, _ = papersearch.CleanTags(slices.Concat(tags, own))
+	src, at, err := c.resume(r, tags, src)
+	if err != nil {
+		return Opened{}, err
+	}
+	if at != "" && c.Log != nil {
+		c.Log.Info("import resumes after an interrupted run", "source", r.Kind, "target", r.Target, "position", at)
+	}
+	return Opened{Source: src, Tags: tags, ResumedAt: at}, nil
+}

@@ -1,0 +1,314 @@
+package imports
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/fetch"
+)
+
+// Limits of the jobs.
+const (
+	// MaxRunning is how many imports may run at once.
+	MaxRunning = 2
+	// MaxPapers bounds a request's max.
+	MaxPapers = 100_000
+	// DefaultPapers is a request's max when it gives none.
+	DefaultPapers = 1000
+	// keptJobs is how many jobs are remembered; the oldest finished ones
+	// are forgotten first.
+	keptJobs = 200
+	// reportedRejections is how many rejected records a job lists, and
+	// rejectionBytes and rejectionDetail bound their text: a job's status
+	// stays small whatever its records hold (100 rejections of 150 KB keys
+	// made a 15 MB status).
+	reportedRejections = 100
+	rejectionBytes     = 32 << 10
+	rejectionDetail    = 300
+)
+
+// Errors of the jobs.
+var (
+	ErrTooMany  = fmt.Errorf("%d imports are running; try again when one has finished", MaxRunning)
+	ErrNoJob    = errors.New("no import has the id")
+	ErrJobEnded = errors.New("the import has ended")
+)
+
+// Runner runs one import to its end: search.Engine.Import.
+type Runner interface {
+	Import(ctx context.Context, src search.Source, opts search.ImportOptions) (search.ImportSummary, error)
+}
+
+// Opener opens the source of a request: Config.Open, or a test's.
+type Opener func(ctx context.Context, r Request) (Opened, error)
+
+// Jobs runs imports in the background and remembers how each went: one
+// lock for the map and every job in it.
+type Jobs struct {
+	run  Runner
+	open Opener
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	jobs    map[string]*wire.ImportJob
+	stops   map[string]*jobStop // of the running jobs
+	order   []string            // ids, oldest first
+	running int
+
+	ctx    context.Context // cancelled by Close: the jobs stop
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// jobStop stops one running job: cancel ends its context, done is closed
+// once it has stopped.
+type jobStop struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewJobs returns jobs that open sources with open and import with run.
+func NewJobs(run Runner, open Opener, log *slog.Logger) *Jobs {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Jobs{run: run, open: open, log: log, jobs: map[string]*wire.ImportJob{}, stops: map[string]*jobStop{}, ctx: ctx, cancel: cancel}
+}
+
+// Close stops the running imports and waits for them: each keeps the
+// batches it stored, and the same import again resumes.
+func (j *Jobs) Close() {
+	j.cancel()
+	j.wg.Wait()
+}
+
+// request checks an import request as POST /v1/imports and MCP take it
+// and makes the Request it names: a *papersearch.FieldError wrapping
+// ErrBadRequest names the field at fault.
+func request(req wire.ImportRequest) (Request, error) {
+	k, ok := lookup(req.Source)
+	switch {
+	case !ok || !k.http:
+		return Request{}, badRequest("source", fmt.Sprintf("source must be %s, not %q", strings.Join(HTTPSources(), ", "), req.Source))
+	case k.file && req.Content == "":
+		return Request{}, badRequest("content", req.Source+" imports the file in content, which must not be empty")
+	case k.file && (req.Target != "" || req.Max != nil):
+		return Request{}, badRequest("target", req.Source+" imports the file in content and takes no target or max")
+	case !k.file && req.Target == "":
+		return Request{}, badRequest("target", req.Source+" imports what target names, which must not be empty")
+	case !k.file && req.Content != "":
+		return Request{}, badRequest("content", req.Source+" reads target, not a file: content must be absent")
+	case req.Max != nil && (*req.Max < 1 || *req.Max > MaxPapers):
+		return Request{}, badRequest("max", fmt.Sprintf("max must be between 1 and %d, not %d", MaxPapers, *req.Max))
+	}
+	if _, ok := papersearch.CleanTags(req.Tags); !ok {
+		return Request{}, badRequest("tags", papersearch.ErrBadTag.Error())
+	}
+	max := DefaultPapers
+	if req.Max != nil {
+		max = *req.Max
+	}
+	return Request{Kind: req.Source, Target: req.Target, File: strings.NewReader(req.Content), Max: max, Tags: req.Tags}, nil
+}
+
+// Start checks req, opens its source and starts the import in the
+// background, returning the job as it stands. Its errors: a
+// *papersearch.FieldError wrapping ErrBadRequest, ErrTooMany, or the
+// opener's.
+func (j *Jobs) Start(req wire.ImportRequest) (*wire.ImportJob, error) {
+	r, err := request(req)
+	if err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	if j.running >= MaxRunning {
+		j.mu.Unlock()
+		return nil, ErrTooMany
+	}
+	j.running++
+	j.mu.Unlock()
+	opened, err := j.open(j.ctx, r)
+	if err != nil {
+		j.mu.Lock()
+		j.running--
+		j.mu.Unlock()
+		return nil, err
+	}
+	id := make([]byte, 8)
+	rand.Read(id)
+	job := &wire.ImportJob{ID: "imp_" + hex.EncodeToString(id), Source: req.Source, Target: req.Target, Tags: opened.Tags,
+		Status: "running", Rejections: []wire.ImportRejection{}, StartedAt: time.Now().UTC()}
+	if job.Tags == nil {
+		job.Tags = []string{}
+	}
+	ctx, cancel := context.WithCancel(j.ctx)
+	stop := &jobStop{cancel: cancel, done: make(chan struct{})}
+	j.mu.Lock()
+	j.add(job)
+	j.stops[job.ID] = stop
+	j.mu.Unlock()
+	j.wg.Add(1)
+	go j.runJob(ctx, job.ID, opened)
+	return j.Get(job.ID)
+}
+
+// add records a job, forgetting the oldest finished ones beyond keptJobs.
+// The caller holds j.mu.
+func (j *Jobs) add(job *wire.ImportJob) {
+	j.jobs[job.ID] = job
+	j.order = append(j.order, job.ID)
+	for i := 0; len(j.jobs) > keptJobs && i < len(j.order); {
+		if old := j.jobs[j.order[i]]; old.Status != "running" {
+			delete(j.jobs, old.ID)
+			j.order = slices.Delete(j.order, i, i+1)
+			continue
+		}
+		i++
+	}
+}
+
+// Get returns a copy of the job of that id, or ErrNoJob.
+func (j *Jobs) Get(id string) (*wire.ImportJob, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	job, ok := j.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrNoJob, id)
+	}
+	cp := *job
+	cp.Rejections = slices.Clone(job.Rejections)
+	return &cp, nil
+}
+
+// Cancel stops a running import after the batch it is storing (what it
+// stored stays; the same import again resumes after it) and returns the
+// job as it ended, with stopped false if it was still storing after 30 s.
+// Its errors: ErrNoJob, ErrJobEnded, or ctx's.
+func (j *Jobs) Cancel(ctx context.Context, id string) (job *wire.ImportJob, stopped bool, err error) {
+	j.mu.Lock()
+	_, known := j.jobs[id]
+	stop := j.stops[id]
+	j.mu.Unlock()
+	if !known {
+		return nil, false, fmt.Errorf("%w %q", ErrNoJob, id)
+	}
+	if stop == nil {
+		job, err := j.Get(id)
+		if err != nil {
+			return nil, false, err
+		}
+		return job, true, fmt.Errorf("import %s: %w (%s)", id, ErrJobEnded, job.Status)
+	}
+	stop.cancel()
+	select {
+	case <-stop.done:
+		stopped = true
+	case <-time.After(30 * time.Second):
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+	job, err = j.Get(id)
+	return job, stopped, err
+}
+
+// runJob runs one job to its end, or until ctx ends (Cancel, Close), and
+// records how it went.
+func (j *Jobs) runJob(ctx context.Context, id string, opened Opened) {
+	defer j.wg.Done()
+	update := func(f func(job *wire.ImportJob)) {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		f(j.jobs[id])
+	}
+	sum, err := j.run.Import(ctx, opened.Source, search.ImportOptions{Tags: opened.Tags, Progress: func(p search.ImportProgress) {
+		update(func(job *wire.ImportJob) { job.Read, job.Stored, job.Rejected = p.Read, p.Stored, p.Rejected })
+	}})
+	cancelled := err != nil && ctx.Err() != nil && j.ctx.Err() == nil
+	update(func(job *wire.ImportJob) {
+		now := time.Now().UTC()
+		job.FinishedAt = &now
+		job.Read, job.Stored, job.Rejected, job.NoAbstract = sum.Read, sum.New+sum.Updated+sum.Unchanged, sum.Rejected, sum.NoAbstract
+		job.Merged = sum.Merged
+		job.Rejections = boundedRejections(sum.Rejections)
+		summary := sum.IngestSummary
+		job.Summary = &summary
+		switch {
+		case cancelled:
+			job.Status = "cancelled"
+		case err != nil:
+			job.Status, job.Error = "failed", publicError(err)
+		default:
+			job.Status = "done"
+		}
+		j.running--
+		if stop := j.stops[id]; stop != nil {
+			close(stop.done)
+			delete(j.stops, id)
+		}
+	})
+	switch {
+	case cancelled:
+		j.log.Info("import cancelled; what it stored stays, and the same import again resumes", "import", id, "read", sum.Read, "stored", sum.New+sum.Updated+sum.Unchanged)
+	case err != nil:
+		j.log.Warn("import failed", "import", id, "error", err)
+	default:
+		j.log.Info("import done", "import", id, "read", sum.Read, "new", sum.New, "updated", sum.Updated,
+			"rejected", sum.Rejected, "took", sum.Took.Round(time.Millisecond))
+	}
+}
+
+// boundedRejections lists the first rejected records, each reason cut to
+// rejectionDetail bytes, all of them to rejectionBytes.
+func boundedRejections(rejected []*seeds.LineError) []wire.ImportRejection {
+	out := []wire.ImportRejection{}
+	total := 0
+	for _, le := range rejected[:min(len(rejected), reportedRejections)] {
+		detail := le.Err.Error()
+		if len(detail) > rejectionDetail {
+			cut := rejectionDetail
+			for cut > 0 && !utf8.RuneStart(detail[cut]) {
+				cut--
+			}
+			detail = detail[:cut] + "…"
+		}
+		if total += len(detail); total > rejectionBytes {
+			break
+		}
+		out = append(out, wire.ImportRejection{Record: le.Line, Detail: detail})
+	}
+	return out
+}
+
+// publicError is what a failed import's status says: a stable, readable
+// reason, never the error's own text (an upstream's body with its token,
+// a contact address, a socket address); the log has that, under the
+// import's id.
+func publicError(err error) string {
+	switch {
+	case errors.Is(err, fetch.ErrUnreachable):
+		return "the source could not be reached (its host name does not resolve, or there is no network); the log has the details"
+	case errors.Is(err, fetch.ErrRefused):
+		return "the source refused the request (the target may not exist there); the log has its answer"
+	case errors.Is(err, search.ErrUnavailable):
+		return "the store or the embedding endpoint was unavailable; import again to resume after what was stored"
+	case errors.Is(err, context.Canceled):
+		return "the server stopped while importing; importing again resumes after what was stored"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the source or a dependency did not answer in time; import again to resume after what was stored"
+	}
+	return "the import failed; the log has the details under this import's id, and importing again resumes after what was stored"
+}
