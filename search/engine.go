@@ -147,6 +147,12 @@ const (
 	DefaultQueryTimeout   = 5 * time.Second
 )
 
+// composite is an embedder made of models each answering on its own (an
+// embed.Pair): the engine also embeds with each of them by name.
+type composite interface {
+	Parts() []embed.Embedder
+}
+
 // NewEngine returns an Engine over store. The embedder must produce the
 // vectors the store holds.
 func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, error) {
@@ -197,7 +203,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 		return nil, err
 	}
 	byModel := []embed.Embedder{observed(embedder)}
-	if p, ok := embedder.(interface{ Parts() []embed.Embedder }); ok {
+	if p, ok := embedder.(composite); ok {
 		for _, m := range p.Parts() {
 			byModel = append(byModel, observed(m))
 		}
