@@ -1,8 +1,12 @@
 package embed
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -108,4 +112,29 @@ func BenchmarkGemmBF16(b *testing.B) {
 		g.mul(m, n, kp, ab, 2*kp, wp, c, n)
 	}
 	b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// TestBF16KernelIsGenerated: the committed kernel is what its generator
+// writes (go generate ./embed after changing embed/internal/bf16gen).
+func TestBF16KernelIsGenerated(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to run the generator with:", err)
+	}
+	out := filepath.Join(t.TempDir(), "gemm_bf16_amd64.s")
+	cmd := exec.Command(goTool, "run", "./internal/bf16gen", "-out", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("bf16gen: %v\n%s", err, b)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("gemm_bf16_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("embed/gemm_bf16_amd64.s is not what embed/internal/bf16gen writes: run go generate ./embed")
+	}
 }
