@@ -2,14 +2,21 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch/api/wire"
 )
@@ -187,4 +194,125 @@ func decodeCanonical(canon []byte, dst any, prefix string) error {
 		return problem(http.StatusBadRequest, "malformed-json", "the request body holds more than one JSON value")
 	}
 	return nil
+}
+
+// BatchBodyFactor is how many times the body limit the batch endpoints
+// (POST /v1/papers, POST /v1/embeddings, POST /v1/imports) and PATCH of a
+// paper accept: 1,000 real abstracts take about 1.4 MB, and one paper
+// within the schema's limits can take megabytes, over the 1 MiB that
+// bounds every other body.
+const BatchBodyFactor = 16
+
+// readBody reads a JSON request body: at most limit bytes, valid UTF-8, not
+// empty. A body that stops arriving gets 408; no problem body ever carries
+// the underlying error text (addresses, internals): that goes to the log.
+func (s *Server) readBody(c echo.Context, limit int64) ([]byte, error) {
+	req := c.Request()
+	if ct := req.Header.Get(echo.HeaderContentType); ct != "" && !strings.Contains(ct, "json") &&
+		!strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		return nil, problem(http.StatusUnsupportedMediaType, "unsupported-media-type",
+			"the request body must be JSON (Content-Type: application/json)")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, limit))
+	if err != nil {
+		var (
+			maxErr *http.MaxBytesError
+			netErr net.Error
+		)
+		switch {
+		case errors.As(err, &maxErr):
+			return nil, err
+		case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
+			s.log.Info("request body timed out", "path", req.URL.Path, "request_id", requestID(c), "error", err)
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+			return nil, problem(http.StatusRequestTimeout, "request-timeout",
+				"the request body did not arrive in time; send it again, faster")
+		}
+		s.log.Info("request body unreadable", "path", req.URL.Path, "request_id", requestID(c), "error", err)
+		return nil, problem(http.StatusBadRequest, "unreadable-body", "the request body could not be read to its end")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, problem(http.StatusBadRequest, "malformed-json", "the request body is empty; send a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return nil, problem(http.StatusBadRequest, "invalid-utf8", "the request body is not valid UTF-8")
+	}
+	return body, nil
+}
+
+// decode reads a JSON request body of at most limit bytes strictly: valid
+// UTF-8, one JSON value, no unknown or repeated fields, the right types.
+func (s *Server) decode(c echo.Context, limit int64, dst any) error {
+	body, err := s.readBody(c, limit)
+	if err != nil {
+		return err
+	}
+	return decodeStrict(body, dst)
+}
+
+// extendWriteDeadline gives a response that waits for n texts to be
+// embedded time to be written, beyond the server's write timeout (a large
+// batch on the local model can take minutes), and returns the request's
+// context bounded to end a little before that deadline, so that the work,
+// its retries included, gives up in time for its answer (a 503 with
+// Retry-After when a dependency did not answer) to reach the client.
+func extendWriteDeadline(c echo.Context, n int) (context.Context, context.CancelFunc) {
+	budget := time.Minute + time.Duration(n)*2*time.Second
+	_ = http.NewResponseController(c.Response()).SetWriteDeadline(time.Now().Add(budget))
+	return context.WithTimeout(c.Request().Context(), budget-answerMargin)
+}
+
+// answerMargin is the part of a write's deadline kept for its answer.
+const answerMargin = 5 * time.Second
+
+// jsonProblem explains a JSON decoding error, naming the field at fault;
+// prefix is the JSON pointer of the decoded value within the request body.
+func jsonProblem(err error, prefix string) *wire.Problem {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syn):
+		return problem(http.StatusBadRequest, "malformed-json",
+			fmt.Sprintf("the request body is not valid JSON at byte %d: %v", syn.Offset, syn))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return problem(http.StatusBadRequest, "malformed-json", "the request body ends in the middle of a JSON value")
+	case errors.As(err, &typ):
+		want := jsonKind(typ.Type.Kind().String())
+		if typ.Field == "" {
+			if prefix == "" {
+				return invalid("the request body must be "+want,
+					wire.FieldProblem{Pointer: "", Detail: fmt.Sprintf("expected %s, got %s", want, typ.Value)})
+			}
+			return invalid(fmt.Sprintf("%s must be %s, got %s", prefix, want, typ.Value),
+				wire.FieldProblem{Pointer: prefix, Detail: fmt.Sprintf("must be %s, got %s", want, typ.Value)})
+		}
+		pointer := prefix + "/" + strings.ReplaceAll(typ.Field, ".", "/")
+		return invalid(fmt.Sprintf("%s must be %s, got %s", strings.TrimPrefix(pointer, "/"), want, typ.Value),
+			wire.FieldProblem{Pointer: pointer, Detail: fmt.Sprintf("must be %s, got %s", want, typ.Value)})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return invalid(fmt.Sprintf("unknown field %q", name),
+			wire.FieldProblem{Pointer: prefix + "/" + name, Detail: "is not a field of this request"})
+	}
+	return problem(http.StatusBadRequest, "malformed-json", "the request body is not valid JSON: "+err.Error())
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "int", "int64", "int32", "uint":
+		return "an integer"
+	case "float64", "float32":
+		return "a number"
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	}
+	return goKind
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/labstack/echo/v4"
@@ -194,3 +196,63 @@ func paperFieldProblem(prefix string, err error) wire.FieldProblem {
 	}
 	return wire.FieldProblem{Pointer: prefix, Detail: err.Error()}
 }
+
+// pathID returns the :id path parameter, unescaped and validated. Echo
+// routes on the escaped path only when the request's escaping differs from
+// Go's default (URL.RawPath set, as for an id with an escaped "/"); then,
+// and only then, the parameter is still escaped: unescaping it otherwise
+// would turn a literal "%41" in an id into "A".
+func pathID(c echo.Context) (string, error) {
+	raw := c.Param("id") // one path segment
+	if raw == "" {       // more (a DOI's raw slashes): the wildcard route's
+		raw = c.Param("*")
+		if c.Path() == similarRoute {
+			raw = strings.TrimSuffix(raw, "/similar")
+		}
+	}
+	if raw == "" {
+		return "", echo.ErrNotFound
+	}
+	id, err := raw, error(nil)
+	if c.Request().URL.RawPath != "" {
+		id, err = url.PathUnescape(id)
+	}
+	if err != nil || !papersearch.ValidID(id) {
+		return "", invalid("the paper id in the path is not a valid id",
+			wire.FieldProblem{Param: "id", Detail: papersearch.ErrBadID.Error()})
+	}
+	return papersearch.CanonicalID(id), nil
+}
+
+// paperRoute serves GET /v1/papers/{id} and GET /v1/papers/{id}/similar,
+// the id raw (its slashes as they are: a DOI's) or percent-encoded; a path
+// ending in /similar asks for the similar papers (an id ending in
+// "/similar" is written %2Fsimilar). Metrics name the two routes apart.
+func (s *Server) paperRoute(c echo.Context) error {
+	if strings.HasSuffix(c.Param("*"), "/similar") {
+		c.SetPath(similarRoute)
+		return s.similar(c)
+	}
+	c.SetPath(paperRoutePath)
+	return s.getPaper(c)
+}
+
+// readOnlySimilar answers 405 to a write (h: PATCH or DELETE of
+// /v1/papers/*) of a path ending in /similar, which names a paper's
+// similar papers, as the router answers for an id of one segment.
+func readOnlySimilar(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if strings.HasSuffix(c.Param("*"), "/similar") {
+			c.SetPath(similarRoute)
+			c.Response().Header().Set(echo.HeaderAllow, http.MethodGet)
+			return echo.ErrMethodNotAllowed
+		}
+		return h(c)
+	}
+}
+
+// The routes a paper's path serves, as metrics and pathID name them.
+const (
+	paperRoutePath = "/v1/papers/:id"
+	similarRoute   = "/v1/papers/:id/similar"
+)

@@ -1,0 +1,238 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/search"
+)
+
+func (s *Server) search(c echo.Context) error {
+	var req wire.SearchRequest
+	if err := s.decode(c, s.maxBody, &req); err != nil {
+		return err
+	}
+	q, err := searchQuery(req)
+	if err != nil {
+		return err
+	}
+	res, err := s.runSearch(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	return respond(c, res)
+}
+
+// runSearch answers a search (over HTTP or MCP); a degraded answer is
+// first-hand news for /readyz, sooner than its next probe.
+func (s *Server) runSearch(ctx context.Context, q search.Query) (search.Results, error) {
+	res, err := s.engine.Search(ctx, q)
+	if err == nil && len(res.Degraded) > 0 {
+		s.probe.Store(&probeResult{at: time.Now(), err: fmt.Errorf("a search just now answered degraded: %v", res.Degraded)})
+	}
+	return res, err
+}
+
+// limitOf is a request's limit: the default when absent; an explicit 0
+// is refused here, since the engine reads 0 as "the default".
+func limitOf(limit *int) (int, error) {
+	if limit == nil {
+		return search.DefaultLimit, nil
+	}
+	if *limit == 0 {
+		return 0, &search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)}
+	}
+	return *limit, search.ValidateLimit(*limit)
+}
+
+// searchQuery is the engine's query for a search request (over HTTP or
+// MCP), or the problem with the request.
+func searchQuery(req wire.SearchRequest) (search.Query, error) {
+	limit, err := limitOf(req.Limit)
+	if err != nil {
+		return search.Query{}, err
+	}
+	q := search.Query{Text: req.Query, Like: req.Like, Unlike: req.Unlike, Mode: search.Mode(req.Mode),
+		Limit: limit, Cursor: req.Cursor, Explain: req.Explain, Aspect: search.Aspect(req.Aspect)}
+	if req.Filters != nil {
+		q.Filter = *req.Filters
+	}
+	for _, side := range []struct {
+		name string
+		ids  []string
+	}{{"like", req.Like}, {"unlike", req.Unlike}} {
+		for i, id := range side.ids {
+			if !papersearch.ValidID(id) {
+				return q, invalid("like and unlike must hold paper ids",
+					wire.FieldProblem{Pointer: fmt.Sprintf("/%s/%d", side.name, i), Detail: papersearch.ErrBadID.Error()})
+			}
+		}
+	}
+	return q, nil
+}
+
+func (s *Server) getPaper(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	p, err := getPaper(c.Request().Context(), s.engine, id)
+	if err != nil {
+		return err
+	}
+	if exportType(c.Request().Header.Get(echo.HeaderAccept)) == MediaBibTeX {
+		return c.Blob(http.StatusOK, MediaBibTeX+"; charset=utf-8", []byte(BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})))
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (s *Server) collections(c echo.Context) error {
+	for name := range c.QueryParams() {
+		return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
+	}
+	cs, err := collections(c.Request().Context(), s.engine)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cs)
+}
+
+// collections is what GET /v1/collections answers.
+func collections(ctx context.Context, engine Engine) (wire.CollectionsResponse, error) {
+	cs, err := engine.Collections(ctx)
+	if cs == nil {
+		cs = []papersearch.Collection{}
+	}
+	return wire.CollectionsResponse{Collections: cs}, err
+}
+
+func (s *Server) similar(c echo.Context) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	sq := search.SimilarQuery{ID: id, Limit: search.DefaultLimit, Mode: search.Mode(c.QueryParam("mode")),
+		Cursor: c.QueryParam("cursor")}
+	params := c.QueryParams()
+	for name := range params {
+		switch name {
+		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author", "tag", "aspect", "sentences":
+		default:
+			return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
+		}
+	}
+	// A typed parameter given with an empty value is invalid, as its schema
+	// says; only strings may be empty.
+	for _, p := range []struct {
+		name   string
+		lo, hi int
+		dst    *int
+	}{{"limit", 1, search.MaxLimit, &sq.Limit}, {"year_min", papersearch.MinYear, papersearch.MaxYear, &sq.Filter.YearMin},
+		{"year_max", papersearch.MinYear, papersearch.MaxYear, &sq.Filter.YearMax}} {
+		if !params.Has(p.name) {
+			continue
+		}
+		raw := params.Get(p.name)
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < p.lo || n > p.hi {
+			return invalid(fmt.Sprintf("%s must be an integer between %d and %d", p.name, p.lo, p.hi),
+				wire.FieldProblem{Param: p.name, Detail: fmt.Sprintf("must be an integer between %d and %d, got %q", p.lo, p.hi, raw)})
+		}
+		*p.dst = n
+	}
+	if params.Has("mode") && sq.Mode == "" {
+		return invalid("mode must be hybrid, dense or lexical", wire.FieldProblem{Param: "mode", Detail: "must be hybrid, dense or lexical, got \"\""})
+	}
+	sq.Filter.Venues = params["venue"]
+	sq.Filter.Author = c.QueryParam("author")
+	sq.Filter.Tags = params["tag"]
+	if params.Has("aspect") {
+		switch sq.Aspect = search.Aspect(params.Get("aspect")); sq.Aspect {
+		case search.BackgroundAspect, search.MethodAspect, search.ResultAspect:
+		default:
+			return invalid("aspect must be background, method or result",
+				wire.FieldProblem{Param: "aspect", Detail: fmt.Sprintf("must be background, method or result, got %q", sq.Aspect)})
+		}
+	}
+	if params.Has("sentences") {
+		raw := params.Get("sentences")
+		bad := invalid(fmt.Sprintf("sentences must be a comma-separated list of 1 to %d sentence places, each 0 to %d", search.MaxSentences, search.MaxSentences-1),
+			wire.FieldProblem{Param: "sentences", Detail: fmt.Sprintf("must be places such as 0,3, got %q", raw)})
+		parts := strings.Split(raw, ",")
+		if len(parts) > search.MaxSentences {
+			return bad
+		}
+		sq.Sentences = make([]int, len(parts))
+		for i, p := range parts {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n >= search.MaxSentences {
+				return bad
+			}
+			sq.Sentences[i] = n
+		}
+	}
+	if params.Has("explain") {
+		switch raw := params.Get("explain"); raw {
+		case "true":
+			sq.Explain = true
+		case "false":
+		default:
+			return invalid("explain must be true or false", wire.FieldProblem{Param: "explain", Detail: fmt.Sprintf("must be true or false, got %q", raw)})
+		}
+	}
+	res, err := s.engine.Similar(c.Request().Context(), sq)
+	if err != nil {
+		return asParameterProblem(err)
+	}
+	return respond(c, res)
+}
+
+// asParameterProblem turns an engine's field error about a request made of
+// query parameters into a problem naming the parameter, not a JSON pointer.
+func asParameterProblem(err error) error {
+	var fe *search.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	p := toProblem(err)
+	param := strings.TrimPrefix(fe.Field, "filters/")
+	switch param {
+	case "venues":
+		param = "venue"
+	case "tags":
+		param = "tag"
+	}
+	p.Errors = []wire.FieldProblem{{Param: param, Detail: fe.Reason}}
+	return p
+}
+
+// NewSearchResponse is the JSON body the API returns for res.
+func NewSearchResponse(res search.Results) wire.SearchResponse {
+	hits := res.Hits
+	if hits == nil {
+		hits = []papersearch.Hit{}
+	}
+	for i := range hits {
+		if hits[i].Paper.Authors == nil {
+			hits[i].Paper.Authors = []string{}
+		}
+	}
+	out := wire.SearchResponse{Results: hits, Index: res.Index, Degraded: res.Degraded, Evidence: res.Evidence,
+		TookMS: float64(res.Took.Microseconds()) / 1000}
+	if out.Degraded == nil {
+		out.Degraded = []string{}
+	}
+	if res.NextCursor != "" {
+		out.NextCursor = &res.NextCursor
+	}
+	return out
+}
