@@ -47,14 +47,26 @@ var (
 	ErrBadTag      = fmt.Errorf("tags must be at most %d, each 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (stored in lower case)", MaxTags, MaxTagLength)
 )
 
-// FieldError is an invalid field of a paper: Field is its JSON name
-// ("year", "url", …) and Err one of the errors above.
+// FieldError is the one error type naming the field of an input that
+// breaks a rule: a paper's (Complete), a query's (package search), an
+// import request's (package imports). Field is its path in the request,
+// parts joined by "/" ("year", "filters/year_min", "like/2"); Err is the
+// rule broken (one of the errors above, search.ErrInvalidQuery,
+// search.ErrNotFound, …), which errors.Is finds; Reason, if set, says what
+// the field must be ("must be between 1 and 100"), and the message is
+// then the field and its reason, else Err's.
 type FieldError struct {
-	Field string
-	Err   error
+	Field  string
+	Err    error
+	Reason string
 }
 
-func (e *FieldError) Error() string { return e.Err.Error() }
+func (e *FieldError) Error() string {
+	if e.Reason != "" {
+		return e.Field + " " + e.Reason
+	}
+	return e.Err.Error()
+}
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // Complete validates a paper and fills what a corpus may leave out: white
@@ -69,7 +81,7 @@ func Complete(p Paper) (Paper, error) {
 		{"id", p.ID}, {"title", p.Title}, {"abstract", p.Abstract}, {"venue", p.Venue}, {"url", p.URL},
 	} {
 		if !utf8.ValidString(f.value) {
-			return p, &FieldError{f.name, ErrInvalidUTF8}
+			return p, &FieldError{Field: f.name, Err: ErrInvalidUTF8}
 		}
 	}
 	for _, f := range []struct {
@@ -79,40 +91,40 @@ func Complete(p Paper) (Paper, error) {
 		{"title", p.Title, MaxTitleLength}, {"abstract", p.Abstract, MaxAbstractLength}, {"venue", p.Venue, MaxVenueLength},
 	} {
 		if utf8.RuneCountInString(f.value) > f.max {
-			return p, &FieldError{f.name, fmt.Errorf("%w: %s may hold at most %d characters", ErrTooLong, f.name, f.max)}
+			return p, &FieldError{Field: f.name, Err: fmt.Errorf("%w: %s may hold at most %d characters", ErrTooLong, f.name, f.max)}
 		}
 	}
 	if len(p.Authors) > MaxAuthors {
-		return p, &FieldError{"authors", fmt.Errorf("%w: at most %d authors", ErrTooLong, MaxAuthors)}
+		return p, &FieldError{Field: "authors", Err: fmt.Errorf("%w: at most %d authors", ErrTooLong, MaxAuthors)}
 	}
 	for _, a := range p.Authors {
 		if !utf8.ValidString(a) {
-			return p, &FieldError{"authors", ErrInvalidUTF8}
+			return p, &FieldError{Field: "authors", Err: ErrInvalidUTF8}
 		}
 		if utf8.RuneCountInString(a) > MaxAuthorLength {
-			return p, &FieldError{"authors", fmt.Errorf("%w: an author's name may hold at most %d characters", ErrTooLong, MaxAuthorLength)}
+			return p, &FieldError{Field: "authors", Err: fmt.Errorf("%w: an author's name may hold at most %d characters", ErrTooLong, MaxAuthorLength)}
 		}
 	}
 	if p.ID != "" && !ValidID(p.ID) {
-		return p, &FieldError{"id", ErrBadID}
+		return p, &FieldError{Field: "id", Err: ErrBadID}
 	}
 	if p.URL != "" && !ValidURL(p.URL) {
-		return p, &FieldError{"url", ErrBadURL}
+		return p, &FieldError{Field: "url", Err: ErrBadURL}
 	}
 	if p.Year < MinYear || p.Year > MaxYear {
-		return p, &FieldError{"year", ErrBadYear}
+		return p, &FieldError{Field: "year", Err: ErrBadYear}
 	}
 	if !ValidType(p.Type) {
-		return p, &FieldError{"type", ErrBadType}
+		return p, &FieldError{Field: "type", Err: ErrBadType}
 	}
 	tags, ok := CleanTags(p.Tags)
 	if !ok {
-		return p, &FieldError{"tags", ErrBadTag}
+		return p, &FieldError{Field: "tags", Err: ErrBadTag}
 	}
 	p.Tags = tags
 	sources, ok := cleanSources(p.Sources)
 	if !ok {
-		return p, &FieldError{"sources", ErrBadSources}
+		return p, &FieldError{Field: "sources", Err: ErrBadSources}
 	}
 	p.Sources = sources
 	p.ID = CanonicalID(strings.TrimSpace(p.ID))
@@ -121,7 +133,7 @@ func Complete(p Paper) (Paper, error) {
 	p.Venue = strings.TrimSpace(p.Venue)
 	p.Authors = CleanNames(p.Authors)
 	if p.Abstract == "" {
-		return p, &FieldError{"abstract", ErrNoAbstract}
+		return p, &FieldError{Field: "abstract", Err: ErrNoAbstract}
 	}
 	if p.ID == "" {
 		p.ID = DeriveID(p.Abstract)

@@ -51,8 +51,8 @@ func importProblem(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &fe) && errors.Is(err, imports.ErrBadRequest):
-		return invalid(fe.Err.Error(), wire.FieldProblem{Pointer: "/" + fe.Field, Detail: fe.Err.Error()})
+	case errors.As(err, &fe):
+		return toProblem(err)
 	case errors.Is(err, imports.ErrTooMany):
 		p := problem(http.StatusTooManyRequests, "too-many-imports", err.Error())
 		p.RetryAfter = 10

@@ -270,7 +270,7 @@ func newMCP(s *Server) *mcp.Server {
 // it ranked best for and its own best sentence for that one.
 func related(ctx context.Context, engine Engine, in MCPRelated) (RelatedResponse, error) {
 	if err := search.ValidateText(in.Text); err != nil {
-		var fe *search.FieldError
+		var fe *papersearch.FieldError
 		if errors.As(err, &fe) {
 			fe.Field = "text"
 		}
@@ -347,7 +347,7 @@ func requestHeader(req *mcp.CallToolRequest) http.Header {
 // percent-encoded, as url.PathEscape writes it: a literal % is %25).
 func mcpID(raw string) (string, error) {
 	if !papersearch.ValidID(raw) {
-		return "", &search.FieldError{Field: "id", Reason: papersearch.ErrBadID.Error()}
+		return "", &papersearch.FieldError{Field: "id", Reason: papersearch.ErrBadID.Error(), Err: search.ErrInvalidQuery}
 	}
 	return papersearch.CanonicalID(raw), nil
 }

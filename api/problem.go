@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 )
@@ -48,12 +49,21 @@ func invalid(detail string, fields ...wire.FieldProblem) *wire.Problem {
 	return p
 }
 
+// fieldDetail is what a field problem says of its field: the rule it
+// breaks.
+func fieldDetail(fe *papersearch.FieldError) string {
+	if fe.Reason != "" {
+		return fe.Reason
+	}
+	return fe.Err.Error()
+}
+
 // toProblem maps any error a handler returns to the problem the client sees.
 func toProblem(err error) *wire.Problem {
 	var (
 		p      *wire.Problem
 		he     *echo.HTTPError
-		fe     *search.FieldError
+		fe     *papersearch.FieldError
 		maxErr *http.MaxBytesError
 		tle    *search.TokenLimitError
 	)
@@ -61,7 +71,7 @@ func toProblem(err error) *wire.Problem {
 	case errors.As(err, &p):
 		return p
 	case errors.As(err, &fe):
-		field := wire.FieldProblem{Pointer: "/" + fe.Field, Detail: fe.Reason}
+		field := wire.FieldProblem{Pointer: "/" + fe.Field, Detail: fieldDetail(fe)}
 		if errors.Is(fe, search.ErrNotFound) {
 			p := problem(http.StatusNotFound, "not-found", fe.Error())
 			p.Errors = []wire.FieldProblem{field}

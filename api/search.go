@@ -49,7 +49,7 @@ func limitOf(limit *int) (int, error) {
 		return search.DefaultLimit, nil
 	}
 	if *limit == 0 {
-		return 0, &search.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit)}
+		return 0, &papersearch.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit), Err: search.ErrInvalidQuery}
 	}
 	return *limit, search.ValidateLimit(*limit)
 }
@@ -199,7 +199,7 @@ func (s *Server) similar(c echo.Context) error {
 // asParameterProblem turns an engine's field error about a request made of
 // query parameters into a problem naming the parameter, not a JSON pointer.
 func asParameterProblem(err error) error {
-	var fe *search.FieldError
+	var fe *papersearch.FieldError
 	if !errors.As(err, &fe) {
 		return err
 	}
@@ -211,7 +211,7 @@ func asParameterProblem(err error) error {
 	case "tags":
 		param = "tag"
 	}
-	p.Errors = []wire.FieldProblem{{Param: param, Detail: fe.Reason}}
+	p.Errors = []wire.FieldProblem{{Param: param, Detail: fieldDetail(fe)}}
 	return p
 }
 

@@ -78,14 +78,14 @@ const (
 func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq SimilarQuery, q Query) (Results, error) {
 	role, byRole := sq.Aspect.role()
 	if sq.Aspect != WholePaper && !byRole {
-		return Results{}, &FieldError{Field: "aspect", Reason: "must be background, method or result"}
+		return Results{}, invalidField("aspect", "must be background, method or result")
 	}
 	if len(sq.Sentences) > MaxSentences || sq.Sentences != nil && len(sq.Sentences) == 0 {
-		return Results{}, &FieldError{Field: "sentences", Reason: fmt.Sprintf("must name 1 to %d sentences", MaxSentences)}
+		return Results{}, invalidField("sentences", fmt.Sprintf("must name 1 to %d sentences", MaxSentences))
 	}
 	for i, s := range sq.Sentences {
 		if s < 0 || s >= MaxSentences {
-			return Results{}, &FieldError{Field: fmt.Sprintf("sentences/%d", i), Reason: fmt.Sprintf("must be from 0 to %d", MaxSentences-1)}
+			return Results{}, invalidField(fmt.Sprintf("sentences/%d", i), fmt.Sprintf("must be from 0 to %d", MaxSentences-1))
 		}
 	}
 	key, _ := json.Marshal([]any{sq.ID, sq.Aspect, sq.Sentences})
@@ -120,8 +120,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	if sq.Sentences != nil {
 		for i, s := range sq.Sentences {
 			if s >= len(doc.Sentences) {
-				return Results{}, &FieldError{Field: fmt.Sprintf("sentences/%d", i), Err: ErrNotFound,
-					Reason: fmt.Sprintf("names sentence %d, but paper %s has %d (0 to %d)", s, sq.ID, len(doc.Sentences), len(doc.Sentences)-1)}
+				return Results{}, missingField(fmt.Sprintf("sentences/%d", i), fmt.Sprintf("names sentence %d, but paper %s has %d (0 to %d)", s, sq.ID, len(doc.Sentences), len(doc.Sentences)-1))
 			}
 			if !slices.Contains(query, s) {
 				query = append(query, s)
@@ -174,7 +173,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (Results, error) {
 	role, ok := q.Aspect.role()
 	if !ok {
-		return Results{}, &FieldError{Field: "aspect", Reason: "must be background, method or result"}
+		return Results{}, invalidField("aspect", "must be background, method or result")
 	}
 	fp := q.fingerprint("search-aspect-" + string(q.Aspect))
 	seen, err := e.seen(q.Cursor, fp)
@@ -196,8 +195,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 	for i, id := range q.Like {
 		doc, err := e.store.Get(ctx, id)
 		if errors.Is(err, ErrNotFound) {
-			return Results{}, &FieldError{Field: fmt.Sprintf("like/%d", i), Err: ErrNotFound,
-				Reason: fmt.Sprintf("names %q, which is not a paper here", id)}
+			return Results{}, missingField(fmt.Sprintf("like/%d", i), fmt.Sprintf("names %q, which is not a paper here", id))
 		}
 		if err != nil {
 			return Results{}, err

@@ -51,7 +51,7 @@ func (e *Engine) cursorMAC(b []byte) []byte {
 
 func (e *Engine) decodeCursor(s, fingerprint string) (cursorState, error) {
 	var c cursorState
-	notOurs := &FieldError{Field: "cursor", Reason: "names no page: it is not a cursor this service issued", Err: ErrNotFound}
+	notOurs := missingField("cursor", "names no page: it is not a cursor this service issued")
 	body, sig, ok := strings.Cut(s, ".")
 	b, err := base64.RawURLEncoding.DecodeString(body)
 	if !ok || err != nil {
@@ -65,8 +65,7 @@ func (e *Engine) decodeCursor(s, fingerprint string) (cursorState, error) {
 		return c, notOurs
 	}
 	if c.Query != fingerprint {
-		return c, &FieldError{Field: "cursor", Reason: "names no page of this query: it belongs to another; send the same query with it",
-			Err: ErrNotFound}
+		return c, missingField("cursor", "names no page of this query: it belongs to another; send the same query with it")
 	}
 	return c, nil
 }

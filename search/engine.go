@@ -364,11 +364,11 @@ func (e *Engine) Index(ctx context.Context) (papersearch.IndexInfo, error) {
 func ValidateText(text string) error {
 	switch {
 	case !utf8.ValidString(text):
-		return &FieldError{Field: "query", Reason: "must be valid UTF-8"}
+		return invalidField("query", "must be valid UTF-8")
 	case strings.TrimSpace(text) == "":
-		return &FieldError{Field: "query", Reason: "must not be empty"}
+		return invalidField("query", "must not be empty")
 	case utf8.RuneCountInString(text) > MaxQueryLength:
-		return &FieldError{Field: "query", Reason: fmt.Sprintf("must be at most %d characters", MaxQueryLength)}
+		return invalidField("query", fmt.Sprintf("must be at most %d characters", MaxQueryLength))
 	}
 	return nil
 }
@@ -376,27 +376,21 @@ func ValidateText(text string) error {
 // ValidateLimit checks a result limit; 0 stands for DefaultLimit.
 func ValidateLimit(limit int) error {
 	if limit < 0 || limit > MaxLimit {
-		return &FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", MaxLimit)}
+		return invalidField("limit", fmt.Sprintf("must be between 1 and %d", MaxLimit))
 	}
 	return nil
 }
 
-// FieldError is an invalid query field. It wraps ErrInvalidQuery. Field is
-// a path into the request, such as "query" or "filters/year_min".
-type FieldError struct {
-	Field  string
-	Reason string
-	// Err, if set, is what the error wraps instead of ErrInvalidQuery:
-	// ErrNotFound for a field that names something that does not exist.
-	Err error
+// invalidField is the error of a query field that breaks a rule: a
+// *papersearch.FieldError wrapping ErrInvalidQuery.
+func invalidField(field, reason string) error {
+	return &papersearch.FieldError{Field: field, Reason: reason, Err: ErrInvalidQuery}
 }
 
-func (e *FieldError) Error() string { return e.Field + " " + e.Reason }
-func (e *FieldError) Unwrap() error {
-	if e.Err != nil {
-		return e.Err
-	}
-	return ErrInvalidQuery
+// missingField is the error of a query field naming something that does
+// not exist: a *papersearch.FieldError wrapping ErrNotFound.
+func missingField(field, reason string) error {
+	return &papersearch.FieldError{Field: field, Reason: reason, Err: ErrNotFound}
 }
 
 // queryVector embeds a query within the query deadline, behind the circuit

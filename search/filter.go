@@ -18,15 +18,15 @@ func yearReason() string {
 func ValidateFilter(f papersearch.Filter) error {
 	switch {
 	case f.YearMin < papersearch.MinYear || f.YearMin > papersearch.MaxYear:
-		return &FieldError{Field: "filters/year_min", Reason: yearReason()}
+		return invalidField("filters/year_min", yearReason())
 	case f.YearMax < papersearch.MinYear || f.YearMax > papersearch.MaxYear:
-		return &FieldError{Field: "filters/year_max", Reason: yearReason()}
+		return invalidField("filters/year_max", yearReason())
 	case len(f.Venues) > papersearch.MaxFilterVenues:
-		return &FieldError{Field: "filters/venues", Reason: fmt.Sprintf("must list at most %d venues", papersearch.MaxFilterVenues)}
+		return invalidField("filters/venues", fmt.Sprintf("must list at most %d venues", papersearch.MaxFilterVenues))
 	case utf8.RuneCountInString(f.Author) > papersearch.MaxAuthorFilter:
-		return &FieldError{Field: "filters/author", Reason: fmt.Sprintf("must be at most %d characters", papersearch.MaxAuthorFilter)}
+		return invalidField("filters/author", fmt.Sprintf("must be at most %d characters", papersearch.MaxAuthorFilter))
 	case len(f.Tags) > papersearch.MaxFilterTags:
-		return &FieldError{Field: "filters/tags", Reason: fmt.Sprintf("must list at most %d tags", papersearch.MaxFilterTags)}
+		return invalidField("filters/tags", fmt.Sprintf("must list at most %d tags", papersearch.MaxFilterTags))
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func (q *Query) validate() error {
 	if q.Text != "" || len(q.Like) == 0 {
 		if err := ValidateText(q.Text); err != nil {
 			if len(q.Like) == 0 && strings.TrimSpace(q.Text) == "" {
-				return &FieldError{Field: "query", Reason: "must not be empty unless like names papers"}
+				return invalidField("query", "must not be empty unless like names papers")
 			}
 			return err
 		}
@@ -88,11 +88,11 @@ func (q *Query) validate() error {
 		ids   []string
 	}{{"like", q.Like}, {"unlike", q.Unlike}} {
 		if len(side.ids) > MaxExamples {
-			return &FieldError{Field: side.field, Reason: fmt.Sprintf("may name at most %d papers, not %d", MaxExamples, len(side.ids))}
+			return invalidField(side.field, fmt.Sprintf("may name at most %d papers, not %d", MaxExamples, len(side.ids)))
 		}
 	}
 	if q.Mode == Lexical && strings.TrimSpace(q.Text) == "" {
-		return &FieldError{Field: "query", Reason: "must not be empty in lexical mode"}
+		return invalidField("query", "must not be empty in lexical mode")
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ func (q *Query) validateShape() error {
 		q.Mode = Hybrid
 	case Hybrid, Dense, Lexical:
 	default:
-		return &FieldError{Field: "mode", Reason: "must be hybrid, dense or lexical"}
+		return invalidField("mode", "must be hybrid, dense or lexical")
 	}
 	return ValidateFilter(q.Filter)
 }
@@ -397,8 +397,7 @@ func (e *Engine) denseQuery(ctx context.Context, q Query) ([]float32, error) {
 		for i, id := range side.ids {
 			doc, err := e.store.Get(ctx, id)
 			if errors.Is(err, ErrNotFound) {
-				return nil, &FieldError{Field: fmt.Sprintf("%s/%d", side.field, i),
-					Reason: fmt.Sprintf("names %q, which is not a paper here", id), Err: ErrNotFound}
+				return nil, missingField(fmt.Sprintf("%s/%d", side.field, i), fmt.Sprintf("names %q, which is not a paper here", id))
 			}
 			if err != nil {
 				return nil, err

@@ -131,7 +131,7 @@ func TestModesLikeAndExplain(t *testing.T) {
 	if base.Hits[0].Score == moved.Hits[0].Score {
 		t.Error("unlike changed nothing")
 	}
-	var fe *search.FieldError
+	var fe *papersearch.FieldError
 	if _, err := eng.Search(ctx, search.Query{Like: []string{"no-such-id"}}); !errors.Is(err, search.ErrNotFound) || !errors.As(err, &fe) || fe.Field != "like/0" {
 		t.Errorf("unknown like id: %v, want search.ErrNotFound on like/0", err)
 	}
@@ -265,7 +265,7 @@ func TestCursorsCannotBeForged(t *testing.T) {
 		"unsigned state":                   base64.RawURLEncoding.EncodeToString(forged),
 	} {
 		q.Cursor = cursor
-		var fe *search.FieldError
+		var fe *papersearch.FieldError
 		if _, err := eng.Search(ctx, q); !errors.Is(err, search.ErrNotFound) || !errors.As(err, &fe) || fe.Field != "cursor" {
 			t.Errorf("%s: %v, want a cursor that names no page", name, err)
 		}

@@ -153,7 +153,7 @@ type Request struct {
 var ErrBadRequest = errors.New("invalid import request")
 
 func badRequest(field, reason string) error {
-	return &papersearch.FieldError{Field: field, Err: fmt.Errorf("%w: %s", ErrBadRequest, reason)}
+	return &papersearch.FieldError{Field: field, Reason: reason, Err: ErrBadRequest}
 }
 
 // Opened is a source opened for an import.
@@ -172,11 +172,11 @@ type Opened struct {
 func (c Config) Open(ctx context.Context, r Request) (Opened, error) {
 	k, ok := lookup(r.Kind)
 	if !ok {
-		return Opened{}, badRequest("source", fmt.Sprintf("unknown source %q; sources: %s", r.Kind, Usage()))
+		return Opened{}, badRequest("source", fmt.Sprintf("must be one of the sources, not %q: %s", r.Kind, Usage()))
 	}
 	tags, ok := papersearch.CleanTags(r.Tags)
 	if !ok {
-		return Opened{}, badRequest("tags", papersearch.ErrBadTag.Error())
+		return Opened{}, badRequest("tags", "must be valid: "+papersearch.ErrBadTag.Error())
 	}
 	src, own := k.open(ctx, c, r)
 	tags, _ = papersearch.CleanTags(slices.Concat(tags, own))

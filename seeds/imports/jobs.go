@@ -103,20 +103,20 @@ func request(req wire.ImportRequest) (Request, error) {
 	k, ok := lookup(req.Source)
 	switch {
 	case !ok || !k.http:
-		return Request{}, badRequest("source", fmt.Sprintf("source must be %s, not %q", strings.Join(HTTPSources(), ", "), req.Source))
+		return Request{}, badRequest("source", fmt.Sprintf("must be %s, not %q", strings.Join(HTTPSources(), ", "), req.Source))
 	case k.file && req.Content == "":
-		return Request{}, badRequest("content", req.Source+" imports the file in content, which must not be empty")
+		return Request{}, badRequest("content", "must not be empty: "+req.Source+" imports the file in it")
 	case k.file && (req.Target != "" || req.Max != nil):
-		return Request{}, badRequest("target", req.Source+" imports the file in content and takes no target or max")
+		return Request{}, badRequest("target", "must be absent, and max too: "+req.Source+" imports the file in content")
 	case !k.file && req.Target == "":
-		return Request{}, badRequest("target", req.Source+" imports what target names, which must not be empty")
+		return Request{}, badRequest("target", "must not be empty: "+req.Source+" imports what it names")
 	case !k.file && req.Content != "":
-		return Request{}, badRequest("content", req.Source+" reads target, not a file: content must be absent")
+		return Request{}, badRequest("content", "must be absent: "+req.Source+" reads target, not a file")
 	case req.Max != nil && (*req.Max < 1 || *req.Max > MaxPapers):
-		return Request{}, badRequest("max", fmt.Sprintf("max must be between 1 and %d, not %d", MaxPapers, *req.Max))
+		return Request{}, badRequest("max", fmt.Sprintf("must be between 1 and %d, not %d", MaxPapers, *req.Max))
 	}
 	if _, ok := papersearch.CleanTags(req.Tags); !ok {
-		return Request{}, badRequest("tags", papersearch.ErrBadTag.Error())
+		return Request{}, badRequest("tags", "must be valid: "+papersearch.ErrBadTag.Error())
 	}
 	max := DefaultPapers
 	if req.Max != nil {
