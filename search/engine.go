@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -34,9 +33,6 @@ const (
 	// MaxTags bounds the collections Collections reports.
 	MaxTags = 10000
 )
-
-// ErrInvalidQuery is wrapped by errors that describe a bad query.
-var ErrInvalidQuery = errors.New("invalid query")
 
 // Engine answers free-text and similar-paper queries over a Store, embedding
 // query text with the same Embedder the documents were embedded with.
@@ -359,40 +355,6 @@ func (e *Engine) Index(ctx context.Context) (papersearch.IndexInfo, error) {
 	return papersearch.IndexInfo{Store: e.store.Kind(), Model: m.Name, Dim: m.Dim, Papers: n}, nil
 }
 
-// ValidateText checks a free-text query, returning an error wrapping
-// ErrInvalidQuery that names the field at fault.
-func ValidateText(text string) error {
-	switch {
-	case !utf8.ValidString(text):
-		return invalidField("query", "must be valid UTF-8")
-	case strings.TrimSpace(text) == "":
-		return invalidField("query", "must not be empty")
-	case utf8.RuneCountInString(text) > MaxQueryLength:
-		return invalidField("query", fmt.Sprintf("must be at most %d characters", MaxQueryLength))
-	}
-	return nil
-}
-
-// ValidateLimit checks a result limit; 0 stands for DefaultLimit.
-func ValidateLimit(limit int) error {
-	if limit < 0 || limit > MaxLimit {
-		return invalidField("limit", fmt.Sprintf("must be between 1 and %d", MaxLimit))
-	}
-	return nil
-}
-
-// invalidField is the error of a query field that breaks a rule: a
-// *papersearch.FieldError wrapping ErrInvalidQuery.
-func invalidField(field, reason string) error {
-	return &papersearch.FieldError{Field: field, Reason: reason, Err: ErrInvalidQuery}
-}
-
-// missingField is the error of a query field naming something that does
-// not exist: a *papersearch.FieldError wrapping ErrNotFound.
-func missingField(field, reason string) error {
-	return &papersearch.FieldError{Field: field, Reason: reason, Err: ErrNotFound}
-}
-
 // queryVector embeds a query within the query deadline, behind the circuit
 // breaker, remembering recent ones. Cached vectors are shared and must not
 // be modified.
@@ -430,77 +392,3 @@ func (e *Engine) Collections(ctx context.Context) ([]papersearch.Collection, err
 
 // Delete removes one paper, or returns ErrNotFound.
 func (e *Engine) Delete(ctx context.Context, id string) error { return e.store.Delete(ctx, id) }
-
-// observedStore reports the latency and outcome of the store operations on
-// the query and ingest paths.
-type observedStore struct {
-	Store
-	observe func(op string, d time.Duration, err error)
-}
-
-func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
-	start := time.Now()
-	c, err := s.Store.Nearest(ctx, v, k, f)
-	s.observe(OpNearest, time.Since(start), err)
-	return c, err
-}
-
-func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
-	start := time.Now()
-	c, err := s.Store.Lexical(ctx, terms, k, f)
-	s.observe(OpLexical, time.Since(start), err)
-	return c, err
-}
-
-func (s observedStore) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
-	start := time.Now()
-	p, err := s.Store.Lookup(ctx, ids)
-	s.observe(OpLookup, time.Since(start), err)
-	return p, err
-}
-
-func (s observedStore) Get(ctx context.Context, id string) (Document, error) {
-	start := time.Now()
-	d, err := s.Store.Get(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		s.observe(OpGet, time.Since(start), nil) // an answer, not a failure
-	} else {
-		s.observe(OpGet, time.Since(start), err)
-	}
-	return d, err
-}
-
-func (s observedStore) Upsert(ctx context.Context, docs []Document) error {
-	start := time.Now()
-	err := s.Store.Upsert(ctx, docs)
-	s.observe(OpUpsert, time.Since(start), err)
-	return err
-}
-
-func (s observedStore) Count(ctx context.Context) (int, error) {
-	start := time.Now()
-	n, err := s.Store.Count(ctx)
-	s.observe(OpCount, time.Since(start), err)
-	return n, err
-}
-
-// observedEmbedder reports the latency and outcome of every embedding call.
-type observedEmbedder struct {
-	embed.Embedder
-	observe func(op string, d time.Duration, err error)
-}
-
-func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	start := time.Now()
-	v, err := e.Embedder.Embed(ctx, texts)
-	e.observe(OpEmbed, time.Since(start), err)
-	if errors.Is(err, embed.ErrUnavailable) {
-		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	return v, err
-}
-
-// CountTokens passes through to embedders that count tokens exactly.
-func (e observedEmbedder) CountTokens(texts []string) int {
-	return embed.CountTokens(e.Embedder, texts)
-}

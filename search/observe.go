@@ -1,0 +1,85 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+)
+
+// observedStore reports the latency and outcome of the store operations on
+// the query and ingest paths.
+type observedStore struct {
+	Store
+	observe func(op string, d time.Duration, err error)
+}
+
+func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
+	start := time.Now()
+	c, err := s.Store.Nearest(ctx, v, k, f)
+	s.observe(OpNearest, time.Since(start), err)
+	return c, err
+}
+
+func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
+	start := time.Now()
+	c, err := s.Store.Lexical(ctx, terms, k, f)
+	s.observe(OpLexical, time.Since(start), err)
+	return c, err
+}
+
+func (s observedStore) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
+	start := time.Now()
+	p, err := s.Store.Lookup(ctx, ids)
+	s.observe(OpLookup, time.Since(start), err)
+	return p, err
+}
+
+func (s observedStore) Get(ctx context.Context, id string) (Document, error) {
+	start := time.Now()
+	d, err := s.Store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		s.observe(OpGet, time.Since(start), nil) // an answer, not a failure
+	} else {
+		s.observe(OpGet, time.Since(start), err)
+	}
+	return d, err
+}
+
+func (s observedStore) Upsert(ctx context.Context, docs []Document) error {
+	start := time.Now()
+	err := s.Store.Upsert(ctx, docs)
+	s.observe(OpUpsert, time.Since(start), err)
+	return err
+}
+
+func (s observedStore) Count(ctx context.Context) (int, error) {
+	start := time.Now()
+	n, err := s.Store.Count(ctx)
+	s.observe(OpCount, time.Since(start), err)
+	return n, err
+}
+
+// observedEmbedder reports the latency and outcome of every embedding call.
+type observedEmbedder struct {
+	embed.Embedder
+	observe func(op string, d time.Duration, err error)
+}
+
+func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	start := time.Now()
+	v, err := e.Embedder.Embed(ctx, texts)
+	e.observe(OpEmbed, time.Since(start), err)
+	if errors.Is(err, embed.ErrUnavailable) {
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return v, err
+}
+
+// CountTokens passes through to embedders that count tokens exactly.
+func (e observedEmbedder) CountTokens(texts []string) int {
+	return embed.CountTokens(e.Embedder, texts)
+}
