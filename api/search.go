@@ -155,27 +155,23 @@ func (s *Server) similar(c echo.Context) error {
 	sq.Filter.Venues = params["venue"]
 	sq.Filter.Author = c.QueryParam("author")
 	sq.Filter.Tags = params["tag"]
+	// The engine checks aspect and sentences (which aspects exist, how many
+	// sentences and where); here they are only read.
 	if params.Has("aspect") {
-		switch sq.Aspect = search.Aspect(params.Get("aspect")); sq.Aspect {
-		case search.BackgroundAspect, search.MethodAspect, search.ResultAspect:
-		default:
+		if sq.Aspect = search.Aspect(params.Get("aspect")); sq.Aspect == "" {
 			return invalid("aspect must be background, method or result",
-				wire.FieldProblem{Param: "aspect", Detail: fmt.Sprintf("must be background, method or result, got %q", sq.Aspect)})
+				wire.FieldProblem{Param: "aspect", Detail: "must be background, method or result, got \"\""})
 		}
 	}
 	if params.Has("sentences") {
 		raw := params.Get("sentences")
-		bad := invalid(fmt.Sprintf("sentences must be a comma-separated list of 1 to %d sentence places, each 0 to %d", search.MaxSentences, search.MaxSentences-1),
-			wire.FieldProblem{Param: "sentences", Detail: fmt.Sprintf("must be places such as 0,3, got %q", raw)})
 		parts := strings.Split(raw, ",")
-		if len(parts) > search.MaxSentences {
-			return bad
-		}
 		sq.Sentences = make([]int, len(parts))
 		for i, p := range parts {
 			n, err := strconv.Atoi(p)
-			if err != nil || n < 0 || n >= search.MaxSentences {
-				return bad
+			if err != nil {
+				return invalid("sentences must be a comma-separated list of sentence places",
+					wire.FieldProblem{Param: "sentences", Detail: fmt.Sprintf("must be places such as 0,3, got %q", raw)})
 			}
 			sq.Sentences[i] = n
 		}
@@ -204,7 +200,9 @@ func asParameterProblem(err error) error {
 		return err
 	}
 	p := toProblem(err)
-	param := strings.TrimPrefix(fe.Field, "filters/")
+	// A parameter is named whole: filters/venues is venue, sentences/2
+	// is sentences.
+	param, _, _ := strings.Cut(strings.TrimPrefix(fe.Field, "filters/"), "/")
 	switch param {
 	case "venues":
 		param = "venue"
