@@ -256,15 +256,35 @@ func (e *Engine) resolve(ctx context.Context, ids []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	var missing []string
+	for _, id := range ids {
+		if _, ok := stored[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return ids, nil
+	}
+	// One read for every id a paper is known by beside its own; an id
+	// several papers hold names the least of them, as Get does.
+	works, err := e.store.Works(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[string]string)
+	for _, id := range slices.Sorted(maps.Keys(works)) {
+		for _, k := range papersearch.WorkKeys(works[id]) {
+			if _, ok := byKey[k]; !ok {
+				byKey[k] = id
+			}
+		}
+	}
 	out := slices.Clone(ids)
 	for i, id := range ids {
-		if _, ok := stored[id]; ok {
-			continue
-		}
-		if p, err := e.Get(ctx, id); err == nil {
-			out[i] = p.ID
-		} else if !errors.Is(err, ErrNotFound) {
-			return nil, err
+		if w, ok := byKey[id]; ok {
+			if _, ok := stored[id]; !ok {
+				out[i] = w
+			}
 		}
 	}
 	return out, nil
