@@ -65,6 +65,22 @@ const (
 	MatchSum = "sum"
 )
 
+// validateAspect checks the aspect and sentences of a similar query.
+func (sq SimilarQuery) validateAspect() error {
+	if _, byRole := sq.Aspect.role(); sq.Aspect != WholePaper && !byRole {
+		return invalidField("aspect", "must be background, method or result")
+	}
+	if len(sq.Sentences) > MaxSentences || sq.Sentences != nil && len(sq.Sentences) == 0 {
+		return invalidField("sentences", fmt.Sprintf("must name 1 to %d sentences", MaxSentences))
+	}
+	for i, s := range sq.Sentences {
+		if s < 0 || s >= MaxSentences {
+			return invalidField(fmt.Sprintf("sentences/%d", i), fmt.Sprintf("must be from 0 to %d", MaxSentences-1))
+		}
+	}
+	return nil
+}
+
 // similarByAspect ranks the papers nearest to sq.ID as a whole (the first
 // AspectDepth allowed by the filter) by how well its sentences of the
 // aspect, or the sentences it names, match each paper's sentences (only
@@ -75,33 +91,11 @@ const (
 // BM25 ranking for the words of those sentences, in lexical mode the BM25
 // ranking alone is used. A sentence named that the paper does not have,
 // or an aspect none of its sentences has, is ErrNotFound.
-func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq SimilarQuery, q Query) (Results, error) {
+func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq SimilarQuery, q Query, doc Document) (Results, error) {
 	role, byRole := sq.Aspect.role()
-	if sq.Aspect != WholePaper && !byRole {
-		return Results{}, invalidField("aspect", "must be background, method or result")
-	}
-	if len(sq.Sentences) > MaxSentences || sq.Sentences != nil && len(sq.Sentences) == 0 {
-		return Results{}, invalidField("sentences", fmt.Sprintf("must name 1 to %d sentences", MaxSentences))
-	}
-	for i, s := range sq.Sentences {
-		if s < 0 || s >= MaxSentences {
-			return Results{}, invalidField(fmt.Sprintf("sentences/%d", i), fmt.Sprintf("must be from 0 to %d", MaxSentences-1))
-		}
-	}
 	key, _ := json.Marshal([]any{sq.ID, sq.Aspect, sq.Sentences})
 	fp := Query{Text: string(key), Filter: sq.Filter, Mode: q.Mode}.fingerprint("similar-aspect")
 	seen, err := e.seen(sq.Cursor, fp)
-	if err != nil {
-		return Results{}, err
-	}
-	doc, err := e.store.Get(ctx, sq.ID)
-	if errors.Is(err, ErrNotFound) {
-		// The paper may be known by another of its ids (see Get).
-		if p, gerr := e.Get(ctx, sq.ID); gerr == nil && p.ID != sq.ID {
-			sq.ID = p.ID
-			return e.similarByAspect(ctx, start, sq, q)
-		}
-	}
 	if err != nil {
 		return Results{}, err
 	}

@@ -241,6 +241,23 @@ func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) 
 	return papers[slices.Min(slices.Collect(maps.Keys(papers)))], nil
 }
 
+// document returns the stored document of the paper id names: its own,
+// or, for an id it is known by beside its own, its work's (see Get).
+func (e *Engine) document(ctx context.Context, id string) (Document, error) {
+	doc, err := e.store.Get(ctx, id)
+	if !errors.Is(err, ErrNotFound) {
+		return doc, err
+	}
+	ids, rerr := e.resolve(ctx, []string{id})
+	if rerr != nil {
+		return Document{}, rerr
+	}
+	if ids[0] == id {
+		return Document{}, err
+	}
+	return e.store.Get(ctx, ids[0])
+}
+
 // resolve returns ids with each id that names no stored paper but is a
 // source of one (see Get) replaced by that paper's id; ids naming
 // nothing stay as they are.

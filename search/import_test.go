@@ -449,3 +449,31 @@ func TestAddIsOneWayIn(t *testing.T) {
 		}
 	})
 }
+
+// TestSimilarBySourceIDPages: similar asked by an id a paper is known by
+// beside its own (a source of its work) pages as it does by the work's
+// id: the next page follows from the first page's cursor, whole paper and
+// by aspect.
+func TestSimilarBySourceIDPages(t *testing.T) {
+	ctx := context.Background()
+	eng, _, _ := importEngine(t)
+	arx := func(id string) papersearch.Source { s, _ := seeds.Arxiv(id); return s }
+	papers := importPapers(12)
+	papers[0].Sources = []papersearch.Source{arx("2404.00007")}
+	papers[0].Abstract = "Routing tokens to experts. We balance the load. It scales."
+	if _, err := eng.Import(ctx, search.Papers(papers), search.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, aspect := range []search.Aspect{search.WholePaper, search.MethodAspect} {
+		for _, id := range []string{papers[0].ID, "arxiv:2404.00007"} {
+			first, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Aspect: aspect, Mode: search.Dense, Limit: 3})
+			if err != nil || first.NextCursor == "" {
+				t.Fatalf("%s %q: first page %+v, %v", id, aspect, first.NextCursor, err)
+			}
+			next, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Aspect: aspect, Mode: search.Dense, Limit: 3, Cursor: first.NextCursor})
+			if err != nil || len(next.Hits) == 0 || next.Hits[0].Rank != 4 {
+				t.Errorf("%s %q: the next page: %+v, %v", id, aspect, next.Hits, err)
+			}
+		}
+	}
+}

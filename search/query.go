@@ -302,22 +302,26 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if err := q.validateShape(); err != nil {
 		return Results{}, err
 	}
-	if sq.Aspect != WholePaper || sq.Sentences != nil {
-		return e.similarByAspect(ctx, start, sq, q)
+	byAspect := sq.Aspect != WholePaper || sq.Sentences != nil
+	if byAspect {
+		if err := sq.validateAspect(); err != nil {
+			return Results{}, err
+		}
+	}
+	// The paper may be known by another id (a source of a work stored
+	// under its first version's id): resolved once, here, so that every
+	// page of the query, and its cursor, name the work.
+	doc, err := e.document(ctx, sq.ID)
+	if err != nil {
+		return Results{}, err
+	}
+	sq.ID = doc.Paper.ID
+	if byAspect {
+		return e.similarByAspect(ctx, start, sq, q, doc)
 	}
 	fp := Query{Text: sq.ID, Filter: sq.Filter, Mode: q.Mode}.fingerprint("similar")
 	seen, err := e.seen(sq.Cursor, fp)
 	if err != nil {
-		return Results{}, err
-	}
-	doc, err := e.store.Get(ctx, sq.ID)
-	if err != nil {
-		// The paper may be known by another id: a source of a work stored
-		// under its first version's id.
-		if p, gerr := e.Get(ctx, sq.ID); errors.Is(err, ErrNotFound) && gerr == nil && p.ID != sq.ID {
-			sq.ID = p.ID
-			return e.Similar(ctx, sq)
-		}
 		return Results{}, err
 	}
 	filter := sq.Filter
