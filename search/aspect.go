@@ -99,8 +99,8 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	if err != nil {
 		return Results{}, err
 	}
-	if _, err := e.store.Sentences(ctx, nil); errors.Is(err, ErrNoSentences) {
-		return Results{}, err
+	if !e.store.KeepsSentences() {
+		return Results{}, fmt.Errorf("aspect: %w", ErrNoSentences)
 	}
 	if doc.Sentences == nil { // stored before sentences were kept
 		if err := e.embedWithSentences(ctx, []*Document{&doc}); err != nil {
@@ -174,8 +174,8 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 	if err != nil {
 		return Results{}, err
 	}
-	if _, err := e.store.Sentences(ctx, nil); errors.Is(err, ErrNoSentences) {
-		return Results{}, err
+	if !e.store.KeepsSentences() {
+		return Results{}, fmt.Errorf("aspect: %w", ErrNoSentences)
 	}
 	var probes []probe
 	wholePaper := false // a liked paper without a sentence of the role

@@ -149,8 +149,7 @@ func (e *Engine) plan(ctx context.Context, papers []papersearch.Paper) ([]Docume
 	if err != nil {
 		return nil, sum, fmt.Errorf("ingest: %w", err)
 	}
-	_, err = e.store.Sentences(ctx, nil)
-	keepsSentences := !errors.Is(err, ErrNoSentences)
+	keepsSentences := e.store.KeepsSentences()
 	var work []Document
 	for _, p := range unique {
 		fp := FingerprintOf(p)

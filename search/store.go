@@ -76,10 +76,12 @@ type Store interface {
 	// works those keys name.
 	Works(ctx context.Context, keys []string) (map[string]papersearch.Paper, error)
 	// Sentences returns the sentences (roles and vectors) kept for those of
-	// ids that have them; a store that keeps none (a Qdrant collection
-	// created before they were kept) returns an error wrapping
-	// ErrNoSentences.
+	// ids that have them; a store that keeps none (see KeepsSentences)
+	// returns an error wrapping ErrNoSentences.
 	Sentences(ctx context.Context, ids []string) (map[string][]Sentence, error)
+	// KeepsSentences reports whether the store keeps sentence vectors: a
+	// Qdrant collection created before they were kept does not.
+	KeepsSentences() bool
 	// Fingerprints returns the hashes stored for those of ids that exist.
 	Fingerprints(ctx context.Context, ids []string) (map[string]Fingerprint, error)
 	// Nearest returns up to k documents allowed by f, by descending cosine

@@ -350,6 +350,9 @@ func (q *Store) Works(ctx context.Context, keys []string) (_ map[string]papersea
 	return out, nil
 }
 
+// KeepsSentences reports whether the collection has sentence vectors.
+func (q *Store) KeepsSentences() bool { return q.sentences }
+
 // Sentences returns the sentences of those of ids that have them, read
 // with their multivectors in one request; ErrNoSentences for a collection
 // created before sentences were kept.

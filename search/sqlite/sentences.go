@@ -60,6 +60,9 @@ func (s *Store) putSentences(ctx context.Context, tx *sql.Tx, id string, ss []se
 	return nil
 }
 
+// KeepsSentences reports true: every embedded store keeps them.
+func (s *Store) KeepsSentences() bool { return true }
+
 // Sentences returns the sentences kept for those of ids that have them.
 func (s *Store) Sentences(ctx context.Context, ids []string) (map[string][]search.Sentence, error) {
 	out := make(map[string][]search.Sentence, len(ids))

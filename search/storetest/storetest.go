@@ -370,6 +370,9 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 
 	t.Run("Sentences", func(t *testing.T) {
 		s := open(t)
+		if !s.KeepsSentences() {
+			t.Fatal("a store created now says it keeps no sentence vectors")
+		}
 		d := Doc(1)
 		d.Sentences = []search.Sentence{{Role: roles.Background, Vector: RandomUnit(11, Model.Dim)},
 			{Role: roles.Method, Vector: RandomUnit(12, Model.Dim)}, {Role: roles.Result, Vector: RandomUnit(13, Model.Dim)}}
