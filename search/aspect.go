@@ -149,7 +149,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	}
 	probes := make([]probe, len(query))
 	for i, qi := range query {
-		probes[i] = probe{vec: e.core(doc.Sentences[qi].Vector), sameRole: e.opts.AspectSameRole,
+		probes[i] = probe{vec: e.core(doc.Sentences[qi].Vector), sameRole: e.opts.research.AspectSameRole,
 			sentence: papersearch.MatchedSentence{Index: qi, Role: doc.Sentences[qi].Role.String(), Text: texts[qi]}}
 	}
 	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, byRole, candidates)
@@ -203,7 +203,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		for j, s := range doc.Sentences {
 			if s.Role == role && j < len(texts) {
 				found = true
-				probes = append(probes, probe{vec: e.core(s.Vector), sameRole: e.opts.AspectSameRole,
+				probes = append(probes, probe{vec: e.core(s.Vector), sameRole: e.opts.research.AspectSameRole,
 					sentence: papersearch.MatchedSentence{Index: j, Role: s.Role.String(), Text: texts[j]}})
 			}
 		}
@@ -211,7 +211,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 			// No sentence of the aspect: the paper as a whole is the probe,
 			// and the response says so (as similar by aspect does).
 			wholePaper = true
-			probes = append(probes, probe{vec: e.core(doc.Vector), sameRole: e.opts.AspectSameRole,
+			probes = append(probes, probe{vec: e.core(doc.Vector), sameRole: e.opts.research.AspectSameRole,
 				sentence: papersearch.MatchedSentence{Index: -1, Role: "paper", Text: doc.Paper.Title}})
 		}
 	}
@@ -248,8 +248,8 @@ type probe struct {
 
 // aspectDepth is how many candidates an aspect query ranks.
 func (e *Engine) aspectDepth() int {
-	if e.opts.AspectDepth > 0 {
-		return e.opts.AspectDepth
+	if e.opts.research.AspectDepth > 0 {
+		return e.opts.research.AspectDepth
 	}
 	return DefaultAspectDepth
 }
@@ -343,7 +343,7 @@ func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, r
 		}
 	}
 
-	wholeWeight := e.opts.AspectWhole
+	wholeWeight := e.opts.research.AspectWhole
 	type scored = aspectScored
 	ranked := make([]scored, 0, len(cands))
 	for rank, c := range cands {
@@ -382,7 +382,7 @@ func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, r
 			}
 		}
 		x.Score = float64(best)
-		if e.opts.AspectMatch == MatchSum {
+		if e.opts.research.AspectMatch == MatchSum {
 			x.Score = float64(sum) / float64(len(probes))
 		}
 		x.Score = (1-wholeWeight)*x.Score + wholeWeight*float64(c.Score)
@@ -408,7 +408,7 @@ func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, r
 			return nil, nil, nil, fmt.Errorf("lexical retrieval: %w", err)
 		}
 	}
-	list := merge(mode, bySentences, lex, *e.opts.AspectFusion)
+	list := merge(mode, bySentences, lex, *e.opts.research.AspectFusion)
 	byID := make(map[string]aspectScored, len(ranked))
 	for _, x := range ranked {
 		byID[x.ID] = x

@@ -84,20 +84,20 @@ func aspectSignal(b *testing.B, papers []papersearch.Paper, local embed.Embedder
 	}
 	defer store.Close()
 	ctx := context.Background()
-	engine := func(opts search.Options) *search.Engine {
-		opts.SeparateSentences = separate
-		e, err := search.NewEngine(store, local, opts)
+	engine := func(r search.ResearchOptions) *search.Engine {
+		r.SeparateSentences = separate
+		e, err := search.NewEngine(store, local, search.WithResearch(search.Options{}, r))
 		if err != nil {
 			b.Fatal(err)
 		}
 		return e
 	}
-	if _, err := engine(search.Options{}).Ingest(ctx, papers, nil); err != nil {
+	if _, err := engine(search.ResearchOptions{}).Ingest(ctx, papers, nil); err != nil {
 		b.Fatal(err)
 	}
 	type method struct {
 		name string
-		opts search.Options
+		opts search.ResearchOptions
 		mode search.Mode
 		// whole compares whole papers, ignoring the aspect.
 		whole bool
@@ -108,12 +108,12 @@ func aspectSignal(b *testing.B, papers []papersearch.Paper, local embed.Embedder
 		{name: "whole, dense", whole: true, mode: search.Dense},
 		{name: "aspect: best pair, hybrid (default)"},
 		{name: "aspect: best pair, dense", mode: search.Dense},
-		{name: "aspect: mean of best matches, hybrid", opts: search.Options{AspectMatch: search.MatchSum}},
-		{name: "aspect: mean of best matches, dense", opts: search.Options{AspectMatch: search.MatchSum}, mode: search.Dense},
-		{name: "aspect: best pair, hybrid fused evenly", opts: search.Options{AspectFusion: &evenly}},
-		{name: "aspect: best pair, dense, same role", opts: search.Options{AspectSameRole: true}, mode: search.Dense},
-		{name: "aspect: mean, half whole, dense", opts: search.Options{AspectMatch: search.MatchSum, AspectWhole: 0.5}, mode: search.Dense},
-		{name: "aspect: mean, half whole, dense, 300 deep", opts: search.Options{AspectMatch: search.MatchSum, AspectWhole: 0.5, AspectDepth: 300}, mode: search.Dense},
+		{name: "aspect: mean of best matches, hybrid", opts: search.ResearchOptions{AspectMatch: search.MatchSum}},
+		{name: "aspect: mean of best matches, dense", opts: search.ResearchOptions{AspectMatch: search.MatchSum}, mode: search.Dense},
+		{name: "aspect: best pair, hybrid fused evenly", opts: search.ResearchOptions{AspectFusion: &evenly}},
+		{name: "aspect: best pair, dense, same role", opts: search.ResearchOptions{AspectSameRole: true}, mode: search.Dense},
+		{name: "aspect: mean, half whole, dense", opts: search.ResearchOptions{AspectMatch: search.MatchSum, AspectWhole: 0.5}, mode: search.Dense},
+		{name: "aspect: mean, half whole, dense, 300 deep", opts: search.ResearchOptions{AspectMatch: search.MatchSum, AspectWhole: 0.5, AspectDepth: 300}, mode: search.Dense},
 	}
 	engines := make([]*search.Engine, len(methods))
 	for i, m := range methods {

@@ -91,6 +91,19 @@ type Options struct {
 	// IngestBatch is how many papers are embedded and stored together
 	// (default IngestBatch).
 	IngestBatch int
+	// research are the knobs the dev signals compare and no user sets
+	// (see WithResearch in the package's tests).
+	research research
+	// Observe, if set, is told the duration and outcome of every embedding
+	// call and store operation, named by one of Ops, for metrics.
+	Observe func(op string, d time.Duration, err error)
+}
+
+// research are the engine's research knobs: ways of ranking measured
+// against the defaults on the dev signals (docs/ranking.md), kept so the
+// measurements can be run again, and out of Options so that no user
+// mistakes them for settings.
+type research struct {
 	// AspectMatch is how aspect similarity scores a paper from the best
 	// matches of the query's sentences: MatchBest (the default) or MatchSum.
 	AspectMatch string
@@ -115,9 +128,6 @@ type Options struct {
 	// even when the model can pool sentence vectors from the paper's single
 	// encoder pass (embed.PartEmbedder), which it does by default.
 	SeparateSentences bool
-	// Observe, if set, is told the duration and outcome of every embedding
-	// call and store operation, named by one of Ops, for metrics.
-	Observe func(op string, d time.Duration, err error)
 }
 
 // The operations Options.Observe is told of.
@@ -173,8 +183,8 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.Fusion == nil {
 		opts.Fusion = &DefaultFusion
 	}
-	if opts.AspectFusion == nil {
-		opts.AspectFusion = &DefaultAspectFusion
+	if opts.research.AspectFusion == nil {
+		opts.research.AspectFusion = &DefaultAspectFusion
 	}
 	if opts.ModelGate == nil {
 		opts.ModelGate = &DefaultModelGate
@@ -210,7 +220,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	}
 	docs := embed.Instructed(embedder, embed.Document)
 	inContext, ok := embed.AsPartEmbedder(docs)
-	if !ok || opts.SeparateSentences {
+	if !ok || opts.research.SeparateSentences {
 		inContext = nil
 	}
 	dim, models := coreDim(byModel, *opts.ModelGate)

@@ -118,7 +118,7 @@ func BenchmarkSentenceCost(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				e, err := search.NewEngine(store, local, search.Options{SeparateSentences: separate})
+				e, err := search.NewEngine(store, local, search.WithResearch(search.Options{}, search.ResearchOptions{SeparateSentences: separate}))
 				if err != nil {
 					b.Fatal(err)
 				}
