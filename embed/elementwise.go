@@ -1,0 +1,104 @@
+package embed
+
+import "math"
+
+// The encoder's element-wise steps (LayerNorm, softmax, GELU, adds), in Go
+// as the reference and with SIMD where the CPU has it.
+
+// layerNorm is a layer normalisation's scale (gamma) and shift (beta).
+type layerNorm struct{ gamma, beta []float32 }
+
+// residual sets each row of x (width len(b)) to the normalised x + y + b:
+// a dense layer's bias, the residual connection and the layer norm in one
+// pass.
+func (n layerNorm) residual(x, y, b []float32, eps float32) {
+	h := len(b)
+	for off := 0; off+h <= len(x); off += h {
+		row, yr := x[off:off+h], y[off:off+h]
+		if residualNormSIMD(row, yr, b, n.gamma, n.beta, eps) {
+			continue
+		}
+		for j := range row {
+			row[j] += yr[j] + b[j]
+		}
+		n.apply(row, h, eps)
+	}
+}
+
+// apply normalises each row of x (width h) in place.
+func (n layerNorm) apply(x []float32, h int, eps float32) {
+	for off := 0; off+h <= len(x); off += h {
+		row := x[off : off+h]
+		var mean float32
+		for _, v := range row {
+			mean += v
+		}
+		mean /= float32(h)
+		var variance float32
+		for _, v := range row {
+			d := v - mean
+			variance += d * d
+		}
+		variance /= float32(h)
+		inv := float32(1 / math.Sqrt(float64(variance+eps)))
+		for j, v := range row {
+			row[j] = (v-mean)*inv*n.gamma[j] + n.beta[j]
+		}
+	}
+}
+
+// add adds src to dst element-wise, with SIMD where the CPU has it.
+func add(dst, src []float32) {
+	if addSIMD(dst, src) {
+		return
+	}
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// softmaxScaled replaces row by softmax(scale·row), with SIMD where the
+// CPU has it.
+func softmaxScaled(row []float32, scale float32) {
+	if !softmaxSIMD(row, scale) {
+		softmaxGo(row, scale)
+	}
+}
+
+// softmaxGo is softmaxScaled in Go, and the reference for the SIMD one.
+func softmaxGo(row []float32, scale float32) {
+	maxv := float32(math.Inf(-1))
+	for _, v := range row {
+		maxv = max(maxv, v)
+	}
+	var sum float32
+	for i, v := range row {
+		e := expf((v - maxv) * scale)
+		row[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range row {
+		row[i] *= inv
+	}
+}
+
+// biasGELU adds b to each row of x (width len(b)) and applies the erf
+// GELU, in place, with SIMD where the CPU has it.
+func biasGELU(x, b []float32) {
+	for off := 0; off+len(b) <= len(x); off += len(b) {
+		row := x[off : off+len(b)]
+		if !biasGELUSIMD(row, b) {
+			add(row, b)
+			geluGo(row)
+		}
+	}
+}
+
+// geluGo is gelu in Go, and the reference for the SIMD one.
+func geluGo(x []float32) {
+	for i, v := range x {
+		x[i] = 0.5 * v * (1 + erff(v*(1/math.Sqrt2)))
+	}
+}
