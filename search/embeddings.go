@@ -1,0 +1,74 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/papersearch/papersearch/embed"
+)
+
+// Models lists the models Embed answers for: the index's, and for a pair
+// each of its two, so another papersearch can build the same pair from
+// this one's /v1/embeddings.
+func (e *Engine) Models() []embed.ModelInfo {
+	out := make([]embed.ModelInfo, len(e.byModel))
+	for i, m := range e.byModel {
+		out[i] = m.Info()
+	}
+	return out
+}
+
+// ErrUnknownModel is returned by Embed for a model not in Models.
+var ErrUnknownModel = errors.New("no such model here")
+
+// Embed embeds texts as given with the named model (one of Models; "" for
+// the index's) and returns the vectors and the tokens they cost.
+func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error) {
+	defer e.lanes.foreground()()
+	emb := e.embedder
+	if model != "" {
+		i := slices.IndexFunc(e.byModel, func(m embed.Embedder) bool { return m.Info().Name == model })
+		if i < 0 {
+			return nil, 0, fmt.Errorf("%w: %q", ErrUnknownModel, model)
+		}
+		emb = e.byModel[i]
+	}
+	// Each distinct text is embedded once.
+	var unique []string
+	at := make(map[string]int, len(texts))
+	for _, t := range texts {
+		if _, ok := at[t]; !ok {
+			at[t] = len(unique)
+			unique = append(unique, t)
+		}
+	}
+	tokens := embed.CountTokens(emb, unique)
+	if limit := e.opts.EmbedMaxTokens; limit > 0 && tokens > limit {
+		return nil, tokens, &TokenLimitError{Tokens: tokens, Limit: limit}
+	}
+	vecs, err := emb.Embed(ctx, unique)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = vecs[at[t]]
+	}
+	return out, tokens, nil
+}
+
+// TokenLimitError is an Embed call whose distinct texts hold more tokens
+// than Options.EmbedMaxTokens allows.
+type TokenLimitError struct{ Tokens, Limit int }
+
+func (e *TokenLimitError) Error() string {
+	return fmt.Sprintf("the inputs hold %d tokens (their distinct texts, as the model counts them); at most %d fit in one request: send fewer inputs per request",
+		e.Tokens, e.Limit)
+}
+
+// DefaultEmbedMaxTokens is Options.EmbedMaxTokens's default: about 500
+// abstracts, twice the estimated tokens another papersearch sends in one
+// request (embed.OpenAIConfig's default BatchTokens), so its batches pass.
+const DefaultEmbedMaxTokens = 131072
