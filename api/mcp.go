@@ -3,11 +3,9 @@ package api
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -104,7 +102,6 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // rule, see authorize), and every paper as the resource
 // papersearch://papers/{id}.
 func newMCP(s *Server) *mcp.Server {
-	engine := s.engine
 	version := "(devel)"
 	if info, ok := debug.ReadBuildInfo(); ok {
 		version = info.Main.Version
@@ -123,145 +120,48 @@ func newMCP(s *Server) *mcp.Server {
 		Description: "The papers that best answer a question in plain words, best first, as POST /v1/search answers: " +
 			"query, like/unlike (paper ids to move toward or away from), filters (year_min, year_max, venues, author, tags), " +
 			"mode (hybrid, dense, lexical), aspect (background, method, result), limit, cursor, explain.",
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPSearch) (*mcp.CallToolResult, wire.SearchResponse, error) {
-		q, err := searchQuery(in.SearchRequest)
-		if err != nil {
-			return nil, wire.SearchResponse{}, s.toolError(req, err)
-		}
-		res, err := s.runSearch(ctx, q)
-		if err != nil {
-			return nil, wire.SearchResponse{}, s.toolError(req, err)
-		}
-		return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
-	})
+	}, s.mcpSearch)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "similar",
 		Title: "Papers similar to a paper",
 		Description: "The papers most like one paper (never the paper itself), as GET /v1/papers/{id}/similar answers; " +
 			"aspect compares its background, method or result sentences with other papers'.",
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPSimilar) (*mcp.CallToolResult, wire.SearchResponse, error) {
-		id, err := mcpID(in.ID)
-		if err != nil {
-			return nil, wire.SearchResponse{}, s.toolError(req, err)
-		}
-		limit, err := limitOf(in.Limit)
-		if err != nil {
-			return nil, wire.SearchResponse{}, s.toolError(req, err)
-		}
-		sq := search.SimilarQuery{ID: id, Aspect: search.Aspect(in.Aspect), Sentences: in.Sentences,
-			Mode: search.Mode(in.Mode), Limit: limit, Explain: in.Explain, Cursor: in.Cursor}
-		if in.Filters != nil {
-			sq.Filter = *in.Filters
-		}
-		res, err := engine.Similar(ctx, sq)
-		if err != nil {
-			return nil, wire.SearchResponse{}, s.toolError(req, err)
-		}
-		return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
-	})
+	}, s.mcpSimilar)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "related_for_text",
 		Title: "Papers related to a draft paragraph",
 		Description: "The papers that support or relate to a paragraph of a draft: each of its sentences (up to 12) is searched " +
 			"as a question, the rankings fused; each result names the draft's sentence it answers best and its own closest sentence.",
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPRelated) (*mcp.CallToolResult, RelatedResponse, error) {
-		out, err := related(ctx, engine, in)
-		if err != nil {
-			return nil, RelatedResponse{}, s.toolError(req, err)
-		}
-		return nil, out, nil
-	})
+	}, s.mcpRelated)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "list_collections",
 		Title:       "List collections",
 		Description: "Every collection (tag) the stored papers hold, with how many papers hold it, as GET /v1/collections answers; a tag scopes search and similar (filters.tags).",
-	}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, wire.CollectionsResponse, error) {
-		out, err := collections(ctx, engine)
-		if err != nil {
-			return nil, wire.CollectionsResponse{}, s.toolError(req, err)
-		}
-		return nil, out, nil
-	})
+	}, s.mcpCollections)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "get_paper",
 		Title:       "Get a paper",
 		Description: "One paper whole: id, title, abstract, authors, venue, year, URL, tags and sources, as GET /v1/papers/{id} answers.",
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPPaper) (*mcp.CallToolResult, papersearch.Paper, error) {
-		id, err := mcpID(in.ID)
-		if err != nil {
-			return nil, papersearch.Paper{}, s.toolError(req, err)
-		}
-		p, err := getPaper(ctx, engine, id)
-		if err != nil {
-			return nil, papersearch.Paper{}, s.toolError(req, err)
-		}
-		return nil, p, nil
-	})
+	}, s.mcpGetPaper)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "import",
 		Title: "Import papers",
 		Description: "Start importing papers in the background, as POST /v1/imports does (needs the server's API key over HTTP): " +
 			"source openreview, arxiv or openalex with target (a venue id, a query, a filter) and max, or bibtex or csl with the file in content; " +
 			"tags for every paper. Answers the job; import_status follows it.",
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in wire.ImportRequest) (*mcp.CallToolResult, wire.ImportJob, error) {
-		if p := s.authorize(requestHeader(req)); p != nil {
-			return nil, wire.ImportJob{}, s.toolError(req, p)
-		}
-		job, err := s.beginImport(in)
-		if err != nil {
-			return nil, wire.ImportJob{}, s.toolError(req, err)
-		}
-		return nil, *job, nil
-	})
+	}, s.mcpImport)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "import_status",
 		Title:       "An import's progress",
 		Description: "An import's progress: records read, papers stored, rejected records and why, its end; as GET /v1/imports/{id} answers.",
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in MCPImport) (*mcp.CallToolResult, wire.ImportJob, error) {
-		if p := s.authorize(requestHeader(req)); p != nil {
-			return nil, wire.ImportJob{}, s.toolError(req, p)
-		}
-		job, err := s.importJob(in.ID)
-		if err != nil {
-			return nil, wire.ImportJob{}, s.toolError(req, err)
-		}
-		return nil, *job, nil
-	})
+	}, s.mcpImportStatus)
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "paper",
 		Title:       "A paper",
 		URITemplate: paperURIPrefix + "{id}",
 		Description: "A paper's title, abstract and metadata as JSON (application/json), or its BibTeX entry (application/x-bibtex).",
 		MIMEType:    "application/json",
-	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		id, ok := strings.CutPrefix(req.Params.URI, paperURIPrefix)
-		if !ok {
-			return nil, mcp.ResourceNotFoundError(req.Params.URI)
-		}
-		if unescaped, err := url.PathUnescape(id); err == nil {
-			id = unescaped
-		}
-		id, err := mcpID(id)
-		if err != nil {
-			return nil, mcp.ResourceNotFoundError(req.Params.URI)
-		}
-		p, err := getPaper(ctx, engine, id)
-		if errors.Is(err, search.ErrNotFound) {
-			return nil, mcp.ResourceNotFoundError(req.Params.URI)
-		}
-		if err != nil {
-			s.log.Error("MCP resource read failed", "uri", req.Params.URI, "error", err)
-			return nil, fmt.Errorf("read %s: %s", req.Params.URI, toProblem(err).Detail)
-		}
-		body, err := json.Marshal(p)
-		if err != nil {
-			return nil, err
-		}
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-			{URI: req.Params.URI, MIMEType: "application/json", Text: string(body)},
-			{URI: req.Params.URI, MIMEType: MediaBibTeX, Text: BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})},
-		}}, nil
-	})
+	}, s.mcpPaperResource)
 	return srv
 }
 

@@ -1,0 +1,137 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/search"
+)
+
+// mcpSearch answers the MCP tool search.
+func (s *Server) mcpSearch(ctx context.Context, req *mcp.CallToolRequest, in MCPSearch) (*mcp.CallToolResult, wire.SearchResponse, error) {
+	q, err := searchQuery(in.SearchRequest)
+	if err != nil {
+		return nil, wire.SearchResponse{}, s.toolError(req, err)
+	}
+	res, err := s.runSearch(ctx, q)
+	if err != nil {
+		return nil, wire.SearchResponse{}, s.toolError(req, err)
+	}
+	return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
+}
+
+// mcpSimilar answers the MCP tool similar.
+func (s *Server) mcpSimilar(ctx context.Context, req *mcp.CallToolRequest, in MCPSimilar) (*mcp.CallToolResult, wire.SearchResponse, error) {
+	id, err := mcpID(in.ID)
+	if err != nil {
+		return nil, wire.SearchResponse{}, s.toolError(req, err)
+	}
+	limit, err := limitOf(in.Limit)
+	if err != nil {
+		return nil, wire.SearchResponse{}, s.toolError(req, err)
+	}
+	sq := search.SimilarQuery{ID: id, Aspect: search.Aspect(in.Aspect), Sentences: in.Sentences,
+		Mode: search.Mode(in.Mode), Limit: limit, Explain: in.Explain, Cursor: in.Cursor}
+	if in.Filters != nil {
+		sq.Filter = *in.Filters
+	}
+	res, err := s.engine.Similar(ctx, sq)
+	if err != nil {
+		return nil, wire.SearchResponse{}, s.toolError(req, err)
+	}
+	return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
+}
+
+// mcpRelated answers the MCP tool related_for_text.
+func (s *Server) mcpRelated(ctx context.Context, req *mcp.CallToolRequest, in MCPRelated) (*mcp.CallToolResult, RelatedResponse, error) {
+	out, err := related(ctx, s.engine, in)
+	if err != nil {
+		return nil, RelatedResponse{}, s.toolError(req, err)
+	}
+	return nil, out, nil
+}
+
+// mcpCollections answers the MCP tool list_collections.
+func (s *Server) mcpCollections(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, wire.CollectionsResponse, error) {
+	out, err := collections(ctx, s.engine)
+	if err != nil {
+		return nil, wire.CollectionsResponse{}, s.toolError(req, err)
+	}
+	return nil, out, nil
+}
+
+// mcpGetPaper answers the MCP tool get_paper.
+func (s *Server) mcpGetPaper(ctx context.Context, req *mcp.CallToolRequest, in MCPPaper) (*mcp.CallToolResult, papersearch.Paper, error) {
+	id, err := mcpID(in.ID)
+	if err != nil {
+		return nil, papersearch.Paper{}, s.toolError(req, err)
+	}
+	p, err := getPaper(ctx, s.engine, id)
+	if err != nil {
+		return nil, papersearch.Paper{}, s.toolError(req, err)
+	}
+	return nil, p, nil
+}
+
+// mcpImport answers the MCP tool import.
+func (s *Server) mcpImport(ctx context.Context, req *mcp.CallToolRequest, in wire.ImportRequest) (*mcp.CallToolResult, wire.ImportJob, error) {
+	if p := s.authorize(requestHeader(req)); p != nil {
+		return nil, wire.ImportJob{}, s.toolError(req, p)
+	}
+	job, err := s.beginImport(in)
+	if err != nil {
+		return nil, wire.ImportJob{}, s.toolError(req, err)
+	}
+	return nil, *job, nil
+}
+
+// mcpImportStatus answers the MCP tool import_status.
+func (s *Server) mcpImportStatus(ctx context.Context, req *mcp.CallToolRequest, in MCPImport) (*mcp.CallToolResult, wire.ImportJob, error) {
+	if p := s.authorize(requestHeader(req)); p != nil {
+		return nil, wire.ImportJob{}, s.toolError(req, p)
+	}
+	job, err := s.importJob(in.ID)
+	if err != nil {
+		return nil, wire.ImportJob{}, s.toolError(req, err)
+	}
+	return nil, *job, nil
+}
+
+// mcpPaperResource reads the resource papersearch://papers/{id}.
+func (s *Server) mcpPaperResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	id, ok := strings.CutPrefix(req.Params.URI, paperURIPrefix)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	if unescaped, err := url.PathUnescape(id); err == nil {
+		id = unescaped
+	}
+	id, err := mcpID(id)
+	if err != nil {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	p, err := getPaper(ctx, s.engine, id)
+	if errors.Is(err, search.ErrNotFound) {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	if err != nil {
+		s.log.Error("MCP resource read failed", "uri", req.Params.URI, "error", err)
+		return nil, fmt.Errorf("read %s: %s", req.Params.URI, toProblem(err).Detail)
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+		{URI: req.Params.URI, MIMEType: "application/json", Text: string(body)},
+		{URI: req.Params.URI, MIMEType: MediaBibTeX, Text: BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})},
+	}}, nil
+}
