@@ -18,11 +18,9 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds"
-	"github.com/papersearch/papersearch/seeds/latex"
 )
 
 // Entry is one BibTeX entry: its type and citation key, and its fields by
@@ -222,23 +220,6 @@ func (r *Reader) fields(closer rune) (out map[string]string, long map[string]err
 	}
 }
 
-// bounded is a strings.Builder that keeps at most MaxValueBytes and
-// remembers being given more.
-type bounded struct {
-	b    strings.Builder
-	over error
-}
-
-func (w *bounded) Write(p []byte) (int, error) {
-	if w.over == nil && w.b.Len()+len(p) > MaxValueBytes {
-		w.over = fmt.Errorf("value %w: more than %d bytes", errTooLong, MaxValueBytes)
-	}
-	if w.over == nil {
-		w.b.Write(p)
-	}
-	return len(p), nil
-}
-
 // value reads a field's value, parts joined with #, to its end; a value
 // past MaxValueBytes, or one that uses a refused macro, is an error
 // wrapping errTooLong once it is read.
@@ -284,51 +265,6 @@ func (r *Reader) value() (string, error) {
 	}
 }
 
-// balanced reads up to the closer that balances an opener already read,
-// writing what is between (inner braces kept) to w.
-func (r *Reader) balanced(open, closer rune, w io.Writer) (int, error) {
-	depth, n := 1, 0
-	var buf [utf8.UTFMax]byte
-	for {
-		c, err := r.read()
-		if err != nil {
-			return n, errors.New("unbalanced braces")
-		}
-		switch c {
-		case open:
-			depth++
-		case closer:
-			if depth--; depth == 0 {
-				return n, nil
-			}
-		}
-		k, _ := w.Write(buf[:utf8.EncodeRune(buf[:], c)])
-		n += k
-	}
-}
-
-// quoted reads a "quoted" value after its opening quote, writing it to w;
-// quotes inside braces do not end it.
-func (r *Reader) quoted(w io.Writer) error {
-	depth := 0
-	var buf [utf8.UTFMax]byte
-	for {
-		c, err := r.read()
-		if err != nil {
-			return errors.New("unterminated quoted value")
-		}
-		switch {
-		case c == '{':
-			depth++
-		case c == '}':
-			depth--
-		case c == '"' && depth == 0:
-			return nil
-		}
-		w.Write(buf[:utf8.EncodeRune(buf[:], c)])
-	}
-}
-
 // key reads an entry's citation key, up to the comma or closer outside
 // braces (a key may hold braces: Erd{\H{o}}s1959), trimmed.
 func (r *Reader) key(closer rune) (string, error) {
@@ -355,85 +291,9 @@ func (r *Reader) key(closer rune) (string, error) {
 	}
 }
 
-// ident reads a run of name characters, at most MaxKeyBytes of them (what
-// follows a longer run is then read as what follows the name, and so is
-// malformed).
-func (r *Reader) ident() string {
-	var b strings.Builder
-	for {
-		c, err := r.peek()
-		if err != nil || !(unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune("_-:.+/", c)) || b.Len() >= MaxKeyBytes {
-			return b.String()
-		}
-		r.read()
-		b.WriteRune(c)
-	}
-}
-
-func (r *Reader) space() {
-	for {
-		c, err := r.peek()
-		if err != nil || !unicode.IsSpace(c) {
-			return
-		}
-		r.read()
-	}
-}
-
-func (r *Reader) read() (rune, error) {
-	c, _, err := r.r.ReadRune()
-	if c == '\n' {
-		r.line++
-	}
-	return c, err
-}
-
-func (r *Reader) peek() (rune, error) {
-	c, _, err := r.r.ReadRune()
-	if err != nil {
-		return 0, err
-	}
-	return c, r.r.UnreadRune()
-}
-
 // arxivID is the form of an arXiv identifier, new (2401.01234) or old
 // (cs/0112017), with an optional version.
 var arxivID = regexp.MustCompile(`^(?:arXiv:)?([a-z-]+(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})(?:v\d+)?$`) // read-only
-
-// Paper turns an entry into a paper. Its id is stable across exports:
-// doi:<DOI> when the entry has one, else arxiv:<id> for an arXiv e-print,
-// else bibtex:<citation key>. The venue is the booktitle or journal, else
-// what the entry type names the publisher by (a thesis's school, a
-// report's institution, a book's publisher, a @misc's howpublished unless
-// that is a link); the type comes from the entry type (typeOf).
-func Paper(e Entry) (papersearch.Paper, error) {
-	f := func(name string) string { return latex.Decode(e.Fields[name]) }
-	publisher := f(venueField[strings.ToLower(e.Type)])
-	if strings.Contains(publisher, "://") {
-		publisher = ""
-	}
-	p := papersearch.Paper{
-		Title:    f("title"),
-		Abstract: f("abstract"),
-		Authors:  Authors(e.Fields["author"]),
-		Venue:    firstOf(f("booktitle"), f("journal"), f("journaltitle"), publisher),
-		URL:      verbatimURL(e.Fields["url"]),
-	}
-	if y := strings.TrimSpace(f("year")); len(y) >= 4 {
-		fmt.Sscanf(y[:4], "%d", &p.Year)
-	} else if d := strings.TrimSpace(f("date")); len(d) >= 4 {
-		fmt.Sscanf(d[:4], "%d", &p.Year)
-	}
-	arxiv := ""
-	if strings.EqualFold(e.Fields["archiveprefix"], "arxiv") || strings.EqualFold(e.Fields["eprinttype"], "arxiv") {
-		if m := arxivID.FindStringSubmatch(strings.TrimSpace(e.Fields["eprint"])); m != nil {
-			arxiv = m[1]
-		}
-	}
-	p.Type = typeOf(e.Type, p, arxiv != "")
-	p = seeds.Identify(p, e.Fields["doi"], arxiv, "bibtex:"+e.Key)
-	return papersearch.Complete(p)
-}
 
 // venueField is the field naming where an entry of a type without a
 // booktitle or journal was published.
@@ -448,97 +308,4 @@ var entryTypes = map[string]string{ // read-only
 	"conference": papersearch.TypeProceedingsArticle, "book": papersearch.TypeBook, "inbook": papersearch.TypeBookChapter,
 	"incollection": papersearch.TypeBookChapter, "phdthesis": papersearch.TypeThesis, "mastersthesis": papersearch.TypeThesis,
 	"thesis": papersearch.TypeThesis, "techreport": papersearch.TypeReport, "report": papersearch.TypeReport,
-}
-
-// typeOf is the paper type of an entry of that type: what the entry type
-// names, except that an @article or @misc in a preprint server (Google
-// Scholar's "journal = {arXiv preprint arXiv:…}") or with an arXiv e-print
-// and no journal is a preprint, and any other @misc unknown.
-func typeOf(entryType string, p papersearch.Paper, eprint bool) string {
-	t := entryTypes[strings.ToLower(entryType)]
-	if (t == papersearch.TypeJournalArticle || t == "") && (p.Venue != "" && !papersearch.Published(p) || p.Venue == "" && eprint) {
-		return papersearch.TypePreprint
-	}
-	return t
-}
-
-// verbatimURL reads a url field as biblatex does, verbatim (a LaTeX
-// reading would turn its ~ into a space), forgiving a backslash before one
-// of the characters LaTeX would otherwise read (\_, \%, \#, \&, \~) and
-// the braces of \url{…}.
-func verbatimURL(v string) string {
-	v = strings.TrimSpace(v)
-	if inner, ok := strings.CutPrefix(v, `\url{`); ok && strings.HasSuffix(inner, "}") {
-		v = strings.TrimSuffix(inner, "}")
-	}
-	return strings.NewReplacer(`\_`, "_", `\%`, "%", `\#`, "#", `\&`, "&", `\~`, "~").Replace(v)
-}
-
-func firstOf(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// Authors splits a BibTeX author list ("Last, First and First Last and
-// others") into names written first name first, decoded from LaTeX; "and"
-// inside braces does not split, and "others" is dropped.
-func Authors(field string) []string {
-	var names []string
-	depth, start := 0, 0
-	add := func(raw string) {
-		name := strings.TrimSpace(raw)
-		if name == "" || strings.EqualFold(name, "others") {
-			return
-		}
-		// "Last, First" and "Last, Jr, First" are written first name first.
-		parts := splitTop(name, ',')
-		switch len(parts) {
-		case 2:
-			name = parts[1] + " " + parts[0]
-		case 3:
-			name = parts[2] + " " + parts[0] + " " + parts[1]
-		}
-		names = append(names, latex.Decode(name))
-	}
-	lower := strings.ToLower(field)
-	for i := 0; i < len(field); i++ {
-		switch field[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-		default:
-			if depth == 0 && strings.HasPrefix(lower[i:], " and ") {
-				add(field[start:i])
-				start = i + len(" and ")
-				i = start - 1
-			}
-		}
-	}
-	add(field[start:])
-	return names
-}
-
-// splitTop splits s at sep outside braces, trimming each part.
-func splitTop(s string, sep byte) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '{':
-			depth++
-		case '}':
-			depth--
-		case sep:
-			if depth == 0 {
-				parts = append(parts, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, strings.TrimSpace(s[start:]))
 }
