@@ -48,15 +48,14 @@ type entry struct {
 // APIReader yields the papers an arXiv API query finds, newest first, up
 // to a maximum, page by page with arXiv's request spacing.
 type APIReader struct {
-	ctx     context.Context // the import's, for the requests Next makes
-	client  *fetch.Client
-	base    string
-	query   string
-	limit   int
-	start   int // entries asked for so far
-	read    int // entries handed out so far
-	total   int // what arXiv says the query finds; -1 before the first page
-	pending []entry
+	ctx    context.Context // the import's, for the requests Next makes
+	client *fetch.Client
+	base   string
+	query  string
+	limit  int
+	start  int                // entries asked for so far
+	total  int                // what arXiv says the query finds; -1 before the first page
+	pages  fetch.Pager[entry] // Read: the entries handed out so far
 }
 
 // NewAPIReader returns a reader of the first limit papers (newest first) the
@@ -67,47 +66,43 @@ func NewAPIReader(ctx context.Context, client *fetch.Client, base, query string,
 	if base == "" {
 		base = DefaultAPIURL
 	}
-	return &APIReader{ctx: ctx, client: client, base: base, query: query, limit: limit, total: -1}
+	r := &APIReader{ctx: ctx, client: client, base: base, query: query, limit: limit, total: -1}
+	r.pages.More = r.fetch
+	r.pages.End = func() bool { return r.start >= r.limit || r.total >= 0 && r.start >= r.total }
+	return r
 }
 
 // Next returns the next paper; an entry without an abstract yields a
 // *seeds.LineError whose Line is the entry's position in the results; at
 // the end it returns io.EOF.
 func (r *APIReader) Next() (papersearch.Paper, error) {
-	for len(r.pending) == 0 {
-		if r.start >= r.limit || r.total >= 0 && r.start >= r.total {
-			return papersearch.Paper{}, io.EOF
-		}
-		if err := r.fetch(); err != nil {
-			return papersearch.Paper{}, err
-		}
+	e, at, err := r.pages.Next()
+	if err != nil {
+		return papersearch.Paper{}, err
 	}
-	e := r.pending[0]
-	r.pending = r.pending[1:]
-	r.read++
 	p, err := apiPaper(e)
 	if err != nil {
-		return p, &seeds.LineError{Line: r.read, Err: fmt.Errorf("arXiv %s: %w", e.ID, err)}
+		return p, &seeds.LineError{Line: at, Err: fmt.Errorf("arXiv %s: %w", e.ID, err)}
 	}
 	return p, nil
 }
 
 // Position is where the reader stands: the entries handed out so far. A
 // reader of the same query moved there with Seek goes on with the next.
-func (r *APIReader) Position() string { return strconv.Itoa(r.read) }
+func (r *APIReader) Position() string { return strconv.Itoa(r.pages.Read) }
 
 // Seek moves a reader that has read nothing yet to a Position, so its first
 // request asks for the results from there.
 func (r *APIReader) Seek(pos string) error {
 	n, err := strconv.Atoi(pos)
-	if err != nil || n < 0 || r.read > 0 || r.start > 0 {
+	if err != nil || n < 0 || r.pages.Read > 0 || r.start > 0 {
 		return fmt.Errorf("arXiv query %q: cannot resume at %q", r.query, pos)
 	}
-	r.start, r.read = n, n
+	r.start, r.pages.Read = n, n
 	return nil
 }
 
-func (r *APIReader) fetch() error {
+func (r *APIReader) fetch() ([]entry, error) {
 	n := min(APIPageSize, r.limit-r.start)
 	q := url.Values{"search_query": {r.query}, "start": {strconv.Itoa(r.start)}, "max_results": {strconv.Itoa(n)},
 		"sortBy": {"submittedDate"}, "sortOrder": {"descending"}}
@@ -116,15 +111,11 @@ func (r *APIReader) fetch() error {
 		return xml.NewDecoder(body).Decode(&f)
 	})
 	if err != nil {
-		return fmt.Errorf("arXiv query %q, results from %d: %w", r.query, r.start, err)
+		return nil, fmt.Errorf("arXiv query %q, results from %d: %w", r.query, r.start, err)
 	}
 	r.total = f.Total
 	r.start += n
-	r.pending = f.Entries
-	if len(f.Entries) == 0 {
-		r.total = 0 // an empty page ends the results, whatever the total said
-	}
-	return nil
+	return f.Entries, nil
 }
 
 // absID takes the arXiv id out of an entry's id URL, without its version.

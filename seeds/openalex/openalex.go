@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"regexp"
 	"sort"
@@ -106,15 +105,14 @@ type page struct {
 
 // Reader yields the works an OpenAlex filter finds, up to a maximum.
 type Reader struct {
-	ctx     context.Context // the import's, for the requests Next makes
-	client  *fetch.Client
-	base    string
-	filter  string
-	email   string
-	limit   int
-	cursor  string // of the next page; "" once the last page is read
-	read    int
-	pending []json.RawMessage
+	ctx    context.Context // the import's, for the requests Next makes
+	client *fetch.Client
+	base   string
+	filter string
+	email  string
+	limit  int
+	cursor string // of the next page; "" once the last page is read
+	pages  fetch.Pager[json.RawMessage]
 	// page is the cursor the pending works were asked for with, and
 	// paged how many that page held; skip is how many of the next page
 	// fetched to drop (the works a resumed reader handed out before).
@@ -131,35 +129,27 @@ func NewReader(ctx context.Context, client *fetch.Client, base, filter, email st
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	return &Reader{ctx: ctx, client: client, base: strings.TrimSuffix(base, "/"), filter: filter, email: email,
+	r := &Reader{ctx: ctx, client: client, base: strings.TrimSuffix(base, "/"), filter: filter, email: email,
 		limit: limit, cursor: "*"}
+	r.pages.More, r.pages.End, r.pages.Limit = r.fetch, func() bool { return r.cursor == "" }, limit
+	return r
 }
 
 // Next returns the next paper; a work without an abstract yields a
 // *seeds.LineError whose Line is the work's position in the results; at
 // the end it returns io.EOF.
 func (r *Reader) Next() (papersearch.Paper, error) {
-	for len(r.pending) == 0 {
-		if r.cursor == "" || r.read >= r.limit {
-			return papersearch.Paper{}, io.EOF
-		}
-		if err := r.fetch(); err != nil {
-			return papersearch.Paper{}, err
-		}
+	raw, at, err := r.pages.Next()
+	if err != nil {
+		return papersearch.Paper{}, err
 	}
-	if r.read >= r.limit {
-		return papersearch.Paper{}, io.EOF
-	}
-	raw := r.pending[0]
-	r.pending = r.pending[1:]
-	r.read++
 	var w work
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return papersearch.Paper{}, &seeds.LineError{Line: r.read, Err: fmt.Errorf("OpenAlex work: %w", err)}
+		return papersearch.Paper{}, &seeds.LineError{Line: at, Err: fmt.Errorf("OpenAlex work: %w", err)}
 	}
 	p, err := Paper(w)
 	if err != nil {
-		return p, &seeds.LineError{Line: r.read, Err: fmt.Errorf("OpenAlex %s: %w", w.ID, err)}
+		return p, &seeds.LineError{Line: at, Err: fmt.Errorf("OpenAlex %s: %w", w.ID, err)}
 	}
 	return p, nil
 }
@@ -169,10 +159,10 @@ func (r *Reader) Next() (papersearch.Paper, error) {
 // reader of the same filter moved there with Seek asks for that page once
 // more and goes on after those works.
 func (r *Reader) Position() string {
-	if len(r.pending) == 0 { // between pages: the next one starts afresh
-		return fmt.Sprintf("%d 0 %s", r.read, r.cursor)
+	if r.pages.Pending() == 0 { // between pages: the next one starts afresh
+		return fmt.Sprintf("%d 0 %s", r.pages.Read, r.cursor)
 	}
-	return fmt.Sprintf("%d %d %s", r.read, r.paged-len(r.pending), r.page)
+	return fmt.Sprintf("%d %d %s", r.pages.Read, r.paged-r.pages.Pending(), r.page)
 }
 
 // Seek moves a reader that has read nothing yet to a Position.
@@ -180,14 +170,14 @@ func (r *Reader) Seek(pos string) error {
 	var read, skip int
 	var cursor string
 	n, _ := fmt.Sscanf(pos, "%d %d %s", &read, &skip, &cursor)
-	if n < 2 || read < 0 || skip < 0 || r.read > 0 || r.page != "" {
+	if n < 2 || read < 0 || skip < 0 || r.pages.Read > 0 || r.page != "" {
 		return fmt.Errorf("OpenAlex filter %q: cannot resume at %q", r.filter, pos)
 	}
-	r.read, r.skip, r.cursor = read, skip, cursor // no cursor: the results were all read
+	r.pages.Read, r.skip, r.cursor = read, skip, cursor // no cursor: the results were all read
 	return nil
 }
 
-func (r *Reader) fetch() error {
+func (r *Reader) fetch() ([]json.RawMessage, error) {
 	q := url.Values{"filter": {r.filter}, "per-page": {strconv.Itoa(PageSize)}, "cursor": {r.cursor}}
 	if r.email != "" {
 		q.Set("mailto", r.email)
@@ -195,16 +185,19 @@ func (r *Reader) fetch() error {
 	var pg page
 	err := r.client.GetJSON(r.ctx, r.base+"/works?"+q.Encode(), &pg)
 	if err != nil {
-		return fmt.Errorf("OpenAlex filter %q, works from %d: %w", r.filter, r.read, err)
+		return nil, fmt.Errorf("OpenAlex filter %q, works from %d: %w", r.filter, r.pages.Read, err)
 	}
 	r.page, r.paged = r.cursor, len(pg.Results)
-	r.pending = pg.Results[min(r.skip, len(pg.Results)):]
+	works := pg.Results[min(r.skip, len(pg.Results)):]
 	r.skip = 0
 	r.cursor = ""
 	if pg.Meta.NextCursor != nil && len(pg.Results) > 0 {
 		r.cursor = *pg.Meta.NextCursor
 	}
-	return nil
+	if len(works) == 0 && r.cursor != "" {
+		return r.fetch() // a resumed reader handed out the whole page before
+	}
+	return works, nil
 }
 
 // Abstract rebuilds an abstract from OpenAlex's inverted index: each word

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -55,8 +54,7 @@ type Reader struct {
 	client  *fetch.Client
 	base    string
 	venueID string
-	offset  int
-	pending []json.RawMessage
+	pages   fetch.Pager[json.RawMessage] // Read is the offset of the next page
 	done    bool
 }
 
@@ -68,61 +66,56 @@ func NewReader(ctx context.Context, client *fetch.Client, base, venueID string) 
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	return &Reader{ctx: ctx, client: client, base: strings.TrimSuffix(base, "/"), venueID: venueID}
+	r := &Reader{ctx: ctx, client: client, base: strings.TrimSuffix(base, "/"), venueID: venueID}
+	r.pages.More, r.pages.End = r.fetch, func() bool { return r.done }
+	return r
 }
 
 // Next returns the next paper; a note without an abstract or that cannot be
 // read yields a *seeds.LineError whose Line is the note's position in the
 // venue (1-based); at the end it returns io.EOF.
 func (r *Reader) Next() (papersearch.Paper, error) {
-	for len(r.pending) == 0 {
-		if r.done {
-			return papersearch.Paper{}, io.EOF
-		}
-		if err := r.fetch(); err != nil {
-			return papersearch.Paper{}, err
-		}
+	raw, at, err := r.pages.Next()
+	if err != nil {
+		return papersearch.Paper{}, err
 	}
-	raw := r.pending[0]
-	r.pending = r.pending[1:]
-	r.offset++
 	var n note
 	if err := json.Unmarshal(raw, &n); err != nil {
-		return papersearch.Paper{}, &seeds.LineError{Line: r.offset, Err: fmt.Errorf("OpenReview note: %w", err)}
+		return papersearch.Paper{}, &seeds.LineError{Line: at, Err: fmt.Errorf("OpenReview note: %w", err)}
 	}
 	p, err := Paper(n, r.venueID)
 	if err != nil {
-		return p, &seeds.LineError{Line: r.offset, Err: fmt.Errorf("OpenReview note %s: %w", n.ID, err)}
+		return p, &seeds.LineError{Line: at, Err: fmt.Errorf("OpenReview note %s: %w", n.ID, err)}
 	}
 	return p, nil
 }
 
 // Position is where the reader stands: the notes handed out so far. A
 // reader of the same venue moved there with Seek goes on with the next.
-func (r *Reader) Position() string { return strconv.Itoa(r.offset) }
+func (r *Reader) Position() string { return strconv.Itoa(r.pages.Read) }
 
 // Seek moves a reader that has read nothing yet to a Position, so its first
 // request asks for the notes from there.
 func (r *Reader) Seek(pos string) error {
 	n, err := strconv.Atoi(pos)
-	if err != nil || n < 0 || r.offset > 0 || r.done {
+	if err != nil || n < 0 || r.pages.Read > 0 || r.done {
 		return fmt.Errorf("OpenReview %s: cannot resume at %q", r.venueID, pos)
 	}
-	r.offset = n
+	r.pages.Read = n
 	return nil
 }
 
-// fetch reads the page at the current offset.
-func (r *Reader) fetch() error {
-	q := url.Values{"content.venueid": {r.venueID}, "limit": {strconv.Itoa(PageSize)}, "offset": {strconv.Itoa(r.offset)}}
+// fetch reads the page after the notes handed out.
+func (r *Reader) fetch() ([]json.RawMessage, error) {
+	offset := r.pages.Read
+	q := url.Values{"content.venueid": {r.venueID}, "limit": {strconv.Itoa(PageSize)}, "offset": {strconv.Itoa(offset)}}
 	var pg page
 	err := r.client.GetJSON(r.ctx, r.base+"/notes?"+q.Encode(), &pg)
 	if err != nil {
-		return fmt.Errorf("OpenReview %s, notes from %d: %w", r.venueID, r.offset, err)
+		return nil, fmt.Errorf("OpenReview %s, notes from %d: %w", r.venueID, offset, err)
 	}
-	r.pending = pg.Notes
-	r.done = len(pg.Notes) < PageSize || pg.Count > 0 && r.offset+len(pg.Notes) >= pg.Count
-	return nil
+	r.done = len(pg.Notes) < PageSize || pg.Count > 0 && offset+len(pg.Notes) >= pg.Count
+	return pg.Notes, nil
 }
 
 // venueForm reads a venue id: "NeurIPS.cc/2026/Conference".
