@@ -254,6 +254,45 @@ type merging struct {
 	duplicates int                 // batch papers whose id came earlier in the batch
 }
 
+// storedVersions returns the stored papers that are versions of the
+// works batch brings, by id: found by their work keys, or by id for papers
+// stored before the store kept work keys.
+func (e *Engine) storedVersions(ctx context.Context, batch []papersearch.Paper) (map[string]papersearch.Paper, error) {
+	var keys, ids []string
+	for _, p := range batch {
+		keys = append(keys, papersearch.WorkKeys(p)...)
+		ids = append(ids, p.ID)
+	}
+	stored, err := e.store.Works(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("add: find stored versions: %w", err)
+	}
+	byID, err := e.store.Lookup(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("add: find stored versions: %w", err)
+	}
+	maps.Copy(stored, byID)
+	return stored, nil
+}
+
+// touchedWorks returns the works a batch brought a version of, each with
+// the extra tags added.
+func touchedWorks(all []*version, extra []string) ([]papersearch.Paper, error) {
+	var works []papersearch.Paper
+	for _, v := range all {
+		if !v.touched || v.into != nil {
+			continue
+		}
+		tags, ok := papersearch.CleanTags(append(slices.Clone(v.paper.Tags), extra...))
+		if !ok {
+			return nil, fmt.Errorf("add: paper %s: %w", v.paper.ID, papersearch.ErrBadTag)
+		}
+		v.paper.Tags = tags
+		works = append(works, v.paper)
+	}
+	return works, nil
+}
+
 // mergeVersions makes one paper of each work that batch brings a version
 // of: the stored versions of the work (found by its keys, see
 // papersearch.WorkKeys, or by id) and the versions in batch are merged in
@@ -262,22 +301,10 @@ type merging struct {
 // first takes the place of the version of its id, stored or earlier in
 // the batch, instead of merging into it.
 func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, extra []string, replace bool) (merging, error) {
-	var keys, ids []string
-	for _, p := range batch {
-		keys = append(keys, papersearch.WorkKeys(p)...)
-		ids = append(ids, p.ID)
-	}
-	stored, err := e.store.Works(ctx, keys)
+	stored, err := e.storedVersions(ctx, batch)
 	if err != nil {
-		return merging{}, fmt.Errorf("add: find stored versions: %w", err)
+		return merging{}, err
 	}
-	// Papers stored before the store kept work keys are found by id.
-	byID, err := e.store.Lookup(ctx, ids)
-	if err != nil {
-		return merging{}, fmt.Errorf("add: find stored versions: %w", err)
-	}
-	maps.Copy(stored, byID)
-
 	var m merging
 	var all []*version
 	owners := make(map[string][]*version) // work key → the versions holding it
@@ -345,16 +372,8 @@ func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, e
 		own(w)
 		into[i] = w
 	}
-	for _, v := range all {
-		if !v.touched || v.into != nil {
-			continue
-		}
-		tags, ok := papersearch.CleanTags(append(slices.Clone(v.paper.Tags), extra...))
-		if !ok {
-			return merging{}, fmt.Errorf("add: paper %s: %w", v.paper.ID, papersearch.ErrBadTag)
-		}
-		v.paper.Tags = tags
-		m.works = append(m.works, v.paper)
+	if m.works, err = touchedWorks(all, extra); err != nil {
+		return merging{}, err
 	}
 	m.ids = make([]string, len(batch))
 	for i, v := range into {
