@@ -49,8 +49,9 @@ type bert struct {
 // loadBERT loads the model from its weight file, its dense layers in the
 // precision given (bfloat16 needs a CPU with a bf16 kernel; int8 runs the
 // portable kernel where the CPU has no SIMD one), the feed-forward output
-// layers in float32 under int8 if floatFFNOut is set.
-func loadBERT(weights []byte, p Precision, floatFFNOut bool) (*bert, error) {
+// layers more exact under int8 if exactFFNOut is set: in bfloat16 where the
+// CPU has a bf16 kernel, else in float32.
+func loadBERT(weights []byte, p Precision, exactFFNOut bool) (*bert, error) {
 	f, err := parseSafetensors(weights)
 	if err != nil {
 		return nil, err
@@ -75,11 +76,14 @@ func loadBERT(weights []byte, p Precision, floatFFNOut bool) (*bert, error) {
 	if m.k, err = kernelsFor(arith); err != nil {
 		return nil, err
 	}
-	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured,
-		FloatFFNOut: arith == arithInt8 && floatFFNOut}
+	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured}
 	ffnOutArith := arith
-	if m.choice.FloatFFNOut {
+	if arith == arithInt8 && exactFFNOut {
 		ffnOutArith = arithFP32
+		if m.k.bf16 != nil {
+			ffnOutArith = arithBF16
+		}
+		m.choice.FFNOut = ffnOutArith.precision()
 	}
 	h := cfg.Hidden
 	var errs []error

@@ -40,10 +40,10 @@ func arithmeticOf(p Precision) (arithmetic, bool) {
 // kernels are the micro-kernels one arithmetic runs on this CPU.
 type kernels struct {
 	arith arithmetic
-	name  string     // what Choice reports: "avx2+fma", "avx512-bf16", "avx2-u8s8", "go"…
+	name  string     // what Choice reports: "avx2+fma", "avx512-bf16", "avx512-vnni", "avx2-u8s8", "go"…
 	f32   kernel     // float32 products: attention's always, the dense layers' in fp32
 	bf16  bf16Kernel // the dense layers' in bf16
-	int8  int8Kernel // the dense layers' in int8
+	int8  int8Micro  // the dense layers' in int8
 }
 
 // kernelsFor returns the kernels of arithmetic a on this CPU: bfloat16
@@ -60,11 +60,10 @@ func kernelsFor(a arithmetic) (kernels, error) {
 		}
 		k.name = bf16KernelName
 	case arithInt8:
+		k.bf16, _ = bestBF16Kernel() // for layers kept more exact
 		var ok bool
-		if k.int8, ok = bestInt8Kernel(); ok {
-			k.name = int8KernelName
-		} else {
-			k.int8, k.name = kernelInt8Go, "go-int8"
+		if k.int8, k.name, ok = bestInt8Kernels(); !ok {
+			k.int8, k.name = int8Micro{one: kernelInt8Go}, "go-int8"
 		}
 	}
 	return k, nil
@@ -75,9 +74,11 @@ func kernelsFor(a arithmetic) (kernels, error) {
 type Choice struct {
 	Precision Precision `json:"precision"`
 	Kernel    string    `json:"kernel"`
-	// FloatFFNOut says the feed-forward output layers stay float32 under
-	// int8 (see localModel.floatFFNOut).
-	FloatFFNOut bool `json:"float_ffn_out,omitempty"`
+	// FFNOut is, where it differs from Precision, the arithmetic of the
+	// feed-forward output layers: a model that keeps them more exact under
+	// int8 (see localModel.exactFFNOut) runs them in bf16 where the CPU has
+	// a bf16 kernel, else in fp32.
+	FFNOut Precision `json:"ffn_out,omitempty"`
 	// Measured is, when the precision was auto, each candidate's rate on
 	// one of the model's dense layers (64 tokens, its feed-forward input),
 	// in billions of operations per second.
@@ -92,8 +93,8 @@ func (c Choice) cacheKey() string {
 		return ""
 	case c.Precision != PrecisionInt8:
 		return string(c.Precision)
-	case c.FloatFFNOut:
-		return int8Scheme + "+float-ffn-out"
+	case c.FFNOut != "":
+		return int8Scheme + "+ffn-out-" + string(c.FFNOut)
 	}
 	return int8Scheme
 }
@@ -112,7 +113,7 @@ func chooseArithmetic(hidden, intermediate int) (arithmetic, map[Precision]float
 	if _, ok := bestBF16Kernel(); ok {
 		candidates = append(candidates, arithBF16)
 	}
-	if _, ok := bestInt8Kernel(); ok {
+	if _, _, ok := bestInt8Kernels(); ok {
 		candidates = append(candidates, arithInt8)
 	}
 	w, x := measurementLayer(hidden, intermediate)

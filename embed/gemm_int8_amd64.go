@@ -1,5 +1,7 @@
 package embed
 
+import "golang.org/x/sys/cpu"
+
 // gemmU8S8AVX2 is the 6×16 int8 micro-kernel (gemm_int8_amd64.s).
 //
 //go:noescape
@@ -21,15 +23,31 @@ func kernelInt8AVX2(kq int, a []byte, lda int, b []byte, c []float32, ldc int) {
 	gemmU8S8AVX2(kq, &a[0], lda, &b[0], &c[0], ldc)
 }
 
-// int8KernelName names bestInt8Kernel's kernel.
-const int8KernelName = "avx2-u8s8"
+// gemmU8S8VNNI is the 6×64 AVX-512 VNNI int8 micro-kernel over four
+// panels (gemm_vnni_amd64.s).
+//
+//go:noescape
+func gemmU8S8VNNI(kq int, a *byte, lda int, b *byte, c *float32, ldc int)
 
-// bestInt8Kernel returns the int8 SIMD micro-kernel this CPU runs, if any.
-func bestInt8Kernel() (int8Kernel, bool) {
-	if hasAVX2FMA {
-		return kernelInt8AVX2, true
+func kernelInt8VNNI(kq int, a []byte, lda int, b []byte, c []float32, ldc int) {
+	gemmU8S8VNNI(kq, &a[0], lda, &b[0], &c[0], ldc)
+}
+
+// hasVNNI reports whether this CPU runs the AVX-512 VNNI int8 kernel. It
+// is set once, from the CPU's features, before main runs.
+var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI && hasAVX2FMA
+
+// bestInt8Kernels returns the int8 SIMD micro-kernels this CPU runs, if
+// any, and their name: AVX-512 VNNI's VPDPBUSD for groups of four panels
+// (the AVX2 kernel for the rest), else AVX2's VPMADDUBSW.
+func bestInt8Kernels() (int8Micro, string, bool) {
+	switch {
+	case hasVNNI:
+		return int8Micro{one: kernelInt8AVX2, wide: kernelInt8VNNI}, "avx512-vnni", true
+	case hasAVX2FMA:
+		return int8Micro{one: kernelInt8AVX2}, "avx2-u8s8", true
 	}
-	return nil, false
+	return int8Micro{}, "", false
 }
 
 // quantizeSIMD quantises the longest prefix of x it handles into dst and

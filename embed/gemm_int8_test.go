@@ -7,13 +7,21 @@ import (
 	"testing"
 )
 
-// int8Kernels are the int8 micro-kernels this build and CPU have.
-func int8Kernels(t testing.TB) map[string]int8Kernel {
-	kernels := map[string]int8Kernel{"go": kernelInt8Go}
-	if k, ok := bestInt8Kernel(); ok {
-		kernels["avx2"] = k
-	} else {
+// int8Kernels are the int8 micro-kernels this build and CPU have, by
+// name: the portable one, and each SIMD set the CPU runs (the best one and
+// every narrower one it falls back on).
+func int8Kernels(t testing.TB) map[string]int8Micro {
+	kernels := map[string]int8Micro{"go": {one: kernelInt8Go}}
+	best, name, ok := bestInt8Kernels()
+	if !ok {
 		t.Log("this CPU has no SIMD int8 kernel (AVX2): only the portable one is tested")
+		return kernels
+	}
+	kernels[name] = best
+	if best.wide != nil {
+		kernels[name+"/one"] = int8Micro{one: best.one}
+	} else {
+		t.Log("this CPU has no wide int8 kernel (AVX-512 VNNI): it is not tested")
 	}
 	return kernels
 }
@@ -68,7 +76,8 @@ func TestQuantizeRow(t *testing.T) {
 // the quantisation's error of the float definition.
 func TestGemmInt8Kernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
-	shapes := [][3]int{{1, 1, 1}, {6, 16, 4}, {7, 17, 3}, {5, 15, 33}, {13, 40, 31}, {64, 384, 384}, {20, 48, 1536}}
+	shapes := [][3]int{{1, 1, 1}, {6, 16, 4}, {7, 17, 3}, {5, 15, 33}, {13, 40, 31}, {64, 384, 384}, {20, 48, 1536},
+		{6, 64, 1}, {7, 65, 5}, {13, 130, 37}, {11, 200, 1536}, {3, 64, 384}}
 	for kname, kern := range int8Kernels(t) {
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
@@ -84,7 +93,7 @@ func TestGemmInt8Kernels(t *testing.T) {
 				g := gemmInt8{kern: kern}
 				g.mul(m, n, k, aq, int8RowLen(k), bp, c, ldc)
 				ref := make([]float32, m*n)
-				(&gemmInt8{kern: kernelInt8Go}).mul(m, n, k, aq, int8RowLen(k), bp, ref, n)
+				(&gemmInt8{kern: int8Micro{one: kernelInt8Go}}).mul(m, n, k, aq, int8RowLen(k), bp, ref, n)
 				want := naiveNT(m, n, k, a, lda, b, k)
 				for i := range m {
 					// The error bound: each input off by at most half its step,

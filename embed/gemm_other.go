@@ -23,8 +23,8 @@ func addSIMD(dst, src []float32) bool { return false }
 // residualNormSIMD handles nothing here; layerNorm.residual computes in Go.
 func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool { return false }
 
-// bf16KernelName and int8KernelName name no kernel here.
-const bf16KernelName, int8KernelName = "", ""
+// bf16KernelName names no kernel here.
+const bf16KernelName = ""
 
 // bestBF16Kernel finds none here: the encoder runs in float32.
 func bestBF16Kernel() (bf16Kernel, bool) { return nil, false }
@@ -35,8 +35,8 @@ func rowToBF16SIMD(dst []uint16, x []float32) bool { return false }
 // halvesSIMD handles nothing here; halvesToFloats widens in Go.
 func halvesSIMD(dst []float32, src []uint16) int { return 0 }
 
-// bestInt8Kernel finds none here; the portable kernel serves int8.
-func bestInt8Kernel() (int8Kernel, bool) { return nil, false }
+// bestInt8Kernels finds none here; the portable kernel serves int8.
+func bestInt8Kernels() (int8Micro, string, bool) { return int8Micro{}, "", false }
 
 // quantizeSIMD handles nothing here; quantizeRow computes in Go.
 func quantizeSIMD(dst []byte, x []float32, inv, zf float32) int { return 0 }

@@ -31,17 +31,18 @@ const DefaultLocalModel = "bge-small-en-v1.5+e5-small-v2+all-MiniLM-L6-v2"
 // arithmetic keeps in float32.
 type localModel struct {
 	file string
-	// floatFFNOut keeps the feed-forward output layers in float32 when
-	// the dense layers run in int8. Their inputs, GELU's outputs, are the
+	// exactFFNOut keeps the feed-forward output layers out of int8 when
+	// the other dense layers run in it: in bfloat16 where the CPU has a
+	// bf16 kernel, else in float32. Their inputs, GELU's outputs, are the
 	// hardest to quantise (most near zero, a long tail); all-MiniLM-L6-v2
 	// (six layers, distilled) loses the most there: a blank text's vector
 	// falls to cosine 0.9938 to float32 with them in int8, 0.9973 without.
-	floatFFNOut bool
+	exactFFNOut bool
 }
 
 // localFiles maps each local model's name to its file and settings.
 var localFiles = map[string]localModel{ // read-only
-	"all-MiniLM-L6-v2":  {file: "model/all-minilm-l6-v2.f16.safetensors", floatFFNOut: true},
+	"all-MiniLM-L6-v2":  {file: "model/all-minilm-l6-v2.f16.safetensors", exactFFNOut: true},
 	"bge-small-en-v1.5": {file: "model/bge-small-en-v1.5.f16.safetensors"},
 	"e5-small-v2":       {file: "model/e5-small-v2.f16.safetensors"},
 }
@@ -127,7 +128,7 @@ func NewLocalModel(name string, opts LocalOptions) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load local model %s: %w", name, err)
 	}
-	m, err := loadBERT(weights, opts.Precision, lm.floatFFNOut)
+	m, err := loadBERT(weights, opts.Precision, lm.exactFFNOut)
 	if err != nil {
 		return nil, fmt.Errorf("load local model %s: %w", name, err)
 	}

@@ -1,0 +1,119 @@
+#include "textflag.h"
+
+// VROW multiplies one k quad of A's row at (REG)(BX*1), broadcast into Z4,
+// by the four panels' 16 columns each (Z0..Z3) and adds the int32 sums to
+// the row's accumulators A0..A3. VPDPBUSD sums four unsigned-by-signed
+// byte products into each int32 lane without saturating, so the sums are
+// those of the AVX2 kernel, exactly.
+#define VROW(REG, A0, A1, A2, A3) \
+	VPBROADCASTD (REG)(BX*1), Z4; \
+	VPDPBUSD     Z0, Z4, A0; \
+	VPDPBUSD     Z1, Z4, A1; \
+	VPDPBUSD     Z2, Z4, A2; \
+	VPDPBUSD     Z3, Z4, A3
+
+// VCOL scales one row's accumulator ACC of the panel whose column sums are
+// at SUMS and scales at SCALES back to float32 and stores it at OFF(R8):
+// float32(acc − zx·colsum) · (sw·sx), zx broadcast in Z4, sx in Z5.
+#define VCOL(SUMS, SCALES, ACC, OFF) \
+	VPMULLD   SUMS, Z4, Z6; \
+	VPSUBD    Z6, ACC, ACC; \
+	VCVTDQ2PS ACC, ACC; \
+	VMULPS    SCALES, Z5, Z6; \
+	VMULPS    Z6, ACC, ACC; \
+	VMOVUPS   ACC, OFF(R8)
+
+// VSTORE scales and stores one row's four accumulators, its zero point and
+// scale read after its codes at (REG)(BX*1), and moves R8 to C's next row.
+#define VSTORE(REG, A0, A1, A2, A3) \
+	VPBROADCASTD (REG)(BX*1), Z4; \
+	VBROADCASTSS 4(REG)(BX*1), Z5; \
+	VCOL((DI), 64(DI), A0, 0); \
+	VCOL((DI)(DX*1), 64(DI)(DX*1), A1, 64); \
+	VCOL((DI)(DX*2), 64(DI)(DX*2), A2, 128); \
+	VCOL((AX), 64(AX), A3, 192); \
+	ADDQ R9, R8
+
+// func gemmU8S8VNNI(kq int, a *byte, lda int, b *byte, c *float32, ldc int)
+//
+// C[0:6][0:64] = A[0:6] · B over kq k quads for B four consecutive int8
+// panels (gemm_int8.go's layout, each 64·kq + 128 bytes), scaled to
+// float32, overwriting C. A rows are lda bytes apart, C rows ldc floats
+// apart. kq >= 1. Z8..Z31 accumulate the 6×64 tile in int32 (row r in
+// Z(8+4r) .. Z(11+4r)); Z0..Z3 hold a quad of the panels' rows, Z4 a
+// broadcast quad of A.
+TEXT ·gemmU8S8VNNI(SB), NOSPLIT, $0-48
+	MOVQ kq+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), DX
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), R8
+	MOVQ ldc+40(FP), R9
+	SHLQ $2, R9
+
+	LEAQ (SI)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	LEAQ (R11)(DX*1), R12
+	LEAQ (R12)(DX*1), R13
+	LEAQ (R13)(DX*1), R14
+	XORQ BX, BX
+
+	// DX is now a panel's length, AX the fourth panel.
+	MOVQ CX, DX
+	SHLQ $6, DX
+	ADDQ $128, DX
+	LEAQ (DI)(DX*2), AX
+	ADDQ DX, AX
+
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+quads:
+	VMOVDQU32 (DI), Z0
+	VMOVDQU32 (DI)(DX*1), Z1
+	VMOVDQU32 (DI)(DX*2), Z2
+	VMOVDQU32 (AX), Z3
+	VROW(SI, Z8, Z9, Z10, Z11)
+	VROW(R10, Z12, Z13, Z14, Z15)
+	VROW(R11, Z16, Z17, Z18, Z19)
+	VROW(R12, Z20, Z21, Z22, Z23)
+	VROW(R13, Z24, Z25, Z26, Z27)
+	VROW(R14, Z28, Z29, Z30, Z31)
+	ADDQ $4, BX
+	ADDQ $64, DI
+	ADDQ $64, AX
+	DECQ CX
+	JNZ  quads
+
+	// BX is now the offset of each row's zero point and scale; DI and AX
+	// the first and fourth panels' column sums and scales.
+	VSTORE(SI, Z8, Z9, Z10, Z11)
+	VSTORE(R10, Z12, Z13, Z14, Z15)
+	VSTORE(R11, Z16, Z17, Z18, Z19)
+	VSTORE(R12, Z20, Z21, Z22, Z23)
+	VSTORE(R13, Z24, Z25, Z26, Z27)
+	VSTORE(R14, Z28, Z29, Z30, Z31)
+	VZEROUPPER
+	RET
