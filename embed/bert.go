@@ -166,7 +166,8 @@ type scratch struct {
 	xb                    []uint16 // a dense layer's input in bfloat16
 	xq                    []byte   // a dense layer's input quantised to int8
 	outl                  outlierScratch
-	helper                // its own products
+	k                     *kernels // the model's, set by use
+	helper                         // its own products
 	// helpers are the ragged-edge scratch of the goroutines that share this
 	// worker's dense layers when there are fewer texts than cores: with
 	// len(helpers) = p - 1, every layer's output columns are split p ways.
@@ -244,7 +245,7 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 	cfg := m.cfg
 	h, seq := cfg.Hidden, len(ids)
 	s.grow(seq, cfg)
-	s.g.kern, s.gb.kern, s.gi.kern = m.k.f32, m.k.bf16, m.k.int8
+	s.use(&m.k)
 	eps := float32(cfg.LayerNormEps)
 
 	// Embeddings: word + position + token type, then layer norm.
@@ -277,23 +278,9 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 		parts := min(1+len(s.helpers), heads)
 		s.split(parts, func(i int) {
 			p := s.part(i)
-			p.scores = resize(p.scores, seq*seq)
-			p.kp = resize(p.kp, packedLen(dh, seq))
-			p.vp = resize(p.vp, packedLen(seq, dh))
 			for hd := i * heads / parts; hd < (i+1)*heads/parts; hd++ {
 				s.yield()
-				q := s.qkv[hd*dh:]
-				k := s.qkv[h+hd*dh:]
-				v := s.qkv[2*h+hd*dh:]
-				// scores = q·kᵀ, [rows, seq]
-				packNT(p.kp, seq, dh, k, 3*h)
-				p.g.mul(rows, seq, dh, q, 3*h, p.kp, p.scores, seq)
-				for t := 0; t < rows; t++ {
-					softmaxScaled(p.scores[t*seq:(t+1)*seq], scale)
-				}
-				// ctx_h = scores·v, [rows, dh], written into its columns of ctx.
-				packNN(p.vp, seq, dh, v, 3*h)
-				p.g.mul(rows, dh, seq, p.scores, seq, p.vp, s.ctx[hd*dh:], h)
+				p.attend(s.qkv, hd, dh, h, rows, seq, scale, s.ctx[hd*dh:])
 			}
 		})
 		x := s.x[:rows*h]
@@ -322,6 +309,27 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 	}
 }
 
+// attend computes head hd's attention for the first rows tokens of a
+// sequence of seq, from qkv (each token's queries, keys and values, 3·h
+// wide), into ctx (rows h apart, dh wide): softmax(q·kᵀ·scale)·v, in
+// float32. (Its products in bfloat16 measured no faster on an AMD Zen 4:
+// rounding the scores costs what the kernel saves; BenchmarkAttention.)
+func (p *helper) attend(qkv []float32, hd, dh, h, rows, seq int, scale float32, ctx []float32) {
+	q, k, v := qkv[hd*dh:], qkv[h+hd*dh:], qkv[2*h+hd*dh:]
+	p.scores = resize(p.scores, rows*seq)
+	// scores = q·kᵀ, [rows, seq]
+	p.kp = resize(p.kp, packedLen(dh, seq))
+	packNT(p.kp, seq, dh, k, 3*h)
+	p.g.mul(rows, seq, dh, q, 3*h, p.kp, p.scores, seq)
+	for t := range rows {
+		softmaxScaled(p.scores[t*seq:(t+1)*seq], scale)
+	}
+	// ctx = scores·v, [rows, dh]
+	p.vp = resize(p.vp, packedLen(seq, dh))
+	packNN(p.vp, seq, dh, v, 3*h)
+	p.g.mul(rows, dh, seq, p.scores, seq, p.vp, ctx, h)
+}
+
 // meanRows writes into out the mean of rows from to to (exclusive) of x,
 // whose rows are h wide.
 func meanRows(out, x []float32, h, from, to int) {
@@ -342,7 +350,7 @@ func (s *scratch) part(i int) *helper {
 		return &s.helper
 	}
 	h := &s.helpers[i-1]
-	h.g.kern, h.gb.kern, h.gi.kern = s.g.kern, s.gb.kern, s.gi.kern
+	h.use(s.k)
 	return h
 }
 

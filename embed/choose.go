@@ -40,10 +40,27 @@ func arithmeticOf(p Precision) (arithmetic, bool) {
 // kernels are the micro-kernels one arithmetic runs on this CPU.
 type kernels struct {
 	arith arithmetic
-	name  string     // what Choice reports: "avx2+fma", "avx512-bf16", "avx512-vnni", "avx2-u8s8", "go"…
+	name  string     // what Choice reports: "avx2+fma", "avx512+fma", "avx512-bf16", "avx512-vnni", "avx2-u8s8", "go"…
 	f32   kernel     // float32 products: attention's always, the dense layers' in fp32
 	bf16  bf16Kernel // the dense layers' in bf16
-	int8  int8Micro  // the dense layers' in int8
+	int8  int8Kernel // the dense layers' in int8
+	// The wide kernels of float32 and int8 where the CPU has them.
+	f32Wide  wideKernel[float32]
+	int8Wide wideKernel[byte]
+}
+
+// use sets s's products, and its helpers' when they are asked for, to the
+// kernels of k.
+func (s *scratch) use(k *kernels) {
+	s.k = k
+	s.helper.use(k)
+}
+
+// use sets h's products to the kernels of k.
+func (h *helper) use(k *kernels) {
+	h.g.kern, h.g.wide = k.f32, k.f32Wide
+	h.gb.kern = k.bf16
+	h.gi.kern, h.gi.wide = k.int8, k.int8Wide
 }
 
 // kernelsFor returns the kernels of arithmetic a on this CPU: bfloat16
@@ -51,7 +68,7 @@ type kernels struct {
 // portable kernel.
 func kernelsFor(a arithmetic) (kernels, error) {
 	k := kernels{arith: a}
-	k.f32, k.name = bestKernel()
+	k.f32, k.f32Wide, k.name = bestKernel()
 	switch a {
 	case arithBF16:
 		var ok bool
@@ -62,8 +79,8 @@ func kernelsFor(a arithmetic) (kernels, error) {
 	case arithInt8:
 		k.bf16, _ = bestBF16Kernel() // for layers kept more exact
 		var ok bool
-		if k.int8, k.name, ok = bestInt8Kernels(); !ok {
-			k.int8, k.name = int8Micro{one: kernelInt8Go}, "go-int8"
+		if k.int8, k.int8Wide, k.name, ok = bestInt8Kernels(); !ok {
+			k.int8, k.name = kernelInt8Go, "go-int8"
 		}
 	}
 	return k, nil
@@ -113,7 +130,7 @@ func chooseArithmetic(hidden, intermediate int) (arithmetic, map[Precision]float
 	if _, ok := bestBF16Kernel(); ok {
 		candidates = append(candidates, arithBF16)
 	}
-	if _, _, ok := bestInt8Kernels(); ok {
+	if _, _, _, ok := bestInt8Kernels(); ok {
 		candidates = append(candidates, arithInt8)
 	}
 	w, x := measurementLayer(hidden, intermediate)
@@ -183,7 +200,8 @@ func timedProduct(a arithmetic, w tensor, x []float32, hidden, intermediate int)
 	}
 	l := newLinear(w, make([]float32, intermediate), intermediate, hidden, a)
 	y := make([]float32, measureRows*intermediate)
-	s := &scratch{helper: helper{g: gemm{kern: k.f32}, gb: gemmBF16{kern: k.bf16}, gi: gemmInt8{kern: k.int8}}}
+	s := &scratch{}
+	s.use(&k)
 	return func() time.Duration {
 		start := time.Now()
 		l.mul(s, x, measureRows, y, false)

@@ -74,9 +74,10 @@ func packNN(dst []float32, k, n int, b []float32, ldb int) {
 	}
 }
 
-// gemm holds a micro-kernel and the scratch space for ragged edges.
+// gemm holds the micro-kernels and the scratch space for ragged edges.
 type gemm struct {
 	kern  kernel
+	wide  wideKernel[float32]
 	tmpA  []float32 // tileRows×k rows of A padded with zeros
 	tmpC  []float32 // one tileRows×panelWidth tile
 	panel []float32 // one panel of B widened from halves
@@ -91,13 +92,20 @@ func (g *gemm) mulHalf(m, n, k int, a []float32, lda int, bh []uint16, c []float
 	if emptyProduct(m, n, k, c, ldc) {
 		return
 	}
+	// As many panels at a time as the wide kernel takes.
+	group := 1
+	if g.wide.kern != nil {
+		group = g.wide.cols / panelWidth
+	}
 	pl := k * panelWidth
-	g.panel = resize(g.panel, pl)
-	_ = bh[packedLen(k, n)-1]
-	for j := 0; j*panelWidth < n; j++ {
+	g.panel = resize(g.panel, group*pl)
+	packed := packedLen(k, n)
+	_ = bh[packed-1]
+	for j := 0; j*panelWidth < n; j += group {
 		col := j * panelWidth
-		halvesToFloats(g.panel, bh[j*pl:(j+1)*pl])
-		g.mul(m, min(panelWidth, n-col), k, a, lda, g.panel, c[col:], ldc)
+		panels := bh[j*pl : min((j+group)*pl, packed)]
+		halvesToFloats(g.panel, panels)
+		g.mul(m, min(group*panelWidth, n-col), k, a, lda, g.panel[:len(panels)], c[col:], ldc)
 	}
 }
 
@@ -127,8 +135,51 @@ func (g *gemm) mul(m, n, k int, a []float32, lda int, bp []float32, c []float32,
 	_ = bp[packedLen(k, n)-1]
 	_ = c[(m-1)*ldc+n-1]
 
-	g.tmpA, g.tmpC = tiled(m, n, tileRows, panelWidth, k, a, lda, k*panelWidth, bp, c, ldc, g.tmpA, g.tmpC,
-		func(a []float32, lda int, panel []float32, c []float32, ldc int) { g.kern(k, a, lda, panel, c, ldc) })
+	g.tmpA, g.tmpC = tiledWide(m, n, tileRows, panelWidth, k, k, a, lda, k*panelWidth, bp, c, ldc, g.tmpA, g.tmpC, g.kern, g.wide)
+}
+
+// wideKernel is a micro-kernel for tiles larger than a product's narrow
+// one: rows×cols, its panel being cols/panelWidth consecutive panels (so
+// the narrow kernel's panel length times as many). kern is nil where the
+// CPU has none.
+type wideKernel[E any] struct {
+	kern       func(k int, a []E, lda int, b []E, c []float32, ldc int)
+	rows, cols int
+}
+
+// tiledWide computes C [m, n] as tiled does with narrow rows×width tiles
+// of kern, except where the wide kernel's tiles fit: all of C's rows in
+// them when they are as many as narrow ones (the last padded), else the
+// whole blocks of wide.rows, over the columns of whole wide panels; the
+// rest of the columns and rows go narrow. k is the kernels' first
+// argument.
+func tiledWide[E any](m, n, rows, width, aw, k int, a []E, lda, panelLen int, bp []E, c []float32, ldc int,
+	tmpA []E, tmpC []float32, kern func(k int, a []E, lda int, b []E, c []float32, ldc int), wide wideKernel[E]) ([]E, []float32) {
+	narrow := func(m, n int, a []E, bp []E, c []float32) {
+		tmpA, tmpC = tiled(m, n, rows, width, aw, a, lda, panelLen, bp, c, ldc, tmpA, tmpC,
+			func(a []E, lda int, panel []E, c []float32, ldc int) { kern(k, a, lda, panel, c, ldc) })
+	}
+	if wide.kern == nil {
+		narrow(m, n, a, bp, c)
+		return tmpA, tmpC
+	}
+	mw, nw := m, n/wide.cols*wide.cols
+	if wide.rows != rows {
+		mw = m / wide.rows * wide.rows
+	}
+	if mw == 0 || nw == 0 {
+		narrow(m, n, a, bp, c)
+		return tmpA, tmpC
+	}
+	tmpA, tmpC = tiled(mw, nw, wide.rows, wide.cols, aw, a, lda, wide.cols/width*panelLen, bp, c, ldc, tmpA, tmpC,
+		func(a []E, lda int, panels []E, c []float32, ldc int) { wide.kern(k, a, lda, panels, c, ldc) })
+	if nw < n {
+		narrow(mw, n-nw, a, bp[nw/width*panelLen:], c[nw:])
+	}
+	if mw < m {
+		narrow(m-mw, n, a[mw*lda:], bp, c[mw*ldc:])
+	}
+	return tmpA, tmpC
 }
 
 // tiled computes C [m, n] tile by tile with kern, which writes one

@@ -48,10 +48,25 @@ func kernelAVX2(k int, a []float32, lda int, b []float32, c []float32, ldc int) 
 	sgemm6x16AVX2(k, &a[0], lda, &b[0], &c[0], ldc)
 }
 
-// bestKernel picks the fastest micro-kernel this CPU runs.
-func bestKernel() (kernel, string) {
-	if hasAVX2FMA {
-		return kernelAVX2, "avx2+fma"
+// sgemm12x32AVX512 is the AVX-512 micro-kernel over two panels
+// (gemm_avx512_amd64.s).
+//
+//go:noescape
+func sgemm12x32AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int)
+
+func kernelAVX512(k int, a []float32, lda int, b []float32, c []float32, ldc int) {
+	sgemm12x32AVX512(k, &a[0], lda, &b[0], &c[0], ldc)
+}
+
+// bestKernel picks the fastest micro-kernels this CPU runs: AVX-512's
+// 12×32 tiles where they fit (two FMA units of 16 lanes on Intel; Zen 4
+// runs them as two halves) with AVX2+FMA's 6×16 for the rest, else AVX2+FMA.
+func bestKernel() (kernel, wideKernel[float32], string) {
+	switch {
+	case hasAVX512 && hasAVX2FMA:
+		return kernelAVX2, wideKernel[float32]{kern: kernelAVX512, rows: 12, cols: 2 * panelWidth}, "avx512+fma"
+	case hasAVX2FMA:
+		return kernelAVX2, wideKernel[float32]{}, "avx2+fma"
 	}
-	return kernelGo, "go"
+	return kernelGo, wideKernel[float32]{}, "go"
 }

@@ -38,16 +38,38 @@ func bf16PackedLen(k, n int) int {
 
 // packBF16NT packs Bᵀ for B stored [n, k] (PyTorch's [out, in] weights)
 // into bf16 panels. Columns past n and the odd k's last pair half are zero.
-func packBF16NT(dst []uint16, n, k int, b []float32) {
+func packBF16NT(dst []uint16, n, k int, b []float32) { packBF16Strided(dst, n, k, b, k) }
+
+// bf16Chunk is how many values the packers round at a time.
+const bf16Chunk = 64
+
+// packBF16Strided packs Bᵀ for B stored [n, k] with row stride ldb into
+// bf16 panels, rounding a chunk of each row at a time with SIMD: each k
+// pair of a column is a pair of neighbours in B's row. Columns past n and
+// the odd k's last pair half are zero.
+func packBF16Strided(dst []uint16, n, k int, b []float32, ldb int) {
 	kp := bf16Pairs(k)
 	clear(dst[:bf16PackedLen(k, n)])
-	for j := 0; j*bf16PanelWidth < n; j++ {
-		panel := dst[j*kp*2*bf16PanelWidth:]
-		for c := 0; c < bf16PanelWidth && j*bf16PanelWidth+c < n; c++ {
-			src := b[(j*bf16PanelWidth+c)*k:][:k]
-			for p, v := range src {
-				panel[(p/2)*2*bf16PanelWidth+2*c+p%2] = toBF16(v)
+	var buf [bf16Chunk]uint16
+	for col := range n {
+		panel := dst[col/bf16PanelWidth*kp*2*bf16PanelWidth:]
+		c := col % bf16PanelWidth
+		for p0 := 0; p0 < k; p0 += bf16Chunk {
+			row := b[col*ldb+p0 : col*ldb+min(p0+bf16Chunk, k)]
+			roundBF16(buf[:len(row)], row)
+			for i, v := range buf[:len(row)] {
+				p := p0 + i
+				panel[(p/2)*2*bf16PanelWidth+2*c+p%2] = v
 			}
+		}
+	}
+}
+
+// roundBF16 rounds x into dst[:len(x)], with SIMD where the CPU has it.
+func roundBF16(dst []uint16, x []float32) {
+	if !rowToBF16SIMD(dst, x) {
+		for i, v := range x {
+			dst[i] = toBF16(v)
 		}
 	}
 }
@@ -58,11 +80,7 @@ func rowsToBF16(dst []uint16, x []float32, m, k, lda int) {
 	w := 2 * bf16Pairs(k)
 	for r := range m {
 		row, out := x[r*lda:r*lda+k], dst[r*w:(r+1)*w]
-		if !rowToBF16SIMD(out, row) {
-			for i, v := range row {
-				out[i] = toBF16(v)
-			}
-		}
+		roundBF16(out, row)
 		if k < w {
 			out[k] = 0
 		}

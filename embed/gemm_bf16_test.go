@@ -138,3 +138,27 @@ func TestBF16KernelIsGenerated(t *testing.T) {
 		t.Error("embed/gemm_bf16_amd64.s is not what embed/internal/bf16gen writes: run go generate ./embed")
 	}
 }
+
+// TestPackBF16Strided: packing Bᵀ with a row stride (packBF16Strided,
+// rounding with SIMD) equals packing it element by element with toBF16.
+func TestPackBF16Strided(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, s := range [][2]int{{1, 1}, {9, 21}, {32, 32}, {70, 33}, {230, 32}, {32, 230}} {
+		k, n := s[0], s[1]
+		ldb := k + 5
+		b := randomMatrix(r, n*ldb)
+		want := make([]uint16, bf16PackedLen(k, n))
+		for j := range n {
+			for p := range k {
+				want[(j/bf16PanelWidth*bf16Pairs(k)+p/2)*2*bf16PanelWidth+2*(j%bf16PanelWidth)+p%2] = toBF16(b[j*ldb+p])
+			}
+		}
+		got := make([]uint16, len(want))
+		packBF16Strided(got, n, k, b, ldb)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("k=%d n=%d: packed element %d: %#x, want %#x", k, n, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -26,19 +26,8 @@ import (
 
 // int8Kernel computes C[0:6][0:16] = A[0:6] · Bpanel for kq k quads,
 // scaled back to float32, overwriting C; A rows are lda bytes apart, C
-// rows ldc floats apart. A wide one computes C[0:6][0:16·int8WidePanels]
-// from as many consecutive panels.
+// rows ldc floats apart.
 type int8Kernel func(kq int, a []byte, lda int, b []byte, c []float32, ldc int)
-
-// int8Micro is an int8 product's micro-kernels: one for a single panel
-// and, where the CPU has one, a wide one for int8WidePanels consecutive
-// panels (more accumulators than one panel's tile keeps busy).
-type int8Micro struct {
-	one, wide int8Kernel
-}
-
-// int8WidePanels is how many panels a wide int8 kernel multiplies at once.
-const int8WidePanels = 4
 
 // int8WeightMax is the largest weight code: 7 bits, so no pair sum of
 // unsigned 8-bit inputs times weights leaves int16.
@@ -177,7 +166,8 @@ func kernelInt8Go(kq int, a []byte, lda int, b []byte, c []float32, ldc int) {
 
 // gemmInt8 holds the int8 micro-kernels and the scratch for ragged edges.
 type gemmInt8 struct {
-	kern int8Micro
+	kern int8Kernel
+	wide wideKernel[byte]
 	tmpA []byte
 	tmpC []float32
 }
@@ -192,22 +182,8 @@ func (g *gemmInt8) mul(m, n, k int, a []byte, lda int, bp []byte, c []float32, l
 	_ = a[(m-1)*lda+int8RowLen(k)-1]
 	_ = bp[int8PackedLen(k, n)-1]
 	_ = c[(m-1)*ldc+n-1]
-	kq, pl := int8Quads(k), int8PanelLen(k)
-	if g.kern.wide != nil {
-		// The columns of whole groups of int8WidePanels panels, then the rest
-		// one panel at a time.
-		const w = int8WidePanels * panelWidth
-		if nw := n / w * w; nw > 0 {
-			g.tmpA, g.tmpC = tiled(m, nw, tileRows, w, int8RowLen(k), a, lda, int8WidePanels*pl, bp, c, ldc, g.tmpA, g.tmpC,
-				func(a []byte, lda int, panels []byte, c []float32, ldc int) { g.kern.wide(kq, a, lda, panels, c, ldc) })
-			n, bp, c = n-nw, bp[nw/panelWidth*pl:], c[nw:]
-			if n == 0 {
-				return
-			}
-		}
-	}
-	g.tmpA, g.tmpC = tiled(m, n, tileRows, panelWidth, int8RowLen(k), a, lda, pl, bp, c, ldc, g.tmpA, g.tmpC,
-		func(a []byte, lda int, panel []byte, c []float32, ldc int) { g.kern.one(kq, a, lda, panel, c, ldc) })
+	kq := int8Quads(k)
+	g.tmpA, g.tmpC = tiledWide(m, n, tileRows, panelWidth, int8RowLen(k), kq, a, lda, int8PanelLen(k), bp, c, ldc, g.tmpA, g.tmpC, g.kern, g.wide)
 }
 
 // Outliers. A few input channels of a transformer's dense layers carry

@@ -40,14 +40,14 @@ var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI && hasAVX2FMA
 // bestInt8Kernels returns the int8 SIMD micro-kernels this CPU runs, if
 // any, and their name: AVX-512 VNNI's VPDPBUSD for groups of four panels
 // (the AVX2 kernel for the rest), else AVX2's VPMADDUBSW.
-func bestInt8Kernels() (int8Micro, string, bool) {
+func bestInt8Kernels() (int8Kernel, wideKernel[byte], string, bool) {
 	switch {
 	case hasVNNI:
-		return int8Micro{one: kernelInt8AVX2, wide: kernelInt8VNNI}, "avx512-vnni", true
+		return kernelInt8AVX2, wideKernel[byte]{kern: kernelInt8VNNI, rows: tileRows, cols: 4 * panelWidth}, "avx512-vnni", true
 	case hasAVX2FMA:
-		return int8Micro{one: kernelInt8AVX2}, "avx2-u8s8", true
+		return kernelInt8AVX2, wideKernel[byte]{}, "avx2-u8s8", true
 	}
-	return int8Micro{}, "", false
+	return nil, wideKernel[byte]{}, "", false
 }
 
 // quantizeSIMD quantises the longest prefix of x it handles into dst and

@@ -10,16 +10,16 @@ import (
 // int8Kernels are the int8 micro-kernels this build and CPU have, by
 // name: the portable one, and each SIMD set the CPU runs (the best one and
 // every narrower one it falls back on).
-func int8Kernels(t testing.TB) map[string]int8Micro {
-	kernels := map[string]int8Micro{"go": {one: kernelInt8Go}}
-	best, name, ok := bestInt8Kernels()
+func int8Kernels(t testing.TB) map[string]gemmInt8 {
+	kernels := map[string]gemmInt8{"go": {kern: kernelInt8Go}}
+	best, wide, name, ok := bestInt8Kernels()
 	if !ok {
 		t.Log("this CPU has no SIMD int8 kernel (AVX2): only the portable one is tested")
 		return kernels
 	}
-	kernels[name] = best
-	if best.wide != nil {
-		kernels[name+"/one"] = int8Micro{one: best.one}
+	kernels[name] = gemmInt8{kern: best, wide: wide}
+	if wide.kern != nil {
+		kernels[name+"/narrow"] = gemmInt8{kern: best}
 	} else {
 		t.Log("this CPU has no wide int8 kernel (AVX-512 VNNI): it is not tested")
 	}
@@ -78,7 +78,7 @@ func TestGemmInt8Kernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	shapes := [][3]int{{1, 1, 1}, {6, 16, 4}, {7, 17, 3}, {5, 15, 33}, {13, 40, 31}, {64, 384, 384}, {20, 48, 1536},
 		{6, 64, 1}, {7, 65, 5}, {13, 130, 37}, {11, 200, 1536}, {3, 64, 384}}
-	for kname, kern := range int8Kernels(t) {
+	for kname, g := range int8Kernels(t) {
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
 			t.Run(fmt.Sprintf("%s/%dx%dx%d", kname, m, n, k), func(t *testing.T) {
@@ -90,10 +90,9 @@ func TestGemmInt8Kernels(t *testing.T) {
 				packInt8NT(bp, n, k, b)
 				c := randomMatrix(r, m*ldc)
 				before := append([]float32(nil), c...)
-				g := gemmInt8{kern: kern}
 				g.mul(m, n, k, aq, int8RowLen(k), bp, c, ldc)
 				ref := make([]float32, m*n)
-				(&gemmInt8{kern: int8Micro{one: kernelInt8Go}}).mul(m, n, k, aq, int8RowLen(k), bp, ref, n)
+				(&gemmInt8{kern: kernelInt8Go}).mul(m, n, k, aq, int8RowLen(k), bp, ref, n)
 				want := naiveNT(m, n, k, a, lda, b, k)
 				for i := range m {
 					// The error bound: each input off by at most half its step,
@@ -130,7 +129,7 @@ func TestGemmInt8Kernels(t *testing.T) {
 // BenchmarkGemmInt8 is BenchmarkGemm's product in int8, its inputs'
 // quantisation included.
 func BenchmarkGemmInt8(b *testing.B) {
-	for name, kern := range int8Kernels(b) {
+	for name, g := range int8Kernels(b) {
 		b.Run(name, func(b *testing.B) {
 			r := rand.New(rand.NewPCG(5, 6))
 			m, n, k := 256, 1536, 384
@@ -139,7 +138,6 @@ func BenchmarkGemmInt8(b *testing.B) {
 			packInt8NT(bp, n, k, w)
 			aq := make([]byte, m*int8RowLen(k))
 			c := make([]float32, m*n)
-			g := gemmInt8{kern: kern}
 			for b.Loop() {
 				quantizeRows(aq, a, m, k, k)
 				g.mul(m, n, k, aq, int8RowLen(k), bp, c, n)

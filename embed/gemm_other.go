@@ -3,7 +3,7 @@
 package embed
 
 // bestKernel picks the fastest micro-kernel this CPU runs.
-func bestKernel() (kernel, string) { return kernelGo, "go" }
+func bestKernel() (kernel, wideKernel[float32], string) { return kernelGo, wideKernel[float32]{}, "go" }
 
 // dotSIMD handles nothing here; Dot computes in Go.
 func dotSIMD(a, b []float32) (float32, int) { return 0, 0 }
@@ -36,7 +36,9 @@ func rowToBF16SIMD(dst []uint16, x []float32) bool { return false }
 func halvesSIMD(dst []float32, src []uint16) int { return 0 }
 
 // bestInt8Kernels finds none here; the portable kernel serves int8.
-func bestInt8Kernels() (int8Micro, string, bool) { return int8Micro{}, "", false }
+func bestInt8Kernels() (int8Kernel, wideKernel[byte], string, bool) {
+	return nil, wideKernel[byte]{}, "", false
+}
 
 // quantizeSIMD handles nothing here; quantizeRow computes in Go.
 func quantizeSIMD(dst []byte, x []float32, inv, zf float32) int { return 0 }

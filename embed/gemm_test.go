@@ -30,14 +30,27 @@ func naiveNT(m, n, k int, a []float32, lda int, b []float32, ldb int) []float64 
 	return c
 }
 
+// gemmKernels are the float32 products this build and CPU have, by name:
+// the portable kernel's, and the best SIMD one's with and without its wide
+// kernel.
+func gemmKernels(t testing.TB) map[string]gemm {
+	best, wide, name := bestKernel()
+	kernels := map[string]gemm{"go": {kern: kernelGo}, name: {kern: best, wide: wide}}
+	if wide.kern != nil {
+		kernels[name+"/narrow"] = gemm{kern: best}
+	} else {
+		t.Log("this CPU has no wide float32 kernel (AVX-512): it is not tested")
+	}
+	return kernels
+}
+
 // TestGemmKernels checks every micro-kernel this build has, on ragged shapes
 // and strides, against the definition.
 func TestGemmKernels(t *testing.T) {
-	best, name := bestKernel()
-	kernels := map[string]kernel{"go": kernelGo, name: best}
 	r := rand.New(rand.NewPCG(1, 2))
-	shapes := [][3]int{{1, 1, 1}, {6, 16, 1}, {7, 17, 3}, {5, 15, 32}, {13, 40, 31}, {64, 384, 384}, {250, 32, 250}, {3, 1536, 7}}
-	for kname, kern := range kernels {
+	shapes := [][3]int{{1, 1, 1}, {6, 16, 1}, {7, 17, 3}, {5, 15, 32}, {13, 40, 31}, {64, 384, 384}, {250, 32, 250}, {3, 1536, 7},
+		{12, 32, 1}, {25, 70, 9}, {24, 96, 384}, {13, 33, 2}}
+	for kname, g := range gemmKernels(t) {
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
 			t.Run(fmt.Sprintf("%s/%dx%dx%d", kname, m, n, k), func(t *testing.T) {
@@ -48,7 +61,6 @@ func TestGemmKernels(t *testing.T) {
 				before := append([]float32(nil), c...)
 				bp := make([]float32, packedLen(k, n))
 				packNT(bp, n, k, b, ldb)
-				g := gemm{kern: kern}
 				g.mul(m, n, k, a, lda, bp, c, ldc)
 				want := naiveNT(m, n, k, a, lda, b, ldb)
 				for i := range m {
@@ -94,19 +106,14 @@ func TestPackNN(t *testing.T) {
 // BenchmarkGemm measures the encoder's largest product, 256 tokens through
 // the 384→1536 feed-forward layer, in GFLOP/s per core.
 func BenchmarkGemm(b *testing.B) {
-	best, name := bestKernel()
-	for _, kc := range []struct {
-		name string
-		kern kernel
-	}{{"go", kernelGo}, {name, best}} {
-		b.Run(kc.name, func(b *testing.B) {
+	for name, g := range gemmKernels(b) {
+		b.Run(name, func(b *testing.B) {
 			r := rand.New(rand.NewPCG(5, 6))
 			m, n, k := 256, 1536, 384
 			a, w := randomMatrix(r, m*k), randomMatrix(r, n*k)
 			bp := make([]float32, packedLen(k, n))
 			packNT(bp, n, k, w, k)
 			c := make([]float32, m*n)
-			g := gemm{kern: kc.kern}
 			for b.Loop() {
 				g.mul(m, n, k, a, k, bp, c, n)
 			}
@@ -206,9 +213,9 @@ func TestHalvesToFloats(t *testing.T) {
 // TestMulHalf: a product with half weights widened a panel at a time is
 // bit for bit the product with the same weights stored as float32.
 func TestMulHalf(t *testing.T) {
-	best, _ := bestKernel()
+	best, wide, _ := bestKernel()
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, s := range [][3]int{{1, 1, 1}, {7, 17, 3}, {20, 1536, 384}, {233, 40, 33}} {
+	for _, s := range [][3]int{{1, 1, 1}, {7, 17, 3}, {20, 1536, 384}, {233, 40, 33}, {25, 80, 9}} {
 		m, n, k := s[0], s[1], s[2]
 		a := randomMatrix(r, m*k)
 		h := make([]uint16, n*k)
@@ -221,13 +228,34 @@ func TestMulHalf(t *testing.T) {
 		packNT(bp, n, k, w, k)
 		packNT(bh, n, k, h, k)
 		want, got := make([]float32, m*n), make([]float32, m*n)
-		g := gemm{kern: best}
+		g := gemm{kern: best, wide: wide}
 		g.mul(m, n, k, a, k, bp, want, n)
 		g.mulHalf(m, n, k, a, k, bh, got, n)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%dx%dx%d: C[%d] = %g with half weights, %g with float32", m, n, k, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// BenchmarkAttention is one layer's attention over an abstract's 230
+// tokens (bge-small's shape: 12 heads of 32).
+func BenchmarkAttention(b *testing.B) {
+	const seq, heads, dh = 230, 12, 32
+	h := heads * dh
+	r := rand.New(rand.NewPCG(33, 34))
+	qkv := randomMatrix(r, seq*3*h)
+	ctx := make([]float32, seq*h)
+	k, err := kernelsFor(arithFP32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p helper
+	p.use(&k)
+	for b.Loop() {
+		for hd := range heads {
+			p.attend(qkv, hd, dh, h, seq, seq, 0.17, ctx[hd*dh:])
 		}
 	}
 }

@@ -256,7 +256,7 @@ func TestChooseArithmetic(t *testing.T) {
 	if _, ok := bestBF16Kernel(); ok {
 		want = append(want, PrecisionBF16)
 	}
-	if _, _, ok := bestInt8Kernels(); ok {
+	if _, _, _, ok := bestInt8Kernels(); ok {
 		want = append(want, PrecisionInt8)
 	}
 	if len(c.Measured) != len(want) {

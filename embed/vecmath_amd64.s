@@ -343,7 +343,8 @@ loop:
 	VPADDD    Z30, Z0, Z0
 	VPADDD    Z1, Z0, Z0
 	VPSRLD    $16, Z0, Z0
-	VPMOVDW   Z0, (DI)
+	VPMOVDW   Z0, Y0 // to a register: Zen 4 runs VPMOVDW to memory slowly
+	VMOVDQU   Y0, (DI)
 	ADDQ      $64, SI
 	ADDQ      $32, DI
 	DECQ      BX
@@ -358,7 +359,8 @@ tail:
 	VPADDD    Z30, Z0, Z0
 	VPADDD    Z1, Z0, Z0
 	VPSRLD    $16, Z0, Z0
-	VPMOVDW   Z0, K1, (DI)
+	VPMOVDW   Z0, Y0
+	VMOVDQU16 Y0, K1, (DI)
 
 done:
 	VZEROUPPER
