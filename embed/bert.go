@@ -51,7 +51,11 @@ type bert struct {
 // portable kernel where the CPU has no SIMD one), the feed-forward output
 // layers more exact under int8 if exactFFNOut is set: in bfloat16 where the
 // CPU has a bf16 kernel, else in float32.
-func loadBERT(weights []byte, p Precision, exactFFNOut bool) (*bert, error) {
+//
+// Under PrecisionAuto the arithmetic is the one recorded in choiceFile for
+// this machine, or measured (see autoArithmetic); a choice file that could
+// not be used is reported by warn.
+func loadBERT(weights []byte, p Precision, exactFFNOut bool, choiceFile string, warn func(error)) (*bert, error) {
 	f, err := parseSafetensors(weights)
 	if err != nil {
 		return nil, err
@@ -66,17 +70,21 @@ func loadBERT(weights []byte, p Precision, exactFFNOut bool) (*bert, error) {
 	}
 	m := &bert{cfg: cfg}
 	var measured map[Precision]float64
+	var recorded bool
 	arith, ok := arithmeticOf(p)
 	switch {
 	case p == "" || p == PrecisionAuto:
-		arith, measured = chooseArithmetic(cfg.Hidden, cfg.Intermediate)
+		var err error
+		if arith, measured, recorded, err = autoArithmetic(choiceFile, cfg.Hidden, cfg.Intermediate); err != nil {
+			warn(err)
+		}
 	case !ok:
 		return nil, fmt.Errorf("precision %q: want auto, fp32, bf16 or int8", string(p))
 	}
 	if m.k, err = kernelsFor(arith); err != nil {
 		return nil, err
 	}
-	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured}
+	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured, Recorded: recorded}
 	ffnOutArith := arith
 	if arith == arithInt8 && exactFFNOut {
 		ffnOutArith = arithFP32

@@ -136,6 +136,17 @@ func DefaultCachePath() (string, error) {
 	return filepath.Join(dir, "papersearch", "embeddings.db"), nil
 }
 
+// DefaultChoicePath is where the in-process models record the arithmetic
+// measured on this machine (LocalOptions.ChoiceFile), beside the default
+// embedding cache.
+func DefaultChoicePath() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "papersearch", "encoder-choice.json"), nil
+}
+
 // EncodeVector is the byte form of a vector everywhere papersearch stores or
 // sends one in binary: each float32 in little-endian order.
 func EncodeVector(v []float32) []byte {

@@ -100,6 +100,10 @@ type Choice struct {
 	// one of the model's dense layers (64 tokens, its feed-forward input),
 	// in billions of operations per second.
 	Measured map[Precision]float64 `json:"measured_gops,omitempty"`
+	// Recorded says the choice and its rates were read from the machine's
+	// record (LocalOptions.ChoiceFile), measured there by an earlier
+	// process.
+	Recorded bool `json:"recorded,omitempty"`
 }
 
 // cacheKey is what tells the choice's vectors apart from other

@@ -3,10 +3,12 @@ package embed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fixed answers every text with the same unit vector, under a model name
@@ -117,4 +119,26 @@ func TestPairOfThree(t *testing.T) {
 	if n := Dot(v[0], v[0]); math.Abs(float64(n)-1) > 1e-6 {
 		t.Errorf("norm² %v, want 1", n)
 	}
+}
+
+// BenchmarkPairQuery is what a free-text search costs the default local
+// models: one short query embedded by all three at once, each with its
+// query instruction; p50-ms is the median call.
+func BenchmarkPairQuery(b *testing.B) {
+	p, err := OpenLocal(DefaultLocalModel, LocalOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := Instructed(p, Query)
+	ctx := context.Background()
+	var lat []float64
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		if _, err := q.Embed(ctx, []string{fmt.Sprintf("graph neural networks for molecules %d", i)}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, float64(time.Since(start).Microseconds())/1000)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(lat[len(lat)/2], "p50-ms")
 }

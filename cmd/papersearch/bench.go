@@ -52,7 +52,7 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		}
 		return rep.Print(stdout, *asJSON)
 	}
-	model, err := embed.OpenLocal(cfg.Model, cfg.localOptions())
+	model, err := embed.OpenLocal(cfg.Model, cfg.localOptions(log))
 	if err != nil {
 		return err
 	}

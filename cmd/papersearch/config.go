@@ -107,9 +107,12 @@ func (c Config) qdrantConfig(collection string, log *slog.Logger) qdrant.Config 
 		OnDiskVectors: c.QdrantOnDisk, OnDiskPayload: c.QdrantOnDiskPay, Quantization: c.QdrantQuantize, Logger: log}
 }
 
-// localOptions are the in-process model's settings.
-func (c Config) localOptions() embed.LocalOptions {
-	return embed.LocalOptions{Workers: c.EmbedWorkers, Precision: embed.Precision(c.Precision)}
+// localOptions are the in-process model's settings: auto's measurement is
+// shared by every process of the machine through the choice file in the
+// user's cache folder (none where there is no such folder).
+func (c Config) localOptions(log *slog.Logger) embed.LocalOptions {
+	choices, _ := embed.DefaultChoicePath()
+	return embed.LocalOptions{Workers: c.EmbedWorkers, Precision: embed.Precision(c.Precision), ChoiceFile: choices, Logger: log}
 }
 
 // userDataDir is the per-user folder for application data:

@@ -28,12 +28,12 @@ func TestMCPWithPythonSDK(t *testing.T) {
 	if exec.Command("python3", "-c", "import mcp, jsonschema").Run() != nil {
 		testenv.Missing(t, "python3 with the MCP SDK is not installed (scripts/test installs it: pip install 'mcp==1.*')")
 	}
-	// The REST answers and the stdio session's come from two processes,
-	// and each chooses its arithmetic by measuring it (PAPERSEARCH_PRECISION
-	// auto): on a busy machine one chose int8 and the other float32, and
-	// their scores differed in the third decimal. The test compares
-	// answers, not arithmetic, so both run the reference one.
-	t.Setenv("PAPERSEARCH_PRECISION", "fp32")
+	// The REST answers and the stdio session's come from two processes:
+	// measured apart (PAPERSEARCH_PRECISION auto), on a busy machine one
+	// chose int8 and the other float32, and their scores differed in the
+	// third decimal. The first records its measurement in the user's cache
+	// folder, a fresh one here, and the second takes it from there.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := setEnv(t)
 	url, _, stop := startServe(t)
 	stopped := false

@@ -25,13 +25,13 @@ import (
 func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embedder, int, error) {
 	if cfg.EmbedURL == "" {
 		start := time.Now()
-		model, err := embed.OpenLocal(cfg.Model, cfg.localOptions())
+		model, err := embed.OpenLocal(cfg.Model, cfg.localOptions(log))
 		if err != nil {
 			return nil, 0, err
 		}
 		log.Debug("local model loaded", "model", model.Info().Name, "took", time.Since(start).Round(time.Millisecond))
 		for name, c := range embed.Choices(model) {
-			log.Info("encoder arithmetic", "model", name, "precision", c.Precision, "kernel", c.Kernel, "measured_gops", c.Measured)
+			log.Info("encoder arithmetic", "model", name, "precision", c.Precision, "kernel", c.Kernel, "measured_gops", c.Measured, "recorded", c.Recorded)
 		}
 		return model, search.IngestBatch, nil
 	}
