@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "tile_amd64.h"
 
 // ROW multiplies the 16 columns of B's row (Y0, Y1) by one element of A's
 // row at ADDR(BX), broadcast into T, and adds them to that row's
@@ -22,21 +23,9 @@
 // Y4..Y15 accumulate the 6×16 tile; Y0, Y1 hold a row of B; Y2, Y3 a
 // broadcast element of A.
 TEXT ·sgemm6x16AVX2(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), DX
-	SHLQ $2, DX
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), R8
-	MOVQ ldc+40(FP), R9
-	SHLQ $2, R9
+	TILEARGS(k, 2)
 
-	LEAQ (SI)(DX*1), R10
-	LEAQ (R10)(DX*1), R11
-	LEAQ (R11)(DX*1), R12
-	LEAQ (R12)(DX*1), R13
-	LEAQ (R13)(DX*1), R14
-	XORQ BX, BX
+	ROWS6
 
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5

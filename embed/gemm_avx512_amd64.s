@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "tile_amd64.h"
 
 // ZROW multiplies the 32 columns of B's row (Z0, Z1) by one element of A's
 // row at ADDR, broadcast into T, and adds them to that row's accumulators
@@ -22,52 +23,16 @@
 // accumulate the tile (row r in Z(8+2r), Z(9+2r)); Z0, Z1 hold a row of
 // the two panels; Z2..Z7 broadcast elements of A.
 TEXT ·sgemm12x32AVX512(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), DX
-	SHLQ $2, DX
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), R8
-	MOVQ ldc+40(FP), R9
-	SHLQ $2, R9
+	TILEARGS(k, 2)
 
-	// Rows 3i, 3i+1, 3i+2 are at base i, +lda, +2·lda.
-	LEAQ (SI)(DX*2), R10
-	ADDQ DX, R10
-	LEAQ (R10)(DX*2), R11
-	ADDQ DX, R11
-	LEAQ (R11)(DX*2), R12
-	ADDQ DX, R12
+	ROWS12
 
 	// AX is the second panel, k·16 floats on.
 	MOVQ CX, AX
 	SHLQ $6, AX
 	ADDQ DI, AX
 
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	ZEROACC
 
 loop:
 	VMOVUPS (DI), Z0

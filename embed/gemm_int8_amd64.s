@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "tile_amd64.h"
 
 // Sixteen int16 ones: VPMADDWD by them sums VPMADDUBSW's pairs into int32.
 DATA ones16<>+0(SB)/8, $0x0001000100010001
@@ -48,20 +49,9 @@ GLOBL ones16<>(SB), RODATA|NOPTR, $32
 // floats apart. kq >= 1. Y4..Y15 accumulate the 6×16 tile in int32; Y0, Y1
 // hold a quad of the panel's rows, Y2 a broadcast quad of A, Y3 products.
 TEXT ·gemmU8S8AVX2(SB), NOSPLIT, $0-48
-	MOVQ kq+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), DX
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), R8
-	MOVQ ldc+40(FP), R9
-	SHLQ $2, R9
+	TILEARGS(kq, 0)
 
-	LEAQ (SI)(DX*1), R10
-	LEAQ (R10)(DX*1), R11
-	LEAQ (R11)(DX*1), R12
-	LEAQ (R12)(DX*1), R13
-	LEAQ (R13)(DX*1), R14
-	XORQ BX, BX
+	ROWS6
 
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "tile_amd64.h"
 
 // VROW multiplies one k quad of A's row at (REG)(BX*1), broadcast into Z4,
 // by the four panels' 16 columns each (Z0..Z3) and adds the int32 sums to
@@ -43,20 +44,9 @@
 // Z(8+4r) .. Z(11+4r)); Z0..Z3 hold a quad of the panels' rows, Z4 a
 // broadcast quad of A.
 TEXT ·gemmU8S8VNNI(SB), NOSPLIT, $0-48
-	MOVQ kq+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), DX
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), R8
-	MOVQ ldc+40(FP), R9
-	SHLQ $2, R9
+	TILEARGS(kq, 0)
 
-	LEAQ (SI)(DX*1), R10
-	LEAQ (R10)(DX*1), R11
-	LEAQ (R11)(DX*1), R12
-	LEAQ (R12)(DX*1), R13
-	LEAQ (R13)(DX*1), R14
-	XORQ BX, BX
+	ROWS6
 
 	// DX is now a panel's length, AX the fourth panel.
 	MOVQ CX, DX
@@ -65,30 +55,7 @@ TEXT ·gemmU8S8VNNI(SB), NOSPLIT, $0-48
 	LEAQ (DI)(DX*2), AX
 	ADDQ DX, AX
 
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	ZEROACC
 
 quads:
 	VMOVDQU32 (DI), Z0
