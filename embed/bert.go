@@ -69,29 +69,9 @@ func loadBERT(weights []byte, p Precision, exactFFNOut bool, choiceFile string, 
 		return nil, fmt.Errorf("model config %+v is not a supported BERT", cfg)
 	}
 	m := &bert{cfg: cfg}
-	var measured map[Precision]float64
-	var recorded bool
-	arith, ok := arithmeticOf(p)
-	switch {
-	case p == "" || p == PrecisionAuto:
-		var err error
-		if arith, measured, recorded, err = autoArithmetic(choiceFile, cfg.Hidden, cfg.Intermediate); err != nil {
-			warn(err)
-		}
-	case !ok:
-		return nil, fmt.Errorf("precision %q: want auto, fp32, bf16 or int8", string(p))
-	}
-	if m.k, err = kernelsFor(arith); err != nil {
+	arith, ffnOutArith, err := m.choose(p, exactFFNOut, choiceFile, warn)
+	if err != nil {
 		return nil, err
-	}
-	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured, Recorded: recorded}
-	ffnOutArith := arith
-	if arith == arithInt8 && exactFFNOut {
-		ffnOutArith = arithFP32
-		if m.k.bf16 != nil {
-			ffnOutArith = arithBF16
-		}
-		m.choice.FFNOut = ffnOutArith.precision()
 	}
 	h := cfg.Hidden
 	var errs []error
@@ -166,6 +146,37 @@ func concatTensors(ts ...tensor) tensor {
 		hs = append(hs, t.h)
 	}
 	return tensor{h: concat(hs...)}
+}
+
+// choose sets m's kernels and choice for precision p (see loadBERT) and
+// returns the arithmetic of its dense layers and of its feed-forward
+// output layers.
+func (m *bert) choose(p Precision, exactFFNOut bool, choiceFile string, warn func(error)) (arith, ffnOut arithmetic, err error) {
+	var measured map[Precision]float64
+	var recorded bool
+	arith, ok := arithmeticOf(p)
+	switch {
+	case p == "" || p == PrecisionAuto:
+		var err error
+		if arith, measured, recorded, err = autoArithmetic(choiceFile, m.cfg.Hidden, m.cfg.Intermediate); err != nil {
+			warn(err)
+		}
+	case !ok:
+		return 0, 0, fmt.Errorf("precision %q: want auto, fp32, bf16 or int8", string(p))
+	}
+	if m.k, err = kernelsFor(arith); err != nil {
+		return 0, 0, err
+	}
+	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured, Recorded: recorded}
+	ffnOut = arith
+	if arith == arithInt8 && exactFFNOut {
+		ffnOut = arithFP32
+		if m.k.bf16 != nil {
+			ffnOut = arithBF16
+		}
+		m.choice.FFNOut = ffnOut.precision()
+	}
+	return arith, ffnOut, nil
 }
 
 // scratch holds one worker's activations, reused across sequences.

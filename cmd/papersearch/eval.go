@@ -26,100 +26,191 @@ import (
 // evalCmd builds a fresh index of a BEIR corpus and reports nDCG@10,
 // recall@100 and MRR@10 per mode.
 func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	corpus := fs.String("corpus", "", "BEIR corpus: JSONL (or .jsonl.gz) with _id, title, text")
-	queriesFile := fs.String("queries", "", "BEIR queries: JSONL with _id, text")
-	qrelsFile := fs.String("qrels", "", "BEIR judgements: TSV with a header, query-id corpus-id score")
-	mode := fs.String("mode", "all", "all, hybrid, dense or lexical")
-	asJSON := fs.Bool("json", false, "print JSON")
-	sweep := fs.Bool("fusion-sweep", false, "also measure RRF, margin, and evidence, weighted, distribution-based (dbsf) and max-normalised fusion at dense weights 0.1 to 0.9 in steps of 0.05")
-	misses := fs.Bool("misses", false, "also list each query whose relevant document is not first in hybrid mode, with its rank in every mode")
-	rawQueries := fs.Bool("raw-queries", false, "embed queries as typed, without the model's query instruction")
-	denseWeight := fs.Float64("dense-weight", 0, "dense weight of the default fusion rule in hybrid mode and --misses (0: its own)")
-	sample := fs.Int("sample", 0, "index only this many documents, the ones whose ids come first by SHA-256 (a fixed sample), plus every judged one (0: all)")
-	sampleFrom := fs.Int("sample-from", 0, "with --sample, skip this many documents of the SHA-256 order first (a second sample, disjoint from the first)")
-	titles := fs.Bool("titles", false, "query with each document's title, the documents indexed without their titles (no --queries or --qrels)")
-	overlapOnly := fs.Bool("overlap", false, "print each query's overlap with its relevant documents (the share of its content words they hold) and stop, without indexing")
-	featuresFile := fs.String("features", "", "also write each query's second-stage features of its first candidates to this JSONL file (for training a ranker)")
-	baselineFile := fs.String("baseline", "", "measure differences from the hybrid run of an earlier eval's --json output (another build or setting, same corpus and queries) instead of this build's default")
-	heldOut := fs.Bool("held-out", false, "report the held-out half of the queries (a fixed split by SHA-256 of the query id) instead of the dev half; make no choice on it")
-	if err := parseFlags(fs, "eval", args, stdout); err != nil {
+	a, err := parseEvalArgs(args, stdout)
+	if err != nil {
 		return err
 	}
-	if *corpus == "" || (*queriesFile == "" || *qrelsFile == "") != *titles || fs.NArg() > 0 {
-		return usageError{"eval needs --corpus, and --queries and --qrels (BEIR files) or --titles"}
+	d, err := a.data(stderr)
+	if err != nil {
+		return err
 	}
-	modes := []search.Mode{search.Lexical, search.Dense, search.Hybrid}
+	if a.overlapOnly {
+		return printOverlap(d.queries, d.qrels, d.texts, stdout)
+	}
+	ix, err := indexForEval(ctx, cfg, log, a, d.papers, stderr)
+	if err != nil {
+		return err
+	}
+	defer ix.close()
+	fmt.Fprintf(stderr, "eval: running %d queries per mode\n", len(d.queries))
+	hybrid, runs, err := a.runs(ctx, ix.eng, d)
+	if err != nil {
+		return err
+	}
+	base := hybrid
+	if a.baselineFile != "" {
+		if base, err = readBaseline(a.baselineFile); err != nil {
+			return err
+		}
+	}
+	if a.featuresFile != "" {
+		if err := writeFeatures(ctx, ix.eng, d, a.featuresFile); err != nil {
+			return err
+		}
+	}
+	if a.misses {
+		if err := printMisses(ctx, ix.eng, d.queries, d.qrels, a.heldOut, stderr); err != nil {
+			return err
+		}
+	}
+	rows := evalRows(runs, base, a.heldOut)
+	if a.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"corpus": a.corpus, "documents": len(d.papers), "model": ix.model,
+			"store": ix.store, "split": a.split(), "results": rows, "baseline": base, "hybrid": hybrid, "runs": runs})
+	}
+	return printEvalRows(stdout, a, base, rows)
+}
+
+// evalArgs are eval's flags.
+type evalArgs struct {
+	corpus, queriesFile, qrelsFile, featuresFile, baselineFile      string
+	modes                                                           []search.Mode
+	asJSON, sweep, misses, rawQueries, titles, overlapOnly, heldOut bool
+	denseWeight                                                     float64
+	sample, sampleFrom                                              int
+}
+
+// parseEvalArgs reads eval's flags.
+func parseEvalArgs(args []string, stdout io.Writer) (evalArgs, error) {
+	var a evalArgs
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.StringVar(&a.corpus, "corpus", "", "BEIR corpus: JSONL (or .jsonl.gz) with _id, title, text")
+	fs.StringVar(&a.queriesFile, "queries", "", "BEIR queries: JSONL with _id, text")
+	fs.StringVar(&a.qrelsFile, "qrels", "", "BEIR judgements: TSV with a header, query-id corpus-id score")
+	mode := fs.String("mode", "all", "all, hybrid, dense or lexical")
+	fs.BoolVar(&a.asJSON, "json", false, "print JSON")
+	fs.BoolVar(&a.sweep, "fusion-sweep", false, "also measure RRF, margin, and evidence, weighted, distribution-based (dbsf) and max-normalised fusion at dense weights 0.1 to 0.9 in steps of 0.05")
+	fs.BoolVar(&a.misses, "misses", false, "also list each query whose relevant document is not first in hybrid mode, with its rank in every mode")
+	fs.BoolVar(&a.rawQueries, "raw-queries", false, "embed queries as typed, without the model's query instruction")
+	fs.Float64Var(&a.denseWeight, "dense-weight", 0, "dense weight of the default fusion rule in hybrid mode and --misses (0: its own)")
+	fs.IntVar(&a.sample, "sample", 0, "index only this many documents, the ones whose ids come first by SHA-256 (a fixed sample), plus every judged one (0: all)")
+	fs.IntVar(&a.sampleFrom, "sample-from", 0, "with --sample, skip this many documents of the SHA-256 order first (a second sample, disjoint from the first)")
+	fs.BoolVar(&a.titles, "titles", false, "query with each document's title, the documents indexed without their titles (no --queries or --qrels)")
+	fs.BoolVar(&a.overlapOnly, "overlap", false, "print each query's overlap with its relevant documents (the share of its content words they hold) and stop, without indexing")
+	fs.StringVar(&a.featuresFile, "features", "", "also write each query's second-stage features of its first candidates to this JSONL file (for training a ranker)")
+	fs.StringVar(&a.baselineFile, "baseline", "", "measure differences from the hybrid run of an earlier eval's --json output (another build or setting, same corpus and queries) instead of this build's default")
+	fs.BoolVar(&a.heldOut, "held-out", false, "report the held-out half of the queries (a fixed split by SHA-256 of the query id) instead of the dev half; make no choice on it")
+	if err := parseFlags(fs, "eval", args, stdout); err != nil {
+		return a, err
+	}
+	if a.corpus == "" || (a.queriesFile == "" || a.qrelsFile == "") != a.titles || fs.NArg() > 0 {
+		return a, usageError{"eval needs --corpus, and --queries and --qrels (BEIR files) or --titles"}
+	}
 	switch *mode {
 	case "all":
+		a.modes = []search.Mode{search.Lexical, search.Dense, search.Hybrid}
 	case "hybrid", "dense", "lexical":
-		modes = []search.Mode{search.Mode(*mode)}
+		a.modes = []search.Mode{search.Mode(*mode)}
 	default:
-		return usageError{"eval: --mode must be all, hybrid, dense or lexical"}
+		return a, usageError{"eval: --mode must be all, hybrid, dense or lexical"}
 	}
+	return a, nil
+}
 
-	papers, rejected, err := readCorpus(*corpus)
+// split names the half of the queries reported.
+func (a evalArgs) split() string {
+	if a.heldOut {
+		return "held-out"
+	}
+	return "dev"
+}
+
+// evalData is what eval measures on: the papers indexed, the queries, the
+// judgements and each paper's text by id.
+type evalData struct {
+	papers  []papersearch.Paper
+	queries []search.EvalQuery
+	qrels   search.Qrels
+	texts   map[string]string
+}
+
+// data reads the corpus, the queries and their judgements (or makes title
+// queries), sampled as a asks.
+func (a evalArgs) data(stderr io.Writer) (evalData, error) {
+	var d evalData
+	papers, rejected, err := readCorpus(a.corpus)
 	if err != nil {
-		return err
+		return d, err
 	}
 	if len(rejected) > 0 {
-		fmt.Fprintf(stderr, "%s: %d records rejected, first: line %d: %v\n", *corpus, len(rejected), rejected[0].Line, rejected[0].Err)
+		fmt.Fprintf(stderr, "%s: %d records rejected, first: line %d: %v\n", a.corpus, len(rejected), rejected[0].Line, rejected[0].Err)
 	}
-	var queries []search.EvalQuery
-	var qrels search.Qrels
-	if !*titles {
-		if queries, err = readWith(*queriesFile, search.ReadQueries); err != nil {
-			return err
+	if !a.titles {
+		if d.queries, err = readWith(a.queriesFile, search.ReadQueries); err != nil {
+			return d, err
 		}
-		if qrels, err = readWith(*qrelsFile, search.ReadQrels); err != nil {
-			return err
+		if d.qrels, err = readWith(a.qrelsFile, search.ReadQrels); err != nil {
+			return d, err
 		}
 	}
-	if *sample > 0 {
-		papers = search.Sample(papers, *sampleFrom, *sample, qrels)
+	if a.sample > 0 {
+		papers = search.Sample(papers, a.sampleFrom, a.sample, d.qrels)
 	}
-	if *titles {
-		queries, qrels = search.TitleQueries(papers)
+	if a.titles {
+		d.queries, d.qrels = search.TitleQueries(papers)
 	}
-	texts := make(map[string]string, len(papers))
+	d.papers = papers
+	d.texts = make(map[string]string, len(papers))
 	for _, p := range papers {
-		texts[p.ID] = p.Text()
+		d.texts[p.ID] = p.Text()
 	}
-	if *overlapOnly {
-		return printOverlap(queries, qrels, texts, stdout)
-	}
+	return d, nil
+}
 
+// evalIndex is eval's fresh index: its engine, what it is and how to
+// close it.
+type evalIndex struct {
+	eng          *search.Engine
+	model, store string
+	close        func()
+}
+
+// indexForEval indexes papers into a fresh store, the embeddings cached in
+// the default embedding cache, reporting progress on stderr.
+func indexForEval(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, papers []papersearch.Paper, stderr io.Writer) (evalIndex, error) {
 	inner, _, err := newEmbedder(ctx, cfg, log)
 	if err != nil {
-		return err
+		return evalIndex{}, err
 	}
 	cachePath, err := embed.DefaultCachePath()
 	if err != nil {
-		return err
+		return evalIndex{}, err
 	}
 	cache, closeCache, err := cached(inner, cachePath)
 	if err != nil {
-		return err
+		return evalIndex{}, err
 	}
-	defer closeCache()
 	store, cleanup, err := evalStore(ctx, cfg, log, cache.Info(), papers)
 	if err != nil {
-		return err
+		closeCache()
+		return evalIndex{}, err
 	}
-	defer cleanup()
-	opts := search.Options{Logger: log, IngestBatch: 64, RawQueries: *rawQueries}
-	if *denseWeight > 0 {
+	ix := evalIndex{model: cache.Info().Name, store: store.Kind(), close: func() { cleanup(); closeCache() }}
+	opts := search.Options{Logger: log, IngestBatch: 64, RawQueries: a.rawQueries}
+	if a.denseWeight > 0 {
 		f := search.DefaultFusion
-		f.DenseWeight = *denseWeight
+		f.DenseWeight = a.denseWeight
 		opts.Fusion = &f
 	}
-	eng, err := search.NewEngine(store, cache, opts)
-	if err != nil {
-		return err
+	if ix.eng, err = search.NewEngine(store, cache, opts); err != nil {
+		ix.close()
+		return evalIndex{}, err
 	}
 	fmt.Fprintf(stderr, "eval: indexing %d documents into a fresh %s index (embeddings cached in %s)\n", len(papers), store.Kind(), cachePath)
 	last := time.Now()
-	sum, err := eng.Ingest(ctx, papers, func(p search.IngestProgress) {
+	sum, err := ix.eng.Ingest(ctx, papers, func(p search.IngestProgress) {
 		if time.Since(last) > 5*time.Second || p.Done == p.Total {
 			last = time.Now()
 			fmt.Fprintf(stderr, "eval: %d/%d documents indexed (%.1f/s, eta %s)\n", p.Done, p.Total,
@@ -127,100 +218,108 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 		}
 	})
 	if err != nil {
-		return err
+		ix.close()
+		return evalIndex{}, err
 	}
-	fmt.Fprintf(stderr, "eval: indexed in %s; running %d queries per mode\n", sum.Took.Round(time.Millisecond), len(queries))
+	fmt.Fprintf(stderr, "eval: indexed in %s\n", sum.Took.Round(time.Millisecond))
+	return ix, nil
+}
 
-	hybrid, err := eng.Evaluate(ctx, queries, qrels, texts, search.Hybrid)
+// runs evaluates the queries in each mode a asks for (and, with
+// --fusion-sweep, hybrid under each fusion of the sweep), returning the
+// default hybrid run apart too.
+func (a evalArgs) runs(ctx context.Context, eng *search.Engine, d evalData) (search.Run, []search.Run, error) {
+	hybrid, err := eng.Evaluate(ctx, d.queries, d.qrels, d.texts, search.Hybrid)
 	if err != nil {
-		return err
-	}
-	base := hybrid
-	if *baselineFile != "" {
-		if base, err = readBaseline(*baselineFile); err != nil {
-			return err
-		}
+		return hybrid, nil, err
 	}
 	var runs []search.Run
-	for _, m := range modes {
+	for _, m := range a.modes {
 		if m == search.Hybrid {
 			runs = append(runs, hybrid)
 			continue
 		}
-		r, err := eng.Evaluate(ctx, queries, qrels, texts, m)
+		r, err := eng.Evaluate(ctx, d.queries, d.qrels, d.texts, m)
 		if err != nil {
-			return err
+			return hybrid, nil, err
 		}
 		runs = append(runs, r)
 	}
-	if *sweep {
-		fusions := []search.Fusion{{Method: search.RRF}}
-		for _, w := range []float64{0.3, 0.4, 0.5} {
-			for _, g := range []float64{2, 5, 10, 20} {
-				fusions = append(fusions, search.Fusion{Method: search.Margin, DenseWeight: w, MarginGain: g})
-			}
-		}
-		for _, m := range []search.FusionMethod{search.Evidence, search.Weighted, search.DBSF, search.MaxNorm} {
-			for w := 2; w <= 18; w++ {
-				fusions = append(fusions, search.Fusion{Method: m, DenseWeight: float64(w) / 20})
-			}
-		}
-		for _, f := range fusions {
-			r, err := eng.WithFusion(f).Evaluate(ctx, queries, qrels, texts, search.Hybrid)
-			if err != nil {
-				return err
-			}
-			runs = append(runs, r)
-		}
+	if !a.sweep {
+		return hybrid, runs, nil
 	}
-	if *featuresFile != "" {
-		f, err := os.Create(*featuresFile)
+	for _, f := range fusionSweep() {
+		r, err := eng.WithFusion(f).Evaluate(ctx, d.queries, d.qrels, d.texts, search.Hybrid)
 		if err != nil {
-			return err
+			return hybrid, nil, err
 		}
-		err = eng.EvalFeatures(ctx, queries, qrels, texts, f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
+		runs = append(runs, r)
+	}
+	return hybrid, runs, nil
+}
+
+// fusionSweep is --fusion-sweep's fusions: RRF, margin at three dense
+// weights and four gains, and each weighted method at dense weights 0.1 to
+// 0.9 in steps of 0.05.
+func fusionSweep() []search.Fusion {
+	fusions := []search.Fusion{{Method: search.RRF}}
+	for _, w := range []float64{0.3, 0.4, 0.5} {
+		for _, g := range []float64{2, 5, 10, 20} {
+			fusions = append(fusions, search.Fusion{Method: search.Margin, DenseWeight: w, MarginGain: g})
 		}
 	}
-	if *misses {
-		if err := printMisses(ctx, eng, queries, qrels, *heldOut, stderr); err != nil {
-			return err
+	for _, m := range []search.FusionMethod{search.Evidence, search.Weighted, search.DBSF, search.MaxNorm} {
+		for w := 2; w <= 18; w++ {
+			fusions = append(fusions, search.Fusion{Method: m, DenseWeight: float64(w) / 20})
 		}
 	}
-	split := "dev"
-	if *heldOut {
-		split = "held-out"
+	return fusions
+}
+
+// writeFeatures writes each query's second-stage features to the file
+// named.
+func writeFeatures(ctx context.Context, eng *search.Engine, d evalData, name string) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
 	}
-	inSplit := func(o search.Outcome) bool { return search.HeldOut(o.ID) == *heldOut }
-	type row struct {
-		Band string `json:"band"`
-		search.Summary
+	err = eng.EvalFeatures(ctx, d.queries, d.qrels, d.texts, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	var rows []row
+	return err
+}
+
+// evalRow is one run's summary over one overlap band.
+type evalRow struct {
+	Band string `json:"band"`
+	search.Summary
+}
+
+// evalRows summarises each run per overlap band over the half of the
+// queries asked for, against base.
+func evalRows(runs []search.Run, base search.Run, heldOut bool) []evalRow {
+	inSplit := func(o search.Outcome) bool { return search.HeldOut(o.ID) == heldOut }
+	var rows []evalRow
 	for _, r := range runs {
 		for _, band := range search.Bands() {
 			s := search.Summarize(r, &base, func(o search.Outcome) bool { return inSplit(o) && search.InBand(o.Overlap, band) })
 			if s.Queries > 0 {
-				rows = append(rows, row{band, s})
+				rows = append(rows, evalRow{band, s})
 			}
 		}
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"corpus": *corpus, "documents": len(papers), "model": cache.Info().Name,
-			"store": store.Kind(), "split": split, "results": rows, "baseline": base, "hybrid": hybrid, "runs": runs})
-	}
+	return rows
+}
+
+// printEvalRows prints rows as a table.
+func printEvalRows(w io.Writer, a evalArgs, base search.Run, rows []evalRow) error {
 	against := "hybrid " + base.Fusion
-	if *baselineFile != "" {
-		against = *baselineFile + "'s hybrid " + base.Fusion
+	if a.baselineFile != "" {
+		against = a.baselineFile + "'s hybrid " + base.Fusion
 	}
-	fmt.Fprintf(stdout, "%s split; Δ is the paired difference from %s, ± its standard error\n", split, against)
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "%s split; Δ is the paired difference from %s, ± its standard error\n", a.split(), against)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODE\tFUSION\tOVERLAP\tQUERIES\tnDCG@10\tΔ\tFIRST\tΔ\tTOP 10\tΔ\tMRR@10\tRECALL@100")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4f\t%+.4f ± %.4f\t%.1f%%\t%+.1f ± %.1f\t%.1f%%\t%+.1f ± %.1f\t%.4f\t%.4f\n",
