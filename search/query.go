@@ -139,50 +139,86 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	if err != nil {
 		return Results{}, err
 	}
-	var (
-		res Results
-		// queryVec is the dense query as the store is asked it; allModels,
-		// over all of a store's models (see ModelGate), before the gate.
-		queryVec, allModels []float32
-	)
 	filter := q.Filter
 	filter.Exclude = slices.Concat(q.Like, q.Unlike)
 	terms := lexical.Analyze(q.Text)
-	lexAt := func(ctx context.Context, depth int) (Matches, error) {
-		if q.Mode == Dense || len(terms) == 0 {
-			return Matches{}, nil
-		}
-		return e.lexical(ctx, terms, depth, filter)
+	rt := &retrieval{e: e, mode: q.Mode, terms: terms, filter: filter}
+	if err := rt.run(ctx, q); err != nil {
+		return Results{}, err
 	}
-	denseAt := func(ctx context.Context, depth int) ([]Candidate, error) {
-		if queryVec == nil {
-			return nil, nil
-		}
-		c, err := e.nearest(ctx, queryVec, depth, filter)
+	res := Results{Degraded: rt.degraded}
+	if q.Mode != Dense && strings.TrimSpace(q.Text) != "" {
+		ev := rt.lex.evidence()
+		res.Evidence = &ev
+	}
+	r := e.fusedRanking(q.Mode, rt.dense, rt.lex, rt.denseAt, rt.lexAt)
+	// An evaluation asks for the features a second stage would re-score
+	// a free-text question's first candidates by (see EvalFeatures).
+	if sink := sinkOf(ctx); sink != nil && q.Mode == Hybrid && len(q.Like) == 0 && len(rt.dense) > 0 && len(rt.lex.Candidates) > 0 {
+		f, err := e.features(ctx, r.first, FeatureDepth, terms, rt.allModels, rt.dense, rt.lex, filter)
 		if err != nil {
-			return c, fmt.Errorf("dense retrieval: %w", err)
+			return Results{}, err
 		}
-		return c, nil
+		sink(f)
 	}
+	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), terms, rt.queryVec)
+}
 
-	// The lexical side runs while the query is embedded. Its evidence
-	// decides, in a store of more models than the gate's core, which of
-	// them the dense side compares by, so there the dense search waits for
-	// it (a dense-mode query asks for the best lexical match alone).
-	var (
-		lexMatches Matches
-		noEvidence bool // a dense query's evidence lookup failed
-	)
+// retrieval is one query's first retrievals at CandidateDepth, and how to
+// repeat them at any depth.
+type retrieval struct {
+	e      *Engine
+	mode   Mode
+	terms  []string
+	filter papersearch.Filter
+
+	dense []Candidate
+	lex   Matches
+	// queryVec is the dense query as the store is asked it; allModels,
+	// over all of a store's models (see ModelGate), before the gate.
+	queryVec, allModels []float32
+	degraded            []string
+}
+
+// lexAt is the lexical retrieval at depth; none in dense mode.
+func (rt *retrieval) lexAt(ctx context.Context, depth int) (Matches, error) {
+	if rt.mode == Dense || len(rt.terms) == 0 {
+		return Matches{}, nil
+	}
+	return rt.e.lexical(ctx, rt.terms, depth, rt.filter)
+}
+
+// denseAt is the dense retrieval at depth; none without a query vector.
+func (rt *retrieval) denseAt(ctx context.Context, depth int) ([]Candidate, error) {
+	if rt.queryVec == nil {
+		return nil, nil
+	}
+	c, err := rt.e.nearest(ctx, rt.queryVec, depth, rt.filter)
+	if err != nil {
+		return c, fmt.Errorf("dense retrieval: %w", err)
+	}
+	return c, nil
+}
+
+// run retrieves q's candidates. The lexical side runs while the query is
+// embedded. Its evidence decides, in a store of more models than the
+// gate's core, which of them the dense side compares by, so there the
+// dense search waits for it (a dense-mode query asks for the best lexical
+// match alone). A hybrid query whose embedding fails is answered from its
+// lexical side, marked degraded.
+func (rt *retrieval) run(ctx context.Context, q Query) error {
+	e := rt.e
+	noEvidence := false // a dense query's evidence lookup failed
 	lexDone := make(chan error, 1)
 	go func() {
 		var err error
 		switch {
 		case q.Mode != Dense:
-			lexMatches, err = lexAt(ctx, CandidateDepth)
-		case e.gated() && len(terms) > 0:
+			rt.lex, err = rt.lexAt(ctx, CandidateDepth)
+		case e.gated() && len(rt.terms) > 0:
 			// Only the evidence is wanted: without it the core models
 			// compare the question, as they would with strong evidence.
-			if lexMatches, err = e.lexical(ctx, terms, 1, filter); err != nil && ctx.Err() == nil {
+			if rt.lex, err = e.lexical(ctx, rt.terms, 1, rt.filter); err != nil && ctx.Err() == nil {
 				e.log.Warn("dense search: no lexical evidence to choose the models by; comparing by the core models", "error", err)
 				noEvidence, err = true, nil
 			}
@@ -190,55 +226,38 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		lexDone <- err
 	}()
 	waitLex := sync.OnceValue(func() error { return <-lexDone })
-	var dense []Candidate
+	var err error
 	if q.Mode != Lexical {
-		queryVec, err = e.denseQuery(ctx, q)
+		rt.queryVec, err = e.denseQuery(ctx, q)
 		switch {
 		case errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidQuery):
 		case err != nil && ctx.Err() != nil:
-		case err != nil && q.Mode == Hybrid && len(terms) > 0:
+		case err != nil && q.Mode == Hybrid && len(rt.terms) > 0:
 			level := slog.LevelWarn
 			if errors.Is(err, ErrUnavailable) { // the breaker said so once already
 				level = slog.LevelDebug
 			}
 			e.log.Log(ctx, level, "dense retrieval unavailable; answering from lexical retrieval alone", "error", err)
-			res.Degraded = append(res.Degraded, "dense")
-			queryVec, err = nil, nil
+			rt.degraded = append(rt.degraded, "dense")
+			rt.queryVec, err = nil, nil
 		case err != nil:
 		default:
-			allModels = queryVec
+			rt.allModels = rt.queryVec
 			if e.gated() {
 				if err = waitLex(); err != nil {
 					break
 				}
-				if strings.TrimSpace(q.Text) == "" || noEvidence || !e.weak(lexMatches.evidence()) {
-					queryVec = e.core(queryVec)
+				if strings.TrimSpace(q.Text) == "" || noEvidence || !e.weak(rt.lex.evidence()) {
+					rt.queryVec = e.core(rt.queryVec)
 				}
 			}
-			dense, err = denseAt(ctx, CandidateDepth)
+			rt.dense, err = rt.denseAt(ctx, CandidateDepth)
 		}
 	}
 	if lexErr := waitLex(); err == nil {
 		err = lexErr
 	}
-	if err != nil {
-		return Results{}, err
-	}
-	if q.Mode != Dense && strings.TrimSpace(q.Text) != "" {
-		ev := lexMatches.evidence()
-		res.Evidence = &ev
-	}
-	r := e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt)
-	// An evaluation asks for the features a second stage would re-score
-	// a free-text question's first candidates by (see EvalFeatures).
-	if sink := sinkOf(ctx); sink != nil && q.Mode == Hybrid && len(q.Like) == 0 && len(dense) > 0 && len(lexMatches.Candidates) > 0 {
-		f, err := e.features(ctx, r.first, FeatureDepth, terms, allModels, dense, lexMatches, filter)
-		if err != nil {
-			return Results{}, err
-		}
-		sink(f)
-	}
-	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), terms, queryVec)
+	return err
 }
 
 // lexical is the store's BM25 retrieval, its errors named as such.
