@@ -62,16 +62,20 @@ type Latency struct {
 	Errors int     `json:"errors"`
 }
 
+// Ingest is how fast a bench stored its papers: embedding and storing,
+// each timed apart.
+type Ingest struct {
+	EmbedPerS float64 `json:"embed_per_s"`
+	StorePerS float64 `json:"store_per_s"`
+}
+
 // Report is what a bench measured; Print writes it.
 type Report struct {
-	Papers  int    `json:"papers"`
-	Store   string `json:"store"`
-	Vectors string `json:"vectors"`
-	Clients int    `json:"clients"`
-	Ingest  struct {
-		EmbedPerS float64 `json:"embed_per_s"`
-		StorePerS float64 `json:"store_per_s"`
-	} `json:"ingest"`
+	Papers       int     `json:"papers"`
+	Store        string  `json:"store"`
+	Vectors      string  `json:"vectors"`
+	Clients      int     `json:"clients"`
+	Ingest       Ingest  `json:"ingest"`
 	QueryEmbedMS float64 `json:"query_embed_ms"`
 	// ImportPerS is the rate an import embedded and stored papers at
 	// while search-during-import was driven.
@@ -140,19 +144,42 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if len(opts.Papers) == 0 {
 		return Report{}, errors.New("bench: no papers")
 	}
-	progress := func(format string, args ...any) {
-		if opts.Progress != nil {
-			fmt.Fprintf(opts.Progress, "bench: "+format+"\n", args...)
-		}
-	}
 	vectors := "model"
 	if opts.HashVectors {
 		vectors = "hash"
 	}
 	rep := Report{Papers: len(opts.Papers), Store: opts.StoreKind, Vectors: vectors, Clients: opts.Clients, Queries: map[string]Latency{},
 		Encoders: embed.Choices(opts.Model)}
+	var err error
+	if rep.Ingest, err = ingest(ctx, opts, vectors); err != nil {
+		return rep, err
+	}
+	if rep.QueryEmbedMS, err = queryEmbedMS(ctx, opts.Model); err != nil {
+		return rep, err
+	}
+	if err := serve(ctx, opts, &rep); err != nil {
+		return rep, err
+	}
+	rep.RSSBytes = PeakRSS()
+	if opts.Dir != "" {
+		rep.DiskBytes = DirSize(opts.Dir)
+		rep.BytesPerPaper = float64(rep.DiskBytes) / float64(len(opts.Papers))
+	}
+	return rep, nil
+}
 
-	// Ingest, embedding timed apart from the rest.
+// progress reports a step of the run on opts.Progress, if any.
+func (opts Options) progress(format string, args ...any) {
+	if opts.Progress != nil {
+		fmt.Fprintf(opts.Progress, "bench: "+format+"\n", args...)
+	}
+}
+
+// ingest stores opts.Papers into the fresh store, embedding timed apart
+// from the rest (with hash vectors, the model's rate is measured on a
+// sample).
+func ingest(ctx context.Context, opts Options, vectors string) (Ingest, error) {
+	var out Ingest
 	var docEmbedder embed.Embedder = opts.Model
 	if opts.HashVectors {
 		docEmbedder = hashvec.Embedder{Model: opts.Model.Info()}
@@ -161,73 +188,78 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	ingester, err := search.NewEngine(opts.Store, timed(docEmbedder, &embedTime),
 		search.Options{IngestBatch: ingestBatch, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return rep, err
+		return out, err
 	}
-	progress("ingesting %d papers into a fresh %s store (%s vectors)", len(opts.Papers), opts.StoreKind, vectors)
+	opts.progress("ingesting %d papers into a fresh %s store (%s vectors)", len(opts.Papers), opts.StoreKind, vectors)
 	last := time.Now()
 	sum, err := ingester.Ingest(ctx, opts.Papers, func(p search.IngestProgress) {
 		if time.Since(last) > 5*time.Second {
 			last = time.Now()
-			progress("%d/%d papers stored", p.Done, p.Total)
+			opts.progress("%d/%d papers stored", p.Done, p.Total)
 		}
 	})
 	if err != nil {
-		return rep, err
+		return out, err
 	}
 	if opts.Settle != nil {
 		t := time.Now()
-		progress("waiting for the store to settle")
+		opts.progress("waiting for the store to settle")
 		if err := opts.Settle(ctx); err != nil {
-			return rep, err
+			return out, err
 		}
-		progress("settled after %s", time.Since(t).Round(time.Second))
+		opts.progress("settled after %s", time.Since(t).Round(time.Second))
 	}
 	embedded := time.Duration(embedTime.Load())
-	rep.Ingest.StorePerS = float64(len(opts.Papers)) / (sum.Took - embedded).Seconds()
-	asDocs := embed.Instructed(opts.Model, embed.Document)
-	if opts.HashVectors {
-		// The model's rate, on a sample.
-		sample := opts.Papers[:min(64, len(opts.Papers))]
-		texts := make([]string, len(sample))
-		for i, p := range sample {
-			texts[i] = p.Text()
-		}
-		t := time.Now()
-		if _, err := asDocs.Embed(ctx, texts); err != nil {
-			return rep, err
-		}
-		rep.Ingest.EmbedPerS = float64(len(sample)) / time.Since(t).Seconds()
-	} else {
-		rep.Ingest.EmbedPerS = float64(len(opts.Papers)) / embedded.Seconds()
+	out.StorePerS = float64(len(opts.Papers)) / (sum.Took - embedded).Seconds()
+	if !opts.HashVectors {
+		out.EmbedPerS = float64(len(opts.Papers)) / embedded.Seconds()
+		return out, nil
 	}
+	sample := opts.Papers[:min(64, len(opts.Papers))]
+	texts := make([]string, len(sample))
+	for i, p := range sample {
+		texts[i] = p.Text()
+	}
+	t := time.Now()
+	if _, err := embed.Instructed(opts.Model, embed.Document).Embed(ctx, texts); err != nil {
+		return out, err
+	}
+	out.EmbedPerS = float64(len(sample)) / time.Since(t).Seconds()
+	return out, nil
+}
 
-	// One short query, embedded alone.
-	asQueries := embed.Instructed(opts.Model, embed.Query)
-	var qlat []time.Duration
-	for i := range 20 {
+// queryEmbedMS is the median time model takes to embed one short query
+// alone, over 100 queries.
+func queryEmbedMS(ctx context.Context, model embed.Embedder) (float64, error) {
+	asQueries := embed.Instructed(model, embed.Query)
+	var lat []time.Duration
+	for i := range 100 {
 		t := time.Now()
 		if _, err := asQueries.Embed(ctx, []string{fmt.Sprintf("graph neural networks for molecules %d", i)}); err != nil {
-			return rep, err
+			return 0, err
 		}
-		qlat = append(qlat, time.Since(t))
+		lat = append(lat, time.Since(t))
 	}
-	slices.Sort(qlat)
-	rep.QueryEmbedMS = ms(drive.Percentile(qlat, 50))
+	slices.Sort(lat)
+	return ms(drive.Percentile(lat, 50)), nil
+}
 
-	// Serve over real HTTP on loopback.
+// serve answers the store over real HTTP on loopback and drives each kind
+// of request at it for opts.Duration with opts.Clients clients.
+func serve(ctx context.Context, opts Options, rep *Report) error {
 	eng, err := search.NewEngine(opts.Store, opts.Model, search.Options{Logger: opts.Logger})
 	if err != nil {
-		return rep, err
+		return err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return rep, err
+		return err
 	}
 	srv := &http.Server{Handler: api.New(eng, api.Options{}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	for _, kind := range kinds() {
-		progress("%s for %s with %d clients", kind, opts.Duration, opts.Clients)
+		opts.progress("%s for %s with %d clients", kind, opts.Duration, opts.Clients)
 		var imported func() (float64, error)
 		if kind == "search-during-import" {
 			imported = importCopies(ctx, eng, opts.Papers)
@@ -236,16 +268,11 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		rep.Queries[kind] = Latency{P50: ms(res.P50), P95: ms(res.P95), P99: ms(res.P99), RPS: res.RPS, Errors: res.Errors}
 		if imported != nil {
 			if rep.ImportPerS, err = imported(); err != nil {
-				return rep, err
+				return err
 			}
 		}
 	}
-	rep.RSSBytes = PeakRSS()
-	if opts.Dir != "" {
-		rep.DiskBytes = DirSize(opts.Dir)
-		rep.BytesPerPaper = float64(rep.DiskBytes) / float64(len(opts.Papers))
-	}
-	return rep, nil
+	return nil
 }
 
 // importCopies starts importing a copy of each paper (its own id, its
