@@ -48,7 +48,7 @@ type OpenReport struct {
 // one goroutine with its recall@10 against an exact scan, then closes and
 // reopens the store and measures the opening.
 func Synthetic(ctx context.Context, n int, progress io.Writer) (Report, error) {
-	const dim, k, queries = 384, 10, 200
+	const dim = 384
 	model := embed.ModelInfo{Name: "synthetic-384", Dim: dim}
 	dir, err := os.MkdirTemp("", "papersearch-bench-")
 	if err != nil {
@@ -65,50 +65,14 @@ func Synthetic(ctx context.Context, n int, progress io.Writer) (Report, error) {
 			store.Close()
 		}
 	}()
-	id := func(i int) string { return "s" + strconv.Itoa(i) }
-	start, last := time.Now(), time.Now()
-	for i := 0; i < n; i += 2000 {
-		docs := make([]search.Document, 0, 2000)
-		for j := i; j < min(i+2000, n); j++ {
-			docs = append(docs, search.Document{Paper: papersearch.Paper{ID: id(j), Title: "synthetic paper", Abstract: "synthetic"},
-				Vector: hashvec.Of(id(j), dim)})
-		}
-		if err := store.Upsert(ctx, docs); err != nil {
-			return Report{}, err
-		}
-		if time.Since(last) > 10*time.Second {
-			last = time.Now()
-			fmt.Fprintf(progress, "bench: %d/%d synthetic vectors stored (%.0f/s)\n", i+len(docs), n, float64(i+len(docs))/time.Since(start).Seconds())
-		}
+	if err := fillSynthetic(ctx, store, n, dim, progress); err != nil {
+		return Report{}, err
 	}
-	fmt.Fprintf(progress, "bench: %d vectors stored in %s; measuring %d top-%d queries\n", n, time.Since(start).Round(time.Second), queries, k)
-	qs := make([][]float32, queries)
-	var lat []time.Duration
-	got := make([][]search.Candidate, queries)
-	for q := range queries {
-		qs[q] = hashvec.Of("query "+strconv.Itoa(q), dim)
-		t := time.Now()
-		if got[q], err = store.Nearest(ctx, qs[q], k, papersearch.Filter{}); err != nil {
-			return Report{}, err
-		}
-		lat = append(lat, time.Since(t))
+	dense, err := nearestSynthetic(ctx, store, n, dim, progress)
+	if err != nil {
+		return Report{}, err
 	}
-	exact := exactTopK(ctx, qs, n, k, func(i int) (string, []float32) { return id(i), hashvec.Of(id(i), dim) })
-	found := 0
-	for q := range queries {
-		for _, c := range got[q] {
-			if slices.ContainsFunc(exact[q], func(e search.Candidate) bool { return e.ID == c.ID }) {
-				found++
-			}
-		}
-	}
-	slices.Sort(lat)
-	runtime.GC()
-	var mem runtime.MemStats
-	runtime.ReadMemStats(&mem)
-	rep := Report{Papers: n, Store: "embedded", Vectors: "synthetic", Queries: map[string]Latency{},
-		Dense: &DenseReport{Vectors: n, P50: ms(drive.Percentile(lat, 50)), P99: ms(drive.Percentile(lat, 99)),
-			Recall10: float64(found) / float64(queries*k), HeapBytesPerPaper: float64(mem.HeapAlloc) / float64(n)}}
+	rep := Report{Papers: n, Store: "embedded", Vectors: "synthetic", Queries: map[string]Latency{}, Dense: dense}
 	rep.RSSBytes = PeakRSS()
 	rep.DiskBytes = DirSize(dir)
 	rep.BytesPerPaper = float64(rep.DiskBytes) / float64(n)
@@ -130,10 +94,72 @@ func Synthetic(ctx context.Context, n int, progress io.Writer) (Report, error) {
 	took := time.Since(t)
 	peak := PeakRSS()
 	runtime.GC()
+	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	rep.Dense.Open = &OpenReport{Seconds: took.Seconds(), PeakRSSBytes: peak, RSSBeforeBytes: before, LiveHeapBytes: int64(mem.HeapAlloc)}
 	fmt.Fprintf(progress, "bench: reopened %d papers in %s\n", n, took.Round(time.Millisecond))
 	return rep, nil
+}
+
+// syntheticID is the id of synthetic paper i; its vector is
+// hashvec.Of(syntheticID(i), dim).
+func syntheticID(i int) string { return "s" + strconv.Itoa(i) }
+
+// fillSynthetic stores n synthetic papers with deterministic random
+// vectors, 2,000 at a time.
+func fillSynthetic(ctx context.Context, store *sqlite.Store, n, dim int, progress io.Writer) error {
+	start, last := time.Now(), time.Now()
+	for i := 0; i < n; i += 2000 {
+		docs := make([]search.Document, 0, 2000)
+		for j := i; j < min(i+2000, n); j++ {
+			docs = append(docs, search.Document{Paper: papersearch.Paper{ID: syntheticID(j), Title: "synthetic paper", Abstract: "synthetic"},
+				Vector: hashvec.Of(syntheticID(j), dim)})
+		}
+		if err := store.Upsert(ctx, docs); err != nil {
+			return err
+		}
+		if time.Since(last) > 10*time.Second {
+			last = time.Now()
+			fmt.Fprintf(progress, "bench: %d/%d synthetic vectors stored (%.0f/s)\n", i+len(docs), n, float64(i+len(docs))/time.Since(start).Seconds())
+		}
+	}
+	fmt.Fprintf(progress, "bench: %d vectors stored in %s\n", n, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// nearestSynthetic measures 200 top-10 queries of random vectors against
+// the n synthetic papers: their latency, their recall against an exact
+// scan, and the heap per paper.
+func nearestSynthetic(ctx context.Context, store *sqlite.Store, n, dim int, progress io.Writer) (*DenseReport, error) {
+	const k, queries = 10, 200
+	fmt.Fprintf(progress, "bench: measuring %d top-%d queries\n", queries, k)
+	qs := make([][]float32, queries)
+	var lat []time.Duration
+	got := make([][]search.Candidate, queries)
+	for q := range queries {
+		qs[q] = hashvec.Of("query "+strconv.Itoa(q), dim)
+		t := time.Now()
+		var err error
+		if got[q], err = store.Nearest(ctx, qs[q], k, papersearch.Filter{}); err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(t))
+	}
+	exact := exactTopK(ctx, qs, n, k, func(i int) (string, []float32) { return syntheticID(i), hashvec.Of(syntheticID(i), dim) })
+	found := 0
+	for q := range queries {
+		for _, c := range got[q] {
+			if slices.ContainsFunc(exact[q], func(e search.Candidate) bool { return e.ID == c.ID }) {
+				found++
+			}
+		}
+	}
+	slices.Sort(lat)
+	runtime.GC()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	return &DenseReport{Vectors: n, P50: ms(drive.Percentile(lat, 50)), P99: ms(drive.Percentile(lat, 99)),
+		Recall10: float64(found) / float64(queries*k), HeapBytesPerPaper: float64(mem.HeapAlloc) / float64(n)}, nil
 }
 
 // exactTopK returns, for each query, the k of n vectors with the largest
