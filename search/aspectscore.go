@@ -42,68 +42,17 @@ func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, r
 	for i, c := range cands {
 		ids[i] = c.ID
 	}
-	theirs, err := e.store.Sentences(ctx, ids)
+	theirs, whole, err := e.candidateSentences(ctx, ids)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read sentences: %w", err)
+		return nil, nil, nil, err
 	}
-	whole := make(map[string][]float32) // candidates without sentences
-	for _, id := range ids {
-		if theirs[id] == nil {
-			d, err := e.store.Get(ctx, id)
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return nil, nil, nil, err
-			}
-			whole[id] = d.Vector
-		}
-	}
-
-	wholeWeight := e.opts.research.AspectWhole
-	type scored = aspectScored
-	ranked := make([]scored, 0, len(cands))
+	m := aspectMatcher{probes: probes, role: role, byRole: byRole, match: e.opts.research.AspectMatch,
+		wholeWeight: e.opts.research.AspectWhole}
+	ranked := make([]aspectScored, 0, len(cands))
 	for rank, c := range cands {
-		all := theirs[c.ID]
-		// pool returns the places of the candidate's sentences a probe is
-		// compared with.
-		pool := func(p probe) []int {
-			var out []int
-			for j, s := range all {
-				if !byRole || !p.sameRole || s.Role == role {
-					out = append(out, j)
-				}
-			}
-			if len(out) == 0 {
-				for j := range all {
-					out = append(out, j)
-				}
-			}
-			return out
-		}
-		x := scored{fused: fused{ID: c.ID, DenseRank: rank + 1, DenseScore: c.Score}, ci: -1}
-		var sum, best float32 = 0, -2
-		for pi, p := range probes {
-			top, arg := float32(-2), -1
-			if len(all) == 0 && whole[c.ID] != nil {
-				top = embed.Dot(p.vec, whole[c.ID])
-			}
-			for _, j := range pool(p) {
-				if d := embed.Dot(p.vec, all[j].Vector); d > top {
-					top, arg = d, j
-				}
-			}
-			sum += top
-			if top > best {
-				best, x.qi, x.ci = top, pi, arg
-			}
-		}
-		x.Score = float64(best)
-		if e.opts.research.AspectMatch == MatchSum {
-			x.Score = float64(sum) / float64(len(probes))
-		}
-		x.Score = (1-wholeWeight)*x.Score + wholeWeight*float64(c.Score)
-		x.match.Similarity = best
-		ranked = append(ranked, x)
+		ranked = append(ranked, m.score(c, rank, theirs[c.ID], whole[c.ID]))
 	}
-	slices.SortStableFunc(ranked, func(a, b scored) int {
+	slices.SortStableFunc(ranked, func(a, b aspectScored) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
 	})
 	bySentences := make([]Candidate, len(ranked))
@@ -133,4 +82,83 @@ func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, r
 		byID[x.ID] = s
 	}
 	return list, byID, theirs, nil
+}
+
+// candidateSentences reads the sentences of the papers ids, and the whole
+// vector of each that has none.
+func (e *Engine) candidateSentences(ctx context.Context, ids []string) (map[string][]Sentence, map[string][]float32, error) {
+	theirs, err := e.store.Sentences(ctx, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read sentences: %w", err)
+	}
+	whole := make(map[string][]float32) // candidates without sentences
+	for _, id := range ids {
+		if theirs[id] == nil {
+			d, err := e.store.Get(ctx, id)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return nil, nil, err
+			}
+			whole[id] = d.Vector
+		}
+	}
+	return theirs, whole, nil
+}
+
+// aspectMatcher scores a candidate by how well the probes match its
+// sentences.
+type aspectMatcher struct {
+	probes      []probe
+	role        roles.Role
+	byRole      bool
+	match       string // MatchBest or MatchSum
+	wholeWeight float64
+}
+
+// pool returns the places of the sentences of all that probe p is compared
+// with: those of the aspect's role when p asks for its role (all of them
+// when there are none).
+func (m aspectMatcher) pool(p probe, all []Sentence) []int {
+	var out []int
+	for j, s := range all {
+		if !m.byRole || !p.sameRole || s.Role == m.role {
+			out = append(out, j)
+		}
+	}
+	if len(out) == 0 {
+		for j := range all {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// score is candidate c, at rank in the dense ranking, scored by its
+// sentences all (or its whole vector where it has none): the best probe's
+// best match, or their mean under MatchSum, blended with its dense score
+// by wholeWeight.
+func (m aspectMatcher) score(c Candidate, rank int, all []Sentence, whole []float32) aspectScored {
+	x := aspectScored{fused: fused{ID: c.ID, DenseRank: rank + 1, DenseScore: c.Score}, ci: -1}
+	var sum, best float32 = 0, -2
+	for pi, p := range m.probes {
+		top, arg := float32(-2), -1
+		if len(all) == 0 && whole != nil {
+			top = embed.Dot(p.vec, whole)
+		}
+		for _, j := range m.pool(p, all) {
+			if d := embed.Dot(p.vec, all[j].Vector); d > top {
+				top, arg = d, j
+			}
+		}
+		sum += top
+		if top > best {
+			best, x.qi, x.ci = top, pi, arg
+		}
+	}
+	x.Score = float64(best)
+	if m.match == MatchSum {
+		x.Score = float64(sum) / float64(len(m.probes))
+	}
+	x.Score = (1-m.wholeWeight)*x.Score + m.wholeWeight*float64(c.Score)
+	x.match.Similarity = best
+	return x
 }
