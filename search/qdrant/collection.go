@@ -99,40 +99,8 @@ func (q *Store) ensureCollection(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("qdrant at %s: %w", cfg.URL, err)
 	}
 	if !exists {
-		hnsw, quant, err := collectionParams(cfg)
-		if err != nil {
+		if err := q.createCollection(ctx, cfg); err != nil {
 			return err
-		}
-		err = q.client.CreateCollection(ctx, &qc.CreateCollection{
-			CollectionName: q.coll,
-			VectorsConfig: qc.NewVectorsConfigMap(map[string]*qc.VectorParams{
-				qdrantDense: {Size: uint64(q.model.Dim), Distance: qc.Distance_Cosine,
-					OnDisk: qc.PtrOf(cfg.OnDiskVectors)},
-				qdrantSentences: {Size: uint64(q.model.Dim), Distance: qc.Distance_Cosine,
-					OnDisk:            qc.PtrOf(cfg.OnDiskVectors),
-					HnswConfig:        &qc.HnswConfigDiff{M: qc.PtrOf(uint64(0))},
-					MultivectorConfig: &qc.MultiVectorConfig{Comparator: qc.MultiVectorComparator_MaxSim}},
-			}),
-			HnswConfig:         hnsw,
-			QuantizationConfig: quant,
-			OnDiskPayload:      qc.PtrOf(cfg.OnDiskPayload),
-			SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
-				qdrantSparse: {Modifier: qc.Modifier_None.Enum()},
-			}),
-			ShardNumber:       optional(cfg.Shards),
-			ReplicationFactor: optional(cfg.Replication),
-			Metadata: qc.NewValueMap(map[string]any{
-				metaModel: q.model.Name, metaDim: int64(q.model.Dim), metaSchema: int64(schemaVersion),
-				metaAvgDocLen: cfg.AvgDocLen,
-			}),
-		})
-		if err != nil && status.Code(err) != codes.AlreadyExists {
-			return fmt.Errorf("create qdrant collection %s: %w", q.coll, err)
-		}
-		if err == nil {
-			q.log.Info("created qdrant collection", "collection", q.coll, "dim", q.model.Dim,
-				"shards", cfg.Shards, "replication", cfg.Replication, "hnsw_m", cfg.HNSWM, "hnsw_ef_construct", cfg.HNSWEFConstruct,
-				"on_disk_vectors", cfg.OnDiskVectors, "on_disk_payload", cfg.OnDiskPayload, "quantization", cfg.Quantization)
 		}
 	}
 	// A collection just created, or whose creation a crash interrupted, may
@@ -160,7 +128,56 @@ func (q *Store) ensureCollection(ctx context.Context, cfg Config) error {
 		q.log.Warn("qdrant collection has no sentence vectors (created before they were kept): aspect similarity is not available on it; reindex into a new collection for it",
 			"collection", q.coll)
 	}
-	meta := info.GetConfig().GetMetadata()
+	return q.readMetadata(ctx, info.GetConfig().GetMetadata())
+}
+
+// createCollection creates the collection for cfg: its dense, sentence and
+// sparse vectors, and the model, schema and mean document length in its
+// metadata. Another process having created it first is no error.
+func (q *Store) createCollection(ctx context.Context, cfg Config) error {
+	hnsw, quant, err := collectionParams(cfg)
+	if err != nil {
+		return err
+	}
+	err = q.client.CreateCollection(ctx, &qc.CreateCollection{
+		CollectionName: q.coll,
+		VectorsConfig: qc.NewVectorsConfigMap(map[string]*qc.VectorParams{
+			qdrantDense: {Size: uint64(q.model.Dim), Distance: qc.Distance_Cosine,
+				OnDisk: qc.PtrOf(cfg.OnDiskVectors)},
+			qdrantSentences: {Size: uint64(q.model.Dim), Distance: qc.Distance_Cosine,
+				OnDisk:            qc.PtrOf(cfg.OnDiskVectors),
+				HnswConfig:        &qc.HnswConfigDiff{M: qc.PtrOf(uint64(0))},
+				MultivectorConfig: &qc.MultiVectorConfig{Comparator: qc.MultiVectorComparator_MaxSim}},
+		}),
+		HnswConfig:         hnsw,
+		QuantizationConfig: quant,
+		OnDiskPayload:      qc.PtrOf(cfg.OnDiskPayload),
+		SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
+			qdrantSparse: {Modifier: qc.Modifier_None.Enum()},
+		}),
+		ShardNumber:       optional(cfg.Shards),
+		ReplicationFactor: optional(cfg.Replication),
+		Metadata: qc.NewValueMap(map[string]any{
+			metaModel: q.model.Name, metaDim: int64(q.model.Dim), metaSchema: int64(schemaVersion),
+			metaAvgDocLen: cfg.AvgDocLen,
+		}),
+	})
+	if status.Code(err) == codes.AlreadyExists {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create qdrant collection %s: %w", q.coll, err)
+	}
+	q.log.Info("created qdrant collection", "collection", q.coll, "dim", q.model.Dim,
+		"shards", cfg.Shards, "replication", cfg.Replication, "hnsw_m", cfg.HNSWM, "hnsw_ef_construct", cfg.HNSWEFConstruct,
+		"on_disk_vectors", cfg.OnDiskVectors, "on_disk_payload", cfg.OnDiskPayload, "quantization", cfg.Quantization)
+	return nil
+}
+
+// readMetadata checks the model the collection's metadata records against
+// the store's, reads its mean document length, and brings a collection of
+// an older schema up to date.
+func (q *Store) readMetadata(ctx context.Context, meta map[string]*qc.Value) error {
 	name := meta[metaModel].GetStringValue()
 	dim := int(meta[metaDim].GetIntegerValue())
 	if name == "" {
