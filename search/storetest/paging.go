@@ -51,60 +51,7 @@ func pagesAreOneRanking(t *testing.T, s search.Store) {
 	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
-	type asker func(limit int, cursor string) (search.Results, error)
-	var cases []struct {
-		name string
-		ask  asker
-	}
-	add := func(name string, ask asker) {
-		cases = append(cases, struct {
-			name string
-			ask  asker
-		}{name, ask})
-	}
-	for _, mode := range []search.Mode{search.Hybrid, search.Dense, search.Lexical} {
-		add("search/"+string(mode), func(limit int, cursor string) (search.Results, error) {
-			return eng.Search(ctx, search.Query{Text: "graph neural network for molecule retrieval", Mode: mode, Limit: limit, Cursor: cursor})
-		})
-		add("search-aspect/"+string(mode), func(limit int, cursor string) (search.Results, error) {
-			return eng.Search(ctx, search.Query{Text: "a policy gradient bound", Aspect: search.MethodAspect, Mode: mode, Limit: limit, Cursor: cursor})
-		})
-		add("similar/"+string(mode), func(limit int, cursor string) (search.Results, error) {
-			return eng.Similar(ctx, search.SimilarQuery{ID: papers[7].ID, Mode: mode, Limit: limit, Cursor: cursor})
-		})
-		add("similar-sentences/"+string(mode), func(limit int, cursor string) (search.Results, error) {
-			return eng.Similar(ctx, search.SimilarQuery{ID: papers[7].ID, Sentences: []int{0, 2}, Mode: mode, Limit: limit, Cursor: cursor})
-		})
-	}
-	// pages asks in pages of size until it has total hits or the pages end.
-	pages := func(t *testing.T, ask asker, size, total int) []papersearch.Hit {
-		var hits []papersearch.Hit
-		cursor := ""
-		for len(hits) < total {
-			res, err := ask(size, cursor)
-			if err != nil {
-				t.Fatalf("page %d of %d: %v", len(hits)/size+1, size, err)
-			}
-			hits = append(hits, res.Hits...)
-			if cursor = res.NextCursor; cursor == "" {
-				break
-			}
-		}
-		return hits[:min(len(hits), total)]
-	}
-	same := func(t *testing.T, what string, got, want []papersearch.Hit) {
-		t.Helper()
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d hits, want %d", what, len(got), len(want))
-		}
-		for i := range want {
-			g, w := got[i], want[i]
-			if g.ID != w.ID || g.Rank != w.Rank || g.Score != w.Score {
-				t.Fatalf("%s: hit %d is %s (rank %d, score %v), want %s (rank %d, score %v)", what, i, g.ID, g.Rank, g.Score, w.ID, w.Rank, w.Score)
-			}
-		}
-	}
-	for _, c := range cases {
+	for _, c := range pagedQueries(ctx, eng, papers[7].ID) {
 		t.Run(c.name, func(t *testing.T) {
 			// Within the first candidates: one page of 40 against pages of 1, 5 and 7.
 			one, err := c.ask(40, "")
@@ -115,14 +62,14 @@ func pagesAreOneRanking(t *testing.T, s search.Store) {
 				t.Fatalf("one page of 40 holds %d hits", len(one.Hits))
 			}
 			for _, size := range []int{1, 5, 7} {
-				same(t, fmt.Sprintf("pages of %d", size), pages(t, c.ask, size, 40), one.Hits)
+				sameHits(t, fmt.Sprintf("pages of %d", size), askPages(t, c.ask, size, 40), one.Hits)
 			}
 			// Past them: the whole ranking in pages of 100 against pages of 30.
-			whole := pages(t, c.ask, 100, len(papers))
+			whole := askPages(t, c.ask, 100, len(papers))
 			if len(whole) <= 150 {
 				t.Fatalf("pages of 100 end after %d hits, short of the corpus's %d", len(whole), len(papers))
 			}
-			same(t, "pages of 30 against pages of 100", pages(t, c.ask, 30, len(papers)), whole)
+			sameHits(t, "pages of 30 against pages of 100", askPages(t, c.ask, 30, len(papers)), whole)
 			seen := map[string]bool{}
 			for _, h := range whole {
 				if seen[h.ID] {
@@ -131,6 +78,69 @@ func pagesAreOneRanking(t *testing.T, s search.Store) {
 				seen[h.ID] = true
 			}
 		})
+	}
+}
+
+// asker asks one page of a query: limit hits from cursor on.
+type asker func(limit int, cursor string) (search.Results, error)
+
+// pagedQuery is a query pagesAreOneRanking pages through.
+type pagedQuery struct {
+	name string
+	ask  asker
+}
+
+// pagedQueries are a free-text search, an aspect search, a similar-paper
+// query and one by sentences of the paper id, in each mode.
+func pagedQueries(ctx context.Context, eng *search.Engine, id string) []pagedQuery {
+	var cases []pagedQuery
+	for _, mode := range []search.Mode{search.Hybrid, search.Dense, search.Lexical} {
+		cases = append(cases,
+			pagedQuery{"search/" + string(mode), func(limit int, cursor string) (search.Results, error) {
+				return eng.Search(ctx, search.Query{Text: "graph neural network for molecule retrieval", Mode: mode, Limit: limit, Cursor: cursor})
+			}},
+			pagedQuery{"search-aspect/" + string(mode), func(limit int, cursor string) (search.Results, error) {
+				return eng.Search(ctx, search.Query{Text: "a policy gradient bound", Aspect: search.MethodAspect, Mode: mode, Limit: limit, Cursor: cursor})
+			}},
+			pagedQuery{"similar/" + string(mode), func(limit int, cursor string) (search.Results, error) {
+				return eng.Similar(ctx, search.SimilarQuery{ID: id, Mode: mode, Limit: limit, Cursor: cursor})
+			}},
+			pagedQuery{"similar-sentences/" + string(mode), func(limit int, cursor string) (search.Results, error) {
+				return eng.Similar(ctx, search.SimilarQuery{ID: id, Sentences: []int{0, 2}, Mode: mode, Limit: limit, Cursor: cursor})
+			}})
+	}
+	return cases
+}
+
+// askPages asks in pages of size until it has total hits or the pages
+// end.
+func askPages(t *testing.T, ask asker, size, total int) []papersearch.Hit {
+	var hits []papersearch.Hit
+	cursor := ""
+	for len(hits) < total {
+		res, err := ask(size, cursor)
+		if err != nil {
+			t.Fatalf("page %d of %d: %v", len(hits)/size+1, size, err)
+		}
+		hits = append(hits, res.Hits...)
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	return hits[:min(len(hits), total)]
+}
+
+// sameHits fails unless got are want: the same papers, ranks and scores.
+func sameHits(t *testing.T, what string, got, want []papersearch.Hit) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d hits, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.ID != w.ID || g.Rank != w.Rank || g.Score != w.Score {
+			t.Fatalf("%s: hit %d is %s (rank %d, score %v), want %s (rank %d, score %v)", what, i, g.ID, g.Rank, g.Score, w.ID, w.Rank, w.Score)
+		}
 	}
 }
 
