@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,10 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/seeds/arxiv"
+	"github.com/papersearch/papersearch/seeds/fetch/fetchtest"
+	"github.com/papersearch/papersearch/seeds/openalex"
+	"github.com/papersearch/papersearch/seeds/openreview"
 )
 
 // TestImportCommand imports the BibTeX and CSL-JSON fixture libraries
@@ -99,8 +102,8 @@ func TestImportCommand(t *testing.T) {
 	if err := run(ctx, []string{"import", "openreview", "ICLR.cc/2026/Conference"}, &out, &errs); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "2 records; 1 new, 0 updated, 0 unchanged; 0 merged with another version of their work; 1 rejected (1 without an abstract)") ||
-		!strings.Contains(errs.String(), "ICLR.cc/2026/Conference:2: rejected: OpenReview note or2: abstract is empty") ||
+	if !strings.Contains(out.String(), "8 records; 7 new, 0 updated, 0 unchanged; 0 merged with another version of their work; 1 rejected (1 without an abstract)") ||
+		!strings.Contains(errs.String(), "ICLR.cc/2026/Conference:8: rejected: OpenReview note note0007: abstract is empty") ||
 		!strings.Contains(errs.String(), "[iclr-2026]") {
 		t.Errorf("openreview import: %s\n%s", out.String(), errs.String())
 	}
@@ -129,47 +132,16 @@ func TestImportCommand(t *testing.T) {
 	}
 }
 
-// sourceFixtures starts an httptest server for each network source,
-// answering as its API does, and points the service at them: OpenReview
-// has two notes for ICLR.cc/2026/Conference (one without an abstract),
-// arXiv one entry, OpenAlex one work (and insists on the polite pool's
-// e-mail).
+// sourceFixtures serves a fake of each network source (fetchtest) and
+// points the service at them: OpenReview has eight notes for
+// ICLR.cc/2026/Conference (note 7 without an abstract), arXiv one entry
+// for cat:cs.LG AND ti:diffusion, OpenAlex one work for
+// publication_year:2026 (and insists on the polite pool's e-mail).
 func sourceFixtures(t *testing.T) {
 	t.Helper()
-	// OpenReview, through an httptest server answering as its API v2 does.
-	or := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("content.venueid") != "ICLR.cc/2026/Conference" || r.URL.Query().Get("offset") != "0" {
-			io.WriteString(w, `{"notes":[],"count":2}`)
-			return
-		}
-		io.WriteString(w, `{"count":2,"notes":[
-			{"id":"or1","forum":"or1","content":{"title":{"value":"Sparse experts"},"abstract":{"value":"Routing tokens to experts."},"authors":{"value":["A. B."]}}},
-			{"id":"or2","forum":"or2","content":{"title":{"value":"No abstract"},"authors":{"value":["C. D."]}}}]}`)
-	}))
-	t.Cleanup(or.Close)
-	t.Setenv("PAPERSEARCH_OPENREVIEW_URL", or.URL)
-	// arXiv's API, likewise.
-	ax := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `<feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">
-			<opensearch:totalResults>1</opensearch:totalResults>
-			<entry><id>http://arxiv.org/abs/2511.00042v1</id><published>2025-11-03T00:00:00Z</published>
-			<title>Score-based diffusion</title><summary>Denoising score matching at scale.</summary>
-			<author><name>E. F.</name></author></entry></feed>`)
-	}))
-	t.Cleanup(ax.Close)
-	t.Setenv("PAPERSEARCH_ARXIV_URL", ax.URL)
-	// OpenAlex, likewise, with the polite pool's e-mail.
-	oa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("mailto") != "me@example.org" {
-			http.Error(w, "no mailto", http.StatusForbidden)
-			return
-		}
-		io.WriteString(w, `{"meta":{"count":1,"next_cursor":null},"results":[{"id":"https://openalex.org/W77",
-			"doi":"https://doi.org/10.1/XYZ","title":"Inverted abstracts","publication_year":2026,
-			"abstract_inverted_index":{"Words":[0],"in":[1],"order.":[2]},"authorships":[]}]}`)
-	}))
-	t.Cleanup(oa.Close)
-	t.Setenv("PAPERSEARCH_OPENALEX_URL", oa.URL)
+	t.Setenv("PAPERSEARCH_OPENREVIEW_URL", fetchtest.OpenReview(t, "ICLR.cc/2026/Conference", 8, openreview.PageSize).URL)
+	t.Setenv("PAPERSEARCH_ARXIV_URL", fetchtest.ArXiv(t, "cat:cs.LG AND ti:diffusion", 1, arxiv.APIPageSize).URL)
+	t.Setenv("PAPERSEARCH_OPENALEX_URL", fetchtest.OpenAlex(t, "publication_year:2026", "me@example.org", 1, openalex.PageSize).URL)
 	t.Setenv("PAPERSEARCH_OPENALEX_EMAIL", "me@example.org")
 }
 
@@ -190,7 +162,7 @@ func TestServeImportsEverySource(t *testing.T) {
 		stored int
 		tag    string
 	}{
-		{wire.ImportRequest{Source: "openreview", Target: "ICLR.cc/2026/Conference"}, 1, "iclr-2026"},
+		{wire.ImportRequest{Source: "openreview", Target: "ICLR.cc/2026/Conference"}, 7, "iclr-2026"},
 		{wire.ImportRequest{Source: "arxiv", Target: "cat:cs.LG AND ti:diffusion"}, 1, "arxiv"},
 		{wire.ImportRequest{Source: "openalex", Target: "publication_year:2026"}, 1, "openalex"},
 		{wire.ImportRequest{Source: "bibtex", Content: string(bib), Tags: []string{"library"}}, 4, "library"},
@@ -240,38 +212,26 @@ func TestImportResumesWithoutRefetching(t *testing.T) {
 	dir := setEnv(t)
 	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
 	t.Setenv("PAPERSEARCH_MODEL", "all-MiniLM-L6-v2")
-	const venue, notes = "TMLR.cc/2026/Journal", 1200
+	const venue = "TMLR.cc/2026/Journal"
+	up := fetchtest.OpenReview(t, venue, 1200, openreview.PageSize) // notes 7 and 11 rejected
+	t.Setenv("PAPERSEARCH_OPENREVIEW_URL", up.URL)
 	var (
-		mu      sync.Mutex
-		offsets []string
-		stop    context.CancelFunc // the running import's, cancelled at the second page
+		mu   sync.Mutex
+		stop context.CancelFunc // the running import's, cancelled at the second page
 	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		offset, _ := strconv.Atoi(q.Get("offset"))
-		limit, _ := strconv.Atoi(q.Get("limit"))
+	up.Before(func(r *http.Request) {
 		mu.Lock()
-		offsets = append(offsets, q.Get("offset"))
-		if offset >= 1000 && stop != nil {
+		defer mu.Unlock()
+		if offset, _ := strconv.Atoi(r.URL.Query().Get("offset")); offset >= 1000 && stop != nil {
 			stop() // interrupted while the second page is fetched
 			stop = nil
 		}
-		mu.Unlock()
-		var page []map[string]any
-		for i := offset; i < min(offset+limit, notes); i++ {
-			page = append(page, map[string]any{"id": fmt.Sprintf("n%04d", i), "content": map[string]any{
-				"title":    map[string]any{"value": fmt.Sprintf("Note %d", i)},
-				"abstract": map[string]any{"value": fmt.Sprintf("We study question %d.", i)}}})
-		}
-		json.NewEncoder(w).Encode(map[string]any{"notes": page, "count": notes})
-	}))
-	defer srv.Close()
-	t.Setenv("PAPERSEARCH_OPENREVIEW_URL", srv.URL)
+	})
 	asked := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		out := offsets
-		offsets = nil
+		var out []string
+		for _, q := range up.Asked() {
+			out = append(out, q.Get("offset"))
+		}
 		return out
 	}
 
@@ -283,7 +243,8 @@ func TestImportResumesWithoutRefetching(t *testing.T) {
 	if err := run(ctx, []string{"import", "openreview", venue}, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted import: %v", err)
 	}
-	// Three batches of 256 were stored before the interruption.
+	// Three batches of 256 papers were stored before the interruption: 770
+	// records with the two rejected.
 	if got := asked(); !slices.Equal(got, []string{"0", "1000"}) {
 		t.Errorf("first run asked for offsets %v", got)
 	}
@@ -291,10 +252,10 @@ func TestImportResumesWithoutRefetching(t *testing.T) {
 	if err := run(context.Background(), []string{"import", "openreview", venue}, &out, &errs); err != nil {
 		t.Fatalf("%v\n%s", err, errs.String())
 	}
-	if got := asked(); !slices.Equal(got, []string{"768"}) {
-		t.Errorf("the resumed run asked for offsets %v, want only 768", got)
+	if got := asked(); !slices.Equal(got, []string{"770"}) {
+		t.Errorf("the resumed run asked for offsets %v, want only 770", got)
 	}
-	if !strings.Contains(errs.String(), "resuming after record 768") || !strings.Contains(out.String(), "432 records; 432 new, 0 updated, 0 unchanged") {
+	if !strings.Contains(errs.String(), "resuming after record 770") || !strings.Contains(out.String(), "430 records; 430 new, 0 updated, 0 unchanged") {
 		t.Errorf("resumed import:\n%s%s", errs.String(), out.String())
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "imports", "*")); len(left) != 0 {
@@ -304,7 +265,7 @@ func TestImportResumesWithoutRefetching(t *testing.T) {
 	if err := run(context.Background(), []string{"import", "openreview", venue, "--restart"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if got := asked(); !slices.Equal(got, []string{"0", "1000"}) || !strings.Contains(out.String(), "1200 records; 0 new, 0 updated, 1200 unchanged") {
+	if got := asked(); !slices.Equal(got, []string{"0", "1000"}) || !strings.Contains(out.String(), "1200 records; 0 new, 0 updated, 1198 unchanged") {
 		t.Errorf("--restart asked for %v: %s", got, out.String())
 	}
 }

@@ -2,88 +2,23 @@ package openalex
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds"
 	"github.com/papersearch/papersearch/seeds/fetch"
+	"github.com/papersearch/papersearch/seeds/fetch/fetchtest"
 )
 
 const filter = "concepts.id:C154945302,publication_year:2026"
 
-// worksServer answers GET /works as OpenAlex does for a filter finding n
-// works, cursor-paged: the cursor is the next offset; work 3 has no
-// abstract (a null inverted index), odd works have no DOI, every fifth has
-// an arXiv version among its locations; the first
-// request for the second page gets a 429 with Retry-After; every request
-// must carry the mailto of the polite pool.
-func worksServer(t *testing.T, n int) (*httptest.Server, *atomic.Int64) {
-	var requests atomic.Int64
-	var limited atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		q := r.URL.Query()
-		if r.URL.Path != "/works" || q.Get("filter") != filter || q.Get("mailto") != "me@example.org" {
-			w.WriteHeader(http.StatusForbidden)
-			io.WriteString(w, `{"error":"Invalid query parameters error.","message":"filter is not valid"}`)
-			return
-		}
-		offset := 0
-		if c := q.Get("cursor"); c != "*" {
-			offset, _ = strconv.Atoi(c)
-			if offset == PageSize && !limited.Swap(true) {
-				w.Header().Set("Retry-After", "1")
-				w.WriteHeader(http.StatusTooManyRequests)
-				return
-			}
-		}
-		var results []map[string]any
-		for i := offset; i < min(offset+PageSize, n); i++ {
-			work := map[string]any{
-				"id": fmt.Sprintf("https://openalex.org/W%d", 1000+i), "title": fmt.Sprintf("Work %d", i),
-				"publication_year": 2026,
-				"abstract_inverted_index": map[string][]int{"We": {0}, "study": {1}, fmt.Sprintf("topic%d", i): {2}, "and": {3},
-					"we": {4}, "study.": {5}},
-				"authorships":      []map[string]any{{"author": map[string]any{"display_name": "Ada Lovelace"}}},
-				"primary_location": map[string]any{"source": map[string]any{"display_name": "NeurIPS"}, "landing_page_url": nil},
-				"doi":              nil,
-			}
-			if i%2 == 0 {
-				work["doi"] = fmt.Sprintf("https://doi.org/10.1234/W%d", i)
-			}
-			if i == 3 {
-				work["abstract_inverted_index"] = nil
-			}
-			if i%5 == 0 { // an arXiv version among the locations
-				work["locations"] = []map[string]any{{"landing_page_url": "https://doi.org/x"},
-					{"landing_page_url": fmt.Sprintf("https://arxiv.org/abs/2601.%05dv3", i)}}
-			}
-			results = append(results, work)
-		}
-		var next *string
-		if offset+PageSize < n {
-			s := strconv.Itoa(offset + PageSize)
-			next = &s
-		}
-		json.NewEncoder(w).Encode(map[string]any{"meta": map[string]any{"count": n, "next_cursor": next}, "results": results})
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &requests
-}
-
 func TestReadWorks(t *testing.T) {
-	srv, requests := worksServer(t, 450)
-	r := NewReader(context.Background(), fetch.New("OpenAlex", 0), srv.URL, filter, "me@example.org", 10_000)
+	up := fetchtest.OpenAlex(t, filter, "me@example.org", 450, PageSize)
+	r := NewReader(context.Background(), fetch.New("OpenAlex", 0), up.URL, filter, "me@example.org", 10_000)
 	papers, rejected, err := seeds.Collect(r)
 	if err != nil {
 		t.Fatal(err)
@@ -106,11 +41,11 @@ func TestReadWorks(t *testing.T) {
 	if p := papers[4]; p.ID != "arxiv:2601.00005" || p.URL != "https://arxiv.org/abs/2601.00005" { // work 3 was rejected
 		t.Errorf("work 5, without a DOI but with an arXiv version: %+v", p)
 	}
-	if n := requests.Load(); n != 4 { // three pages and the 429
+	if n := up.Requests(); n != 4 { // three pages and the 429
 		t.Errorf("%d requests, want 4", n)
 	}
 	// A limit stops early.
-	r = NewReader(context.Background(), fetch.New("OpenAlex", 0), srv.URL, filter, "me@example.org", 5)
+	r = NewReader(context.Background(), fetch.New("OpenAlex", 0), up.URL, filter, "me@example.org", 5)
 	count := 0
 	for {
 		_, err := r.Next()
@@ -125,8 +60,8 @@ func TestReadWorks(t *testing.T) {
 }
 
 func TestRefused(t *testing.T) {
-	srv, _ := worksServer(t, 10)
-	_, err := NewReader(context.Background(), fetch.New("OpenAlex", 0), srv.URL, "bogus:1", "me@example.org", 10).Next()
+	up := fetchtest.OpenAlex(t, filter, "me@example.org", 10, PageSize)
+	_, err := NewReader(context.Background(), fetch.New("OpenAlex", 0), up.URL, "bogus:1", "me@example.org", 10).Next()
 	if !errors.Is(err, fetch.ErrRefused) || !strings.Contains(err.Error(), "OpenAlex: HTTP 403") {
 		t.Errorf("err = %v", err)
 	}
@@ -135,9 +70,9 @@ func TestRefused(t *testing.T) {
 // TestResume: a reader moved to where another stopped asks again only for
 // the page it stopped in, and gives exactly the rest.
 func TestResume(t *testing.T) {
-	srv, requests := worksServer(t, 450)
+	up := fetchtest.OpenAlex(t, filter, "me@example.org", 450, PageSize)
 	open := func() *Reader {
-		return NewReader(context.Background(), fetch.New("OpenAlex", 0), srv.URL, filter, "me@example.org", 10_000)
+		return NewReader(context.Background(), fetch.New("OpenAlex", 0), up.URL, filter, "me@example.org", 10_000)
 	}
 	first := open()
 	for range 250 {
@@ -145,7 +80,7 @@ func TestResume(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	asked := requests.Load()
+	asked := up.Requests()
 	rest := open()
 	if err := rest.Seek(first.Position()); err != nil {
 		t.Fatal(err)
@@ -154,18 +89,18 @@ func TestResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(papers) != 200 || papers[0].ID != "doi:10.1234/w250" || requests.Load()-asked != 2 {
+	if len(papers) != 200 || papers[0].ID != "doi:10.1234/w250" || up.Requests()-asked != 2 {
 		t.Errorf("resumed at %q: %d papers from %s in %d requests; want 200 from W250 in 2",
-			first.Position(), len(papers), papers[0].ID, requests.Load()-asked)
+			first.Position(), len(papers), papers[0].ID, up.Requests()-asked)
 	}
 	// At the end, a resumed reader asks for nothing.
-	asked = requests.Load()
+	asked = up.Requests()
 	done := open()
 	if err := done.Seek(rest.Position()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := done.Next(); !errors.Is(err, io.EOF) || requests.Load() != asked {
-		t.Errorf("resumed at the end (%q): %v after %d requests", rest.Position(), err, requests.Load()-asked)
+	if _, err := done.Next(); !errors.Is(err, io.EOF) || up.Requests() != asked {
+		t.Errorf("resumed at the end (%q): %v after %d requests", rest.Position(), err, up.Requests()-asked)
 	}
 }
 
