@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ import (
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/searchtest"
 )
 
 // loadDuration is how long the load test drives the server; the 60 s
@@ -49,11 +48,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "load.db"), model.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := searchtest.Store(t, model.Info())
 	for i := 0; i < len(papers); i += 1000 {
 		var docs []search.Document
 		for _, p := range papers[i:min(i+1000, len(papers))] {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,7 +11,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/searchtest"
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
@@ -39,16 +38,8 @@ func (s *switchEmbedder) Embed(_ context.Context, texts []string) ([][]float32, 
 
 func breakerEngine(t *testing.T, emb *switchEmbedder, cooldown time.Duration) *search.Engine {
 	t.Helper()
-	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "papers.db"), storetest.Model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	eng, store := searchtest.Engine(t, emb, search.Options{BreakerCooldown: cooldown})
 	if err := store.Upsert(context.Background(), []search.Document{storetest.Doc(1), storetest.Doc(2), storetest.Doc(3)}); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := search.NewEngine(store, emb, search.Options{BreakerCooldown: cooldown})
-	if err != nil {
 		t.Fatal(err)
 	}
 	return eng

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,7 +14,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/searchtest"
 	"github.com/papersearch/papersearch/search/storetest"
 	"github.com/papersearch/papersearch/seeds"
 )
@@ -58,15 +57,7 @@ func importPapers(n int) []papersearch.Paper {
 func importEngine(t *testing.T) (*search.Engine, search.Store, *recordingEmbedder) {
 	t.Helper()
 	emb := &recordingEmbedder{name: "test-model"}
-	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"), emb.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	eng, err := search.NewEngine(store, emb, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, store := searchtest.Engine(t, emb, search.Options{})
 	return eng, store, emb
 }
 
@@ -342,15 +333,7 @@ func (b *budgetEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 func TestFailedImportCountsWhatItStored(t *testing.T) {
 	ctx := context.Background()
 	emb := &budgetEmbedder{Embedder: hashvec.Embedder{Model: storetest.Model}, budget: 4 * 2}
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"), emb.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	eng, err := search.NewEngine(store, emb, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, store := searchtest.Engine(t, emb, search.Options{})
 	var lib strings.Builder
 	for i := range 10 { // one sentence each: two texts a paper
 		fmt.Fprintf(&lib, `{"id":"p%d","title":"Paper %d","abstract":"Abstract number %d."}`+"\n", i, i, i)

@@ -12,20 +12,13 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/searchtest"
 	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 func ingestOnce(b *testing.B, emb embed.Embedder, batch int, papers []papersearch.Paper) time.Duration {
 	b.Helper()
-	store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "p.db"), emb.Info())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	eng, err := search.NewEngine(store, emb, search.Options{IngestBatch: batch})
-	if err != nil {
-		b.Fatal(err)
-	}
+	eng, _ := searchtest.Engine(b, emb, search.Options{IngestBatch: batch})
 	start := time.Now()
 	sum, err := eng.Ingest(context.Background(), papers, nil)
 	if err != nil {
@@ -114,14 +107,7 @@ func BenchmarkSentenceCost(b *testing.B) {
 		b.Run(map[bool]string{false: "contextual", true: "separate"}[separate], func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "p.db"), local.Info())
-				if err != nil {
-					b.Fatal(err)
-				}
-				e, err := search.NewEngine(store, local, search.WithResearch(search.Options{}, search.ResearchOptions{SeparateSentences: separate}))
-				if err != nil {
-					b.Fatal(err)
-				}
+				e, store := searchtest.Engine(b, local, search.WithResearch(search.Options{}, search.ResearchOptions{SeparateSentences: separate}))
 				b.StartTimer()
 				if _, err := e.Ingest(context.Background(), papers, nil); err != nil {
 					b.Fatal(err)

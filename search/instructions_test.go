@@ -2,7 +2,6 @@ package search_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -11,7 +10,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/searchtest"
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
@@ -49,15 +48,7 @@ func TestModelInstructions(t *testing.T) {
 	ingestAndAsk := func(emb embed.Embedder, opts search.Options) {
 		t.Helper()
 		ctx := context.Background()
-		store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"), emb.Info())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
-		eng, err := search.NewEngine(store, emb, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		eng, _ := searchtest.Engine(t, emb, opts)
 		if _, err := eng.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
 			t.Fatal(err)
 		}

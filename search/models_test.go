@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/searchtest"
 )
 
 // TestModelGate: in a store of the three default models, a question whose
@@ -29,15 +28,7 @@ func TestModelGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	pairModel := embed.NewPair(parts[0], parts[1])
-	pairStore, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "pair.db"), pairModel.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pairStore.Close()
-	pair, err := search.NewEngine(pairStore, pairModel, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pair, _ := searchtest.Engine(t, pairModel, search.Options{})
 	if _, err := pair.Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/searchtest"
 	"github.com/papersearch/papersearch/search/sqlite"
 )
 
@@ -87,15 +88,7 @@ func BenchmarkExplain(b *testing.B) {
 	papers := testenv.MLPapers(b, 2000)
 	ctx := context.Background()
 	emb := hashvec.Embedder{Model: embed.ModelInfo{Name: "hash", Dim: 384}}
-	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "p.db"), emb.Info())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
-	eng, err := search.NewEngine(s, emb, search.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	eng, _ := searchtest.Engine(b, emb, search.Options{})
 	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
 		b.Fatal(err)
 	}

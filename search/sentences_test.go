@@ -2,14 +2,13 @@ package search_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/searchtest"
 )
 
 // TestIngestPoolsSentenceVectors: with the in-process model, ingest stores
@@ -26,15 +25,7 @@ func TestIngestPoolsSentenceVectors(t *testing.T) {
 	if modelErr != nil {
 		t.Fatal(modelErr)
 	}
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"), model.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	eng, err := search.NewEngine(store, model, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, store := searchtest.Engine(t, model, search.Options{})
 	long := strings.Repeat("Graph neural networks pass messages between the nodes of a graph, "+
 		strings.Repeat("layer after layer, ", 20)+"until every node knows its neighbourhood. ", 9)
 	papers := []papersearch.Paper{

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,7 +15,7 @@ import (
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/searchtest"
 	"github.com/papersearch/papersearch/seeds/csl"
 	"github.com/papersearch/papersearch/seeds/imports"
 )
@@ -28,12 +27,7 @@ func TestClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), model.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	eng, _ := search.NewEngine(store, model, search.Options{})
+	eng, _ := searchtest.Engine(t, model, search.Options{})
 	importer := func(_ context.Context, req imports.Request) (imports.Opened, error) {
 		return imports.Opened{Source: csl.NewReader(req.File), Tags: req.Tags}, nil
 	}
