@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
@@ -34,42 +35,34 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 		return err
 	}
 	info := embedder.Info()
-	if old == info {
-		return fillSentences(ctx, path, info, embedder, batch, log, stdout, stderr)
+	inPlace := old == info
+	dstPath := path
+	if !inPlace {
+		dstPath = path + ".reindex"
+		if err := removeStore(dstPath); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "reindexing %s from %s (%d dimensions) to %s (%d dimensions)\n", path, old.Name, old.Dim, info.Name, info.Dim)
 	}
-	tmp := path + ".reindex"
-	if err := removeStore(tmp); err != nil {
-		return err
-	}
-	src, err := sqlite.Open(ctx, path, old)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := sqlite.Open(ctx, tmp, info)
-	if err != nil {
-		return err
-	}
-	defer dst.Close()
-	eng, err := search.NewEngine(dst, embedder, search.Options{Logger: log, IngestBatch: batch})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "reindexing %s from %s (%d dimensions) to %s (%d dimensions)\n", path, old.Name, old.Dim, info.Name, info.Dim)
-	sum, err := eng.Rebuild(ctx, src, func(p search.IngestProgress) {
-		fmt.Fprintf(stderr, "reindex: %d/%d papers of this page embedded (%.1f/s)\n", p.Done, p.Total, float64(p.Done)/p.Elapsed.Seconds())
-	})
-	if err != nil {
+	sum, err := rebuild(ctx, path, old, dstPath, info, embedder, batch, log, stderr)
+	switch {
+	case err != nil && inPlace:
+		return fmt.Errorf("reindex stopped; the papers done so far keep their new sentence vectors: %w", err)
+	case err != nil:
 		return fmt.Errorf("reindex stopped; %s is unchanged: %w", path, err)
-	}
-	if err := errors.Join(src.Close(), dst.Close()); err != nil {
-		return err
+	case inPlace && sum.Embedded == 0:
+		fmt.Fprintf(stdout, "the index at %s already uses %s (%d dimensions) and every paper has its sentence vectors; nothing to do\n", path, info.Name, info.Dim)
+		return nil
+	case inPlace:
+		fmt.Fprintf(stdout, "the index at %s already uses %s; embedded %d papers again for their sentence vectors in %s (%d unchanged)\n",
+			path, info.Name, sum.Embedded, sum.Took.Round(time.Millisecond), sum.Unchanged)
+		return nil
 	}
 	backup := path + "." + strings.Map(safeRune, old.Name) + ".bak"
 	if err := os.Rename(path, backup); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := os.Rename(dstPath, path); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "reindexed %d papers under %s in %s; the old index is kept as %s\n",
@@ -77,33 +70,40 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 	return nil
 }
 
-// fillSentences gives the papers of the store at path that have no
-// sentence vectors theirs, in place: an ingest of every stored paper, which
-// skips those unchanged and embeds those stored without sentence vectors.
-func fillSentences(ctx context.Context, path string, info embed.ModelInfo, embedder embed.Embedder, batch int,
-	log *slog.Logger, stdout, stderr io.Writer) error {
-	store, err := sqlite.Open(ctx, path, info)
+// rebuild embeds every paper of the store at srcPath (vectors of srcModel)
+// with embedder into the store at dstPath (of dstModel), reporting
+// progress on stderr. The two may be one store: then only the papers
+// stored without sentence vectors are embedded again, in place. Both are
+// closed when it returns.
+func rebuild(ctx context.Context, srcPath string, srcModel embed.ModelInfo, dstPath string, dstModel embed.ModelInfo,
+	embedder embed.Embedder, batch int, log *slog.Logger, stderr io.Writer) (papersearch.IngestSummary, error) {
+	src, err := sqlite.Open(ctx, srcPath, srcModel)
 	if err != nil {
-		return err
+		return papersearch.IngestSummary{}, err
 	}
-	defer store.Close()
-	eng, err := search.NewEngine(store, embedder, search.Options{Logger: log, IngestBatch: batch})
+	defer src.Close()
+	dst, what := src, "papers of this page embedded again for their sentence vectors"
+	if dstPath != srcPath {
+		if dst, err = sqlite.Open(ctx, dstPath, dstModel); err != nil {
+			return papersearch.IngestSummary{}, err
+		}
+		defer dst.Close()
+		what = "papers of this page embedded"
+	}
+	eng, err := search.NewEngine(dst, embedder, search.Options{Logger: log, IngestBatch: batch})
 	if err != nil {
-		return err
+		return papersearch.IngestSummary{}, err
 	}
-	sum, err := eng.Rebuild(ctx, store, func(p search.IngestProgress) {
-		fmt.Fprintf(stderr, "reindex: %d/%d papers of this page embedded again for their sentence vectors (%.1f/s)\n", p.Done, p.Total, float64(p.Done)/p.Elapsed.Seconds())
+	sum, err := eng.Rebuild(ctx, src, func(p search.IngestProgress) {
+		fmt.Fprintf(stderr, "reindex: %d/%d %s (%.1f/s)\n", p.Done, p.Total, what, float64(p.Done)/p.Elapsed.Seconds())
 	})
 	if err != nil {
-		return fmt.Errorf("reindex stopped; the papers done so far keep their new sentence vectors: %w", err)
+		return sum, err
 	}
-	if sum.Embedded == 0 {
-		fmt.Fprintf(stdout, "the index at %s already uses %s (%d dimensions) and every paper has its sentence vectors; nothing to do\n", path, info.Name, info.Dim)
-		return nil
+	if dst != src {
+		err = errors.Join(src.Close(), dst.Close())
 	}
-	fmt.Fprintf(stdout, "the index at %s already uses %s; embedded %d papers again for their sentence vectors in %s (%d unchanged)\n",
-		path, info.Name, sum.Embedded, sum.Took.Round(time.Millisecond), sum.Unchanged)
-	return nil
+	return sum, err
 }
 
 // removeStore deletes a store file and its SQLite side files, if present.
