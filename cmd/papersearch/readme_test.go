@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,8 +50,35 @@ func TestREADMEConfigurationTable(t *testing.T) {
 	}
 }
 
+// packageDoc says what is wrong with the doc comment of the package in
+// dir, if it has Go files: "" when one of its files opens with "Package
+// <name> " (or "Command <dir> " for a command).
+func packageDoc(dir string) string {
+	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		return err.Error()
+	}
+	for name, pkg := range pkgs {
+		want := "Package " + name + " "
+		if name == "main" {
+			want = "Command " + filepath.Base(dir) + " "
+		}
+		for _, f := range pkg.Files {
+			if f.Doc != nil && strings.HasPrefix(f.Doc.Text(), want) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("no doc comment opening with %q says what the package owns", want)
+	}
+	return ""
+}
+
 // TestREADMELayout checks that the README's layout section names every
-// package directory of the module, and that every path it names exists.
+// package directory of the module, that every path it names exists, and
+// that every package says what it owns in a doc comment ("Package name
+// …", or "Command name …" for a command).
 func TestREADMELayout(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -88,6 +118,21 @@ func TestREADMELayout(t *testing.T) {
 		if !named[dir] && !reported[dir] {
 			reported[dir] = true
 			t.Errorf("the README's layout does not name the package directory %s", dir)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "../.." {
+			return filepath.SkipDir
+		}
+		if problem := packageDoc(path); problem != "" {
+			t.Errorf("%s: %s", strings.TrimPrefix(filepath.ToSlash(path), "../../"), problem)
 		}
 		return nil
 	})
