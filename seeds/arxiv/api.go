@@ -89,16 +89,19 @@ func (r *APIReader) Next() (papersearch.Paper, error) {
 
 // Position is where the reader stands: the entries handed out so far. A
 // reader of the same query moved there with Seek goes on with the next.
-func (r *APIReader) Position() string { return strconv.Itoa(r.pages.Read) }
+func (r *APIReader) Position() string { return r.pages.Position() }
 
 // Seek moves a reader that has read nothing yet to a Position, so its first
 // request asks for the results from there.
 func (r *APIReader) Seek(pos string) error {
-	n, err := strconv.Atoi(pos)
-	if err != nil || n < 0 || r.pages.Read > 0 || r.start > 0 {
-		return fmt.Errorf("arXiv query %q: cannot resume at %q", r.query, pos)
+	if r.start > 0 {
+		return fmt.Errorf("arXiv query %q: cannot resume at %q: it has read", r.query, pos)
 	}
-	r.start, r.pages.Read = n, n
+	n, err := r.pages.Seek(pos)
+	if err != nil {
+		return fmt.Errorf("arXiv query %q: %w", r.query, err)
+	}
+	r.start = n
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package fetch
 
-import "io"
+import (
+	"fmt"
+	"io"
+	"strconv"
+)
 
 // Pager hands out the items of a paged API one at a time, asking for the
 // next page when the last is used up: the loop each network reader
@@ -43,6 +47,21 @@ func (p *Pager[T]) Next() (T, int, error) {
 	p.pending = p.pending[1:]
 	p.Read++
 	return it, p.Read, nil
+}
+
+// Position is where a reader paged by offset stands: the items handed out
+// so far.
+func (p *Pager[T]) Position() string { return strconv.Itoa(p.Read) }
+
+// Seek moves a pager that has handed out nothing yet to a Position, the
+// items before it counted as read, and returns the offset to ask from.
+func (p *Pager[T]) Seek(pos string) (int, error) {
+	n, err := strconv.Atoi(pos)
+	if err != nil || n < 0 || p.Read > 0 || len(p.pending) > 0 {
+		return 0, fmt.Errorf("cannot resume at %q", pos)
+	}
+	p.Read = n
+	return n, nil
 }
 
 // Pending is how many items of the last page are not handed out yet.

@@ -57,3 +57,24 @@ func TestPager(t *testing.T) {
 		t.Errorf("after the failure: %d at %d, %v", it, at, err)
 	}
 }
+
+// TestPagerSeek: a pager that has handed out nothing moves to a position
+// and counts on from it; one that has, or a position that is not a count,
+// is refused; Position reads back what Seek took.
+func TestPagerSeek(t *testing.T) {
+	p := &Pager[int]{More: func() ([]int, error) { return []int{1}, nil }, End: func() bool { return false }}
+	for _, bad := range []string{"", "x", "-1", "2.5"} {
+		if _, err := p.Seek(bad); err == nil {
+			t.Errorf("Seek(%q) moved", bad)
+		}
+	}
+	if n, err := p.Seek("40"); err != nil || n != 40 || p.Position() != "40" {
+		t.Fatalf("Seek(40) = %d, %v; Position %s", n, err, p.Position())
+	}
+	if _, at, err := p.Next(); err != nil || at != 41 {
+		t.Fatalf("after Seek(40), Next is at %d (%v), want 41", at, err)
+	}
+	if _, err := p.Seek("3"); err == nil {
+		t.Error("a pager that has handed out an item moved")
+	}
+}

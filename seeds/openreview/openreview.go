@@ -92,16 +92,17 @@ func (r *Reader) Next() (papersearch.Paper, error) {
 
 // Position is where the reader stands: the notes handed out so far. A
 // reader of the same venue moved there with Seek goes on with the next.
-func (r *Reader) Position() string { return strconv.Itoa(r.pages.Read) }
+func (r *Reader) Position() string { return r.pages.Position() }
 
 // Seek moves a reader that has read nothing yet to a Position, so its first
 // request asks for the notes from there.
 func (r *Reader) Seek(pos string) error {
-	n, err := strconv.Atoi(pos)
-	if err != nil || n < 0 || r.pages.Read > 0 || r.done {
-		return fmt.Errorf("OpenReview %s: cannot resume at %q", r.venueID, pos)
+	if r.done {
+		return fmt.Errorf("OpenReview %s: cannot resume at %q: it has read", r.venueID, pos)
 	}
-	r.pages.Read = n
+	if _, err := r.pages.Seek(pos); err != nil {
+		return fmt.Errorf("OpenReview %s: %w", r.venueID, err)
+	}
 	return nil
 }
 
