@@ -25,15 +25,11 @@ import (
 // one is seeded meanwhile, as serve does). Logs go to stderr; stdout
 // carries only the protocol.
 func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
-	eng, store, err := openEngine(ctx, cfg, log)
+	eng, store, count, err := openServing(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	count, err := store.Count(ctx)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	seeded := make(chan struct{})

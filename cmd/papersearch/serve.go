@@ -77,6 +77,22 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 	return client, batch, nil
 }
 
+// openServing opens the engine as openEngine does, for a server of it
+// (serve, mcp), and counts the papers stored; the store is the caller's to
+// close.
+func openServing(ctx context.Context, cfg Config, log *slog.Logger, observe ...func(string, time.Duration, error)) (*search.Engine, search.Store, int, error) {
+	eng, store, err := openEngine(ctx, cfg, log, observe...)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	count, err := store.Count(ctx)
+	if err != nil {
+		store.Close()
+		return nil, nil, 0, err
+	}
+	return eng, store, count, nil
+}
+
 // openEngine connects the embedder and opens the store under its model.
 // observe, if not nil, receives the engine's operation timings.
 func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...func(string, time.Duration, error)) (*search.Engine, search.Store, error) {
@@ -136,15 +152,11 @@ func storeLocation(cfg Config) string {
 // with the shipped corpus first.
 func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	metrics := api.NewMetrics()
-	eng, store, err := openEngine(ctx, cfg, log, metrics.Observe)
+	eng, store, count, err := openServing(ctx, cfg, log, metrics.Observe)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	count, err := store.Count(ctx)
-	if err != nil {
-		return err
-	}
 
 	var notReady atomic.Pointer[error]
 	if count == 0 && cfg.Seed {
