@@ -17,6 +17,16 @@ type Filter struct {
 	// Tags, if not empty, keeps papers holding any of these tags
 	// (case-insensitive).
 	Tags []string `json:"tags,omitempty" jsonschema:"papers holding any of these collections (tags; see list_collections)"`
+	// Since and Until bound the papers' dates, inclusive, each a day
+	// ("2026-11-01") or an RFC 3339 time; "" leaves that end open. By says
+	// which date: the publication (ByPublished, the default; a paper
+	// matches when any day it may have been published on is within the
+	// bounds, so one known only by its year matches bounds within it, and
+	// one with neither date nor year matches none) or when it was added
+	// here (ByAdded).
+	Since Bound  `json:"since,omitempty" jsonschema:"the earliest date (a day YYYY-MM-DD, or an RFC 3339 time), inclusive"`
+	Until Bound  `json:"until,omitempty" jsonschema:"the latest date (a day YYYY-MM-DD, or an RFC 3339 time), inclusive"`
+	By    DateBy `json:"by,omitempty" jsonschema:"which date since and until bound: published (the default) or added (when the paper was first stored here)"`
 	// Exclude lists paper ids never returned.
 	Exclude []string `json:"-"`
 	// Only, if not empty, lists the only paper ids that may be returned.

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -35,6 +36,15 @@ type Paper struct {
 	// "doi:…", "openreview:…"), sorted: the preprint and the published
 	// version of a work are one paper holding both (see Merge).
 	Sources []Source `json:"sources,omitempty"`
+	// Date is the day the paper's record says it was published (a
+	// preprint: first posted), "2026-11-03", or "2026-11" where it names
+	// only the month; "" where it says neither (Year may still say the
+	// year). See DatePattern.
+	Date string `json:"date,omitempty"`
+	// Added is when this service first stored the paper (UTC); it is
+	// kept when the paper is updated or merged with another version, and
+	// set by the store, whatever a request says.
+	Added time.Time `json:"added,omitzero"`
 }
 
 // Text is the text a paper is embedded and indexed from: its title followed

@@ -117,6 +117,15 @@ func Complete(p Paper) (Paper, error) {
 	if !ValidType(p.Type) {
 		return p, &FieldError{Field: "type", Err: ErrBadType}
 	}
+	if p.Date != "" {
+		first, _, ok := ParseDate(p.Date)
+		if !ok {
+			return p, &FieldError{Field: "date", Err: ErrBadDate}
+		}
+		if p.Year == 0 {
+			p.Year = first.Year()
+		}
+	}
 	tags, ok := CleanTags(p.Tags)
 	if !ok {
 		return p, &FieldError{Field: "tags", Err: ErrBadTag}

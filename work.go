@@ -169,6 +169,8 @@ func Merge(kept, other Paper) Paper {
 	}
 	m.Sources = mergeSources(sources)
 	m.Tags = mergeTags(kept.Tags, other.Tags)
+	m.Date = EarlierDate(kept.Date, other.Date) // the work was out from its first version on
+	m.Added = EarlierAdded(kept.Added, other.Added)
 	return m
 }
 

@@ -199,6 +199,11 @@ func (e *Engine) Add(ctx context.Context, papers []papersearch.Paper, opts AddOp
 	if !ok {
 		return AddSummary{}, fmt.Errorf("add: %w", papersearch.ErrBadTag)
 	}
+	// When a paper was added is the store's to say, not the request's.
+	papers = slices.Clone(papers)
+	for i := range papers {
+		papers[i].Added = time.Time{}
+	}
 	m, err := e.mergeVersions(ctx, papers, tags, opts.Replace)
 	if err != nil {
 		return AddSummary{}, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/internal/hashvec"
@@ -240,6 +241,10 @@ func TestImportMergesVersions(t *testing.T) {
 		Abstract: "We route tokens sparsely.", Authors: []string{"Lovelace, Ada", "Turing, Alan"}, Venue: "NeurIPS", Year: 2025,
 		URL: "https://openreview.net/forum?id=abc", Tags: []string{"arxiv", "neurips-2025"},
 		Sources: []papersearch.Source{arx("2401.00001"), {ID: "openreview:abc", URL: "https://openreview.net/forum?id=abc"}}}
+	if time.Since(got.Added) > time.Minute {
+		t.Errorf("merged paper added %v, want about now", got.Added)
+	}
+	want.Added = got.Added
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("merged paper\n%+v\nwant\n%+v", got, want)
 	}

@@ -29,7 +29,8 @@ type IngestProgress struct {
 // is embedded, PaperHash every field.
 func FingerprintOf(p papersearch.Paper) Fingerprint {
 	text := sha256.Sum256([]byte(p.Text()))
-	all, _ := json.Marshal(p) // a struct of strings and ints cannot fail
+	p.Added = time.Time{} // the store's, not the paper's
+	all, _ := json.Marshal(p) // a struct of strings, ints and a time cannot fail
 	whole := sha256.Sum256(all)
 	return Fingerprint{TextHash: hex.EncodeToString(text[:16]), PaperHash: hex.EncodeToString(whole[:16])}
 }
@@ -150,6 +151,7 @@ func (e *Engine) plan(ctx context.Context, papers []papersearch.Paper) ([]Docume
 		return nil, sum, fmt.Errorf("ingest: %w", err)
 	}
 	keepsSentences := e.store.KeepsSentences()
+	now := time.Now().UTC().Truncate(time.Second)
 	var work []Document
 	for _, p := range unique {
 		fp := FingerprintOf(p)
@@ -164,6 +166,11 @@ func (e *Engine) plan(ctx context.Context, papers []papersearch.Paper) ([]Docume
 			sum.Updated++
 		}
 		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+		// When it was first stored: the earliest time known of it or of the
+		// versions merged into it, or now.
+		if doc.Paper.Added = papersearch.EarlierAdded(p.Added, old.Added); doc.Paper.Added.IsZero() {
+			doc.Paper.Added = now
+		}
 		if exists && old.TextHash == fp.TextHash {
 			prev, err := e.store.Get(ctx, p.ID)
 			if err != nil {

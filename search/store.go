@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -139,6 +140,8 @@ func CheckDimensions(docs []Document, dim int) error {
 type Fingerprint struct {
 	TextHash  string
 	PaperHash string
+	// Added is when the paper was first stored.
+	Added time.Time
 }
 
 // CheckModel checks that an index built with stored serves vectors of

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -48,6 +49,8 @@ type index struct {
 	venues  []string       // row -> search.VenueKey of its venue
 	authors [][][]string   // row -> author -> search.AuthorWords of the name
 	tags    [][]string     // row -> the paper's tags
+	days    [][2]int64     // row -> the days it was published on (search.PaperDays)
+	added   []int64        // row -> when it was added, Unix seconds
 	lex     *lexical.Index
 	retired int
 
@@ -69,6 +72,8 @@ func newIndex(dim, n int) *index {
 		venues:  make([]string, 0, n),
 		authors: make([][][]string, 0, n),
 		tags:    make([][]string, 0, n),
+		days:    make([][2]int64, 0, n),
+		added:   make([]int64, 0, n),
 		lex:     lexical.NewIndex(n),
 	}
 }
@@ -136,7 +141,30 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 	}
 	x.authors = append(x.authors, names)
 	x.tags = append(x.tags, p.Tags)
+	x.days = append(x.days, search.PaperDays(p))
+	x.added = append(x.added, p.Added.Unix())
 	x.lex.Add(row, terms)
+}
+
+// addedTimes is when each of docs was first stored, as the store records
+// it: the earlier of its paper's Added and its live row's, or now for a
+// paper new to the store that says none.
+func (x *index) addedTimes(docs []search.Document) []time.Time {
+	now := time.Now().UTC().Truncate(time.Second)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make([]time.Time, len(docs))
+	for i, d := range docs {
+		t := d.Paper.Added
+		if row, ok := x.rows[d.Paper.ID]; ok && x.added[row] != 0 {
+			t = papersearch.EarlierAdded(t, time.Unix(x.added[row], 0).UTC())
+		}
+		if t.IsZero() {
+			t = now
+		}
+		out[i] = t.Truncate(time.Second)
+	}
+	return out
 }
 
 // retire takes a paper's row out of every retrieval. The caller holds x.mu.
@@ -185,8 +213,12 @@ func (x *index) allow(f papersearch.Filter) func(row int) bool {
 	if len(f.Only) > 0 {
 		only = x.rowsOf(f.Only)
 	}
+	by, lo, hi, dated := search.DateRange(f)
 	return func(row int) bool {
 		if x.ids[row] == "" || only != nil && !only[row] {
+			return false
+		}
+		if dated && !search.InDateRange(by, lo, hi, x.days[row], x.added[row]) {
 			return false
 		}
 		y := int(x.years[row])

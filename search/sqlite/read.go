@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -18,7 +19,7 @@ import (
 // paperColumns are the columns of a paper; documentColumns add what a
 // search.Document holds besides.
 const (
-	paperColumns    = `id, title, abstract, authors, venue, year, url, tags, sources, type`
+	paperColumns    = `id, title, abstract, authors, venue, year, url, tags, sources, type, date, added`
 	documentColumns = paperColumns + `, text_hash, paper_hash, vector`
 )
 
@@ -30,10 +31,14 @@ func scanPaper(row scanner, extra ...any) (papersearch.Paper, error) {
 	var (
 		p                      papersearch.Paper
 		authors, tags, sources string
+		added                  int64
 	)
-	dest := append([]any{&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL, &tags, &sources, &p.Type}, extra...)
+	dest := append([]any{&p.ID, &p.Title, &p.Abstract, &authors, &p.Venue, &p.Year, &p.URL, &tags, &sources, &p.Type, &p.Date, &added}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return p, err
+	}
+	if added != 0 {
+		p.Added = time.Unix(added, 0).UTC()
 	}
 	if tags != "" {
 		p.Tags = strings.Fields(tags)
@@ -152,10 +157,14 @@ func (s *Store) Works(ctx context.Context, keys []string) (map[string]papersearc
 // Fingerprints returns the stored hashes of the ids that exist.
 func (s *Store) Fingerprints(ctx context.Context, ids []string) (map[string]search.Fingerprint, error) {
 	out := make(map[string]search.Fingerprint, len(ids))
-	err := s.eachByID(ctx, `id, text_hash, paper_hash`, ids, func(row scanner) error {
+	err := s.eachByID(ctx, `id, text_hash, paper_hash, added`, ids, func(row scanner) error {
 		var id string
 		var f search.Fingerprint
-		err := row.Scan(&id, &f.TextHash, &f.PaperHash)
+		var added int64
+		err := row.Scan(&id, &f.TextHash, &f.PaperHash, &added)
+		if added != 0 {
+			f.Added = time.Unix(added, 0).UTC()
+		}
 		out[id] = f
 		return err
 	})

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -19,8 +20,10 @@ import (
 // and the work_keys table, version 5 the sentences table, version 6 marks
 // sentence vectors as pooled from each paper's encoder pass (see upgradeFrom),
 // version 7 analyses text with accents folded (its terms are analysed
-// again: reanalyse), version 8 adds each paper's type.
-const schemaVersion = 8
+// again: reanalyse), version 8 adds each paper's type, version 9 its date
+// and when it was added (the papers of an older store count as added when
+// it was upgraded).
+const schemaVersion = 9
 
 // upgradeFrom is the change from schema version v to the next.
 func upgradeFrom(v int) string {
@@ -37,6 +40,10 @@ func upgradeFrom(v int) string {
 		return `SELECT 1`
 	case 7:
 		return `ALTER TABLE papers ADD COLUMN type TEXT NOT NULL DEFAULT ''`
+	case 8:
+		return `ALTER TABLE papers ADD COLUMN date TEXT NOT NULL DEFAULT '';
+			ALTER TABLE papers ADD COLUMN added INTEGER NOT NULL DEFAULT 0;
+			UPDATE papers SET added = CAST(strftime('%s', 'now') AS INTEGER) WHERE added = 0`
 	default: // 5: its sentence vectors were each embedded on its own, which vectors pooled from the
 		// paper's encoder pass replace: drop them, and forget every paper's hash so that the next
 		// ingest of a paper embeds it again (search.Engine.Ingest re-embeds a paper stored without
@@ -65,7 +72,9 @@ CREATE TABLE IF NOT EXISTS papers (
 	terms      TEXT NOT NULL DEFAULT '',
 	tags       TEXT NOT NULL DEFAULT '',
 	sources    TEXT NOT NULL DEFAULT '',
-	type       TEXT NOT NULL DEFAULT ''
+	type       TEXT NOT NULL DEFAULT '',
+	date       TEXT NOT NULL DEFAULT '',
+	added      INTEGER NOT NULL DEFAULT 0
 );
 -- The keys naming the work each paper is a version of
 -- (papersearch.WorkKeys), to find the stored versions of an arriving one.
@@ -162,7 +171,7 @@ func (s *Store) upgrade(ctx context.Context, v string) error {
 	defer tx.Rollback()
 	keyed, folded := from >= 4, from >= 7
 	for ; from < schemaVersion; from++ {
-		if _, err := tx.ExecContext(ctx, upgradeFrom(from)); err != nil {
+		if err := execUpgrade(ctx, tx, upgradeFrom(from)); err != nil {
 			return fmt.Errorf("upgrade schema from version %d: %w", from, err)
 		}
 	}
@@ -181,6 +190,30 @@ func (s *Store) upgrade(ctx context.Context, v string) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("upgrade schema: %w", err)
+	}
+	return nil
+}
+
+// addColumn is an upgrade statement adding a column: its table and name.
+var addColumn = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\b`) // read-only after init
+
+// execUpgrade runs the statements of one upgrade step, ';'-separated,
+// passing over a column it adds that the table already has (a store whose
+// upgrade was interrupted, or one written by a later build and moved back).
+func execUpgrade(ctx context.Context, tx *sql.Tx, stmts string) error {
+	for _, stmt := range strings.Split(stmts, ";") {
+		if m := addColumn.FindStringSubmatch(stmt); m != nil {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, m[1], m[2]).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				continue
+			}
+		}
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func (s *Store) load(ctx context.Context) (*index, error) {
 	// stored (stores written before terms were), to analyse them once.
 	rows, err := s.db.QueryContext(ctx, `SELECT id,
 		CASE WHEN terms = '' THEN title ELSE '' END, CASE WHEN terms = '' THEN abstract ELSE '' END,
-		authors, venue, year, '', tags, '', '', terms, vector FROM papers ORDER BY seq`)
+		authors, venue, year, '', tags, '', '', date, added, terms, vector FROM papers ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
@@ -170,18 +170,22 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 		return fmt.Errorf("upsert: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO papers (id, title, abstract, authors, venue, year, url, tags, sources, type, text_hash, paper_hash, vector, terms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO papers (id, title, abstract, authors, venue, year, url, tags, sources, type, date, added,
+			text_hash, paper_hash, vector, terms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET title=excluded.title, abstract=excluded.abstract, authors=excluded.authors,
 			venue=excluded.venue, year=excluded.year, url=excluded.url, tags=excluded.tags, sources=excluded.sources, type=excluded.type,
+			date=excluded.date, added=excluded.added,
 			text_hash=excluded.text_hash, paper_hash=excluded.paper_hash, vector=excluded.vector, terms=excluded.terms`)
 	if err != nil {
 		return fmt.Errorf("upsert: %w", err)
 	}
 	defer stmt.Close()
 	entries := make([]entry, len(docs))
+	added := s.idx.Load().addedTimes(docs)
 	for i, d := range docs {
 		p := d.Paper
+		p.Added = added[i]
 		authors, err := json.Marshal(nonNil(p.Authors))
 		if err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
@@ -194,7 +198,7 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 		}
 		entries[i] = entry{paper: p, vector: d.Vector, terms: d.AnalysedTerms()}
 		if _, err := stmt.ExecContext(ctx, p.ID, p.Title, p.Abstract, string(authors), p.Venue, p.Year, p.URL, strings.Join(p.Tags, " "),
-			string(sources), p.Type, d.TextHash, d.PaperHash, embed.EncodeVector(d.Vector), strings.Join(entries[i].terms, " ")); err != nil {
+			string(sources), p.Type, p.Date, p.Added.Unix(), d.TextHash, d.PaperHash, embed.EncodeVector(d.Vector), strings.Join(entries[i].terms, " ")); err != nil {
 			return fmt.Errorf("upsert %s: %w", p.ID, err)
 		}
 		if err := putWorkKeys(ctx, tx, p); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -232,6 +233,7 @@ func TestUpgradesSchema(t *testing.T) {
 	}
 	// Back to version 2: no tags, no sources, no work keys.
 	for _, q := range []string{`ALTER TABLE papers DROP COLUMN tags`, `ALTER TABLE papers DROP COLUMN sources`, `ALTER TABLE papers DROP COLUMN type`,
+		`ALTER TABLE papers DROP COLUMN date`, `ALTER TABLE papers DROP COLUMN added`,
 		`DROP TABLE work_keys`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`} {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -264,6 +266,11 @@ func TestUpgradesSchema(t *testing.T) {
 	}
 	if fps, err := s.Fingerprints(ctx, []string{"p001"}); err != nil || fps["p001"].PaperHash != "" || fps["p001"].TextHash != first.TextHash {
 		t.Errorf("after the upgrade, the paper stored before has hashes %+v (%v), want its text hash and no paper hash", fps["p001"], err)
+	}
+	// Version 8 kept no added times: the papers count as added when the
+	// store was upgraded.
+	if got, err := s.Get(ctx, "p001"); err != nil || time.Since(got.Paper.Added) > time.Minute || time.Since(got.Paper.Added) < 0 {
+		t.Errorf("after the upgrade, the paper stored before was added %v (%v), want about now", got.Paper.Added, err)
 	}
 	var v string
 	s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
@@ -319,7 +326,8 @@ func TestUpgradeFoldsAccents(t *testing.T) {
 	if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = 'naïv bay revisit naïv bay classifi spam' WHERE id = 'p001'`); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`ALTER TABLE papers DROP COLUMN type`, `UPDATE meta SET value = '6' WHERE key = 'schema_version'`} {
+	for _, q := range []string{`ALTER TABLE papers DROP COLUMN type`, `ALTER TABLE papers DROP COLUMN date`, `ALTER TABLE papers DROP COLUMN added`,
+		`UPDATE meta SET value = '6' WHERE key = 'schema_version'`} {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}

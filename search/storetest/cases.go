@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -56,7 +57,8 @@ func keepsEveryField(t *testing.T, open func(t *testing.T) search.Store) {
 	d := Doc(1)
 	d.Paper = papersearch.Paper{ID: "doi:10.1/x", Title: "Every field", Abstract: "An abstract.", Authors: []string{"Ada Lovelace", "Alan Turing"},
 		Venue: "Journal of Tests", Year: 2021, URL: "https://example.org/x", Type: papersearch.TypeJournalArticle,
-		Tags: []string{"a", "b"}, Sources: []papersearch.Source{{ID: "arxiv:2101.00001", URL: "https://arxiv.org/abs/2101.00001"}}}
+		Tags: []string{"a", "b"}, Sources: []papersearch.Source{{ID: "arxiv:2101.00001", URL: "https://arxiv.org/abs/2101.00001"}},
+		Date: "2021-03", Added: time.Date(2021, 4, 1, 10, 0, 0, 0, time.UTC)}
 	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
 		t.Fatal(err)
 	}

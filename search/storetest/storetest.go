@@ -54,6 +54,8 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 	t.Run("Fingerprints", func(t *testing.T) { fingerprints(t, open) })
 	t.Run("Sentences", func(t *testing.T) { sentences(t, open) })
 	t.Run("Works", func(t *testing.T) { worksFindsVersions(t, open) })
+	t.Run("KeepsAddedTimes", func(t *testing.T) { keepsAddedTimes(t, open) })
+	t.Run("DateFilters", func(t *testing.T) { dateFilters(t, open) })
 }
 
 // filled opens a store and stores Doc(0) to Doc(n-1) in it.
