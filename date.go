@@ -1,8 +1,10 @@
 package papersearch
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -11,34 +13,47 @@ import (
 // names only the month. Added is when this service first stored it. A
 // filter bounds either (Filter.Since, Filter.Until, Filter.By).
 
+// dayPattern is a day of the calendar, each month with its own last day
+// (February's the 29th: the 29th of a common year is read as March 1st).
+const dayPattern = `[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-9]))`
+
 // DatePattern is the form of a paper's date, as a regular expression Go
-// and JSON Schema read alike: a day or a month, by the calendar.
-const DatePattern = `^[0-9]{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?$`
+// and JSON Schema read alike: a day (YYYY-MM-DD) or a month (YYYY-MM).
+const DatePattern = `^(` + dayPattern + `|[0-9]{4}-(0[1-9]|1[0-2]))$`
 
-var dateForm = regexp.MustCompile(DatePattern) // read-only after init
+// BoundPattern is the form of a filter's date bound, as a regular
+// expression Go and JSON Schema read alike: a day, or an RFC 3339 time
+// (in upper case, no leap second).
+const BoundPattern = `^` + dayPattern + `(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$`
 
-// ErrBadDate is the error of a paper's date that is not a day or a month
-// of the calendar.
-var ErrBadDate = fmt.Errorf("date must be a day (YYYY-MM-DD) or a month (YYYY-MM) of the calendar, with a year from 1 to %d", MaxYear)
+var (
+	dateForm  = regexp.MustCompile(DatePattern)  // read-only after init
+	boundForm = regexp.MustCompile(BoundPattern) // read-only after init
+)
 
-// ParseDate returns the first and last days of a paper's date d, and
-// whether d is one.
+// ErrBadDate is the error of a paper's date that is not a day or a month.
+var ErrBadDate = errors.New("date must be a day (YYYY-MM-DD) or a month (YYYY-MM)")
+
+// calendarDay is the day "YYYY-MM-DD" (matching dayPattern) in UTC.
+func calendarDay(s string) time.Time {
+	y, _ := strconv.Atoi(s[0:4])
+	m, _ := strconv.Atoi(s[5:7])
+	d, _ := strconv.Atoi(s[8:10])
+	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+}
+
+// ParseDate returns the first and last days of a paper's date d (see
+// DatePattern), and whether d is one.
 func ParseDate(d string) (first, last time.Time, ok bool) {
 	if !dateForm.MatchString(d) {
 		return time.Time{}, time.Time{}, false
 	}
 	if len(d) == len("2006-01") {
-		t, err := time.Parse("2006-01", d)
-		if err != nil || t.Year() < 1 {
-			return time.Time{}, time.Time{}, false
-		}
-		return t, t.AddDate(0, 1, -1), true
+		first = calendarDay(d + "-01")
+		return first, first.AddDate(0, 1, -1), true
 	}
-	t, err := time.Parse(time.DateOnly, d)
-	if err != nil || t.Year() < 1 { // 2026-02-30 matches the pattern, not the calendar
-		return time.Time{}, time.Time{}, false
-	}
-	return t, t, true
+	first = calendarDay(d)
+	return first, first, true
 }
 
 // DateSpan is the days a paper was published on as far as its record
@@ -79,17 +94,26 @@ const (
 type Bound string
 
 // Span returns the first and last instants b covers (a day's last
-// nanosecond, for a day), or an error saying what b must be.
+// nanosecond, for a day), or an error saying what b must be (see
+// BoundPattern).
 func (b Bound) Span() (first, last time.Time, err error) {
 	s := string(b)
-	if t, err := time.Parse(time.DateOnly, s); err == nil && len(s) == len(time.DateOnly) && t.Year() >= 1 {
-		return t, t.AddDate(0, 0, 1).Add(-time.Nanosecond), nil
+	if !boundForm.MatchString(s) {
+		return time.Time{}, time.Time{}, fmt.Errorf("must be a day (YYYY-MM-DD) or an RFC 3339 time (YYYY-MM-DDThh:mm:ssZ), got %q", s)
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || t.Year() < 1 || t.Year() > MaxYear {
-		return time.Time{}, time.Time{}, fmt.Errorf("must be a day (YYYY-MM-DD) or an RFC 3339 time, got %q", s)
+	day := calendarDay(s)
+	if len(s) == len(time.DateOnly) {
+		return day, day.AddDate(0, 0, 1).Add(-time.Nanosecond), nil
 	}
-	return t.UTC(), t.UTC(), nil
+	// The day is the calendar's (a 29th of February rolls over as above);
+	// the time of day and zone are RFC 3339's, read on a day that exists.
+	t, err := time.Parse(time.RFC3339Nano, "2000-01-01"+s[len(time.DateOnly):])
+	if err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("must be an RFC 3339 time, got %q: %w", s, err)
+	}
+	t = t.UTC()
+	at := day.Add(t.Sub(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)))
+	return at, at, nil
 }
 
 // EarlierDate is the earlier of two papers' dates, "" counting as unknown;

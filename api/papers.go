@@ -40,12 +40,16 @@ func (s *Server) ingest(c echo.Context) error {
 	var problems []wire.FieldProblem
 	papers := make([]papersearch.Paper, len(req.Papers))
 	for i, p := range req.Papers {
+		prefix := fmt.Sprintf("/papers/%d", i)
+		if single {
+			prefix = ""
+		}
+		if !p.Added.IsZero() {
+			problems = append(problems, addedProblem(prefix))
+			continue
+		}
 		done, err := papersearch.Complete(p)
 		if err != nil {
-			prefix := fmt.Sprintf("/papers/%d", i)
-			if single {
-				prefix = ""
-			}
 			problems = append(problems, paperFieldProblem(prefix, err))
 			continue
 		}
@@ -84,6 +88,12 @@ func (s *Server) deletePaper(c echo.Context) error {
 // decodeIngest decodes the body of POST /v1/papers: {"papers": [...]} or
 // one paper object (single). Each paper is decoded on its own, so an error
 // names it: /papers/1/year.
+// addedProblem is the problem of a paper written with an added time: the
+// service's to say, read-only.
+func addedProblem(prefix string) wire.FieldProblem {
+	return wire.FieldProblem{Pointer: prefix + "/added", Detail: "is when the service first stored the paper: leave it out"}
+}
+
 func decodeIngest(raw []byte) (req wire.IngestRequest, single bool, err error) {
 	canon, err := checkJSON(raw)
 	if err != nil {
@@ -143,6 +153,12 @@ func (s *Server) patchPaper(c echo.Context) error {
 	}
 	if bytes.TrimSpace(patch)[0] != '{' {
 		return invalid("a merge patch of a paper is a JSON object naming the fields to change", wire.FieldProblem{Pointer: "", Detail: "must be an object"})
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(patch, &fields) == nil {
+		if _, ok := fields["added"]; ok {
+			return invalid("added is when the service first stored the paper, not a field to write", addedProblem(""))
+		}
 	}
 	ctx := c.Request().Context()
 	old, err := s.engine.Get(ctx, id)

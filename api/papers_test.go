@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
@@ -346,5 +347,78 @@ func TestPatchPaper(t *testing.T) {
 	}
 	if got, _ := testServer.engine.Get(context.Background(), "patch-me"); got.Title != "After" {
 		t.Errorf("a refused PATCH changed the paper: %+v", got)
+	}
+}
+
+// TestDates: a paper's date is stored and its added time set by the
+// service (a request naming one, POST or PATCH, is refused); search and
+// similar keep the papers within since and until, by publication or by
+// when they were added; a bad bound names its field or parameter.
+func TestDates(t *testing.T) {
+	server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer srv.Close()
+	before := time.Now().UTC().Truncate(time.Second)
+	body := `{"papers":[
+		{"id":"date-a","abstract":"Diffusion models for protein design, sampled with guidance.","date":"2026-03-14","tags":["dates"]},
+		{"id":"date-b","abstract":"Diffusion models for molecule design, sampled with guidance.","date":"2025-11","tags":["dates"]},
+		{"id":"date-c","abstract":"Diffusion models for crystal design, sampled with guidance.","year":2024,"tags":["dates"]}]}`
+	if resp, b := do(t, "POST", srv.URL+"/v1/papers", "application/json", body); resp.StatusCode != 200 {
+		t.Fatalf("ingest: %d %s", resp.StatusCode, b)
+	}
+	defer func() {
+		for _, id := range []string{"date-a", "date-b", "date-c"} {
+			do(t, "DELETE", srv.URL+"/v1/papers/"+id, "", "")
+		}
+	}()
+	var p papersearch.Paper
+	if _, b := do(t, "GET", srv.URL+"/v1/papers/date-b", "", ""); json.Unmarshal(b, &p) != nil || p.Date != "2025-11" || p.Year != 2025 ||
+		p.Added.Before(before) || time.Since(p.Added) > time.Minute {
+		t.Errorf("GET date-b: %s", b)
+	}
+	ids := func(b []byte) string {
+		var r wire.SearchResponse
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		var out []string
+		for _, h := range r.Results {
+			out = append(out, h.ID)
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	for filters, want := range map[string]string{
+		`{"tags":["dates"],"since":"2025-11-30"}`:                                       "date-a,date-b",
+		`{"tags":["dates"],"since":"2025-12-01","until":"2026-12-31"}`:                  "date-a",
+		`{"tags":["dates"],"until":"2024-06-30T23:00:00+02:00"}`:                        "date-c",
+		`{"tags":["dates"],"by":"added","since":"` + before.Format(time.RFC3339) + `"}`: "date-a,date-b,date-c",
+		`{"tags":["dates"],"by":"added","until":"2020-01-01"}`:                          "",
+	} {
+		resp, b := do(t, "POST", srv.URL+"/v1/search", "application/json", `{"query":"diffusion design","filters":`+filters+`}`)
+		if resp.StatusCode != 200 || ids(b) != want {
+			t.Errorf("search within %s: %d %s, want %s", filters, resp.StatusCode, ids(b), want)
+		}
+	}
+	if resp, b := do(t, "GET", srv.URL+"/v1/papers/date-a/similar?tag=dates&since=2025-01-01&by=published", "", ""); resp.StatusCode != 200 || ids(b) != "date-b" {
+		t.Errorf("similar since 2025: %d %s", resp.StatusCode, ids(b))
+	}
+	for _, tt := range []struct{ method, path, body, where string }{
+		{"POST", "/v1/search", `{"query":"x","filters":{"since":"March 2026"}}`, `"/filters/since"`},
+		{"POST", "/v1/search", `{"query":"x","filters":{"by":"posted"}}`, `"/filters/by"`},
+		{"GET", "/v1/papers/date-a/similar?until=2026-02-30", "", `"until"`},
+		{"GET", "/v1/papers/date-a/similar?by=", "", `"by"`},
+		{"POST", "/v1/papers", `{"id":"date-d","abstract":"x","date":"2026-3-1"}`, `"/date"`},
+		{"POST", "/v1/papers", `{"id":"date-d","abstract":"x","added":"2020-01-01T00:00:00Z"}`, `"/added"`},
+		{"PATCH", "/v1/papers/date-a", `{"added":"2020-01-01T00:00:00Z"}`, `"/added"`},
+	} {
+		resp, b := do(t, tt.method, srv.URL+tt.path, "application/json", tt.body)
+		if resp.StatusCode != 400 || !strings.Contains(string(b), tt.where) {
+			t.Errorf("%s %s %s: %d %s; want 400 naming %s", tt.method, tt.path, tt.body, resp.StatusCode, b, tt.where)
+		}
+	}
+	resp, b := do(t, "PATCH", srv.URL+"/v1/papers/date-a", "application/merge-patch+json", `{"date":"2026-03-15"}`)
+	if json.Unmarshal(b, &p) != nil || resp.StatusCode != 200 || p.Date != "2026-03-15" || p.Added.Before(before) {
+		t.Errorf("PATCH date: %d %s", resp.StatusCode, b)
 	}
 }

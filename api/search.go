@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -125,7 +126,7 @@ func (s *Server) similar(c echo.Context) error {
 	params := c.QueryParams()
 	for name := range params {
 		switch name {
-		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author", "tag", "aspect", "sentences":
+		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author", "tag", "since", "until", "by", "aspect", "sentences":
 		default:
 			return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
 		}
@@ -155,6 +156,9 @@ func (s *Server) similar(c echo.Context) error {
 	sq.Filter.Venues = params["venue"]
 	sq.Filter.Author = c.QueryParam("author")
 	sq.Filter.Tags = params["tag"]
+	if err := dateParams(params, &sq.Filter); err != nil {
+		return err
+	}
 	// The engine checks aspect and sentences (which aspects exist, how many
 	// sentences and where); here they are only read.
 	if params.Has("aspect") {
@@ -190,6 +194,29 @@ func (s *Server) similar(c echo.Context) error {
 		return asParameterProblem(err)
 	}
 	return respond(c, res)
+}
+
+// dateParams reads a filter's date parameters, since, until and by, into
+// f; the engine checks their values.
+func dateParams(params url.Values, f *papersearch.Filter) error {
+	for _, p := range []struct {
+		name string
+		dst  *papersearch.Bound
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if !params.Has(p.name) {
+			continue
+		}
+		if *p.dst = papersearch.Bound(params.Get(p.name)); *p.dst == "" {
+			return invalid(p.name+" must be a day (YYYY-MM-DD) or an RFC 3339 time",
+				wire.FieldProblem{Param: p.name, Detail: "must be a day or an RFC 3339 time, got \"\""})
+		}
+	}
+	if params.Has("by") {
+		if f.By = papersearch.DateBy(params.Get("by")); f.By == "" {
+			return invalid("by must be published or added", wire.FieldProblem{Param: "by", Detail: "must be published or added, got \"\""})
+		}
+	}
+	return nil
 }
 
 // asParameterProblem turns an engine's field error about a request made of

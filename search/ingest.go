@@ -29,7 +29,7 @@ type IngestProgress struct {
 // is embedded, PaperHash every field.
 func FingerprintOf(p papersearch.Paper) Fingerprint {
 	text := sha256.Sum256([]byte(p.Text()))
-	p.Added = time.Time{} // the store's, not the paper's
+	p.Added = time.Time{}     // the store's, not the paper's
 	all, _ := json.Marshal(p) // a struct of strings, ints and a time cannot fail
 	whole := sha256.Sum256(all)
 	return Fingerprint{TextHash: hex.EncodeToString(text[:16]), PaperHash: hex.EncodeToString(whole[:16])}

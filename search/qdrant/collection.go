@@ -190,21 +190,35 @@ func (q *Store) readMetadata(ctx context.Context, meta map[string]*qc.Value) err
 	if q.avgdl <= 0 {
 		q.avgdl = DefaultAvgDocLen
 	}
-	if v := meta[metaSchema].GetIntegerValue(); v < 5 {
+	v := meta[metaSchema].GetIntegerValue()
+	if v >= schemaVersion {
+		return nil
+	}
+	if v < 5 {
 		if err := q.refold(ctx); err != nil {
 			return err
 		}
 	}
+	if v < 6 {
+		if err := q.dateAll(ctx); err != nil {
+			return err
+		}
+	}
+	// Recorded once every step is done: an interrupted upgrade runs again
+	// at the next open, each step rewriting points from their own payload.
+	err := q.client.UpdateCollection(ctx, &qc.UpdateCollection{CollectionName: q.coll,
+		Metadata: qc.NewValueMap(map[string]any{metaSchema: int64(schemaVersion)})})
+	if err != nil {
+		return fmt.Errorf("qdrant collection %s: record schema version %d: %w", q.coll, schemaVersion, err)
+	}
 	return nil
 }
 
-// refold analyses every point of a collection written before schema
-// version 5 again, accents folded: its BM25 vector, analysed length and
-// author name words (what the lexical side and the author filter read),
-// then records version 5. An interrupted refold runs again at the next
-// open: it rewrites each point from its own title, abstract and authors.
-func (q *Store) refold(ctx context.Context) error {
-	start, n := time.Now(), 0
+// rewrite updates every point of the collection with the operations
+// update returns for it, given the payload fields named, 256 points a
+// request.
+func (q *Store) rewrite(ctx context.Context, fields []string, update func(pt *qc.RetrievedPoint) ([]*qc.PointsUpdateOperation, error)) (int, error) {
+	n := 0
 	var ops []*qc.PointsUpdateOperation
 	flush := func() error {
 		if len(ops) == 0 {
@@ -220,41 +234,85 @@ func (q *Store) refold(ctx context.Context) error {
 	var offset *qc.PointId
 	for {
 		points, next, err := q.client.ScrollAndOffset(ctx, &qc.ScrollPoints{CollectionName: q.coll, Limit: qc.PtrOf(uint32(256)),
-			Offset: offset, WithPayload: qc.NewWithPayloadInclude(fieldTitle, fieldAbstract, fieldAuthors), ReadConsistency: q.read})
+			Offset: offset, WithPayload: qc.NewWithPayloadInclude(fields...), ReadConsistency: q.read})
 		if err != nil {
-			return fmt.Errorf("fold the accents of qdrant collection %s: %w", q.coll, err)
+			return n, err
 		}
 		for _, pt := range points {
-			pl := pt.GetPayload()
-			paper := papersearch.Paper{Title: pl[fieldTitle].GetStringValue(), Abstract: pl[fieldAbstract].GetStringValue()}
-			var names []any
-			for _, a := range pl[fieldAuthors].GetListValue().GetValues() {
-				names = append(names, strings.Join(search.AuthorWords(a.GetStringValue()), " "))
-			}
-			terms := lexical.Analyze(paper.Text())
-			payload, err := qc.TryValueMap(map[string]any{fieldAuthorNames: names, fieldDocLen: int64(len(terms))})
+			more, err := update(pt)
 			if err != nil {
-				return fmt.Errorf("fold the accents of qdrant collection %s: %w", q.coll, err)
+				return n, err
 			}
-			ops = append(ops,
-				qc.NewPointsUpdateUpdateVectors(&qc.PointsUpdateOperation_UpdateVectors{Points: []*qc.PointVectors{{Id: pt.GetId(),
-					Vectors: qc.NewVectorsMap(map[string]*qc.Vector{qdrantSparse: q.sparseBM25(terms)})}}}),
-				qc.NewPointsUpdateSetPayload(&qc.PointsUpdateOperation_SetPayload{Payload: payload,
-					PointsSelector: qc.NewPointsSelector(pt.GetId())}))
+			ops = append(ops, more...)
 			n++
 		}
 		if err := flush(); err != nil {
-			return fmt.Errorf("fold the accents of qdrant collection %s: %w", q.coll, err)
+			return n, err
 		}
 		if next == nil {
-			break
+			return n, nil
 		}
 		offset = next
 	}
-	err := q.client.UpdateCollection(ctx, &qc.UpdateCollection{CollectionName: q.coll,
-		Metadata: qc.NewValueMap(map[string]any{metaSchema: int64(schemaVersion)})})
+}
+
+// dateAll gives every point of a collection written before schema version
+// 6 the days it was published on (from its year: it has no date) and the
+// time it was added (now, unless it has one).
+func (q *Store) dateAll(ctx context.Context) error {
+	start, now := time.Now(), time.Now().UTC().Unix()
+	n, err := q.rewrite(ctx, []string{fieldYear, fieldAdded}, func(pt *qc.RetrievedPoint) ([]*qc.PointsUpdateOperation, error) {
+		pl := pt.GetPayload()
+		set := daysPayload(papersearch.Paper{Year: int(pl[fieldYear].GetIntegerValue())})
+		if set == nil {
+			set = map[string]any{}
+		}
+		if pl[fieldAdded].GetIntegerValue() == 0 {
+			set[fieldAdded] = now
+		}
+		payload, err := qc.TryValueMap(set)
+		if err != nil || len(set) == 0 {
+			return nil, err
+		}
+		return []*qc.PointsUpdateOperation{qc.NewPointsUpdateSetPayload(&qc.PointsUpdateOperation_SetPayload{Payload: payload,
+			PointsSelector: qc.NewPointsSelector(pt.GetId())})}, nil
+	})
 	if err != nil {
-		return fmt.Errorf("qdrant collection %s: record schema version %d: %w", q.coll, schemaVersion, err)
+		return fmt.Errorf("date the papers of qdrant collection %s: %w", q.coll, err)
+	}
+	q.log.Info("qdrant collection: papers dated (by their year) and counted as added now", "collection", q.coll, "papers", n,
+		"took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// refold analyses every point of a collection written before schema
+// version 5 again, accents folded: its BM25 vector, analysed length and
+// author name words (what the lexical side and the author filter read). An
+// interrupted refold runs again at the next open: it rewrites each point
+// from its own title, abstract and authors.
+func (q *Store) refold(ctx context.Context) error {
+	start := time.Now()
+	n, err := q.rewrite(ctx, []string{fieldTitle, fieldAbstract, fieldAuthors}, func(pt *qc.RetrievedPoint) ([]*qc.PointsUpdateOperation, error) {
+		pl := pt.GetPayload()
+		paper := papersearch.Paper{Title: pl[fieldTitle].GetStringValue(), Abstract: pl[fieldAbstract].GetStringValue()}
+		var names []any
+		for _, a := range pl[fieldAuthors].GetListValue().GetValues() {
+			names = append(names, strings.Join(search.AuthorWords(a.GetStringValue()), " "))
+		}
+		terms := lexical.Analyze(paper.Text())
+		payload, err := qc.TryValueMap(map[string]any{fieldAuthorNames: names, fieldDocLen: int64(len(terms))})
+		if err != nil {
+			return nil, err
+		}
+		return []*qc.PointsUpdateOperation{
+			qc.NewPointsUpdateUpdateVectors(&qc.PointsUpdateOperation_UpdateVectors{Points: []*qc.PointVectors{{Id: pt.GetId(),
+				Vectors: qc.NewVectorsMap(map[string]*qc.Vector{qdrantSparse: q.sparseBM25(terms)})}}}),
+			qc.NewPointsUpdateSetPayload(&qc.PointsUpdateOperation_SetPayload{Payload: payload,
+				PointsSelector: qc.NewPointsSelector(pt.GetId())}),
+		}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("fold the accents of qdrant collection %s: %w", q.coll, err)
 	}
 	q.log.Info("qdrant collection: text analysed again with accents folded", "collection", q.coll, "papers", n,
 		"took", time.Since(start).Round(time.Millisecond))
@@ -278,6 +336,9 @@ func (q *Store) ensureIndexes(ctx context.Context) error {
 		{fieldTags, qc.FieldType_FieldTypeKeyword, nil},
 		{fieldWorkKeys, qc.FieldType_FieldTypeKeyword, nil},
 		{fieldAuthorNames, qc.FieldType_FieldTypeText, prefixText},
+		{fieldDayFirst, qc.FieldType_FieldTypeInteger, nil},
+		{fieldDayLast, qc.FieldType_FieldTypeInteger, nil},
+		{fieldAdded, qc.FieldType_FieldTypeInteger, nil},
 	}
 	for _, ix := range indexes {
 		_, err := q.client.CreateFieldIndex(ctx, &qc.CreateFieldIndexCollection{

@@ -3,6 +3,7 @@ package qdrant
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -82,11 +83,17 @@ func (q *Store) write(ctx context.Context, start int, batch []search.Document) e
 	for i, d := range batch {
 		ids[i] = d.Paper.ID
 	}
-	old, err := q.storedTerms(ctx, ids)
+	old, oldAdded, err := q.storedTerms(ctx, ids)
 	if err != nil {
 		return fmt.Errorf("read their terms: %w", err)
 	}
+	now := time.Now().UTC().Truncate(time.Second)
 	for i, d := range batch {
+		// When it was first stored: the earliest known, or now.
+		if d.Paper.Added = papersearch.EarlierAdded(d.Paper.Added, oldAdded[pointID(d.Paper.ID).GetUuid()]); d.Paper.Added.IsZero() {
+			d.Paper.Added = now
+		}
+		d.Paper.Added = d.Paper.Added.Truncate(time.Second)
 		terms := d.AnalysedTerms()
 		payload, err := qc.TryValueMap(payloadOf(d, len(terms)))
 		if err != nil {
@@ -152,7 +159,7 @@ func (q *Store) remove(ctx context.Context, ids []string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	old, err := q.storedTerms(ctx, ids)
+	old, _, err := q.storedTerms(ctx, ids)
 	if err != nil || len(old) == 0 {
 		return 0, err
 	}
@@ -214,14 +221,26 @@ func payloadOf(d search.Document, docLen int) map[string]any {
 	for _, s := range d.Sentences {
 		rs.WriteByte(byte('0' + s.Role))
 	}
-	return map[string]any{
+	payload := map[string]any{
 		fieldSources: sources, fieldWorkKeys: workKeys, fieldSentenceRoles: rs.String(),
 		fieldTags: tags, fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldType: d.Paper.Type, fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
 		fieldVenueKey: search.VenueKey(d.Paper.Venue), fieldAuthorNames: names,
-		fieldDocLen: int64(docLen),
+		fieldDocLen: int64(docLen), fieldDate: d.Paper.Date, fieldAdded: d.Paper.Added.Unix(),
 	}
+	maps.Copy(payload, daysPayload(d.Paper))
+	return payload
+}
+
+// daysPayload is the payload of the days a paper was published on: none
+// for a paper with no date and no year, so that no range holds it.
+func daysPayload(p papersearch.Paper) map[string]any {
+	days := search.PaperDays(p)
+	if days == search.NoDate {
+		return nil
+	}
+	return map[string]any{fieldDayFirst: days[0], fieldDayLast: days[1]}
 }
 
 // Delete removes one document.

@@ -69,8 +69,11 @@ const (
 // can (the in-process one); points of a version 3 collection keep theirs,
 // each sentence embedded on its own, until the paper is embedded again.
 // Version 5 analyses text and author names with accents folded: opening
-// an older collection analyses its points again (refold).
-const schemaVersion = 5
+// an older collection analyses its points again (refold). Version 6 keeps
+// each paper's date, the days it was published on and when it was added:
+// opening an older collection gives its points those (dateAll), counting
+// them as added then.
+const schemaVersion = 6
 
 // DefaultCollection is the collection used when none is configured.
 const DefaultCollection = "papers"
@@ -108,6 +111,10 @@ const (
 	fieldWorkKeys      = "work_keys"
 	fieldTextHash      = "text_hash"
 	fieldPaperHash     = "paper_hash"
+	fieldDate          = "date"
+	fieldDayFirst      = "day_first" // search.PaperDays; absent from a paper with no date and no year
+	fieldDayLast       = "day_last"
+	fieldAdded         = "added" // Unix seconds
 	upsertSize         = 256
 )
 

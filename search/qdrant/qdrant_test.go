@@ -297,15 +297,17 @@ func TestUpsertUndoesAFailedWrite(t *testing.T) {
 }
 
 // TestOpenFoldsAccentsOfAnOlderCollection: a collection of schema version
-// 4 holds BM25 vectors and author names analysed without folding accents;
-// opening it analyses every point again, so "naive bayes" finds the
-// paper written "naïve" and the author filter "scholkopf" finds
-// Schölkopf, and records version 5.
+// 4 holds BM25 vectors and author names analysed without folding accents,
+// and, as before version 6, no dates; opening it analyses every point
+// again, so "naive bayes" finds the paper written "naïve" and the author
+// filter "scholkopf" finds Schölkopf, dates every point by its year and
+// counts it as added then, and records the current version.
 func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
 	ctx := context.Background()
 	q := openTestQdrant(t, storetest.Model)
 	d := storetest.Doc(1)
 	d.Paper.Title, d.Paper.Abstract, d.Paper.Authors = "Naïve Bayes revisited", "A naïve Bayes classifier for spam.", []string{"Bernhard Schölkopf"}
+	d.Paper.Year = 2019
 	other := storetest.Doc(2)
 	other.Paper.Abstract = "Bayes nets for spam filtering with naive priors."
 	if err := q.Upsert(ctx, []search.Document{d, other}); err != nil {
@@ -321,10 +323,15 @@ func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
 		Payload: qc.NewValueMap(map[string]any{fieldAuthorNames: []any{"bernhard schölkopf"}}), PointsSelector: qc.NewPointsSelector(pointID("p001"))}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := q.client.DeletePayload(ctx, &qc.DeletePayloadPoints{CollectionName: q.coll, Wait: qc.PtrOf(true),
+		Keys: []string{fieldAdded, fieldDayFirst, fieldDayLast, fieldDate}, PointsSelector: qc.NewPointsSelectorFilter(&qc.Filter{})}); err != nil {
+		t.Fatal(err)
+	}
 	if err := q.client.UpdateCollection(ctx, &qc.UpdateCollection{CollectionName: q.coll,
 		Metadata: qc.NewValueMap(map[string]any{metaSchema: int64(4)})}); err != nil {
 		t.Fatal(err)
 	}
+	opened := time.Now().UTC().Truncate(time.Second)
 	holdsFor3s(t, "schema version 4", func() bool {
 		info, err := q.client.GetCollectionInfo(ctx, q.coll)
 		return err == nil && info.GetConfig().GetMetadata()[metaSchema].GetIntegerValue() == 4
@@ -343,6 +350,12 @@ func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0].ID != "p001" {
 			t.Errorf("author %q after the refold: %v, %v", author, got, err)
 		}
+	}
+	if got, err := again.Nearest(ctx, d.Vector, 5, papersearch.Filter{Since: "2019-06-01", Until: "2019-06-30"}); err != nil || len(got) != 1 || got[0].ID != "p001" {
+		t.Errorf("within its year after the upgrade: %v, %v", got, err)
+	}
+	if got, err := again.Get(ctx, "p002"); err != nil || got.Paper.Added.Before(opened) || time.Since(got.Paper.Added) > time.Minute {
+		t.Errorf("added after the upgrade: %v, %v; want about %v", got.Paper.Added, err, opened)
 	}
 	// As a reader would, wait for the version the refold records to reach
 	// the node answering.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strings"
 
 	qc "github.com/qdrant/go-client/qdrant"
@@ -62,6 +63,9 @@ func filterOf(f papersearch.Filter) *qc.Filter {
 	if words := search.AuthorWords(f.Author); len(words) > 0 {
 		must = append(must, qc.NewMatchText(fieldAuthorNames, strings.Join(words, " ")))
 	}
+	if by, lo, hi, ok := search.DateRange(f); ok {
+		must = append(must, dateConditions(by, lo, hi)...)
+	}
 	pointIDs := func(ids []string) []*qc.PointId {
 		pids := make([]*qc.PointId, len(ids))
 		for i, id := range ids {
@@ -76,6 +80,31 @@ func filterOf(f papersearch.Filter) *qc.Filter {
 		mustNot = append(mustNot, qc.NewHasID(pointIDs(f.Exclude)...))
 	}
 	return &qc.Filter{Must: must, MustNot: mustNot}
+}
+
+// dateConditions are the conditions of a range from search.DateRange, as
+// search.InDateRange reads it: a paper's last day on or after lo and its
+// first on or before hi, or when it was added within them. A point
+// without the field (a paper with no date and no year) matches no range.
+func dateConditions(by papersearch.DateBy, lo, hi int64) []*qc.Condition {
+	atLeast := func(field string, v int64) *qc.Condition {
+		return qc.NewRange(field, &qc.Range{Gte: qc.PtrOf(float64(v))})
+	}
+	atMost := func(field string, v int64) *qc.Condition {
+		return qc.NewRange(field, &qc.Range{Lte: qc.PtrOf(float64(v))})
+	}
+	first, last := fieldDayFirst, fieldDayLast
+	if by == papersearch.ByAdded {
+		first, last = fieldAdded, fieldAdded
+	}
+	var out []*qc.Condition
+	if lo != math.MinInt64 {
+		out = append(out, atLeast(last, lo))
+	}
+	if hi != math.MaxInt64 {
+		out = append(out, atMost(first, hi))
+	}
+	return out
 }
 
 // Nearest asks Qdrant for the k nearest allowed points by cosine similarity.

@@ -3,6 +3,7 @@ package qdrant
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	qc "github.com/qdrant/go-client/qdrant"
@@ -48,7 +49,7 @@ func documentOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) search.
 	d := search.Document{
 		Paper: papersearch.Paper{ID: str(fieldPaperID), Title: str(fieldTitle), Abstract: str(fieldAbstract),
 			Authors: authors, Venue: str(fieldVenue), Year: int(payload[fieldYear].GetIntegerValue()), URL: str(fieldURL),
-			Type: str(fieldType), Tags: tags, Sources: sources},
+			Type: str(fieldType), Tags: tags, Sources: sources, Date: str(fieldDate), Added: addedOf(payload)},
 		TextHash:  str(fieldTextHash),
 		PaperHash: str(fieldPaperHash),
 	}
@@ -60,6 +61,15 @@ func documentOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) search.
 		}
 	}
 	return d
+}
+
+// addedOf is when the paper of a point's payload was added; zero when it
+// says none.
+func addedOf(payload map[string]*qc.Value) time.Time {
+	if s := payload[fieldAdded].GetIntegerValue(); s != 0 {
+		return time.Unix(s, 0).UTC()
+	}
+	return time.Time{}
 }
 
 // get fetches points by paper id, with or without vectors.
@@ -190,7 +200,7 @@ func (q *Store) Fingerprints(ctx context.Context, ids []string) (_ map[string]se
 			return nil, fmt.Errorf("fingerprints: %w", err)
 		}
 		for _, d := range docs {
-			out[d.Paper.ID] = search.Fingerprint{TextHash: d.TextHash, PaperHash: d.PaperHash}
+			out[d.Paper.ID] = search.Fingerprint{TextHash: d.TextHash, PaperHash: d.PaperHash, Added: d.Paper.Added}
 		}
 	}
 	return out, nil

@@ -76,9 +76,9 @@ func sparseIndices(v *qc.VectorsOutput) []uint32 {
 	return sv.GetIndices().GetData()
 }
 
-// storedTerms returns the sparse indices of those of ids that exist, by
-// point id.
-func (q *Store) storedTerms(ctx context.Context, ids []string) (map[string][]uint32, error) {
+// storedTerms returns the sparse indices of those of ids that exist, and
+// when each was added, by point id.
+func (q *Store) storedTerms(ctx context.Context, ids []string) (map[string][]uint32, map[string]time.Time, error) {
 	pids := make([]*qc.PointId, len(ids))
 	for i, id := range ids {
 		pids[i] = pointID(id)
@@ -86,18 +86,20 @@ func (q *Store) storedTerms(ctx context.Context, ids []string) (map[string][]uin
 	var points []*qc.RetrievedPoint
 	err := retryUnavailable(ctx, func() (err error) {
 		points, err = q.client.Get(ctx, &qc.GetPoints{CollectionName: q.coll, Ids: pids,
-			WithPayload: qc.NewWithPayload(false), WithVectors: qc.NewWithVectorsInclude(qdrantSparse),
+			WithPayload: qc.NewWithPayloadInclude(fieldAdded), WithVectors: qc.NewWithVectorsInclude(qdrantSparse),
 			ReadConsistency: q.read})
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make(map[string][]uint32, len(points))
+	added := make(map[string]time.Time, len(points))
 	for _, p := range points {
 		out[p.GetId().GetUuid()] = sparseIndices(p.GetVectors())
+		added[p.GetId().GetUuid()] = addedOf(p.GetPayload())
 	}
-	return out, nil
+	return out, added, nil
 }
 
 // avgDocLenDrift is how far the collection's true average document length
