@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -77,14 +78,18 @@ func respond(c echo.Context, res search.Results) error {
 func exportCSV(hits []papersearch.Hit) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	w.Write([]string{"rank", "id", "score", "title", "authors", "venue", "year", "url", "abstract"})
+	w.Write([]string{"rank", "id", "score", "title", "authors", "venue", "year", "url", "abstract", "date", "added"})
 	for _, h := range hits {
-		year := ""
+		year, added := "", ""
 		if h.Paper.Year != 0 {
 			year = strconv.Itoa(h.Paper.Year)
 		}
+		if !h.Paper.Added.IsZero() {
+			added = h.Paper.Added.Format(time.RFC3339)
+		}
 		w.Write([]string{strconv.Itoa(h.Rank), csvText(h.ID), strconv.FormatFloat(h.Score, 'f', 6, 64), csvText(h.Paper.Title),
-			csvText(strings.Join(h.Paper.Authors, "; ")), csvText(h.Paper.Venue), year, csvText(h.Paper.URL), csvText(h.Paper.Abstract)})
+			csvText(strings.Join(h.Paper.Authors, "; ")), csvText(h.Paper.Venue), year, csvText(h.Paper.URL), csvText(h.Paper.Abstract),
+			h.Paper.Date, added})
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()

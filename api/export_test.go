@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds/bibtex"
@@ -22,7 +23,8 @@ func TestExports(t *testing.T) {
 	resp, body := get("text/csv")
 	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
 	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") || len(rows) != 4 ||
-		strings.Join(rows[0], ",") != "rank,id,score,title,authors,venue,year,url,abstract" || rows[1][0] != "1" {
+		strings.Join(rows[0], ",") != "rank,id,score,title,authors,venue,year,url,abstract,date,added" || rows[1][0] != "1" ||
+		!strings.HasSuffix(rows[1][10], "Z") {
 		t.Errorf("CSV: %v %q\n%s", err, resp.Header.Get("Content-Type"), body)
 	}
 	if resp.Header.Get("X-Next-Cursor") == "" {
@@ -95,7 +97,7 @@ func TestBibTeXEntryType(t *testing.T) {
 // other text are as they were.
 func TestCSVNeutralisesFormulas(t *testing.T) {
 	hits := []papersearch.Hit{{ID: "=cmd", Rank: 1, Score: -0.25, Paper: papersearch.Paper{ID: "=cmd", Title: "=HYPERLINK(\"http://evil.example\",\"x\")",
-		Authors: []string{"+1+1", "B"}, Venue: "@SUM(A1)", Abstract: "-2+3", Year: 2020}},
+		Authors: []string{"+1+1", "B"}, Venue: "@SUM(A1)", Abstract: "-2+3", Year: 2020, Date: "2020-02", Added: time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)}},
 		{ID: "ok", Rank: 2, Score: 0.5, Paper: papersearch.Paper{ID: "ok", Title: "\tTabbed", Abstract: "\rReturn", Venue: "ICML"}}}
 	body, err := exportCSV(hits)
 	if err != nil {
@@ -106,8 +108,8 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 		t.Fatalf("%v %q", err, body)
 	}
 	want := [][]string{
-		{"1", "'=cmd", "-0.250000", "'=HYPERLINK(\"http://evil.example\",\"x\")", "'+1+1; B", "'@SUM(A1)", "2020", "", "'-2+3"},
-		{"2", "ok", "0.500000", "'\tTabbed", "", "ICML", "", "", "'\rReturn"},
+		{"1", "'=cmd", "-0.250000", "'=HYPERLINK(\"http://evil.example\",\"x\")", "'+1+1; B", "'@SUM(A1)", "2020", "", "'-2+3", "2020-02", "2026-12-02T08:00:00Z"},
+		{"2", "ok", "0.500000", "'\tTabbed", "", "ICML", "", "", "'\rReturn", "", ""},
 	}
 	for i, w := range want {
 		if strings.Join(rows[i+1], "|") != strings.Join(w, "|") {

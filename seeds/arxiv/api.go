@@ -143,7 +143,7 @@ func apiPaper(e entry) (papersearch.Paper, error) {
 		p.Venue, p.Type = "arXiv", papersearch.TypePreprint
 	}
 	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(e.Published)); err == nil {
-		p.Year = t.Year()
+		p.Year, p.Date = t.Year(), t.UTC().Format(time.DateOnly) // its first version's
 	}
 	for _, a := range e.Authors {
 		p.Authors = append(p.Authors, strings.TrimSpace(a.Name))

@@ -27,7 +27,7 @@ func TestAPIQuery(t *testing.T) {
 	}
 	p := papers[0]
 	if p.ID != "arxiv:2401.00000" || p.Title != "Diffusion models number 0" || p.Abstract != "We diffuse 0 things in 0 steps." ||
-		p.Year != 2024 || p.Venue != "NeurIPS 2024" || p.URL != "https://arxiv.org/abs/2401.00000" ||
+		p.Year != 2024 || p.Date != "2024-01-01" || p.Venue != "NeurIPS 2024" || p.URL != "https://arxiv.org/abs/2401.00000" ||
 		strings.Join(p.Authors, "|") != "Ada Lovelace|Author 0" {
 		t.Errorf("paper 0: %+v", p)
 	}

@@ -140,8 +140,9 @@ func (r *SnapshotReader) match(categories string) bool {
 var oldStyle = regexp.MustCompile(`/(\d{2})\d{5}$`) // read-only
 
 // Paper turns a snapshot record into a paper: id arxiv:<id>, title and
-// authors decoded from TeX, the year of the first version, the journal
-// reference (or "arXiv") as the venue, the abstract page as the URL.
+// authors decoded from TeX, the day and year of the first version, the
+// journal reference (or "arXiv") as the venue, the abstract page as the
+// URL.
 func Paper(rec record) (papersearch.Paper, error) {
 	p := papersearch.Paper{
 		ID:       "arxiv:" + rec.ID,
@@ -150,6 +151,9 @@ func Paper(rec record) (papersearch.Paper, error) {
 		Venue:    strings.TrimSpace(rec.JournalRef),
 		Year:     year(rec),
 		URL:      "https://arxiv.org/abs/" + rec.ID,
+	}
+	if t, ok := firstVersion(rec); ok {
+		p.Date = t.Format(time.DateOnly)
 	}
 	if p.Venue == "" { // with a journal reference, what was published there is of a kind it does not say
 		p.Venue, p.Type = "arXiv", papersearch.TypePreprint
@@ -180,13 +184,22 @@ func Paper(rec record) (papersearch.Paper, error) {
 	return papersearch.Complete(seeds.WithSources(p, rec.DOI, rec.ID))
 }
 
+// firstVersion is when the record's first version was submitted (UTC).
+// The snapshot writes its days unpadded ("Mon, 2 Apr 2007 19:18:42 GMT"),
+// which RFC 1123's layout does not read.
+func firstVersion(rec record) (time.Time, bool) {
+	if len(rec.Versions) == 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse("Mon, 2 Jan 2006 15:04:05 MST", strings.TrimSpace(rec.Versions[0].Created))
+	return t.UTC(), err == nil
+}
+
 // year is the year of the first version, else of the id (2401.01234 is
 // January 2024; hep-th/9901001 January 1999), else of the last update.
 func year(rec record) int {
-	if len(rec.Versions) > 0 {
-		if t, err := time.Parse(time.RFC1123, rec.Versions[0].Created); err == nil {
-			return t.Year()
-		}
+	if t, ok := firstVersion(rec); ok {
+		return t.Year()
 	}
 	yy := -1
 	if len(rec.ID) > 4 && rec.ID[4] == '.' {

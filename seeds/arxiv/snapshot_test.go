@@ -34,12 +34,12 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("papers %+v, skipped %d; want 2 and the hep-ph one skipped", papers, r.Skipped)
 	}
 	p := papers[0]
-	if p.ID != "arxiv:2401.01234" || p.Title != "Sparse Mixtures of Experts for ℓ_1 Routing" || p.Year != 2024 ||
+	if p.ID != "arxiv:2401.01234" || p.Title != "Sparse Mixtures of Experts for ℓ_1 Routing" || p.Year != 2024 || p.Date != "2024-01-02" ||
 		p.Venue != "arXiv" || p.URL != "https://arxiv.org/abs/2401.01234" ||
 		strings.Join(p.Authors, "|") != "Ada Lovelace|Alan Turing|John Doe Jr" {
 		t.Errorf("paper 0: %+v", p)
 	}
-	if p := papers[1]; p.ID != "arxiv:cs/9901001" || p.Year != 1999 || strings.Join(p.Authors, "|") != "Kurt Gödel" {
+	if p := papers[1]; p.ID != "arxiv:cs/9901001" || p.Year != 1999 || p.Date != "" || strings.Join(p.Authors, "|") != "Kurt Gödel" {
 		t.Errorf("paper 1: %+v", p)
 	}
 	if len(rejected) != 2 || rejected[0].Line != 4 || !errors.Is(rejected[1], papersearch.ErrNoAbstract) || rejected[1].Line != 5 {

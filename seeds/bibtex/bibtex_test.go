@@ -188,3 +188,26 @@ func TestEntryTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestDates: an entry's date is biblatex's date (its first day or month,
+// for a range), else its year and month (a macro, a name or a number);
+// nothing else is taken for one.
+func TestDates(t *testing.T) {
+	for _, tt := range []struct{ fields, want string }{
+		{`date = {2026-03-14}`, "2026-03-14"},
+		{`date = {2026-03/2026-05}`, "2026-03"},
+		{`year = 2025, month = mar`, "2025-03"},
+		{`year = {2025}, month = {September}`, "2025-09"},
+		{`year = 2025, month = {11}`, "2025-11"},
+		{`year = 2025`, ""},
+		{`year = 2025, month = {Spring}`, ""},
+		{`date = {2026}`, ""},
+		{`date = {March 2026}, year = 2026, month = jun`, "2026-06"},
+	} {
+		src := `@article{k, title = {T}, abstract = {An abstract.}, ` + tt.fields + `}`
+		p, err := NewReader(strings.NewReader(src)).Next()
+		if err != nil || p.Date != tt.want {
+			t.Errorf("%s: date %q (%v), want %q", tt.fields, p.Date, err, tt.want)
+		}
+	}
+}

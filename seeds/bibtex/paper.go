@@ -2,6 +2,7 @@ package bibtex
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/papersearch/papersearch"
@@ -33,6 +34,7 @@ func Paper(e Entry) (papersearch.Paper, error) {
 	} else if d := strings.TrimSpace(f("date")); len(d) >= 4 {
 		fmt.Sscanf(d[:4], "%d", &p.Year)
 	}
+	p.Date = dateOf(strings.TrimSpace(f("date")), p.Year, f("month"))
 	arxiv := ""
 	if strings.EqualFold(e.Fields["archiveprefix"], "arxiv") || strings.EqualFold(e.Fields["eprinttype"], "arxiv") {
 		if m := arxivID.FindStringSubmatch(strings.TrimSpace(e.Fields["eprint"])); m != nil {
@@ -135,4 +137,36 @@ func splitTop(s string, sep byte) []string {
 		}
 	}
 	return append(parts, strings.TrimSpace(s[start:]))
+}
+
+// months are the English months' first three letters, as BibTeX's month
+// macros and most month fields begin.
+var months = [...]string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"} // read-only
+
+// dateOf is an entry's date: biblatex's date field where it is a day or a
+// month (its first, for a range), else the year and month fields' month
+// ("mar", "March" or "3"), else "".
+func dateOf(date string, year int, month string) string {
+	if first, _, _ := strings.Cut(date, "/"); first != "" {
+		if _, _, ok := papersearch.ParseDate(first); ok {
+			return first
+		}
+	}
+	month = strings.ToLower(strings.TrimSpace(month))
+	if year <= 0 || year > papersearch.MaxYear || month == "" {
+		return ""
+	}
+	m, err := strconv.Atoi(month)
+	if err != nil {
+		m = 0
+		for i, name := range months {
+			if strings.HasPrefix(month, name) {
+				m = i + 1
+			}
+		}
+	}
+	if m < 1 || m > 12 {
+		return ""
+	}
+	return fmt.Sprintf("%04d-%02d", year, m)
 }

@@ -40,6 +40,7 @@ func Format(p papersearch.Paper) string {
 	if p.Year != 0 {
 		field("year", strconv.Itoa(p.Year))
 	}
+	field("date", p.Date) // biblatex's; digits and hyphens only
 	field("url", urlValue(p.URL))
 	field("abstract", Value(p.Abstract))
 	field("note", "papersearch id: "+Value(p.ID))

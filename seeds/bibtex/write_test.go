@@ -17,7 +17,7 @@ import (
 // entry, or be read as LaTeX.
 var hostile = []papersearch.Paper{
 	{ID: "h1", Title: "Evil} {Title", Abstract: "Closes a brace } and opens { another @misc{x, title={Injected}}",
-		Authors: []string{"A}@misc{y,", "Jo and Bo", "Smith, J."}, Venue: "Conf}}", Year: 2020,
+		Authors: []string{"A}@misc{y,", "Jo and Bo", "Smith, J."}, Venue: "Conf}}", Year: 2020, Date: "2020-02-29",
 		URL: "https://x.org/a}}@misc{x,title={Injected}}"},
 	{ID: "h2", Title: `Back\ slash \{ 100% of $5 & #1 _x_ ~ ^ -- --- ` + "``q'' 'single'",
 		Abstract: `A \ lone backslash, a trailing one \`, URL: "https://example.org/~user/p%C3%BC?a=1&b=2#frag_x"},
@@ -42,7 +42,7 @@ func TestFormatRoundTrips(t *testing.T) {
 		got := papers[i]
 		wantURL := urlValue(want.URL)
 		if got.Title != want.Title || got.Abstract != strings.Join(strings.Fields(want.Abstract), " ") || got.Venue != want.Venue ||
-			got.Year != want.Year || got.URL != wantURL || !slices.Equal(got.Authors, want.Authors) {
+			got.Year != want.Year || got.URL != wantURL || !slices.Equal(got.Authors, want.Authors) || got.Date != want.Date {
 			t.Errorf("paper %d:\n got %+v\nwant %+v (url %s)", i, got, want, wantURL)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds"
@@ -107,6 +108,7 @@ func Paper(it Item) (papersearch.Paper, error) {
 		Venue:    it.ContainerTitle,
 		URL:      it.URL,
 		Year:     it.Issued.year(),
+		Date:     it.Issued.day(),
 		Type:     itemTypes[it.Type],
 	}
 	for _, n := range it.Author {
@@ -133,6 +135,37 @@ var itemTypes = map[string]string{ // read-only
 }
 
 // year is the date's year, 0 when it has none.
+// day is the date as a paper's date (papersearch.DatePattern): the day or
+// month of its date-parts, else of its raw string when that is one; "".
+func (d Date) day() string {
+	if len(d.DateParts) > 0 && len(d.DateParts[0]) >= 2 {
+		var parts [3]int64
+		for i, n := range d.DateParts[0][:min(3, len(d.DateParts[0]))] {
+			v, err := n.Int64()
+			if err != nil {
+				return ""
+			}
+			parts[i] = v
+		}
+		s := fmt.Sprintf("%04d-%02d", parts[0], parts[1])
+		if len(d.DateParts[0]) >= 3 {
+			s += fmt.Sprintf("-%02d", parts[2])
+		}
+		if _, _, ok := papersearch.ParseDate(s); ok {
+			return s
+		}
+		return ""
+	}
+	if raw := strings.TrimSpace(d.Raw); len(raw) >= len("2006-01") {
+		for _, s := range []string{raw[:min(len(raw), len(time.DateOnly))], raw[:len("2006-01")]} {
+			if _, _, ok := papersearch.ParseDate(s); ok {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
 func (d Date) year() int {
 	if len(d.DateParts) > 0 && len(d.DateParts[0]) > 0 {
 		if y, err := d.DateParts[0][0].Int64(); err == nil {

@@ -72,3 +72,26 @@ func TestItemTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestIssuedDates: an item's date is its issued day or month, from
+// date-parts or a raw ISO date; a year alone, or parts that are no day of
+// the calendar, give none.
+func TestIssuedDates(t *testing.T) {
+	for _, tt := range []struct{ issued, want string }{
+		{`{"date-parts":[[2026,3,14]]}`, "2026-03-14"},
+		{`{"date-parts":[[2026,3]]}`, "2026-03"},
+		{`{"date-parts":[["2026","11","2"]]}`, "2026-11-02"},
+		{`{"date-parts":[[2026]]}`, ""},
+		{`{"date-parts":[[2026,13,1]]}`, ""},
+		{`{"date-parts":[[2026,4,31]]}`, ""},
+		{`{"raw":"2025-07-09"}`, "2025-07-09"},
+		{`{"raw":"2025-07"}`, "2025-07"},
+		{`{"raw":"Summer 2025"}`, ""},
+	} {
+		src := `[{"type":"article-journal","title":"T","abstract":"An abstract.","issued":` + tt.issued + `}]`
+		p, err := NewReader(strings.NewReader(src)).Next()
+		if err != nil || p.Date != tt.want {
+			t.Errorf("issued %s: date %q (%v), want %q", tt.issued, p.Date, err, tt.want)
+		}
+	}
+}

@@ -30,6 +30,7 @@ type work struct {
 	Title           string `json:"title"`
 	DisplayName     string `json:"display_name"`
 	PublicationYear int    `json:"publication_year"`
+	PublicationDate string `json:"publication_date"` // 2026-03-14
 	// Type is the kind of work ("article", "preprint", "book-chapter",
 	// "dissertation", …).
 	Type        string           `json:"type"`
@@ -234,6 +235,9 @@ func Paper(w work) (papersearch.Paper, error) {
 		Year:     w.PublicationYear,
 		URL:      w.PrimaryLocation.LandingPageURL,
 		Type:     typeOf(w),
+	}
+	if _, _, ok := papersearch.ParseDate(w.PublicationDate); ok {
+		p.Date = w.PublicationDate
 	}
 	if p.Title == "" {
 		p.Title = w.DisplayName

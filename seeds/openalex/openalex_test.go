@@ -26,7 +26,7 @@ func TestReadWorks(t *testing.T) {
 	if len(papers) != 449 || len(rejected) != 1 || rejected[0].Line != 4 || !errors.Is(rejected[0], papersearch.ErrNoAbstract) {
 		t.Fatalf("%d papers, rejected %v", len(papers), rejected)
 	}
-	if p := papers[0]; p.ID != "doi:10.1234/w0" || p.Abstract != "We study topic0 and we study." || p.Venue != "NeurIPS" ||
+	if p := papers[0]; p.ID != "doi:10.1234/w0" || p.Abstract != "We study topic0 and we study." || p.Venue != "NeurIPS" || p.Date != "2026-01-01" ||
 		p.Year != 2026 || p.URL != "https://doi.org/10.1234/W0" || strings.Join(p.Authors, "|") != "Ada Lovelace" {
 		t.Errorf("paper 0: %+v", p)
 	}

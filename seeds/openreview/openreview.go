@@ -143,8 +143,8 @@ func DefaultTag(venueID string) string {
 }
 
 // Paper turns a note into a paper: id openreview:<note id>, the venue's
-// name and year (the year of publication when the id has none), the forum
-// page as the URL.
+// name and year (the year of publication when the id has none), the day of
+// publication as its date, the forum page as the URL.
 func Paper(n note, venueID string) (papersearch.Paper, error) {
 	name, year := Venue(venueID)
 	if year == 0 && n.PDate > 0 {
@@ -162,6 +162,9 @@ func Paper(n note, venueID string) (papersearch.Paper, error) {
 		Venue:    name,
 		Year:     year,
 		URL:      "https://openreview.net/forum?id=" + url.QueryEscape(forum),
+	}
+	if n.PDate > 0 { // the day it was published on OpenReview
+		p.Date = time.UnixMilli(n.PDate).UTC().Format(time.DateOnly)
 	}
 	if !papersearch.ValidURL(p.URL) {
 		p.URL = ""

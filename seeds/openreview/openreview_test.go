@@ -29,6 +29,7 @@ func TestReadVenue(t *testing.T) {
 	}
 	p := papers[0]
 	if p.ID != "openreview:note0000" || p.Venue != "NeurIPS" || p.Year != 2026 || p.URL != "https://openreview.net/forum?id=note0000" ||
+		p.Date != "2025-11-24" || // pdate 1764000000000
 		strings.Join(p.Authors, "|") != "Ada Lovelace|Author 0" || p.Title != "Paper 0" {
 		t.Errorf("paper 0: %+v", p)
 	}

@@ -174,7 +174,8 @@ func OpenReview(t testing.TB, venue string, n, pageSize int) *Upstream {
 // OpenAlex answers GET /works as OpenAlex does for a filter finding n
 // works, cursor-paged in pages of pageSize (the cursor is the next
 // offset), every request carrying mailto (the polite pool's e-mail): work
-// i is W(1000+i), "Work i", 2026, "We study topic<i> and we study.", by
+// i is W(1000+i), "Work i", published 2026-01-(1+i%28), "We study
+// topic<i> and we study.", by
 // Ada Lovelace at NeurIPS; even works have the DOI 10.1234/W<i>, every
 // fifth an arXiv version (2601.i) among its locations, and work 3 no
 // abstract (a null inverted index). The second page is refused once with
@@ -212,7 +213,7 @@ func OpenAlex(t testing.TB, filter, mailto string, n, pageSize int) *Upstream {
 func openAlexWork(i int) map[string]any {
 	work := map[string]any{
 		"id": fmt.Sprintf("https://openalex.org/W%d", 1000+i), "title": fmt.Sprintf("Work %d", i),
-		"publication_year": 2026,
+		"publication_year": 2026, "publication_date": fmt.Sprintf("2026-01-%02d", 1+i%28),
 		"abstract_inverted_index": map[string][]int{"We": {0}, "study": {1}, fmt.Sprintf("topic%d", i): {2}, "and": {3},
 			"we": {4}, "study.": {5}},
 		"authorships":      []map[string]any{{"author": map[string]any{"display_name": "Ada Lovelace"}}},
