@@ -42,15 +42,13 @@ func New(baseURL, apiKey string, hc *http.Client) (*Client, error) {
 
 // SimilarParams are the options of a similar-paper request.
 type SimilarParams struct {
-	Limit            int
-	Mode             string
-	Cursor           string
-	Explain          bool
-	YearMin, YearMax int
-	Venues           []string
-	Author           string
-	// Tags keeps papers holding any of them.
-	Tags []string
+	Limit   int
+	Mode    string
+	Cursor  string
+	Explain bool
+	// Filter keeps the papers within it (its Exclude and Only are not
+	// parameters of the request).
+	Filter papersearch.Filter
 	// Aspect ("background", "method", "result") compares the paper's
 	// sentences of that role; Sentences compares exactly those sentences
 	// (0-based places in its abstract).
@@ -75,14 +73,9 @@ func (c *Client) Similar(ctx context.Context, id string, p SimilarParams) (wire.
 	set("limit", strconv.Itoa(p.Limit))
 	set("mode", p.Mode)
 	set("cursor", p.Cursor)
-	set("year_min", strconv.Itoa(p.YearMin))
-	set("year_max", strconv.Itoa(p.YearMax))
-	set("author", p.Author)
+	filterQuery(q, p.Filter)
 	if p.Explain {
 		q.Set("explain", "true")
-	}
-	for _, v := range p.Venues {
-		q.Add("venue", v)
 	}
 	if p.Aspect != "" {
 		q.Set("aspect", p.Aspect)
@@ -94,15 +87,29 @@ func (c *Client) Similar(ctx context.Context, id string, p SimilarParams) (wire.
 		}
 		q.Set("sentences", strings.Join(places, ","))
 	}
-	for _, t := range p.Tags {
-		q.Add("tag", t)
-	}
 	path := "/v1/papers/" + url.PathEscape(id) + "/similar"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
 	var out wire.SearchResponse
 	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
+// filterQuery adds f's query parameters to q, as GET requests take a
+// filter.
+func filterQuery(q url.Values, f papersearch.Filter) {
+	for _, p := range []struct{ name, value string }{{"year_min", strconv.Itoa(f.YearMin)}, {"year_max", strconv.Itoa(f.YearMax)},
+		{"author", f.Author}, {"since", string(f.Since)}, {"until", string(f.Until)}, {"by", string(f.By)}} {
+		if p.value != "" && p.value != "0" {
+			q.Set(p.name, p.value)
+		}
+	}
+	for _, v := range f.Venues {
+		q.Add("venue", v)
+	}
+	for _, t := range f.Tags {
+		q.Add("tag", t)
+	}
 }
 
 // Get runs GET /v1/papers/{id}.

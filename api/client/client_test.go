@@ -53,7 +53,7 @@ func TestClient(t *testing.T) {
 	if err != nil || len(res.Results) != 2 || res.Results[0].ID != "b" {
 		t.Fatalf("search: %+v %v", res, err)
 	}
-	sim, err := c.Similar(ctx, "a", client.SimilarParams{Limit: 5, Venues: []string{"ICML"}, Explain: true})
+	sim, err := c.Similar(ctx, "a", client.SimilarParams{Limit: 5, Filter: papersearch.Filter{Venues: []string{"ICML"}}, Explain: true})
 	if err != nil || len(sim.Results) != 1 || sim.Results[0].ID != "c" || sim.Results[0].Explanation == nil {
 		t.Fatalf("similar: %+v %v", sim, err)
 	}
@@ -89,7 +89,7 @@ func TestClient(t *testing.T) {
 	if job.Status != "done" || job.Stored != 1 {
 		t.Errorf("import: %+v", job)
 	}
-	if sim, err := c.Similar(ctx, "a", client.SimilarParams{Tags: []string{"lib"}}); err != nil || len(sim.Results) != 1 || sim.Results[0].ID != "csl:x1" {
+	if sim, err := c.Similar(ctx, "a", client.SimilarParams{Filter: papersearch.Filter{Tags: []string{"lib"}, Since: "1900-01-01", By: papersearch.ByAdded}}); err != nil || len(sim.Results) != 1 || sim.Results[0].ID != "csl:x1" {
 		t.Errorf("similar within the imported tag: %+v %v", sim, err)
 	}
 	noKey, _ := client.New(srv.URL, "", nil)

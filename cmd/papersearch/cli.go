@@ -140,12 +140,14 @@ type queryFlags struct {
 	yearMin, yearMax int
 	venues, tags     tagFlags
 	author           string
+	since, until, by string
 	aspect           string // background, method or result
 }
 
 // filter is the API's filter the flags ask for.
 func (qf queryFlags) filter() papersearch.Filter {
-	return papersearch.Filter{YearMin: qf.yearMin, YearMax: qf.yearMax, Venues: qf.venues, Author: qf.author, Tags: qf.tags}
+	return papersearch.Filter{YearMin: qf.yearMin, YearMax: qf.yearMax, Venues: qf.venues, Author: qf.author, Tags: qf.tags,
+		Since: papersearch.Bound(qf.since), Until: papersearch.Bound(qf.until), By: papersearch.DateBy(qf.by)}
 }
 
 // parseInterleaved parses args with fs, flags before, between or after the
@@ -177,6 +179,9 @@ func parseQueryArgs(cmd, what string, args []string, stdout io.Writer) (string, 
 	fs.Var(&qf.venues, "venue", "only papers of this venue, case-insensitive (repeat for any of several)")
 	fs.StringVar(&qf.author, "author", "", `only papers with an author whose name's words start with each of these ("geoff hin")`)
 	fs.Var(&qf.tags, "tag", "only papers holding this tag (repeat for any of several)")
+	fs.StringVar(&qf.since, "since", "", "only papers published on or after this day (2026-11-01) or RFC 3339 time")
+	fs.StringVar(&qf.until, "until", "", "only papers published on or before this day or time")
+	fs.StringVar(&qf.by, "by", "", "what --since and --until bound: published (the default) or added (when the paper was stored here)")
 	fs.StringVar(&qf.aspect, "aspect", "", "rank by the sentences of one aspect: background, method or result")
 	positional, err := parseInterleaved(fs, cmd, args, stdout)
 	if err != nil {
@@ -206,8 +211,7 @@ func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	return queryCmd(ctx, cfg, log, stdout, "similar", "paper ID", args,
 		func(c *client.Client, id string, qf queryFlags) (wire.SearchResponse, error) {
-			return c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit, Aspect: qf.aspect, Mode: qf.mode,
-				YearMin: qf.yearMin, YearMax: qf.yearMax, Venues: qf.venues, Author: qf.author, Tags: qf.tags})
+			return c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit, Aspect: qf.aspect, Mode: qf.mode, Filter: qf.filter()})
 		},
 		func(eng *search.Engine, id string, qf queryFlags) (search.Results, error) {
 			res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: qf.limit, Aspect: search.Aspect(qf.aspect),
