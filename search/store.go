@@ -72,6 +72,9 @@ type Store interface {
 	Get(ctx context.Context, id string) (Document, error)
 	// Lookup returns the papers of those of ids that exist, by id.
 	Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error)
+	// Vectors returns the vectors of those of ids that exist, by id: what
+	// ranking a collection's papers against others reads.
+	Vectors(ctx context.Context, ids []string) (map[string][]float32, error)
 	// Works returns the stored papers, by id, holding any of keys among
 	// their work keys (papersearch.WorkKeys): the stored versions of the
 	// works those keys name.

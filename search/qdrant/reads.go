@@ -105,6 +105,29 @@ func (q *Store) Get(ctx context.Context, id string) (_ search.Document, err erro
 	return docs[0], nil
 }
 
+// Vectors returns the dense vectors of those of ids that exist, 1,000 a
+// request.
+func (q *Store) Vectors(ctx context.Context, ids []string) (_ map[string][]float32, err error) {
+	defer markUnavailable(&err)
+	out := make(map[string][]float32, len(ids))
+	for start := 0; start < len(ids); start += 1000 {
+		pids := make([]*qc.PointId, 0, 1000)
+		for _, id := range ids[start:min(start+1000, len(ids))] {
+			pids = append(pids, pointID(id))
+		}
+		points, err := q.client.Get(ctx, &qc.GetPoints{CollectionName: q.coll, Ids: pids,
+			WithPayload: qc.NewWithPayloadInclude(fieldPaperID), WithVectors: qc.NewWithVectorsInclude(qdrantDense), ReadConsistency: q.read})
+		if err != nil {
+			return nil, fmt.Errorf("vectors: %w", err)
+		}
+		for _, p := range points {
+			d := documentOf(p.GetPayload(), p.GetVectors())
+			out[d.Paper.ID] = d.Vector
+		}
+	}
+	return out, nil
+}
+
 // Lookup returns the papers of those ids that exist, in one request.
 func (q *Store) Lookup(ctx context.Context, ids []string) (_ map[string]papersearch.Paper, err error) {
 	defer markUnavailable(&err)

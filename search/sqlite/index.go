@@ -146,6 +146,19 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 	x.lex.Add(row, terms)
 }
 
+// vectorsOf copies the vectors of those of ids that are live.
+func (x *index) vectorsOf(ids []string) map[string][]float32 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make(map[string][]float32, len(ids))
+	for _, id := range ids {
+		if row, ok := x.rows[id]; ok {
+			out[id] = slices.Clone(x.vectors[row*x.dim : (row+1)*x.dim])
+		}
+	}
+	return out
+}
+
 // addedTimes is when each of docs was first stored, as the store records
 // it: the earlier of its paper's Added and its live row's, or now for a
 // paper new to the store that says none.

@@ -89,6 +89,12 @@ func (s *Store) Get(ctx context.Context, id string) (search.Document, error) {
 	return d, nil
 }
 
+// Vectors returns the vectors of those of ids that exist, from the
+// in-memory index.
+func (s *Store) Vectors(ctx context.Context, ids []string) (map[string][]float32, error) {
+	return s.idx.Load().vectorsOf(ids), ctx.Err()
+}
+
 // idChunk bounds the ids of one IN query, well under SQLite's limit on
 // bound parameters.
 const idChunk = 500

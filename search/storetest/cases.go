@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -217,6 +218,24 @@ func fingerprints(t *testing.T, open func(t *testing.T) search.Store) {
 	}
 	if len(fps) != 2 || fps["p001"].PaperHash != Doc(1).PaperHash {
 		t.Errorf("Fingerprints = %v", fps)
+	}
+	vecs, err := s.Vectors(ctx, []string{"p404", "p002", "p001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string][]float32{"p001": Doc(1).Vector, "p002": Doc(2).Vector} {
+		got := vecs[id]
+		if len(got) != len(want) {
+			t.Fatalf("Vectors[%s] has %d dimensions, want %d", id, len(got), len(want))
+		}
+		for i := range want {
+			if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+				t.Fatalf("Vectors[%s][%d] = %g, want %g", id, i, got[i], want[i])
+			}
+		}
+	}
+	if len(vecs) != 2 {
+		t.Errorf("Vectors of two papers and an unknown id: %d vectors", len(vecs))
 	}
 }
 
