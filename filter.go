@@ -33,6 +33,11 @@ type Filter struct {
 	Only []string `json:"-"`
 }
 
+// NotInterestedTag is the tag marking a paper "not interested" for the
+// collection tag: recommendations for the collection never return it and
+// move away from it. It is the collection's tag after "not.".
+func NotInterestedTag(tag string) string { return "not." + tag }
+
 // Limits of a filter. A year range whose start is after its end is valid
 // and matches no paper.
 const (

@@ -9,6 +9,17 @@ type Hit struct {
 	Score       float64      `json:"score"`
 	Paper       Paper        `json:"paper"`
 	Explanation *Explanation `json:"explanation,omitempty"`
+	// Because, on a recommendation, names the members of the collection
+	// the paper is nearest to, nearest first.
+	Because []Neighbour `json:"because,omitempty"`
+}
+
+// Neighbour is a paper a result is near: a member of the collection it was
+// recommended for, and the cosine similarity of their vectors.
+type Neighbour struct {
+	ID         string  `json:"id"`
+	Title      string  `json:"title"`
+	Similarity float32 `json:"similarity"`
 }
 
 // Explanation says why a paper was returned.

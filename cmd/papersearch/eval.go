@@ -34,6 +34,9 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	if err != nil {
 		return err
 	}
+	if a.recommend {
+		return evalRecommendations(ctx, cfg, log, a, d.papers, stdout, stderr)
+	}
 	if a.overlapOnly {
 		return printOverlap(d.queries, d.qrels, d.texts, stdout)
 	}
@@ -73,11 +76,56 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	return printEvalRows(stdout, a, base, rows)
 }
 
+// evalRecommendations measures each recommendation method on the
+// corpus's authors (search.RecommendCases) and prints, for the half of
+// the authors asked for, each method's recall@20 and nDCG@20 and their
+// paired differences from the default method's.
+func evalRecommendations(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, papers []papersearch.Paper, stdout, stderr io.Writer) error {
+	ix, err := indexForEval(ctx, cfg, log, a, papers, stderr)
+	if err != nil {
+		return err
+	}
+	defer ix.close()
+	cases := search.RecommendCases(papers, 8, 2)
+	fmt.Fprintf(stderr, "eval: %d recommendation cases (authors of at least 8 papers, their latest 2 held out)\n", len(cases))
+	methods := search.RecommendMethods()
+	runs := make(map[search.RecommendMethod][]search.RecommendOutcome, len(methods))
+	for _, m := range methods {
+		start := time.Now()
+		if runs[m], err = ix.eng.EvaluateRecommendations(ctx, cases, m); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "eval: %s in %s (%.1f ms a case)\n", m, time.Since(start).Round(time.Millisecond),
+			float64(time.Since(start).Microseconds())/1000/float64(max(1, len(cases))))
+	}
+	keep := func(o search.RecommendOutcome) bool { return search.HeldOut(o.Author) == a.heldOut }
+	base := runs[methods[0]]
+	sums := make(map[search.RecommendMethod]search.RecommendSummary, len(methods))
+	for _, m := range methods {
+		sums[m] = search.SummarizeRecommendations(runs[m], base, keep)
+	}
+	if a.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"corpus": a.corpus, "documents": len(papers), "model": ix.model, "split": a.split(),
+			"cases": len(cases), "summaries": sums, "outcomes": runs})
+	}
+	fmt.Fprintf(stdout, "%s split of %d cases; Δ is the paired difference from %s, ± its standard error\n", a.split(), len(cases), methods[0])
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "METHOD\tCASES\tRECALL@20\tΔ\tnDCG@20\tΔ")
+	for _, m := range methods {
+		s := sums[m]
+		fmt.Fprintf(tw, "%s\t%d\t%.4f ± %.4f\t%+.4f ± %.4f\t%.4f ± %.4f\t%+.4f ± %.4f\n", m, s.Cases, s.Recall20.Mean, s.Recall20.SE,
+			s.DeltaRecall20.Mean, s.DeltaRecall20.SE, s.NDCG20.Mean, s.NDCG20.SE, s.DeltaNDCG20.Mean, s.DeltaNDCG20.SE)
+	}
+	return tw.Flush()
+}
+
 // evalArgs are eval's flags.
 type evalArgs struct {
 	corpus, queriesFile, qrelsFile, featuresFile, baselineFile      string
 	modes                                                           []search.Mode
-	asJSON, sweep, misses, rawQueries, titles, overlapOnly, heldOut bool
+	asJSON, sweep, misses, rawQueries, titles, overlapOnly, heldOut, recommend bool
 	denseWeight                                                     float64
 	sample, sampleFrom                                              int
 }
@@ -102,8 +150,15 @@ func parseEvalArgs(args []string, stdout io.Writer) (evalArgs, error) {
 	fs.StringVar(&a.featuresFile, "features", "", "also write each query's second-stage features of its first candidates to this JSONL file (for training a ranker)")
 	fs.StringVar(&a.baselineFile, "baseline", "", "measure differences from the hybrid run of an earlier eval's --json output (another build or setting, same corpus and queries) instead of this build's default")
 	fs.BoolVar(&a.heldOut, "held-out", false, "report the held-out half of the queries (a fixed split by SHA-256 of the query id) instead of the dev half; make no choice on it")
+	fs.BoolVar(&a.recommend, "recommend", false, "instead, measure recommendations for collections: each author of at least 8 papers of the corpus (JSONL papers with authors and years) is a collection of all but their latest 2, which should rank high among their year's papers; recall@20 and nDCG@20 per method, the dev half of the authors (or --held-out's)")
 	if err := parseFlags(fs, "eval", args, stdout); err != nil {
 		return a, err
+	}
+	if a.recommend {
+		if a.corpus == "" || a.queriesFile != "" || a.qrelsFile != "" || a.titles || fs.NArg() > 0 {
+			return a, usageError{"eval --recommend needs --corpus (papers with authors and years) and no queries"}
+		}
+		return a, nil
 	}
 	if a.corpus == "" || (a.queriesFile == "" || a.qrelsFile == "") != a.titles || fs.NArg() > 0 {
 		return a, usageError{"eval needs --corpus, and --queries and --qrels (BEIR files) or --titles"}
@@ -147,7 +202,7 @@ func (a evalArgs) data(stderr io.Writer) (evalData, error) {
 	if len(rejected) > 0 {
 		fmt.Fprintf(stderr, "%s: %d records rejected, first: line %d: %v\n", a.corpus, len(rejected), rejected[0].Line, rejected[0].Err)
 	}
-	if !a.titles {
+	if !a.titles && !a.recommend {
 		if d.queries, err = readWith(a.queriesFile, search.ReadQueries); err != nil {
 			return d, err
 		}
