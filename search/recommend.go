@@ -45,7 +45,9 @@ const (
 )
 
 // RecommendMethods lists the methods, the default first.
-func RecommendMethods() []RecommendMethod { return []RecommendMethod{Neighbours, Centroid, Rocchio, Logistic} }
+func RecommendMethods() []RecommendMethod {
+	return []RecommendMethod{Neighbours, Centroid, Rocchio, Logistic}
+}
 
 // Limits of a recommendation.
 const (

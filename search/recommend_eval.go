@@ -45,7 +45,9 @@ func RecommendCases(papers []papersearch.Paper, minPapers, holdOut int) []Recomm
 		if len(ps) < minPapers {
 			continue
 		}
-		slices.SortFunc(ps, func(a, b papersearch.Paper) int { return cmp.Or(cmp.Compare(a.Year, b.Year), strings.Compare(a.ID, b.ID)) })
+		slices.SortFunc(ps, func(a, b papersearch.Paper) int {
+			return cmp.Or(cmp.Compare(a.Year, b.Year), strings.Compare(a.ID, b.ID))
+		})
 		cut := len(ps) - holdOut
 		var members []string
 		for _, p := range ps[:cut] {
