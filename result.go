@@ -74,6 +74,9 @@ type IndexInfo struct {
 type Collection struct {
 	Tag    string `json:"tag"`
 	Papers int    `json:"papers"`
+	// NotInterested counts the papers marked not interested for the
+	// collection (NotInterestedTag), which its recommendations avoid.
+	NotInterested int `json:"not_interested,omitempty"`
 }
 
 // IngestSummary counts what an ingest did with each paper it was given.

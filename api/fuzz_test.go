@@ -34,6 +34,12 @@ func (echoEngine) Ping(context.Context) error { return nil }
 func (echoEngine) Collections(context.Context) ([]papersearch.Collection, error) {
 	return []papersearch.Collection{{Tag: "t", Papers: 1}}, nil
 }
+func (echoEngine) Recommend(context.Context, search.RecommendQuery) (search.Results, error) {
+	return search.Results{}, nil
+}
+func (echoEngine) Retag(context.Context, []string, []string, []string) ([]papersearch.Paper, error) {
+	return nil, nil
+}
 func (echoEngine) Index(context.Context) (papersearch.IndexInfo, error) {
 	return papersearch.IndexInfo{}, nil
 }

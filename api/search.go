@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -124,39 +125,16 @@ func (s *Server) similar(c echo.Context) error {
 	sq := search.SimilarQuery{ID: id, Limit: search.DefaultLimit, Mode: search.Mode(c.QueryParam("mode")),
 		Cursor: c.QueryParam("cursor")}
 	params := c.QueryParams()
-	for name := range params {
-		switch name {
-		case "limit", "mode", "cursor", "explain", "year_min", "year_max", "venue", "author", "tag", "since", "until", "by", "aspect", "sentences":
-		default:
-			return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
-		}
+	if err := knownParams(params, "limit", "mode", "cursor", "explain", "aspect", "sentences"); err != nil {
+		return err
 	}
-	// A typed parameter given with an empty value is invalid, as its schema
-	// says; only strings may be empty.
-	for _, p := range []struct {
-		name   string
-		lo, hi int
-		dst    *int
-	}{{"limit", 1, search.MaxLimit, &sq.Limit}, {"year_min", papersearch.MinYear, papersearch.MaxYear, &sq.Filter.YearMin},
-		{"year_max", papersearch.MinYear, papersearch.MaxYear, &sq.Filter.YearMax}} {
-		if !params.Has(p.name) {
-			continue
-		}
-		raw := params.Get(p.name)
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < p.lo || n > p.hi {
-			return invalid(fmt.Sprintf("%s must be an integer between %d and %d", p.name, p.lo, p.hi),
-				wire.FieldProblem{Param: p.name, Detail: fmt.Sprintf("must be an integer between %d and %d, got %q", p.lo, p.hi, raw)})
-		}
-		*p.dst = n
+	if err := intParam(params, "limit", 1, search.MaxLimit, &sq.Limit); err != nil {
+		return err
 	}
 	if params.Has("mode") && sq.Mode == "" {
 		return invalid("mode must be hybrid, dense or lexical", wire.FieldProblem{Param: "mode", Detail: "must be hybrid, dense or lexical, got \"\""})
 	}
-	sq.Filter.Venues = params["venue"]
-	sq.Filter.Author = c.QueryParam("author")
-	sq.Filter.Tags = params["tag"]
-	if err := dateParams(params, &sq.Filter); err != nil {
+	if err := filterParams(params, &sq.Filter); err != nil {
 		return err
 	}
 	// The engine checks aspect and sentences (which aspects exist, how many
@@ -194,6 +172,54 @@ func (s *Server) similar(c echo.Context) error {
 		return asParameterProblem(err)
 	}
 	return respond(c, res)
+}
+
+// filterParamNames are the parameters of a filter in a GET request.
+var filterParamNames = []string{"year_min", "year_max", "venue", "author", "tag", "since", "until", "by"} // read-only
+
+// knownParams refuses a parameter that is neither a filter's nor one of
+// names.
+func knownParams(params url.Values, names ...string) error {
+	for name := range params {
+		if !slices.Contains(names, name) && !slices.Contains(filterParamNames, name) {
+			return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
+		}
+	}
+	return nil
+}
+
+// intParam reads the integer parameter name, lo to hi, into dst when it
+// is given. A typed parameter given with an empty value is invalid, as its
+// schema says; only strings may be empty.
+func intParam(params url.Values, name string, lo, hi int, dst *int) error {
+	if !params.Has(name) {
+		return nil
+	}
+	raw := params.Get(name)
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < lo || n > hi {
+		return invalid(fmt.Sprintf("%s must be an integer between %d and %d", name, lo, hi),
+			wire.FieldProblem{Param: name, Detail: fmt.Sprintf("must be an integer between %d and %d, got %q", lo, hi, raw)})
+	}
+	*dst = n
+	return nil
+}
+
+// filterParams reads a filter's parameters (filterParamNames) into f; the
+// engine checks what they say.
+func filterParams(params url.Values, f *papersearch.Filter) error {
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"year_min", &f.YearMin}, {"year_max", &f.YearMax}} {
+		if err := intParam(params, p.name, papersearch.MinYear, papersearch.MaxYear, p.dst); err != nil {
+			return err
+		}
+	}
+	f.Venues = params["venue"]
+	f.Author = params.Get("author")
+	f.Tags = params["tag"]
+	return dateParams(params, f)
 }
 
 // dateParams reads a filter's date parameters, since, until and by, into

@@ -27,6 +27,10 @@ type Engine interface {
 	Similar(ctx context.Context, q search.SimilarQuery) (search.Results, error)
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
 	Collections(ctx context.Context) ([]papersearch.Collection, error)
+	Recommend(ctx context.Context, q search.RecommendQuery) (search.Results, error)
+	// Retag adds and removes tags on papers, stored at once
+	// (search.Engine.Retag).
+	Retag(ctx context.Context, ids, add, remove []string) ([]papersearch.Paper, error)
 	Index(ctx context.Context) (papersearch.IndexInfo, error)
 	// Ping reports whether the store answers now, from no cache.
 	Ping(ctx context.Context) error
@@ -156,6 +160,11 @@ func New(engine Engine, opts Options) *Server {
 	// that name it, one with raw slashes the rest of the path (see
 	// paperRoute).
 	e.GET("/v1/collections", s.collections)
+	e.GET("/v1/collections/:tag/recommendations", s.recommendations)
+	e.POST("/v1/collections/:tag/papers", s.retag(addToCollection), s.requireKey)
+	e.DELETE("/v1/collections/:tag/papers/*", s.retag(removeFromCollection), s.requireKey)
+	e.POST("/v1/collections/:tag/not-interested", s.retag(markNotInterested), s.requireKey)
+	e.DELETE("/v1/collections/:tag/not-interested/*", s.retag(unmarkNotInterested), s.requireKey)
 	e.GET("/v1/papers/:id", s.getPaper)
 	e.GET("/v1/papers/:id/similar", s.similar)
 	e.GET("/v1/papers/*", s.paperRoute)

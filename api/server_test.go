@@ -345,6 +345,12 @@ type panicky struct{}
 
 func (panicky) Search(context.Context, search.Query) (search.Results, error)  { panic("boom") }
 func (panicky) Collections(context.Context) ([]papersearch.Collection, error) { panic("boom") }
+func (panicky) Recommend(context.Context, search.RecommendQuery) (search.Results, error) {
+	panic("boom")
+}
+func (panicky) Retag(context.Context, []string, []string, []string) ([]papersearch.Paper, error) {
+	panic("boom")
+}
 func (panicky) Similar(context.Context, search.SimilarQuery) (search.Results, error) {
 	return search.Results{}, io.ErrUnexpectedEOF
 }

@@ -263,7 +263,9 @@ func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error
 }
 
 // Collections lists every tag the stored papers hold with how many hold
-// it, by name; past MaxTags, the most held.
+// it and how many are marked not interested for it, by name; past
+// MaxTags, the most held. The marks themselves (not.<tag>) are not
+// collections.
 func (e *Engine) Collections(ctx context.Context) ([]papersearch.Collection, error) {
 	defer e.lanes.foreground()()
 	counts, err := e.store.Tags(ctx)
@@ -272,7 +274,10 @@ func (e *Engine) Collections(ctx context.Context) ([]papersearch.Collection, err
 	}
 	out := make([]papersearch.Collection, 0, len(counts))
 	for tag, n := range counts {
-		out = append(out, papersearch.Collection{Tag: tag, Papers: n})
+		if strings.HasPrefix(tag, papersearch.NotInterestedTag("")) {
+			continue // a mark on another collection's papers, counted with it
+		}
+		out = append(out, papersearch.Collection{Tag: tag, Papers: n, NotInterested: counts[papersearch.NotInterestedTag(tag)]})
 	}
 	if len(out) > MaxTags {
 		slices.SortFunc(out, func(a, b papersearch.Collection) int { return cmp.Or(b.Papers-a.Papers, strings.Compare(a.Tag, b.Tag)) })

@@ -93,6 +93,20 @@ type CollectionsResponse struct {
 	Collections []papersearch.Collection `json:"collections"`
 }
 
+// CollectionPapers is the body of POST /v1/collections/{tag}/papers and
+// /not-interested: the papers to add to the collection, or to mark not
+// interested for it.
+type CollectionPapers struct {
+	IDs []string `json:"ids" jsonschema:"paper ids (or source ids of papers), 1 to 1000"`
+}
+
+// CollectionChange says what a change to a collection's papers did: the
+// papers it updated, by id.
+type CollectionChange struct {
+	Tag     string   `json:"tag"`
+	Updated []string `json:"updated"`
+}
+
 // IngestRequest is the body of POST /v1/papers: {"papers": [...]}, or a
 // single paper object.
 type IngestRequest struct {

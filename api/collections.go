@@ -1,0 +1,143 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/search"
+)
+
+// The routes of one collection: its recommendations, and adding papers to
+// it or marking them not interested for it.
+
+// collectionTag reads the collection's tag from the path.
+func collectionTag(c echo.Context) (string, error) {
+	raw := c.Param("tag")
+	tag, err := url.PathUnescape(raw)
+	if err != nil || !tagForm(tag) {
+		return "", invalid("the collection in the path is not a tag",
+			wire.FieldProblem{Param: "tag", Detail: papersearch.ErrBadTag.Error()})
+	}
+	return strings.ToLower(tag), nil
+}
+
+// tagForm reports whether s is one tag as papers hold them.
+func tagForm(s string) bool {
+	tags, ok := papersearch.CleanTags([]string{s})
+	return ok && len(tags) == 1
+}
+
+// recommendations answers GET /v1/collections/{tag}/recommendations: the
+// papers outside the collection that fit it best, within the filter the
+// parameters give, each naming the members it is nearest to; exports as
+// search's do.
+func (s *Server) recommendations(c echo.Context) error {
+	tag, err := collectionTag(c)
+	if err != nil {
+		return err
+	}
+	params := c.QueryParams()
+	if err := knownParams(params, "limit", "cursor", "method"); err != nil {
+		return err
+	}
+	rq := search.RecommendQuery{Tag: tag, Limit: search.DefaultLimit, Cursor: params.Get("cursor"), Method: search.RecommendMethod(params.Get("method"))}
+	if err := intParam(params, "limit", 1, search.MaxLimit, &rq.Limit); err != nil {
+		return err
+	}
+	if params.Has("method") && rq.Method == "" {
+		return invalid("method must be neighbours, centroid, rocchio or logistic", wire.FieldProblem{Param: "method", Detail: `must be neighbours, centroid, rocchio or logistic, got ""`})
+	}
+	if err := filterParams(params, &rq.Filter); err != nil {
+		return err
+	}
+	res, err := s.engine.Recommend(c.Request().Context(), rq)
+	if errors.Is(err, search.ErrEmptyCollection) {
+		return problem(http.StatusNotFound, "empty-collection", fmt.Sprintf("no paper is in the collection %q: add some to it first (POST /v1/collections/%s/papers, or a paper's tags)", tag, tag))
+	}
+	if err != nil {
+		return asParameterProblem(err)
+	}
+	return respond(c, res)
+}
+
+// retag answers the membership routes of a collection: POST with {"ids"}
+// adds or marks papers, DELETE with an id in the path takes one out; the
+// tags it adds and removes are given by the route (collectionEdit).
+func (s *Server) retag(edit collectionEdit) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		tag, err := collectionTag(c)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		if c.Request().Method == http.MethodDelete {
+			id, err := pathID(c)
+			if err != nil {
+				return err
+			}
+			ids = []string{id}
+		} else {
+			raw, err := s.readBody(c, s.maxBody)
+			if err != nil {
+				return err
+			}
+			canon, err := checkJSON(raw)
+			if err != nil {
+				return err
+			}
+			var req wire.CollectionPapers
+			if err := decodeCanonical(canon, &req, ""); err != nil {
+				return err
+			}
+			for i, id := range req.IDs {
+				if !papersearch.ValidID(id) {
+					return invalid("ids must hold paper ids", wire.FieldProblem{Pointer: fmt.Sprintf("/ids/%d", i), Detail: papersearch.ErrBadID.Error()})
+				}
+			}
+			ids = req.IDs
+		}
+		add, remove := edit(tag)
+		ctx, cancel := extendWriteDeadline(c, len(ids))
+		defer cancel()
+		papers, err := s.engine.Retag(ctx, ids, add, remove)
+		if err != nil {
+			return toProblem(err)
+		}
+		out := wire.CollectionChange{Tag: tag, Updated: make([]string, len(papers))}
+		for i, p := range papers {
+			out.Updated[i] = p.ID
+		}
+		return c.JSON(http.StatusOK, out)
+	}
+}
+
+// collectionEdit says, for a collection's tag, which tags a membership
+// route adds and removes.
+type collectionEdit func(tag string) (add, remove []string)
+
+// addToCollection puts papers in the collection: they are no longer
+// marked not interested for it.
+func addToCollection(tag string) (add, remove []string) {
+	return []string{tag}, []string{papersearch.NotInterestedTag(tag)}
+}
+
+// removeFromCollection takes papers out of the collection.
+func removeFromCollection(tag string) (add, remove []string) { return nil, []string{tag} }
+
+// markNotInterested marks papers not interested for the collection: they
+// are no longer in it.
+func markNotInterested(tag string) (add, remove []string) {
+	return []string{papersearch.NotInterestedTag(tag)}, []string{tag}
+}
+
+// unmarkNotInterested takes the mark off papers.
+func unmarkNotInterested(tag string) (add, remove []string) {
+	return nil, []string{papersearch.NotInterestedTag(tag)}
+}
