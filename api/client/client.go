@@ -112,6 +112,72 @@ func filterQuery(q url.Values, f papersearch.Filter) {
 	}
 }
 
+// RecommendParams are the options of a collection's recommendations.
+type RecommendParams struct {
+	Limit  int
+	Cursor string
+	// Method is how the collection ranks papers ("": the service's
+	// default): neighbours, centroid, rocchio or logistic.
+	Method string
+	// Filter keeps the recommendations within it (its Exclude and Only
+	// are not parameters of the request).
+	Filter papersearch.Filter
+}
+
+// Recommend runs GET /v1/collections/{tag}/recommendations.
+func (c *Client) Recommend(ctx context.Context, tag string, p RecommendParams) (wire.SearchResponse, error) {
+	q := url.Values{}
+	if p.Limit != 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	if p.Method != "" {
+		q.Set("method", p.Method)
+	}
+	filterQuery(q, p.Filter)
+	path := "/v1/collections/" + url.PathEscape(tag) + "/recommendations"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out wire.SearchResponse
+	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
+// Collections runs GET /v1/collections.
+func (c *Client) Collections(ctx context.Context) (wire.CollectionsResponse, error) {
+	var out wire.CollectionsResponse
+	return out, c.do(ctx, http.MethodGet, "/v1/collections", nil, &out)
+}
+
+// AddToCollection runs POST /v1/collections/{tag}/papers: the papers join
+// the collection (and lose a not-interested mark for it).
+func (c *Client) AddToCollection(ctx context.Context, tag string, ids []string) (wire.CollectionChange, error) {
+	var out wire.CollectionChange
+	return out, c.do(ctx, http.MethodPost, "/v1/collections/"+url.PathEscape(tag)+"/papers", wire.CollectionPapers{IDs: ids}, &out)
+}
+
+// RemoveFromCollection runs DELETE /v1/collections/{tag}/papers/{id}.
+func (c *Client) RemoveFromCollection(ctx context.Context, tag, id string) (wire.CollectionChange, error) {
+	var out wire.CollectionChange
+	return out, c.do(ctx, http.MethodDelete, "/v1/collections/"+url.PathEscape(tag)+"/papers/"+url.PathEscape(id), nil, &out)
+}
+
+// MarkNotInterested runs POST /v1/collections/{tag}/not-interested: the
+// collection's recommendations move away from the papers and never return
+// them.
+func (c *Client) MarkNotInterested(ctx context.Context, tag string, ids []string) (wire.CollectionChange, error) {
+	var out wire.CollectionChange
+	return out, c.do(ctx, http.MethodPost, "/v1/collections/"+url.PathEscape(tag)+"/not-interested", wire.CollectionPapers{IDs: ids}, &out)
+}
+
+// UnmarkNotInterested runs DELETE /v1/collections/{tag}/not-interested/{id}.
+func (c *Client) UnmarkNotInterested(ctx context.Context, tag, id string) (wire.CollectionChange, error) {
+	var out wire.CollectionChange
+	return out, c.do(ctx, http.MethodDelete, "/v1/collections/"+url.PathEscape(tag)+"/not-interested/"+url.PathEscape(id), nil, &out)
+}
+
 // Get runs GET /v1/papers/{id}.
 func (c *Client) Get(ctx context.Context, id string) (papersearch.Paper, error) {
 	var out papersearch.Paper

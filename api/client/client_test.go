@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,6 +92,33 @@ func TestClient(t *testing.T) {
 	}
 	if sim, err := c.Similar(ctx, "a", client.SimilarParams{Filter: papersearch.Filter{Tags: []string{"lib"}, Since: "1900-01-01", By: papersearch.ByAdded}}); err != nil || len(sim.Results) != 1 || sim.Results[0].ID != "csl:x1" {
 		t.Errorf("similar within the imported tag: %+v %v", sim, err)
+	}
+	// A collection: papers added, one marked not interested; its
+	// recommendations, each naming its nearest member.
+	if ch, err := c.AddToCollection(ctx, "Reading", []string{"a", "b"}); err != nil || ch.Tag != "reading" || len(ch.Updated) != 2 {
+		t.Fatalf("add to a collection: %+v %v", ch, err)
+	}
+	if _, err := c.MarkNotInterested(ctx, "reading", []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := c.Collections(ctx); err != nil || !slices.ContainsFunc(cs.Collections, func(c papersearch.Collection) bool {
+		return c.Tag == "reading" && c.Papers == 1 && c.NotInterested == 1
+	}) {
+		t.Errorf("collections: %+v %v", cs, err)
+	}
+	// c was deleted above: the one paper left outside is the import's.
+	rec, err := c.Recommend(ctx, "reading", client.RecommendParams{Limit: 5, Method: "centroid", Filter: papersearch.Filter{Tags: []string{"lib"}}})
+	if err != nil || len(rec.Results) != 1 || rec.Results[0].ID != "csl:x1" || len(rec.Results[0].Because) != 1 || rec.Results[0].Because[0].ID != "a" {
+		t.Errorf("recommend: %+v %v", rec, err)
+	}
+	if _, err := c.UnmarkNotInterested(ctx, "reading", "b"); err != nil {
+		t.Error(err)
+	}
+	if ch, err := c.RemoveFromCollection(ctx, "reading", "a"); err != nil || len(ch.Updated) != 1 {
+		t.Errorf("remove from a collection: %+v %v", ch, err)
+	}
+	if _, err := c.Recommend(ctx, "reading", client.RecommendParams{}); !errors.As(err, &prob) || prob.Status != 404 {
+		t.Errorf("recommend for an emptied collection: %v", err)
 	}
 	noKey, _ := client.New(srv.URL, "", nil)
 	if _, err := noKey.StartImport(ctx, wire.ImportRequest{Source: "csl", Content: "[]"}); !errors.As(err, &prob) || prob.Status != 401 {

@@ -142,6 +142,7 @@ type queryFlags struct {
 	author           string
 	since, until, by string
 	aspect           string // background, method or result
+	method           string // recommend's
 }
 
 // filter is the API's filter the flags ask for.
@@ -173,7 +174,12 @@ func parseQueryArgs(cmd, what string, args []string, stdout io.Writer) (string, 
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.IntVar(&qf.limit, "limit", search.DefaultLimit, fmt.Sprintf("number of results, 1 to %d", search.MaxLimit))
 	fs.BoolVar(&qf.json, "json", false, "print the API's JSON instead of a table")
-	fs.StringVar(&qf.mode, "mode", "hybrid", "hybrid, dense or lexical")
+	if cmd == "recommend" {
+		fs.StringVar(&qf.method, "method", "", "how the collection ranks papers: neighbours (the default), centroid, rocchio or logistic")
+	} else {
+		fs.StringVar(&qf.mode, "mode", "hybrid", "hybrid, dense or lexical")
+		fs.StringVar(&qf.aspect, "aspect", "", "rank by the sentences of one aspect: background, method or result")
+	}
 	fs.IntVar(&qf.yearMin, "year-min", 0, "only papers of this year or later")
 	fs.IntVar(&qf.yearMax, "year-max", 0, "only papers of this year or earlier")
 	fs.Var(&qf.venues, "venue", "only papers of this venue, case-insensitive (repeat for any of several)")
@@ -182,7 +188,6 @@ func parseQueryArgs(cmd, what string, args []string, stdout io.Writer) (string, 
 	fs.StringVar(&qf.since, "since", "", "only papers published on or after this day (2026-11-01) or RFC 3339 time")
 	fs.StringVar(&qf.until, "until", "", "only papers published on or before this day or time")
 	fs.StringVar(&qf.by, "by", "", "what --since and --until bound: published (the default) or added (when the paper was stored here)")
-	fs.StringVar(&qf.aspect, "aspect", "", "rank by the sentences of one aspect: background, method or result")
 	positional, err := parseInterleaved(fs, cmd, args, stdout)
 	if err != nil {
 		return "", qf, err
@@ -205,6 +210,20 @@ func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		func(eng *search.Engine, query string, qf queryFlags) (search.Results, error) {
 			return eng.Search(ctx, search.Query{Text: query, Limit: qf.limit, Mode: search.Mode(qf.mode), Filter: qf.filter(),
 				Aspect: search.Aspect(qf.aspect)})
+		})
+}
+
+func recommendCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	return queryCmd(ctx, cfg, log, stdout, "recommend", "collection TAG", args,
+		func(c *client.Client, tag string, qf queryFlags) (wire.SearchResponse, error) {
+			return c.Recommend(ctx, tag, client.RecommendParams{Limit: qf.limit, Method: qf.method, Filter: qf.filter()})
+		},
+		func(eng *search.Engine, tag string, qf queryFlags) (search.Results, error) {
+			res, err := eng.Recommend(ctx, search.RecommendQuery{Tag: tag, Limit: qf.limit, Method: search.RecommendMethod(qf.method), Filter: qf.filter()})
+			if errors.Is(err, search.ErrEmptyCollection) {
+				return res, fmt.Errorf("no paper is in the collection %q: tag some (papersearch import --tag, or POST /v1/collections/%s/papers)", tag, tag)
+			}
+			return res, err
 		})
 }
 
@@ -271,11 +290,20 @@ func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tSCORE\tID\tTITLE")
+	near := len(res.Results[0].Because) > 0 // a recommendation's
+	if near {
+		fmt.Fprintln(tw, "RANK\tSCORE\tID\tTITLE\tNEAREST MEMBER")
+	} else {
+		fmt.Fprintln(tw, "RANK\tSCORE\tID\tTITLE")
+	}
 	for _, h := range res.Results {
 		title := h.Paper.Title
 		if h.Paper.Year != 0 {
 			title = fmt.Sprintf("%s (%s %d)", title, strings.TrimSpace(h.Paper.Venue), h.Paper.Year)
+		}
+		if near && len(h.Because) > 0 {
+			fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\n", h.Rank, h.Score, h.ID, title, h.Because[0].ID)
+			continue
 		}
 		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", h.Rank, h.Score, h.ID, title)
 	}

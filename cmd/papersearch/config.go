@@ -172,23 +172,28 @@ Usage:
                                       records without an abstract are listed
   papersearch search [flags] QUERY    print the papers that best answer QUERY
   papersearch similar [flags] ID      print the papers most like paper ID
+  papersearch recommend [flags] TAG   print the papers outside collection TAG that fit it best
   papersearch reindex                 re-embed the whole index under the configured model
   papersearch mcp                     serve the Model Context Protocol on stdin/stdout (AI assistants)
   papersearch eval --corpus C --queries Q --qrels R [--mode all] [--json] [--fusion-sweep]
                                       measure nDCG@10, recall@100 and MRR@10 on BEIR files
+  papersearch eval --corpus C --recommend
+                                      measure recommendations: recall@20 and nDCG@20 per method
   papersearch bench [--papers F] [--clients C] [--duration D] [--store embedded|qdrant]
                     [--vectors model|hash] [--synthetic N] [--json]
                                       measure ingest, latency, throughput, memory and disk
   papersearch help                    print this help
   papersearch COMMAND -h              print a command's usage and flags
 
-Flags of search and similar:
+Flags of search, similar and recommend:
   --limit N                 number of results, 1 to 100 (default 10)
   --json                    print the API's JSON instead of a table
-  --mode M                  hybrid (default), dense or lexical
+  --mode M                  hybrid (default), dense or lexical (not recommend)
   --year-min Y, --year-max Y, --venue V..., --author A, --tag T...
+  --since D, --until D, --by published|added
                             the API's filters
-  --aspect A                rank by the background, method or result sentences
+  --aspect A                rank by the background, method or result sentences (not recommend)
+  --method M                recommend's: neighbours (default), centroid, rocchio or logistic
 
 Configuration is read from the environment:
 

@@ -13,15 +13,16 @@ import (
 // synopses are each command's usage line and what it does, as -h prints
 // them (printUsage lists them all).
 var synopses = map[string]string{
-	"serve":   "papersearch [serve]\n\nServe the HTTP API and the search page. It takes no arguments; configure it with the\nPAPERSEARCH_* variables that 'papersearch help' lists.",
-	"ingest":  "papersearch ingest FILE...\n\nAdd the papers of seed-text or JSONL files (.gz too) to the store through the pipeline import\nuses (batches of 256, versions of one work merged) and print what changed; rejected records\nare listed with their lines.",
-	"import":  "papersearch import SOURCE ARG [flags]\n\nAdd papers from a source, tagged with --tag and the source's own tags. Sources: " + imports.Usage() + ".",
-	"search":  "papersearch search [flags] QUERY\n\nPrint the papers that best answer QUERY (from PAPERSEARCH_SERVER when set, else the local store).",
-	"similar": "papersearch similar [flags] ID\n\nPrint the papers most like paper ID, never the paper itself.",
-	"mcp":     "papersearch mcp\n\nServe the Model Context Protocol over stdin and stdout, for an AI assistant that starts\nthis command: the tools search, similar, related_for_text, get_paper, list_collections, import and\nimport_status, and every paper as a resource (papersearch://papers/{id}), over the local store.\nThe HTTP service answers the same at /mcp.",
-	"reindex": "papersearch reindex\n\nRe-embed the whole index under the configured model. It takes no arguments.",
-	"eval":    "papersearch eval --corpus C (--queries Q --qrels R | --titles) [flags]\n\nBuild a fresh index of a BEIR corpus and report nDCG@10, first, top 10, MRR@10 and recall@100 per mode and per overlap band\n(the share of a query's content words its relevant paper holds: under 40%, 40-60%, over 60%), each with its paired\ndifference from the default hybrid run (or --baseline) and that difference's standard error. Figures are for the dev\nhalf of the queries; --held-out reports the other half, on which no choice should be made.",
-	"bench":   "papersearch bench [flags]\n\nMeasure ingest, latency, throughput, memory and disk end to end: a fresh store, the real\nHTTP server, concurrent clients.",
+	"serve":     "papersearch [serve]\n\nServe the HTTP API and the search page. It takes no arguments; configure it with the\nPAPERSEARCH_* variables that 'papersearch help' lists.",
+	"ingest":    "papersearch ingest FILE...\n\nAdd the papers of seed-text or JSONL files (.gz too) to the store through the pipeline import\nuses (batches of 256, versions of one work merged) and print what changed; rejected records\nare listed with their lines.",
+	"import":    "papersearch import SOURCE ARG [flags]\n\nAdd papers from a source, tagged with --tag and the source's own tags. Sources: " + imports.Usage() + ".",
+	"search":    "papersearch search [flags] QUERY\n\nPrint the papers that best answer QUERY (from PAPERSEARCH_SERVER when set, else the local store).",
+	"similar":   "papersearch similar [flags] ID\n\nPrint the papers most like paper ID, never the paper itself.",
+	"recommend": "papersearch recommend [flags] TAG\n\nPrint the papers outside collection TAG (the papers holding that tag) that fit it best, each with\nthe member it is nearest to; papers marked not interested for it (tagged not.TAG) are never printed.",
+	"mcp":       "papersearch mcp\n\nServe the Model Context Protocol over stdin and stdout, for an AI assistant that starts\nthis command: the tools search, similar, related_for_text, get_paper, list_collections, import and\nimport_status, and every paper as a resource (papersearch://papers/{id}), over the local store.\nThe HTTP service answers the same at /mcp.",
+	"reindex":   "papersearch reindex\n\nRe-embed the whole index under the configured model. It takes no arguments.",
+	"eval":      "papersearch eval --corpus C (--queries Q --qrels R | --titles) [flags]\n\nBuild a fresh index of a BEIR corpus and report nDCG@10, first, top 10, MRR@10 and recall@100 per mode and per overlap band\n(the share of a query's content words its relevant paper holds: under 40%, 40-60%, over 60%), each with its paired\ndifference from the default hybrid run (or --baseline) and that difference's standard error. Figures are for the dev\nhalf of the queries; --held-out reports the other half, on which no choice should be made.",
+	"bench":     "papersearch bench [flags]\n\nMeasure ingest, latency, throughput, memory and disk end to end: a fresh store, the real\nHTTP server, concurrent clients.",
 }
 
 // errHelped is returned by a command that printed its usage because -h or

@@ -20,9 +20,10 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 	t.Setenv("PAPERSEARCH_LOG_LEVEL", "loud") // help needs no configuration
 	flags := map[string][]string{
 		"search": {"-limit", "-mode", "-year-min", "-venue", "-author", "-tag", "-aspect"}, "similar": {"-limit", "-mode", "-aspect", "-tag"},
-		"import": {"-tag", "-max", "-category"}, "bench": {"-clients", "-duration", "-store"}, "eval": {"-corpus", "-qrels", "-mode"},
+		"recommend": {"-limit", "-method", "-since", "-by", "-tag"},
+		"import":    {"-tag", "-max", "-category"}, "bench": {"-clients", "-duration", "-store"}, "eval": {"-corpus", "-qrels", "-mode"},
 	}
-	for _, cmd := range []string{"serve", "ingest", "import", "search", "similar", "reindex", "eval", "bench"} {
+	for _, cmd := range []string{"serve", "ingest", "import", "search", "similar", "recommend", "reindex", "eval", "bench"} {
 		for _, args := range [][]string{{cmd, "-h"}, {cmd, "--help"}, {cmd, "x", "--help"}} {
 			var out, errOut bytes.Buffer
 			if err := run(context.Background(), args, &out, &errOut); err != nil {

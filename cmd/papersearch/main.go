@@ -72,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return searchCmd(ctx, cfg, log, args, stdout)
 	case "similar":
 		return similarCmd(ctx, cfg, log, args, stdout)
+	case "recommend":
+		return recommendCmd(ctx, cfg, log, args, stdout)
 	case "bench":
 		return benchCmd(ctx, cfg, log, args, stdout, stderr)
 	case "eval":
@@ -107,6 +109,8 @@ func commandHelp(ctx context.Context, cmd string, args []string, stdout io.Write
 		err = searchCmd(ctx, Config{}, nil, []string{"-h"}, stdout)
 	case "similar":
 		err = similarCmd(ctx, Config{}, nil, []string{"-h"}, stdout)
+	case "recommend":
+		err = recommendCmd(ctx, Config{}, nil, []string{"-h"}, stdout)
 	case "bench":
 		err = benchCmd(ctx, Config{}, nil, []string{"-h"}, stdout, io.Discard)
 	case "eval":

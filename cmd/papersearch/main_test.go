@@ -116,7 +116,7 @@ func TestCLI(t *testing.T) {
 	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
 	os.WriteFile(corpus, []byte(strings.Join([]string{
 		`{"id":"g1","title":"Graph neural networks for molecules","abstract":"We predict molecular properties with message passing on atom graphs.","authors":["A. Chem"],"venue":"ICML","year":2020}`,
-		`{"id":"g2","title":"Speech recognition with transformers","abstract":"An end-to-end acoustic model transcribes spoken audio into text.","year":2021}`,
+		`{"id":"g2","title":"Speech recognition with transformers","abstract":"An end-to-end acoustic model transcribes spoken audio into text.","year":2021,"tags":["lib"]}`,
 		`{"id":"bad","title":"No abstract"}`,
 		`not json`,
 		`{"id":"g3","title":"Protein structure prediction","abstract":"Deep networks fold amino acid sequences into 3D protein structures.","year":2021}`,
@@ -173,8 +173,18 @@ func TestCLI(t *testing.T) {
 		}
 	}
 
+	out.Reset()
+	if err := run(ctx, []string{"recommend", "LIB", "--limit", "1", "--method", "centroid", "--since", "2021-01-01"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 2 || !strings.Contains(lines[0], "NEAREST MEMBER") ||
+		!strings.HasSuffix(lines[1], "g2") || strings.Contains(lines[1], "g2\t") {
+		t.Errorf("recommend output:\n%s", out.String())
+	}
+
 	for _, args := range [][]string{{"similar", "nope"}, {"search"}, {"search", "a", "b"}, {"search", "--limit", "0", "x"},
-		{"frobnicate"}, {"ingest"}, {"ingest", "/no/such/file"}} {
+		{"frobnicate"}, {"ingest"}, {"ingest", "/no/such/file"}, {"recommend", "nobody"}, {"recommend", "lib", "--mode", "dense"},
+		{"recommend", "lib", "--method", "svm"}} {
 		if err := run(ctx, args, io.Discard, io.Discard); err == nil {
 			t.Errorf("papersearch %s succeeded", strings.Join(args, " "))
 		}
