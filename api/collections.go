@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -58,9 +57,6 @@ func (s *Server) recommendations(c echo.Context) error {
 		return err
 	}
 	res, err := s.engine.Recommend(c.Request().Context(), rq)
-	if errors.Is(err, search.ErrEmptyCollection) {
-		return problem(http.StatusNotFound, "empty-collection", fmt.Sprintf("no paper is in the collection %q: add some to it first (POST /v1/collections/%s/papers, or a paper's tags)", tag, tag))
-	}
 	if err != nil {
 		return asParameterProblem(err)
 	}

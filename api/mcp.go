@@ -44,6 +44,17 @@ type MCPSimilar struct {
 	MaxChars  int                 `json:"max_chars,omitempty" jsonschema:"at most this many characters of each result's abstract (default 600)"`
 }
 
+// MCPRecommend is the input of the MCP recommend tool: the parameters of
+// GET /v1/collections/{tag}/recommendations.
+type MCPRecommend struct {
+	Tag      string              `json:"tag" jsonschema:"the collection: a tag papers hold (see list_collections)"`
+	Method   string              `json:"method,omitempty" jsonschema:"how the collection ranks papers: neighbours (default), centroid, rocchio or logistic"`
+	Limit    *int                `json:"limit,omitempty" jsonschema:"how many results, 1 to 100 (default 10)"`
+	Filters  *papersearch.Filter `json:"filters,omitempty" jsonschema:"restrict the papers recommended (since with by=added: what came in since then)"`
+	Cursor   string              `json:"cursor,omitempty" jsonschema:"the next_cursor of the previous page"`
+	MaxChars int                 `json:"max_chars,omitempty" jsonschema:"at most this many characters of each result's abstract (default 600)"`
+}
+
 // MCPRelated is the input of the MCP related_for_text tool.
 type MCPRelated struct {
 	Text     string              `json:"text" jsonschema:"a paragraph of a draft, up to 4096 characters"`
@@ -110,7 +121,8 @@ func newMCP(s *Server) *mcp.Server {
 		Instructions: "Semantic search over research-paper abstracts. Ask `search` a question in plain words " +
 			"(or give it paper ids to find more like them), `similar` for the papers closest to one paper, " +
 			"`related_for_text` for the papers that support a paragraph of a draft, `get_paper` for one paper whole, " +
-			"`list_collections` for the tags that scope a search (filters.tags), `import` and `import_status` to add papers. " +
+			"`list_collections` for the tags that scope a search (filters.tags), `recommend` for the papers that fit a collection, " +
+			"`import` and `import_status` to add papers. " +
 			"Results name each paper's id, title, venue, year and URL.",
 	})
 	srv.AddReceivingMiddleware(s.recovering)
@@ -139,6 +151,12 @@ func newMCP(s *Server) *mcp.Server {
 		Description: "Every collection (tag) the stored papers hold, with how many papers hold it, as GET /v1/collections answers; a tag scopes search and similar (filters.tags).",
 	}, s.mcpCollections)
 	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "recommend",
+		Title: "Recommendations for a collection",
+		Description: "The papers outside a collection (tag) that fit it best, each naming the members it is nearest to (because), " +
+			"as GET /v1/collections/{tag}/recommendations answers; papers marked not interested for it are never returned.",
+	}, s.mcpRecommend)
+	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "get_paper",
 		Title:       "Get a paper",
 		Description: "One paper whole: id, title, abstract, authors, venue, year, URL, tags and sources, as GET /v1/papers/{id} answers.",
@@ -162,6 +180,13 @@ func newMCP(s *Server) *mcp.Server {
 		Description: "A paper's title, abstract and metadata as JSON (application/json), or its BibTeX entry (application/x-bibtex).",
 		MIMEType:    "application/json",
 	}, s.mcpPaperResource)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "collection",
+		Title:       "A collection's papers",
+		URITemplate: collectionURIPrefix + "{tag}",
+		Description: "The papers of a collection (tag): each one's id, title, year and resource URI (papersearch://papers/{id}), as JSON.",
+		MIMEType:    "application/json",
+	}, s.mcpCollectionResource)
 	return srv
 }
 

@@ -175,6 +175,35 @@ func TestMCP(t *testing.T) {
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "papersearch://papers/no-such-paper"}); err == nil {
 		t.Error("an unknown paper's resource was read")
 	}
+
+	// recommend: what GET /v1/collections/{tag}/recommendations answers;
+	// a collection's resource lists its papers.
+	if _, err := testServer.engine.Retag(ctx, []string{papers[0].ID, id}, []string{"mcp-list"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer testServer.engine.Retag(ctx, []string{papers[0].ID, id}, nil, []string{"mcp-list"})
+	_, body = do(t, "GET", base+"/v1/collections/mcp-list/recommendations?limit=3&method=centroid", "", "")
+	if err := json.Unmarshal(body, &rest); err != nil || len(rest.Results) != 3 {
+		t.Fatalf("recommendations over REST: %s", body)
+	}
+	rec := call("recommend", map[string]any{"tag": "MCP-list", "limit": 3, "method": "centroid", "max_chars": 50})
+	if g := decode(rec); rec.IsError || ranking(g) != ranking(rest) || len(g.Results[0].Because) != 2 {
+		t.Errorf("recommend over MCP:\n%s, over REST:\n%s", ranking(g), ranking(rest))
+	}
+	for args, reason := range map[string]string{`{"tag":"nobody-here"}`: "no paper", `{"tag":"mcp-list","method":"svm"}`: "method"} {
+		var in map[string]any
+		json.Unmarshal([]byte(args), &in)
+		if res := call("recommend", in); !res.IsError || !strings.Contains(fmt.Sprint(res.Content[0]), reason) {
+			t.Errorf("recommend %s: %v, want an error naming %s", args, res.Content, reason)
+		}
+	}
+	coll, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "papersearch://collections/mcp-list"})
+	if err != nil || len(coll.Contents) != 1 || !strings.Contains(coll.Contents[0].Text, `"uri":"papersearch://papers/`+url.PathEscape(id)+`"`) {
+		t.Errorf("the collection's resource: %+v %v", coll, err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "papersearch://collections/nobody-here"}); err == nil {
+		t.Error("an empty collection's resource was read")
+	}
 }
 
 // headerTransport adds a header to every request.

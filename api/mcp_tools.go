@@ -68,6 +68,23 @@ func (s *Server) mcpCollections(ctx context.Context, req *mcp.CallToolRequest, _
 	return nil, out, nil
 }
 
+// mcpRecommend answers the MCP tool recommend.
+func (s *Server) mcpRecommend(ctx context.Context, req *mcp.CallToolRequest, in MCPRecommend) (*mcp.CallToolResult, wire.SearchResponse, error) {
+	limit, err := limitOf(in.Limit)
+	if err != nil {
+		return nil, wire.SearchResponse{}, s.toolError(req, err)
+	}
+	rq := search.RecommendQuery{Tag: in.Tag, Method: search.RecommendMethod(in.Method), Limit: limit, Cursor: in.Cursor}
+	if in.Filters != nil {
+		rq.Filter = *in.Filters
+	}
+	res, err := s.engine.Recommend(ctx, rq)
+	if err != nil {
+		return nil, wire.SearchResponse{}, s.toolError(req, err)
+	}
+	return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
+}
+
 // mcpGetPaper answers the MCP tool get_paper.
 func (s *Server) mcpGetPaper(ctx context.Context, req *mcp.CallToolRequest, in MCPPaper) (*mcp.CallToolResult, papersearch.Paper, error) {
 	id, err := mcpID(in.ID)
@@ -103,6 +120,44 @@ func (s *Server) mcpImportStatus(ctx context.Context, req *mcp.CallToolRequest, 
 		return nil, wire.ImportJob{}, s.toolError(req, err)
 	}
 	return nil, *job, nil
+}
+
+// collectionURIPrefix is a collection's resource URI before its tag.
+const collectionURIPrefix = "papersearch://collections/"
+
+// mcpCollectionResource reads the resource papersearch://collections/{tag}:
+// the collection's papers, as search within its tag finds them.
+func (s *Server) mcpCollectionResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	tag, ok := strings.CutPrefix(req.Params.URI, collectionURIPrefix)
+	if !ok || !tagForm(tag) {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	papers, err := s.engine.CollectionPapers(ctx, tag)
+	if err != nil {
+		s.log.Error("MCP resource read failed", "uri", req.Params.URI, "error", err)
+		return nil, fmt.Errorf("read %s: %s", req.Params.URI, toProblem(err).Detail)
+	}
+	if len(papers) == 0 {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	type entry struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+		Year  int    `json:"year,omitempty"`
+		URI   string `json:"uri"`
+	}
+	out := struct {
+		Tag    string  `json:"tag"`
+		Papers []entry `json:"papers"`
+	}{Tag: strings.ToLower(tag)}
+	for _, p := range papers {
+		out.Papers = append(out.Papers, entry{ID: p.ID, Title: p.Title, Year: p.Year, URI: paperURIPrefix + url.PathEscape(p.ID)})
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(body)}}}, nil
 }
 
 // mcpPaperResource reads the resource papersearch://papers/{id}.

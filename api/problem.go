@@ -80,6 +80,8 @@ func toProblem(err error) *wire.Problem {
 		return invalid(fe.Error(), field)
 	case errors.Is(err, search.ErrNotFound):
 		return problem(http.StatusNotFound, "not-found", err.Error())
+	case errors.Is(err, search.ErrEmptyCollection):
+		return problem(http.StatusNotFound, "empty-collection", err.Error()+": add papers to it first (POST /v1/collections/{tag}/papers, or a paper's tags)")
 	case errors.As(err, &tle):
 		return embeddingProblem(http.StatusBadRequest, "max_tokens_per_request", "input", tle.Error())
 	case errors.As(err, &maxErr):

@@ -28,6 +28,8 @@ type Engine interface {
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
 	Collections(ctx context.Context) ([]papersearch.Collection, error)
 	Recommend(ctx context.Context, q search.RecommendQuery) (search.Results, error)
+	// CollectionPapers returns the papers holding a tag, by id.
+	CollectionPapers(ctx context.Context, tag string) ([]papersearch.Paper, error)
 	// Retag adds and removes tags on papers, stored at once
 	// (search.Engine.Retag).
 	Retag(ctx context.Context, ids, add, remove []string) ([]papersearch.Paper, error)

@@ -348,6 +348,9 @@ func (panicky) Collections(context.Context) ([]papersearch.Collection, error) { 
 func (panicky) Recommend(context.Context, search.RecommendQuery) (search.Results, error) {
 	panic("boom")
 }
+func (panicky) CollectionPapers(context.Context, string) ([]papersearch.Paper, error) {
+	panic("boom")
+}
 func (panicky) Retag(context.Context, []string, []string, []string) ([]papersearch.Paper, error) {
 	panic("boom")
 }

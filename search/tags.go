@@ -59,3 +59,28 @@ func (e *Engine) Retag(ctx context.Context, ids, add, remove []string) ([]papers
 	}
 	return papers, nil
 }
+
+// CollectionPapers returns the papers holding tag (at most
+// MaxCollectionPapers), by id.
+func (e *Engine) CollectionPapers(ctx context.Context, tag string) ([]papersearch.Paper, error) {
+	defer e.lanes.foreground()()
+	tags, ok := papersearch.CleanTags([]string{tag})
+	if !ok || len(tags) != 1 {
+		return nil, invalidField("tag", "must be a tag: "+papersearch.ErrBadTag.Error())
+	}
+	ids, err := e.tagged(ctx, tags[0])
+	if err != nil {
+		return nil, err
+	}
+	byID, err := e.store.Lookup(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]papersearch.Paper, 0, len(byID))
+	for _, id := range ids {
+		if p, ok := byID[id]; ok {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

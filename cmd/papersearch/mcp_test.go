@@ -74,7 +74,11 @@ func TestMCPWithPythonSDK(t *testing.T) {
 	body, _ := json.Marshal(searchReq)
 	found := post("/v1/search", string(body))
 	first := found["results"].([]any)[0].(map[string]any)["id"].(string)
+	// A collection of one paper for recommend (writes are open on loopback).
+	post("/v1/collections/mcp-test/papers", `{"ids":["`+first+`"]}`)
 	expected := map[string]any{
+		"recommend": map[string]any{"request": map[string]any{"tag": "mcp-test", "limit": 3, "method": "centroid"},
+			"response": get("/v1/collections/mcp-test/recommendations?limit=3&method=centroid")},
 		"search":      map[string]any{"request": searchReq, "response": found},
 		"similar":     map[string]any{"request": map[string]any{"id": first, "limit": 4, "aspect": "method"}, "response": get("/v1/papers/" + first + "/similar?limit=4&aspect=method")},
 		"paper":       get("/v1/papers/" + first),

@@ -34,7 +34,7 @@ async def exercise(session, expected):
     check(init.serverInfo.name == "papersearch", f"server name {init.serverInfo.name!r}")
 
     tools = {t.name: t for t in (await session.list_tools()).tools}
-    for name in ("search", "similar", "get_paper", "related_for_text", "list_collections", "import", "import_status"):
+    for name in ("search", "similar", "get_paper", "related_for_text", "list_collections", "recommend", "import", "import_status"):
         check(name in tools, f"tool {name} missing from {sorted(tools)}")
         if name in tools:
             check(tools[name].inputSchema.get("type") == "object", f"{name}: input schema {tools[name].inputSchema}")
@@ -82,6 +82,21 @@ async def exercise(session, expected):
     if not got.isError:
         conforms("list_collections", got)
 
+    # recommend: the same papers, ranks and scores as GET
+    # /v1/collections/{tag}/recommendations, each naming its nearest member.
+    rec = expected["recommend"]
+    got = await session.call_tool("recommend", rec["request"])
+    check(not got.isError, f"recommend failed: {got.content}")
+    if not got.isError:
+        conforms("recommend", got)
+        check(ranking(got.structuredContent) == ranking(rec["response"]),
+              f"recommend: {ranking(got.structuredContent)} != HTTP {ranking(rec['response'])}")
+        check(all(h["because"] for h in got.structuredContent["results"]), f"recommend: a result names no member: {got.structuredContent}")
+    # A collection's papers as a resource.
+    coll = await session.read_resource("papersearch://collections/" + rec["request"]["tag"])
+    listed = json.loads(coll.contents[0].text)
+    check(len(listed["papers"]) == 1 and listed["papers"][0]["uri"].startswith("papersearch://papers/"), f"collection resource: {listed}")
+
     # related_for_text: each result names the draft's sentence it answers.
     draft = ["Robots can learn manipulation skills by watching videos of people.", "Language models simulate users poorly."]
     got = await session.call_tool("related_for_text", {"text": " ".join(draft), "limit": 4})
@@ -103,6 +118,8 @@ async def exercise(session, expected):
         ("get_paper", {"id": "no-such-paper"}, "not found"),
         ("get_paper", {"id": "bad\u0000id"}, "id"),
         ("related_for_text", {"text": ""}, "text"),
+        ("recommend", {"tag": "nobody-here"}, "no paper"),
+        ("recommend", {"tag": rec["request"]["tag"], "method": "svm"}, "method"),
     ]:
         try:
             got = await session.call_tool(name, args)
@@ -141,7 +158,8 @@ async def exercise(session, expected):
 
     # A paper as a resource: JSON and BibTeX.
     templates = (await session.list_resource_templates()).resourceTemplates
-    check(any(t.uriTemplate == "papersearch://papers/{id}" for t in templates), f"resource templates {templates}")
+    for uri in ("papersearch://papers/{id}", "papersearch://collections/{tag}"):
+        check(any(t.uriTemplate == uri for t in templates), f"resource templates {templates} lack {uri}")
     read = await session.read_resource(f"papersearch://papers/{want['id']}")
     kinds = {c.mimeType: c.text for c in read.contents}
     check(json.loads(kinds.get("application/json", "{}")) == want, f"resource JSON {kinds.get('application/json')!r}")
