@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
@@ -35,7 +37,7 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ct := range []string{"text/csv", "application/x-ndjson", "application/x-bibtex", "text/html"} {
+	for _, ct := range []string{"text/csv", "application/x-ndjson", "application/x-bibtex", "text/html", MediaAtom} {
 		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
 	}
 	writable := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
@@ -51,6 +53,18 @@ func TestOpenAPI(t *testing.T) {
 		importer.Close() // the imports the cases start have finished
 		do(t, "DELETE", importing.URL+"/v1/papers/bibtex:oa-imp", "", "")
 	}()
+
+	kept, err := alerts.Open(filepath.Join(t.TempDir(), "alerts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerting := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Alerts: kept}))
+	defer alerting.Close()
+	resp, body = do(t, "POST", alerting.URL+"/v1/alerts", "application/json", `{"query":"brain signals","window":"2w"}`)
+	var alert wire.Alert
+	if err := json.Unmarshal(body, &alert); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("make an alert: %d %s", resp.StatusCode, body)
+	}
 
 	id := papers[2].ID
 	cases := []struct {
@@ -75,6 +89,9 @@ func TestOpenAPI(t *testing.T) {
 		{"recommendations", url, "GET", "/v1/collections/oa-list/recommendations?limit=2&method=neighbours&since=2000-01-01&by=published", "", "", 200, true},
 		{"recommendations csv", url, "GET", "/v1/collections/oa-list/recommendations?limit=2&method=logistic", "text/csv", "", 200, true},
 		{"recommendations of an empty collection", url, "GET", "/v1/collections/oa-nobody/recommendations", "", "", 404, true},
+		{"collection feed", url, "GET", "/v1/collections/oa-list/feed.atom?window=36h&limit=3&method=centroid&year_min=2000", "", "", 200, true},
+		{"collection feed bad window", url, "GET", "/v1/collections/oa-list/feed.atom?window=1y", "", "", 400, false},
+		{"feed of an empty collection", url, "GET", "/v1/collections/oa-nobody/feed.atom", "", "", 404, true},
 		{"recommendations bad method", url, "GET", "/v1/collections/oa-list/recommendations?method=svm", "", "", 400, false},
 		{"collection unmark", writable.URL, "DELETE", "/v1/collections/oa-list/not-interested/" + papers[3].ID, "", "", 200, true},
 		{"collection remove", writable.URL, "DELETE", "/v1/collections/oa-list/papers/" + id, "", "", 200, true},
@@ -124,6 +141,17 @@ func TestOpenAPI(t *testing.T) {
 		{"import unknown", importing.URL, "GET", "/v1/imports/imp_none", "", "", 404, true},
 		{"cancel an ended import", importing.URL, "DELETE", "/v1/imports/" + started.ID, "", "", 409, true},
 		{"cancel an unknown import", importing.URL, "DELETE", "/v1/imports/imp_none", "", "", 404, true},
+		{"alert make", alerting.URL, "POST", "/v1/alerts", "", `{"collection":"oa-list","filters":{"venues":["NeurIPS"]},"window":null,"limit":5}`, 201, true},
+		{"alert make with both", alerting.URL, "POST", "/v1/alerts", "", `{"collection":"oa-list","query":"robots"}`, 400, false},
+		{"alert make with since", alerting.URL, "POST", "/v1/alerts", "", `{"query":"robots","filters":{"since":"2026-01-01"}}`, 400, false},
+		{"alert make not kept", writable.URL, "POST", "/v1/alerts", "", `{"query":"robots"}`, 501, true},
+		{"alerts", alerting.URL, "GET", "/v1/alerts", "", "", 200, true},
+		{"alert", alerting.URL, "GET", "/v1/alerts/" + alert.ID, "", "", 200, true},
+		{"alert unknown", alerting.URL, "GET", "/v1/alerts/none", "", "", 404, true},
+		{"alert feed", alerting.URL, "GET", "/v1/alerts/" + alert.ID + "/feed.atom", "", "", 200, true},
+		{"alert feed with a parameter", alerting.URL, "GET", "/v1/alerts/" + alert.ID + "/feed.atom?limit=2", "", "", 400, false},
+		{"alert delete", alerting.URL, "DELETE", "/v1/alerts/" + alert.ID, "", "", 204, true},
+		{"alert feed deleted", alerting.URL, "GET", "/v1/alerts/" + alert.ID + "/feed.atom", "", "", 404, true},
 		{"healthz", url, "GET", "/healthz", "", "", 200, true},
 		{"readyz", url, "GET", "/readyz", "", "", 200, true},
 		{"metrics", url, "GET", "/metrics", "", "", 200, true},

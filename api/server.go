@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds/imports"
@@ -83,6 +84,9 @@ type Options struct {
 	// Importer, if set, opens the sources of POST /v1/imports
 	// (imports.Config.Open); without it imports answer 501.
 	Importer imports.Opener
+	// Alerts, if set, keeps the saved searches of /v1/alerts; without it
+	// making one answers 501.
+	Alerts *alerts.Store
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -105,13 +109,14 @@ type Server struct {
 	pageCSP     string
 	openAPI     []byte        // the OpenAPI document, for this service's model
 	imports     *imports.Jobs // nil: imports answer 501
+	alerts      *alerts.Store // nil: no alerts are kept
 	mcp         *mcp.Server   // the Model Context Protocol server (see MCP)
 }
 
 // New returns a Server answering from engine.
 func New(engine Engine, opts Options) *Server {
 	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready,
-		apiKey: opts.APIKey, openWrites: opts.OpenWrites, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
+		apiKey: opts.APIKey, openWrites: opts.OpenWrites, alerts: opts.Alerts, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -163,6 +168,7 @@ func New(engine Engine, opts Options) *Server {
 	// paperRoute).
 	e.GET("/v1/collections", s.collections)
 	e.GET("/v1/collections/:tag/recommendations", s.recommendations)
+	e.GET("/v1/collections/:tag/feed.atom", s.collectionFeed)
 	e.POST("/v1/collections/:tag/papers", s.retag(addToCollection), s.requireKey)
 	e.DELETE("/v1/collections/:tag/papers/*", s.retag(removeFromCollection), s.requireKey)
 	e.POST("/v1/collections/:tag/not-interested", s.retag(markNotInterested), s.requireKey)
@@ -190,6 +196,11 @@ func New(engine Engine, opts Options) *Server {
 	e.POST("/v1/imports", s.startImport, s.requireKey)
 	e.GET("/v1/imports/:id", s.importStatus, s.requireKey)
 	e.DELETE("/v1/imports/:id", s.cancelImport, s.requireKey)
+	e.POST("/v1/alerts", s.createAlert, s.requireKey)
+	e.GET("/v1/alerts", s.listAlerts, s.requireKey)
+	e.GET("/v1/alerts/:id", s.getAlert, s.requireKey)
+	e.DELETE("/v1/alerts/:id", s.deleteAlert, s.requireKey)
+	e.GET("/v1/alerts/:id/feed.atom", s.alertFeedRoute)
 	s.echo = e
 	return s
 }

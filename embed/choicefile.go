@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
+	"github.com/papersearch/papersearch/internal/atomicfile"
 	"golang.org/x/sys/cpu"
 )
 
@@ -150,31 +150,17 @@ func writeChoices(path string, rec choiceRecord, fresh bool) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("encoder choice: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".encoder-choice-*")
-	if err != nil {
-		return fmt.Errorf("encoder choice: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("encoder choice %s: %w", path, err)
-	}
+	data = append(data, '\n')
 	if fresh {
-		err = os.Link(tmp.Name(), path)
+		err = atomicfile.Create(path, data, 0o644)
 		if errors.Is(err, fs.ErrExist) {
 			return nil // another process's record, read next
 		}
 	} else {
-		err = os.Rename(tmp.Name(), path)
+		err = atomicfile.Write(path, data, 0o644)
 	}
 	if err != nil {
-		return fmt.Errorf("encoder choice %s: %w", path, err)
+		return fmt.Errorf("encoder choice: %w", err)
 	}
 	return nil
 }

@@ -178,6 +178,56 @@ func (c *Client) UnmarkNotInterested(ctx context.Context, tag, id string) (wire.
 	return out, c.do(ctx, http.MethodDelete, "/v1/collections/"+url.PathEscape(tag)+"/not-interested/"+url.PathEscape(id), nil, &out)
 }
 
+// FeedParams are the parameters of a collection's feed.
+type FeedParams struct {
+	// Window is how far back the feed reaches by when papers were added
+	// ("36h", "7d", "2w"; "" is the service's default, 7d).
+	Window string
+	Limit  int
+	Method string
+	// Filter keeps the entries within it; its dates are the window's.
+	Filter papersearch.Filter
+}
+
+// CollectionFeedURL is the URL of a collection's Atom feed, for a feed
+// reader: GET /v1/collections/{tag}/feed.atom.
+func (c *Client) CollectionFeedURL(tag string, p FeedParams) string {
+	q := url.Values{}
+	if p.Window != "" {
+		q.Set("window", p.Window)
+	}
+	if p.Limit != 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if p.Method != "" {
+		q.Set("method", p.Method)
+	}
+	filterQuery(q, p.Filter)
+	u := c.base + "/v1/collections/" + url.PathEscape(tag) + "/feed.atom"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+// CreateAlert runs POST /v1/alerts: a saved search, answered with its
+// feed's URL (FeedURL).
+func (c *Client) CreateAlert(ctx context.Context, req wire.AlertRequest) (wire.Alert, error) {
+	var out wire.Alert
+	return out, c.do(ctx, http.MethodPost, "/v1/alerts", req, &out)
+}
+
+// Alerts runs GET /v1/alerts.
+func (c *Client) Alerts(ctx context.Context) (wire.AlertsResponse, error) {
+	var out wire.AlertsResponse
+	return out, c.do(ctx, http.MethodGet, "/v1/alerts", nil, &out)
+}
+
+// DeleteAlert runs DELETE /v1/alerts/{id}.
+func (c *Client) DeleteAlert(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/alerts/"+url.PathEscape(id), nil, nil)
+}
+
 // Get runs GET /v1/papers/{id}.
 func (c *Client) Get(ctx context.Context, id string) (papersearch.Paper, error) {
 	var out papersearch.Paper

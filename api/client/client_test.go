@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/client"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
@@ -32,7 +34,11 @@ func TestClient(t *testing.T) {
 	importer := func(_ context.Context, req imports.Request) (imports.Opened, error) {
 		return imports.Opened{Source: csl.NewReader(req.File), Tags: req.Tags}, nil
 	}
-	h := api.New(eng, api.Options{APIKey: "k", Importer: importer})
+	kept, err := alerts.Open(filepath.Join(t.TempDir(), "alerts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := api.New(eng, api.Options{APIKey: "k", Importer: importer, Alerts: kept})
 	defer h.Close()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -110,6 +116,28 @@ func TestClient(t *testing.T) {
 	rec, err := c.Recommend(ctx, "reading", client.RecommendParams{Limit: 5, Method: "centroid", Filter: papersearch.Filter{Tags: []string{"lib"}}})
 	if err != nil || len(rec.Results) != 1 || rec.Results[0].ID != "csl:x1" || len(rec.Results[0].Because) != 1 || rec.Results[0].Because[0].ID != "a" {
 		t.Errorf("recommend: %+v %v", rec, err)
+	}
+	// Its feed, and a saved search's: Atom at the URLs the client gives.
+	for _, u := range []string{c.CollectionFeedURL("reading", client.FeedParams{Window: "2w", Limit: 5, Filter: papersearch.Filter{Tags: []string{"lib"}}})} {
+		if resp, err := http.Get(u); err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != api.MediaAtom+"; charset=utf-8" {
+			t.Errorf("GET %s: %v %v", u, resp, err)
+		}
+	}
+	alert, err := c.CreateAlert(ctx, wire.AlertRequest{Query: "proteins", Window: "36h", Limit: ptr(3)})
+	if err != nil || alert.FeedURL == "" || alert.Window != "36h" {
+		t.Fatalf("create an alert: %+v %v", alert, err)
+	}
+	if resp, err := http.Get(alert.FeedURL); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the alert's feed: %v %v", resp, err)
+	}
+	if list, err := c.Alerts(ctx); err != nil || len(list.Alerts) != 1 || list.Alerts[0].ID != alert.ID {
+		t.Errorf("alerts: %+v %v", list, err)
+	}
+	if err := c.DeleteAlert(ctx, alert.ID); err != nil {
+		t.Error(err)
+	}
+	if err := c.DeleteAlert(ctx, alert.ID); !errors.As(err, &prob) || prob.Status != 404 {
+		t.Errorf("delete a deleted alert: %v", err)
 	}
 	if _, err := c.UnmarkNotInterested(ctx, "reading", "b"); err != nil {
 		t.Error(err)

@@ -176,3 +176,39 @@ type ImportRejection struct {
 	Record int    `json:"record"`
 	Detail string `json:"detail"`
 }
+
+// AlertRequest is the body of POST /v1/alerts: a saved search whose feed
+// lists the papers added within its window that fit a query or a
+// collection, within its filters.
+type AlertRequest struct {
+	// Query or Collection, exactly one: the words the papers should
+	// answer, or the collection (a tag) they should fit.
+	Query      string `json:"query,omitempty" jsonschema:"the question in plain words the feed's papers answer; or give collection"`
+	Collection string `json:"collection,omitempty" jsonschema:"the collection (a tag) the feed's papers are recommended for; or give query"`
+	// Filters restrict the papers; their dates are the window's to set.
+	Filters *papersearch.Filter `json:"filters,omitempty" jsonschema:"restrict the papers considered (without since, until or by: the window bounds when papers were added)"`
+	// Window is how far back the feed reaches, by when papers were added:
+	// a number of hours, days or weeks ("36h", "7d", "2w").
+	Window string `json:"window,omitempty" jsonschema:"how far back the feed reaches by when papers were added: hours, days or weeks such as 36h, 7d or 2w (default 7d, at most 366d)"`
+	// Limit is how many entries the feed holds at most.
+	Limit *int `json:"limit,omitempty" jsonschema:"the most entries the feed holds, 1 to 100 (default 20)"`
+}
+
+// Alert is a saved search as stored and answered: its request, filled
+// with the defaults, its id and when it was made; FeedURL is where its
+// Atom feed is (answered, not stored).
+type Alert struct {
+	ID         string              `json:"id"`
+	Query      string              `json:"query,omitempty"`
+	Collection string              `json:"collection,omitempty"`
+	Filters    *papersearch.Filter `json:"filters,omitempty"`
+	Window     string              `json:"window"`
+	Limit      int                 `json:"limit"`
+	Created    time.Time           `json:"created"`
+	FeedURL    string              `json:"feed_url,omitempty"`
+}
+
+// AlertsResponse is the body of GET /v1/alerts, newest first.
+type AlertsResponse struct {
+	Alerts []Alert `json:"alerts"`
+}

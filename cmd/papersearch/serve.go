@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/qdrant"
@@ -169,7 +171,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if cfg.APIKey == "" && !loopback {
 		log.Warn("write endpoints are disabled: set PAPERSEARCH_API_KEY to enable POST and DELETE /v1/papers", "addr", cfg.Addr)
 	}
-	handler := api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, Ready: func() error {
+	saved, err := alerts.Open(filepath.Join(cfg.DataDir, "alerts.json"))
+	if err != nil {
+		return err
+	}
+	handler := api.New(eng, api.Options{Logger: log, Alerts: saved, MaxBody: cfg.MaxBody, Ready: func() error {
 		if e := notReady.Load(); e != nil {
 			return *e
 		}

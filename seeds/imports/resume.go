@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/papersearch/papersearch/internal/atomicfile"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -57,15 +58,7 @@ func (r *resumable) Checkpoint(_ context.Context, done bool) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
-		return err
-	}
-	// Written aside and renamed: a crash leaves the old position or the new.
-	tmp := r.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, r.path)
+	return atomicfile.Write(r.path, b, 0o644)
 }
 
 // resume makes src resumable when it is a network source: an import of
