@@ -40,7 +40,7 @@ func alertOf(req wire.AlertRequest) (wire.Alert, error) {
 	if a.Window == "" {
 		a.Window = DefaultFeedWindow
 	}
-	if _, err := parseWindow(a.Window); err != nil {
+	if _, err := papersearch.ParsePeriod(a.Window); err != nil {
 		return a, invalid("window "+err.Error(), wire.FieldProblem{Pointer: "/window", Detail: err.Error()})
 	}
 	if req.Limit != nil {
@@ -53,7 +53,7 @@ func alertOf(req wire.AlertRequest) (wire.Alert, error) {
 
 // alertFeed is the feed an alert lists.
 func alertFeed(a wire.Alert) feedSpec {
-	window, _ := parseWindow(a.Window) // checked when made
+	window, _ := papersearch.ParsePeriod(a.Window) // checked when made
 	spec := feedSpec{Key: "alert:" + a.ID, Query: a.Query, Tag: a.Collection, Window: window, Limit: a.Limit,
 		Title: "papersearch: " + a.Query}
 	if a.Collection != "" {

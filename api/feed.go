@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,28 +30,13 @@ const MediaAtom = "application/atom+xml"
 
 // Limits of a feed.
 const (
-	// DefaultFeedWindow is how far back a feed reaches when not told.
+	// DefaultFeedWindow is how far back a feed reaches when not told (a
+	// papersearch period).
 	DefaultFeedWindow = "7d"
-	// FeedWindowPattern is the form of a feed's window, as a regular
-	// expression Go and JSON Schema read alike: a number of hours, days or
-	// weeks ("36h", "7d", "2w") reaching back at most 366 days.
-	FeedWindowPattern = `^(([1-9][0-9]{0,2}|[1-7][0-9]{3}|8[0-6][0-9]{2}|87[0-7][0-9]|878[0-4])h|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-6])d|([1-9]|[1-4][0-9]|5[0-2])w)$`
 	// DefaultFeedLimit and MaxFeedLimit bound a feed's entries.
 	DefaultFeedLimit = 20
 	MaxFeedLimit     = 100
 )
-
-var windowForm = regexp.MustCompile(FeedWindowPattern) // read-only
-
-// parseWindow reads a feed's window (FeedWindowPattern).
-func parseWindow(s string) (time.Duration, error) {
-	if !windowForm.MatchString(s) {
-		return 0, fmt.Errorf("must be a number of hours, days or weeks reaching back at most 366 days, such as 36h, 7d or 2w, got %q", s)
-	}
-	n, _ := strconv.Atoi(s[:len(s)-1])
-	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[len(s)-1]]
-	return time.Duration(n) * unit, nil
-}
 
 // feedNamespace is the name space of the UUIDs (version 5) naming feeds
 // and their entries: the same feed and paper always make the same id.
@@ -297,7 +280,7 @@ func feedParams(params url.Values, spec *feedSpec, more ...string) error {
 	if params.Has("window") {
 		raw = params.Get("window")
 	}
-	window, err := parseWindow(raw)
+	window, err := papersearch.ParsePeriod(raw)
 	if err != nil {
 		return invalid("window "+err.Error(), wire.FieldProblem{Param: "window", Detail: err.Error()})
 	}

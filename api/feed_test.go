@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -250,31 +249,5 @@ print(json.dumps({"bozo": d.bozo, "error": str(d.get("bozo_exception", "")), "ve
 	}
 	if !hostile {
 		t.Errorf("the title %q did not come back whole", papers[9].Title)
-	}
-}
-
-// TestParseWindow: every window of the pattern is at most 366 days, and
-// the longest of each unit are in it.
-func TestParseWindow(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want time.Duration
-	}{{"1h", time.Hour}, {"36h", 36 * time.Hour}, {"8784h", 366 * 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}, {"366d", 366 * 24 * time.Hour}, {"52w", 52 * 7 * 24 * time.Hour}} {
-		if got, err := parseWindow(tt.in); err != nil || got != tt.want {
-			t.Errorf("parseWindow(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-		}
-	}
-	for _, in := range []string{"", "0d", "8785h", "367d", "53w", "07d", "1.5d", "1m", "7 d", "-1d", "d"} {
-		if _, err := parseWindow(in); err == nil {
-			t.Errorf("parseWindow(%q) accepted", in)
-		}
-	}
-	for n := 1; n < 10000; n++ {
-		for unit, d := range map[string]time.Duration{"h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
-			_, err := parseWindow(fmt.Sprint(n, unit))
-			if ok := time.Duration(n)*d <= 366*24*time.Hour; ok != (err == nil) {
-				t.Errorf("%d%s: accepted %v, within 366 days %v", n, unit, err == nil, ok)
-			}
-		}
 	}
 }

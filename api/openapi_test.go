@@ -266,6 +266,8 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	eq("tag pattern", tags.Items.Value.Pattern, papersearch.TagPattern)
 	eq("tag maxLength", *tags.Items.Value.MaxLength, papersearch.MaxTagLength)
 	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
+	eq("alert window pattern", prop("AlertRequest", "window").Pattern, papersearch.PeriodPattern)
+	eq("alert limit maximum", *prop("AlertRequest", "limit").Max, MaxFeedLimit)
 	for _, name := range []string{"Paper", "PaperInput", "PaperPatch"} {
 		var enum []string
 		for _, v := range prop(name, "type").Enum {
