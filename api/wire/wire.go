@@ -212,3 +212,60 @@ type Alert struct {
 type AlertsResponse struct {
 	Alerts []Alert `json:"alerts"`
 }
+
+// WatchRequest is the body of POST /v1/watches: a network source the
+// server imports from by itself, every period, each run going on from
+// where the last ended.
+type WatchRequest struct {
+	// Source is "arxiv", "openalex" or "openreview"; Target what it is
+	// asked for, as an import's.
+	Source string `json:"source" jsonschema:"the source: arxiv, openalex or openreview"`
+	Target string `json:"target" jsonschema:"what the source is asked for: an arXiv query, an OpenAlex filter or an OpenReview venue id"`
+	// Every is the period between runs ("6h", "1d"; default 1d).
+	Every string `json:"every,omitempty" jsonschema:"the time between runs: hours, days or weeks such as 6h, 1d or 1w (default 1d)"`
+	// Tags go on every paper the watch imports, beside the source's own.
+	Tags []string `json:"tags,omitempty" jsonschema:"tags every paper the watch imports gets (a collection, say)"`
+	// Max bounds the papers of one run (default 1000).
+	Max *int `json:"max,omitempty" jsonschema:"the most papers one run imports, 1 to 100000 (default 1000)"`
+	// Since is the first day the first run reads from, for the sources
+	// read by date (arxiv, openalex; default 7 days before the watch is
+	// made).
+	Since string `json:"since,omitempty" jsonschema:"the day (YYYY-MM-DD) the first run reads from, for arxiv and openalex (default: 7 days ago)"`
+}
+
+// Watch is a watched source as GET /v1/watches reports it: its request
+// with the defaults filled, where its next run goes on from, and how its
+// runs went.
+type Watch struct {
+	ID      string    `json:"id"`
+	Source  string    `json:"source"`
+	Target  string    `json:"target"`
+	Every   string    `json:"every"`
+	Tags    []string  `json:"tags"`
+	Max     int       `json:"max"`
+	Created time.Time `json:"created"`
+	// Since, for a source read by date, is the day the next run reads
+	// from: that of the newest paper a run has read (inclusive, as a
+	// source may add more of that day). Position, for one read in order
+	// (openreview), is where the next run goes on.
+	Since    string `json:"since,omitempty"`
+	Position string `json:"position,omitempty"`
+	// Running says a run is under way (here or in another process on the
+	// same data folder); NextRun is when the next one is due.
+	Running bool      `json:"running"`
+	NextRun time.Time `json:"next_run"`
+	// Runs counts the runs that ended; the Last fields are the latest's:
+	// when it started and ended, the records it read, the new papers it
+	// added, and its error (in words that name no internals) if it failed.
+	Runs         int        `json:"runs"`
+	LastStarted  *time.Time `json:"last_started,omitempty"`
+	LastFinished *time.Time `json:"last_finished,omitempty"`
+	LastRead     int        `json:"last_read"`
+	LastAdded    int        `json:"last_added"`
+	LastError    string     `json:"last_error,omitempty"`
+}
+
+// WatchesResponse is the body of GET /v1/watches, oldest first.
+type WatchesResponse struct {
+	Watches []Watch `json:"watches"`
+}

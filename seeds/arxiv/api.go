@@ -153,3 +153,10 @@ func apiPaper(e entry) (papersearch.Paper, error) {
 	}
 	return papersearch.Complete(seeds.WithSources(p, e.DOI, m[1]))
 }
+
+// Since narrows an API query to the papers first submitted on or after
+// day (YYYY-MM-DD, UTC), by arXiv's submittedDate range: what a watch of
+// the query asks for on its next run.
+func Since(query, day string) string {
+	return "(" + query + ") AND submittedDate:[" + strings.ReplaceAll(day, "-", "") + "0000 TO 999912312359]"
+}

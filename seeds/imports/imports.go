@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/papersearch/papersearch"
@@ -38,6 +39,10 @@ type kind struct {
 	http  bool
 	usage string
 	open  func(ctx context.Context, c Config, r Request) (search.Source, []string)
+	// since, for a network source a watch reads by date, narrows a target
+	// to what the source dates on or after a day; nil for one a watch
+	// reads on from the position where its last run ended.
+	since func(target, day string) string
 }
 
 // kinds are the sources, in the order help lists them.
@@ -57,11 +62,13 @@ var kinds = []kind{ // read-only
 	{name: "arxiv", http: true, usage: "arxiv QUERY [--max N] (arXiv's API, e.g. 'cat:cs.LG AND ti:diffusion')",
 		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
 			return arxiv.NewAPIReader(ctx, c.client("arXiv", arxiv.RequestSpacing), c.ArxivURL, r.Target, r.Max), []string{"arxiv"}
-		}},
+		},
+		since: arxiv.Since},
 	{name: "openalex", http: true, usage: "openalex FILTER [--max N] (e.g. 'concepts.id:C154945302,publication_year:2026')",
 		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
 			return openalex.NewReader(ctx, c.client("OpenAlex", 0), c.OpenAlexURL, r.Target, c.OpenAlexEmail, r.Max), []string{"openalex"}
-		}},
+		},
+		since: openalex.Since},
 	{name: "openreview", http: true, usage: "openreview VENUE_ID (e.g. NeurIPS.cc/2026/Conference)",
 		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
 			var tags []string
@@ -121,12 +128,39 @@ type Config struct {
 	ArxivURL, OpenAlexURL, OpenReviewURL string
 	OpenAlexEmail                        string
 	Log                                  *slog.Logger
+	// Clients, if set, are shared by the imports opened through this
+	// Config, one per source, so that a source's rate limit holds across
+	// imports and watches running at once; nil: each import has its own.
+	Clients *Clients
 }
 
+// Clients are the HTTP clients of the network sources, one per source.
+// Make them with NewClients.
+type Clients struct {
+	mu sync.Mutex
+	m  map[string]*fetch.Client
+}
+
+// NewClients returns an empty set of clients.
+func NewClients() *Clients { return &Clients{m: map[string]*fetch.Client{}} }
+
+// client returns the client of the source name, spacing its requests by
+// every (0: no limit).
 func (c Config) client(name string, every time.Duration) *fetch.Client {
-	cl := fetch.New(name, every)
-	cl.UserAgent, cl.Log = UserAgent, c.Log
-	return cl
+	newClient := func() *fetch.Client {
+		cl := fetch.New(name, every)
+		cl.UserAgent, cl.Log = UserAgent, c.Log
+		return cl
+	}
+	if c.Clients == nil {
+		return newClient()
+	}
+	c.Clients.mu.Lock()
+	defer c.Clients.mu.Unlock()
+	if c.Clients.m[name] == nil {
+		c.Clients.m[name] = newClient()
+	}
+	return c.Clients.m[name]
 }
 
 // Request is one import: which source, what it reads, and how.

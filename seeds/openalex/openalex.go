@@ -250,3 +250,14 @@ func Paper(w work) (papersearch.Paper, error) {
 	p = seeds.Identify(p, w.DOI, w.arxivID(), "openalex:"+own)
 	return papersearch.Complete(p)
 }
+
+// Since narrows a filter to the works published on or after day
+// (YYYY-MM-DD), by OpenAlex's from_publication_date: what a watch of the
+// filter asks for on its next run. (from_created_date, the day OpenAlex
+// added a work, needs a paid key.)
+func Since(filter, day string) string {
+	if filter == "" {
+		return "from_publication_date:" + day
+	}
+	return filter + ",from_publication_date:" + day
+}

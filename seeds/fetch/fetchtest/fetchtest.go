@@ -100,34 +100,61 @@ func ArXiv(t testing.TB, query string, n, pageSize int) *Upstream {
 		}
 		start, _ := strconv.Atoi(q.Get("start"))
 		count, _ := strconv.Atoi(q.Get("max_results"))
-		var b strings.Builder
-		fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>
-<feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" xmlns:arxiv="http://arxiv.org/schemas/atom">
-  <title>arXiv Query</title><opensearch:totalResults>%d</opensearch:totalResults>`, n)
+		var entries []arxivEntry
 		for i := start; i < min(start+count, n); i++ {
-			summary := fmt.Sprintf("  We diffuse %d things\n  in %d steps.\n", i, i%9)
-			journal, doi := "", ""
+			e := arxivEntry{ID: fmt.Sprintf("2401.%05d", i), Published: fmt.Sprintf("2024-01-%02dT10:00:00Z", 1+i%28),
+				Title: fmt.Sprintf("Diffusion \\emph{models} number %d", i), Summary: fmt.Sprintf("  We diffuse %d things\n  in %d steps.\n", i, i%9),
+				Authors: []string{"Ada Lovelace", fmt.Sprintf("Author %d", i)}}
 			if i == 0 {
-				journal, doi = "NeurIPS 2024", "\n    <arxiv:doi>10.5555/NIPS.0</arxiv:doi>"
+				e.Journal, e.DOI = "NeurIPS 2024", "10.5555/NIPS.0"
 			}
 			if i == 5 {
-				summary = ""
+				e.Summary = ""
 			}
-			fmt.Fprintf(&b, `
+			entries = append(entries, e)
+		}
+		writeArXiv(w, n, entries)
+	})
+}
+
+// arxivEntry is an entry of arXiv's fake: ID without version (v2 is
+// given), Published in RFC 3339.
+type arxivEntry struct {
+	ID, Published, Title, Summary string
+	Authors                       []string
+	Journal, DOI                  string
+}
+
+// writeArXiv answers as arXiv's API does: Atom with arXiv's and
+// OpenSearch's namespaces, total the results the query finds.
+func writeArXiv(w http.ResponseWriter, total int, entries []arxivEntry) {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" xmlns:arxiv="http://arxiv.org/schemas/atom">
+  <title>arXiv Query</title><opensearch:totalResults>%d</opensearch:totalResults>`, total)
+	for _, e := range entries {
+		doi := ""
+		if e.DOI != "" {
+			doi = "\n    <arxiv:doi>" + e.DOI + "</arxiv:doi>"
+		}
+		fmt.Fprintf(&b, `
   <entry>
-    <id>http://arxiv.org/abs/2401.%05dv2</id>
-    <published>2024-01-%02dT10:00:00Z</published>
-    <title>Diffusion \emph{models} number %d</title>
+    <id>http://arxiv.org/abs/%sv2</id>
+    <published>%s</published>
+    <title>%s</title>
     <summary>%s</summary>
-    <author><name>Ada Lovelace</name></author><author><name>Author %d</name></author>
+    `, e.ID, e.Published, e.Title, e.Summary)
+		for _, a := range e.Authors {
+			fmt.Fprintf(&b, "<author><name>%s</name></author>", a)
+		}
+		fmt.Fprintf(&b, `
     <arxiv:journal_ref>%s</arxiv:journal_ref>%s
     <arxiv:primary_category term="cs.LG"/>
-  </entry>`, i, 1+i%28, i, summary, i, journal, doi)
-		}
-		b.WriteString("\n</feed>\n")
-		w.Header().Set("Content-Type", "application/atom+xml")
-		io.WriteString(w, b.String())
-	})
+  </entry>`, e.Journal, doi)
+	}
+	b.WriteString("\n</feed>\n")
+	w.Header().Set("Content-Type", "application/atom+xml")
+	io.WriteString(w, b.String())
 }
 
 // OpenReview answers GET /notes as OpenReview's API v2 does for a venue

@@ -1,0 +1,427 @@
+package imports
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/search"
+)
+
+// Watches: network sources the server imports from by itself, each on
+// its period, through the one pipeline (Opener, then Runner: Config.Open
+// and search.Engine.Import). A run goes on from where the last ended: a
+// source read by date (arXiv, OpenAlex) is asked only for what it dates
+// on or after the day of the newest paper read before; one read in order
+// (OpenReview) from the position the last run ended at. A run stopped
+// midway (the server shutting down) resumes from its checkpoint. The
+// watches and their state are one SQLite file in the data folder, shared
+// by every process on it: a lease there keeps a watch from running twice
+// at once, here or in another process.
+
+// Limits and defaults of watches.
+const (
+	// DefaultWatchEvery is a watch's period when its request gives none.
+	DefaultWatchEvery = "1d"
+	// DefaultWatchSince is how far back a watch's first run reads by
+	// default, for a source read by date.
+	DefaultWatchSince = 7 * 24 * time.Hour
+	// MaxWatches bounds the watches kept.
+	MaxWatches = 200
+	// retryFailed is how soon a failed run is tried again, at most.
+	retryFailed = 15 * time.Minute
+)
+
+// Errors of the watches.
+var (
+	ErrNoWatch        = errors.New("no watch has the id")
+	ErrTooManyWatches = fmt.Errorf("%d watches are kept, the most there may be; remove one first", MaxWatches)
+)
+
+// Watches keeps and runs the watches of a data folder. Make it with
+// OpenWatches; Run runs the due watches until its context ends.
+type Watches struct {
+	store *watchStore
+	open  Opener
+	run   Runner
+	log   *slog.Logger
+	// owner names this process in the leases it takes.
+	owner string
+	// Now is the clock (time.Now; a test's to move).
+	Now func() time.Time
+	// Tick is how often Run looks for due watches (default 30 s).
+	Tick time.Duration
+	// Lease is how long a run holds its watch before renewing (default
+	// 2 minutes): a process that dies holding one frees it after this.
+	Lease time.Duration
+
+	mu      sync.Mutex
+	running map[string]context.CancelFunc // this process's runs, by watch id
+	wg      sync.WaitGroup
+}
+
+// OpenWatches opens the watches kept in the file at path, to be run with
+// open and run.
+func OpenWatches(ctx context.Context, path string, run Runner, open Opener, log *slog.Logger) (*Watches, error) {
+	store, err := openWatchStore(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	return &Watches{store: store, open: open, run: run, log: log, owner: hex.EncodeToString(id[:]), Now: time.Now,
+		Tick: 30 * time.Second, Lease: 2 * time.Minute, running: map[string]context.CancelFunc{}}, nil
+}
+
+// Close stops this process's runs (each keeps what it stored; the watch
+// stays due and resumes from its checkpoint), waits for them, and closes
+// the file.
+func (w *Watches) Close() error {
+	w.mu.Lock()
+	for _, cancel := range w.running {
+		cancel()
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+	return w.store.close()
+}
+
+// Add checks a watch request and keeps the watch, due at once. Its
+// errors: a *papersearch.FieldError wrapping ErrBadRequest naming the
+// field at fault, or ErrTooManyWatches.
+func (w *Watches) Add(ctx context.Context, req wire.WatchRequest) (wire.Watch, error) {
+	row, err := w.watchOf(req)
+	if err != nil {
+		return wire.Watch{}, err
+	}
+	kept, err := w.store.list(ctx)
+	if err != nil {
+		return wire.Watch{}, err
+	}
+	if len(kept) >= MaxWatches {
+		return wire.Watch{}, ErrTooManyWatches
+	}
+	if err := w.store.add(ctx, row); err != nil {
+		return wire.Watch{}, err
+	}
+	return w.Get(ctx, row.ID)
+}
+
+// watchOf checks a request and makes the watch it asks for.
+func (w *Watches) watchOf(req wire.WatchRequest) (watchRow, error) {
+	k, ok := lookup(req.Source)
+	if !ok || k.file {
+		return watchRow{}, badRequest("source", "must be a network source: "+strings.Join(WatchSources(), ", "))
+	}
+	if strings.TrimSpace(req.Target) == "" {
+		return watchRow{}, badRequest("target", "must say what the source is asked for")
+	}
+	every := cmp.Or(req.Every, DefaultWatchEvery)
+	period, err := papersearch.ParsePeriod(every)
+	if err != nil {
+		return watchRow{}, badRequest("every", err.Error())
+	}
+	tags, ok := papersearch.CleanTags(req.Tags)
+	if !ok {
+		return watchRow{}, badRequest("tags", "must be valid: "+papersearch.ErrBadTag.Error())
+	}
+	limit := DefaultPapers
+	if req.Max != nil {
+		if limit = *req.Max; limit < 1 || limit > MaxPapers {
+			return watchRow{}, badRequest("max", fmt.Sprintf("must be between 1 and %d", MaxPapers))
+		}
+	}
+	now := w.Now().UTC().Truncate(time.Millisecond)
+	since := ""
+	if k.since != nil {
+		since = cmp.Or(req.Since, now.Add(-DefaultWatchSince).Format(time.DateOnly))
+		if first, _, ok := papersearch.ParseDate(since); !ok || len(since) != len(time.DateOnly) || first.After(now) {
+			return watchRow{}, badRequest("since", "must be a day (YYYY-MM-DD) not after today")
+		}
+	} else if req.Since != "" {
+		return watchRow{}, badRequest("since", "is for the sources read by date: "+strings.Join(dated(), ", "))
+	}
+	if tags == nil {
+		tags = []string{}
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	return watchRow{Watch: wire.Watch{ID: "w_" + hex.EncodeToString(id[:]), Source: req.Source, Target: req.Target, Every: every,
+		Tags: tags, Max: limit, Created: now, Since: since, NextRun: now}, every: period}, nil
+}
+
+// WatchSources names the sources a watch can follow.
+func WatchSources() []string {
+	var out []string
+	for _, k := range kinds {
+		if !k.file {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+// dated names the sources a watch reads by date.
+func dated() []string {
+	var out []string
+	for _, k := range kinds {
+		if k.since != nil {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+// List returns the watches, oldest first, each as it stands.
+func (w *Watches) List(ctx context.Context) ([]wire.Watch, error) {
+	rows, err := w.store.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Watch, len(rows))
+	for i, r := range rows {
+		out[i] = w.status(r)
+	}
+	return out, nil
+}
+
+// Get returns the watch of that id as it stands, or ErrNoWatch.
+func (w *Watches) Get(ctx context.Context, id string) (wire.Watch, error) {
+	r, err := w.store.get(ctx, id)
+	if err != nil {
+		return wire.Watch{}, err
+	}
+	return w.status(r), nil
+}
+
+// status is a stored watch as reported.
+func (w *Watches) status(r watchRow) wire.Watch {
+	out := r.Watch
+	out.Running = r.leaseUntil.After(w.Now())
+	return out
+}
+
+// Remove forgets the watch of that id, stopping its run in this process
+// (what the run stored stays), or answers ErrNoWatch.
+func (w *Watches) Remove(ctx context.Context, id string) error {
+	if err := w.store.remove(ctx, id); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if cancel := w.running[id]; cancel != nil {
+		cancel()
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+// RunNow makes the watch of that id due now: Run starts it at its next
+// look, unless it is running.
+func (w *Watches) RunNow(ctx context.Context, id string) (wire.Watch, error) {
+	if err := w.store.runNow(ctx, id, w.Now()); err != nil {
+		return wire.Watch{}, err
+	}
+	return w.Get(ctx, id)
+}
+
+// Run starts the due watches every Tick until ctx ends, then stops its
+// runs and waits for them.
+func (w *Watches) Run(ctx context.Context) {
+	t := time.NewTicker(w.Tick)
+	defer t.Stop()
+	for {
+		if err := w.StartDue(ctx); err != nil && ctx.Err() == nil {
+			w.log.Warn("watches: could not look for due watches", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			w.wg.Wait()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// StartDue starts, each in the background, the watches due now that no
+// process runs, and returns; the runs end when ctx does. Wait waits for
+// them.
+func (w *Watches) StartDue(ctx context.Context) error {
+	ids, err := w.store.due(ctx, w.Now())
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		ok, err := w.store.claim(ctx, id, w.owner, w.Now(), w.Lease)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue // another process took it first
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		w.mu.Lock()
+		w.running[id] = cancel
+		w.mu.Unlock()
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			defer cancel()
+			w.runWatch(runCtx, id)
+			w.mu.Lock()
+			delete(w.running, id)
+			w.mu.Unlock()
+		}()
+	}
+	return nil
+}
+
+// Wait waits for this process's runs to end.
+func (w *Watches) Wait() { w.wg.Wait() }
+
+// runWatch runs a watch this process has claimed, renewing its lease
+// until the run ends, and records how it went.
+func (w *Watches) runWatch(ctx context.Context, id string) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go w.keepLease(ctx, cancel, id)
+	row, err := w.store.get(ctx, id)
+	if err != nil {
+		w.log.Warn("watch: could not read it", "watch", id, "error", err)
+		return
+	}
+	start := w.Now()
+	log := w.log.With("watch", id, "source", row.Source, "target", row.Target)
+	end, err := w.importOnce(ctx, row, log)
+	end.Finished = w.Now()
+	stopped := err != nil && ctx.Err() != nil
+	switch {
+	case stopped:
+		log.Info("watch run stopped; its next run resumes after what it stored", "read", end.Read, "added", end.Added)
+	case err != nil:
+		end.Err = publicError(err)
+		end.NextRun = start.Add(min(row.every, retryFailed))
+		log.Warn("watch run failed", "error", err, "read", end.Read, "added", end.Added, "retry", end.NextRun)
+	default:
+		end.Completed, end.NextRun = true, start.Add(row.every)
+		log.Info("watch run done", "read", end.Read, "added", end.Added, "since", end.Since, "position", end.Position,
+			"took", end.Finished.Sub(start).Round(time.Millisecond), "next", end.NextRun)
+	}
+	// The run's own context may have ended: record with a fresh one.
+	rec, done := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer done()
+	if err := w.store.finish(rec, id, w.owner, end, stopped); err != nil {
+		log.Warn("watch: could not record its run", "error", err)
+	}
+}
+
+// keepLease renews the lease of a running watch every third of Lease; if
+// the watch is gone or another process holds it, the run is cancelled.
+func (w *Watches) keepLease(ctx context.Context, cancel context.CancelFunc, id string) {
+	t := time.NewTicker(w.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			held, err := w.store.renew(ctx, id, w.owner, w.Now().Add(w.Lease))
+			if err == nil && !held {
+				w.log.Warn("watch: its lease is lost (removed, or taken by another process); stopping the run", "watch", id)
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// importOnce runs one import of a watch through the pipeline and says
+// where the next run goes on from.
+func (w *Watches) importOnce(ctx context.Context, row watchRow, log *slog.Logger) (runEnd, error) {
+	k, _ := lookup(row.Source)
+	req := Request{Kind: row.Source, Target: row.Target, Max: row.Max, Tags: row.Tags}
+	if k.since != nil {
+		req.Target = k.since(row.Target, row.Since)
+	}
+	opened, err := w.open(ctx, req)
+	if err != nil {
+		return runEnd{Since: row.Since, Position: row.Position}, err
+	}
+	newest := row.runNewest
+	if opened.ResumedAt == "" {
+		newest = "" // a fresh run: what an interrupted one read is stored, and its dates are past the since it started from
+		if k.since == nil && row.Position != "" {
+			if err := seek(opened.Source, row.Position); err != nil {
+				return runEnd{Since: row.Since, Position: row.Position}, err
+			}
+		}
+		if err := w.store.noteNewest(ctx, row.ID, w.owner, ""); err != nil {
+			return runEnd{}, err
+		}
+	}
+	src := &watched{Source: opened.Source, newest: newest, note: func(ctx context.Context, newest string) error {
+		return w.store.noteNewest(ctx, row.ID, w.owner, newest)
+	}}
+	log.Info("watch run", "asks", req.Target, "resumed_at", opened.ResumedAt, "position", row.Position)
+	sum, err := w.run.Import(ctx, src, search.ImportOptions{Tags: opened.Tags})
+	end := runEnd{Read: sum.Read, Added: sum.New, Since: row.Since, Position: row.Position}
+	if k.since != nil && src.newest > end.Since {
+		end.Since = src.newest
+	}
+	if p, ok := opened.Source.(interface{ Position() string }); ok && k.since == nil {
+		end.Position = p.Position()
+	}
+	return end, err
+}
+
+// seek moves a source that can say where it stands to pos.
+func seek(src search.Source, pos string) error {
+	s, ok := src.(interface{ Seek(string) error })
+	if !ok {
+		return fmt.Errorf("the source cannot go on from %q", pos)
+	}
+	return s.Seek(pos)
+}
+
+// watched is a watch's source as its run reads it: it keeps the newest
+// day of the papers read (recording it at each checkpoint, so that a run
+// resumed after an interruption knows it) and passes checkpoints on.
+type watched struct {
+	search.Source
+	newest string
+	note   func(ctx context.Context, newest string) error
+}
+
+func (s *watched) Next() (papersearch.Paper, error) {
+	p, err := s.Source.Next()
+	if err == nil {
+		if first, _, ok := papersearch.ParseDate(p.Date); ok {
+			if day := first.Format(time.DateOnly); day > s.newest {
+				s.newest = day
+			}
+		}
+	}
+	return p, err
+}
+
+// Checkpoint records the newest day read, then the source's position.
+func (s *watched) Checkpoint(ctx context.Context, done bool) error {
+	if err := s.note(ctx, s.newest); err != nil {
+		return err
+	}
+	if c, ok := s.Source.(search.Checkpointer); ok {
+		return c.Checkpoint(ctx, done)
+	}
+	return nil
+}
