@@ -22,6 +22,7 @@ import (
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // TestOpenAPI validates real requests and responses of every endpoint
@@ -58,12 +59,24 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alerting := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Alerts: kept}))
+	watches, err := imports.OpenWatches(context.Background(), filepath.Join(t.TempDir(), "watches.db"), testServer.engine,
+		imports.Config{DataDir: t.TempDir()}.Open, nil) // never run here: Run is not called
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watches.Close()
+	alerting := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Alerts: kept, Watches: watches}))
 	defer alerting.Close()
 	resp, body = do(t, "POST", alerting.URL+"/v1/alerts", "application/json", `{"query":"brain signals","window":"2w"}`)
 	var alert wire.Alert
 	if err := json.Unmarshal(body, &alert); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("make an alert: %d %s", resp.StatusCode, body)
+	}
+
+	resp, body = do(t, "POST", alerting.URL+"/v1/watches", "application/json", `{"source":"arxiv","target":"cat:cs.LG","every":"6h","since":"2026-11"}`)
+	var watch wire.Watch
+	if err := json.Unmarshal(body, &watch); err != nil || resp.StatusCode != http.StatusCreated || watch.Since != "2026-11-01" {
+		t.Fatalf("make a watch: %d %s", resp.StatusCode, body)
 	}
 
 	id := papers[2].ID
@@ -152,6 +165,16 @@ func TestOpenAPI(t *testing.T) {
 		{"alert feed with a parameter", alerting.URL, "GET", "/v1/alerts/" + alert.ID + "/feed.atom?limit=2", "", "", 400, false},
 		{"alert delete", alerting.URL, "DELETE", "/v1/alerts/" + alert.ID, "", "", 204, true},
 		{"alert feed deleted", alerting.URL, "GET", "/v1/alerts/" + alert.ID + "/feed.atom", "", "", 404, true},
+		{"watch make", alerting.URL, "POST", "/v1/watches", "", `{"source":"openreview","target":"ICLR.cc/2027/Conference","tags":["iclr"],"max":null,"every":"1w"}`, 201, true},
+		{"watch make with since for openreview", alerting.URL, "POST", "/v1/watches", "", `{"source":"openreview","target":"x","since":"2026-01-01"}`, 400, false},
+		{"watch make of a file source", alerting.URL, "POST", "/v1/watches", "", `{"source":"bibtex","target":"x"}`, 400, false},
+		{"watch make not run", writable.URL, "POST", "/v1/watches", "", `{"source":"arxiv","target":"x"}`, 501, true},
+		{"watches", alerting.URL, "GET", "/v1/watches", "", "", 200, true},
+		{"watch", alerting.URL, "GET", "/v1/watches/" + watch.ID, "", "", 200, true},
+		{"watch run", alerting.URL, "POST", "/v1/watches/" + watch.ID + "/run", "", "", 202, true},
+		{"watch unknown", alerting.URL, "GET", "/v1/watches/w_none", "", "", 404, true},
+		{"watch delete", alerting.URL, "DELETE", "/v1/watches/" + watch.ID, "", "", 204, true},
+		{"watch run deleted", alerting.URL, "POST", "/v1/watches/" + watch.ID + "/run", "", "", 404, true},
 		{"healthz", url, "GET", "/healthz", "", "", 200, true},
 		{"readyz", url, "GET", "/readyz", "", "", 200, true},
 		{"metrics", url, "GET", "/metrics", "", "", 200, true},
@@ -268,6 +291,11 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
 	eq("alert window pattern", prop("AlertRequest", "window").Pattern, papersearch.PeriodPattern)
 	eq("alert limit maximum", *prop("AlertRequest", "limit").Max, MaxFeedLimit)
+	eq("watch every pattern", prop("WatchRequest", "every").Pattern, papersearch.PeriodPattern)
+	eq("watch target maxLength", *prop("WatchRequest", "target").MaxLength, imports.MaxWatchTarget)
+	eq("watch max maximum", *prop("WatchRequest", "max").Max, imports.MaxPapers)
+	eq("watch since pattern", prop("WatchRequest", "since").Pattern, papersearch.DatePattern)
+	eq("watch sources", prop("WatchRequest", "source").Enum, imports.WatchSources())
 	for _, name := range []string{"Paper", "PaperInput", "PaperPatch"} {
 		var enum []string
 		for _, v := range prop(name, "type").Enum {

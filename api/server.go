@@ -87,6 +87,10 @@ type Options struct {
 	// Alerts, if set, keeps the saved searches of /v1/alerts; without it
 	// making one answers 501.
 	Alerts *alerts.Store
+	// Watches, if set, are the watched sources /v1/watches keeps; the
+	// caller runs them (imports.Watches.Run). Without it making one
+	// answers 501.
+	Watches *imports.Watches
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -110,13 +114,14 @@ type Server struct {
 	openAPI     []byte        // the OpenAPI document, for this service's model
 	imports     *imports.Jobs // nil: imports answer 501
 	alerts      *alerts.Store // nil: no alerts are kept
-	mcp         *mcp.Server   // the Model Context Protocol server (see MCP)
+	watches     *imports.Watches
+	mcp         *mcp.Server // the Model Context Protocol server (see MCP)
 }
 
 // New returns a Server answering from engine.
 func New(engine Engine, opts Options) *Server {
 	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready,
-		apiKey: opts.APIKey, openWrites: opts.OpenWrites, alerts: opts.Alerts, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
+		apiKey: opts.APIKey, openWrites: opts.OpenWrites, alerts: opts.Alerts, watches: opts.Watches, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -201,6 +206,11 @@ func New(engine Engine, opts Options) *Server {
 	e.GET("/v1/alerts/:id", s.getAlert, s.requireKey)
 	e.DELETE("/v1/alerts/:id", s.deleteAlert, s.requireKey)
 	e.GET("/v1/alerts/:id/feed.atom", s.alertFeedRoute)
+	e.POST("/v1/watches", s.createWatch, s.requireKey)
+	e.GET("/v1/watches", s.listWatches, s.requireKey)
+	e.GET("/v1/watches/:id", s.getWatch, s.requireKey)
+	e.DELETE("/v1/watches/:id", s.deleteWatch, s.requireKey)
+	e.POST("/v1/watches/:id/run", s.runWatch, s.requireKey)
 	s.echo = e
 	return s
 }

@@ -228,6 +228,31 @@ func (c *Client) DeleteAlert(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/alerts/"+url.PathEscape(id), nil, nil)
 }
 
+// AddWatch runs POST /v1/watches: a source the server imports from by
+// itself, every period.
+func (c *Client) AddWatch(ctx context.Context, req wire.WatchRequest) (wire.Watch, error) {
+	var out wire.Watch
+	return out, c.do(ctx, http.MethodPost, "/v1/watches", req, &out)
+}
+
+// Watches runs GET /v1/watches.
+func (c *Client) Watches(ctx context.Context) (wire.WatchesResponse, error) {
+	var out wire.WatchesResponse
+	return out, c.do(ctx, http.MethodGet, "/v1/watches", nil, &out)
+}
+
+// RemoveWatch runs DELETE /v1/watches/{id}.
+func (c *Client) RemoveWatch(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/watches/"+url.PathEscape(id), nil, nil)
+}
+
+// RunWatch runs POST /v1/watches/{id}/run: the watch is due now, and the
+// server starts it within its next look.
+func (c *Client) RunWatch(ctx context.Context, id string) (wire.Watch, error) {
+	var out wire.Watch
+	return out, c.do(ctx, http.MethodPost, "/v1/watches/"+url.PathEscape(id)+"/run", nil, &out)
+}
+
 // Get runs GET /v1/papers/{id}.
 func (c *Client) Get(ctx context.Context, id string) (papersearch.Paper, error) {
 	var out papersearch.Paper

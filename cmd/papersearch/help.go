@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/papersearch/papersearch/seeds/imports"
 )
@@ -19,6 +20,7 @@ var synopses = map[string]string{
 	"search":    "papersearch search [flags] QUERY\n\nPrint the papers that best answer QUERY (from PAPERSEARCH_SERVER when set, else the local store).",
 	"similar":   "papersearch similar [flags] ID\n\nPrint the papers most like paper ID, never the paper itself.",
 	"recommend": "papersearch recommend [flags] TAG\n\nPrint the papers outside collection TAG (the papers holding that tag) that fit it best, each with\nthe member it is nearest to; papers marked not interested for it (tagged not.TAG) are never printed.",
+	"watch":     "papersearch watch add SOURCE TARGET [flags] | list | rm ID | run ID\n\nKeep a source imported by itself: the server runs each watch every period (--every), each run going\non from where the last ended, through the pipeline import uses. Sources: " + strings.Join(imports.WatchSources(), ", ") + "\n(TARGET as import takes it). list shows each watch's next run and how its last went; rm removes one;\nrun runs one now (here, or by the server at PAPERSEARCH_SERVER). Without PAPERSEARCH_SERVER the watches\nare the data folder's, which a server on that folder runs.",
 	"mcp":       "papersearch mcp\n\nServe the Model Context Protocol over stdin and stdout, for an AI assistant that starts\nthis command: the tools search, similar, related_for_text, get_paper, list_collections, recommend,\nimport and import_status, every paper as a resource (papersearch://papers/{id}) and every\ncollection as the list of its papers (papersearch://collections/{tag}), over the local store.\nThe HTTP service answers the same at /mcp.",
 	"reindex":   "papersearch reindex\n\nRe-embed the whole index under the configured model. It takes no arguments.",
 	"eval":      "papersearch eval --corpus C (--queries Q --qrels R | --titles) [flags]\n\nBuild a fresh index of a BEIR corpus and report nDCG@10, first, top 10, MRR@10 and recall@100 per mode and per overlap band\n(the share of a query's content words its relevant paper holds: under 40%, 40-60%, over 60%), each with its paired\ndifference from the default hybrid run (or --baseline) and that difference's standard error. Figures are for the dev\nhalf of the queries; --held-out reports the other half, on which no choice should be made.",

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/papersearch/papersearch/search"
@@ -115,6 +116,10 @@ func importConfig(cfg Config, log *slog.Logger) imports.Config {
 	return imports.Config{DataDir: cfg.DataDir, Store: store, ArxivURL: cfg.ArxivURL, OpenAlexURL: cfg.OpenAlexURL,
 		OpenReviewURL: cfg.OpenReviewURL, OpenAlexEmail: cfg.OpenAlexEmail, Log: log}
 }
+
+// watchesPath is the file of the watches the server runs, beside the
+// import checkpoints in the data folder.
+func watchesPath(cfg Config) string { return filepath.Join(cfg.DataDir, "watches.db") }
 
 // likelyFormat says what a file whose first bytes are head looks like, and
 // which command reads it.

@@ -74,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return similarCmd(ctx, cfg, log, args, stdout)
 	case "recommend":
 		return recommendCmd(ctx, cfg, log, args, stdout)
+	case "watch":
+		return watchCmd(ctx, cfg, log, args, stdout)
 	case "bench":
 		return benchCmd(ctx, cfg, log, args, stdout, stderr)
 	case "eval":
@@ -111,6 +113,8 @@ func commandHelp(ctx context.Context, cmd string, args []string, stdout io.Write
 		err = similarCmd(ctx, Config{}, nil, []string{"-h"}, stdout)
 	case "recommend":
 		err = recommendCmd(ctx, Config{}, nil, []string{"-h"}, stdout)
+	case "watch":
+		err = watchHelp(ctx, args, stdout)
 	case "bench":
 		err = benchCmd(ctx, Config{}, nil, []string{"-h"}, stdout, io.Discard)
 	case "eval":

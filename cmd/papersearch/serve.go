@@ -19,6 +19,7 @@ import (
 	"github.com/papersearch/papersearch/search/qdrant"
 	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // newEmbedder returns the OpenAI-compatible client when PAPERSEARCH_EMBED_URL
@@ -175,13 +176,21 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	handler := api.New(eng, api.Options{Logger: log, Alerts: saved, MaxBody: cfg.MaxBody, Ready: func() error {
+	sources := importConfig(cfg, log)
+	sources.Clients = imports.NewClients() // one per source: its rate limit holds across imports and watches
+	watches, err := imports.OpenWatches(ctx, watchesPath(cfg), eng, sources.Open, log)
+	if err != nil {
+		return err
+	}
+	watches.Tick = cfg.WatchTick
+	defer watches.Close() // before the store closes: a run under way stops after its batch and resumes at the next start
+	handler := api.New(eng, api.Options{Logger: log, Alerts: saved, Watches: watches, MaxBody: cfg.MaxBody, Ready: func() error {
 		if e := notReady.Load(); e != nil {
 			return *e
 		}
 		return nil
 	}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Metrics: metrics,
-		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: importConfig(cfg, log).Open,
+		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: sources.Open,
 		ProtectEmbeddings: !cfg.EmbeddingsOpen, EmbedTokens: api.RateLimit{Rate: cfg.EmbeddingsTokens, Burst: cfg.EmbeddingsMax}})
 	defer handler.Close() // after the server has drained: running imports stop, keeping what they stored
 	srv := &http.Server{
@@ -213,6 +222,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return err
 		}
 	}
+	go watches.Run(ctx)
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
@@ -35,6 +36,8 @@ const (
 	// DefaultWatchSince is how far back a watch's first run reads by
 	// default, for a source read by date.
 	DefaultWatchSince = 7 * 24 * time.Hour
+	// MaxWatchTarget bounds a watch's target, in characters.
+	MaxWatchTarget = 2000
 	// MaxWatches bounds the watches kept.
 	MaxWatches = 200
 	// retryFailed is how soon a failed run is tried again, at most.
@@ -44,6 +47,7 @@ const (
 // Errors of the watches.
 var (
 	ErrNoWatch        = errors.New("no watch has the id")
+	ErrWatchRunning   = errors.New("the watch is running (here or in another process on the same data folder)")
 	ErrTooManyWatches = fmt.Errorf("%d watches are kept, the most there may be; remove one first", MaxWatches)
 )
 
@@ -58,7 +62,7 @@ type Watches struct {
 	owner string
 	// Now is the clock (time.Now; a test's to move).
 	Now func() time.Time
-	// Tick is how often Run looks for due watches (default 30 s).
+	// Tick is how often Run looks for due watches (30 s when not above 0).
 	Tick time.Duration
 	// Lease is how long a run holds its watch before renewing (default
 	// 2 minutes): a process that dies holding one frees it after this.
@@ -125,8 +129,8 @@ func (w *Watches) watchOf(req wire.WatchRequest) (watchRow, error) {
 	if !ok || k.file {
 		return watchRow{}, badRequest("source", "must be a network source: "+strings.Join(WatchSources(), ", "))
 	}
-	if strings.TrimSpace(req.Target) == "" {
-		return watchRow{}, badRequest("target", "must say what the source is asked for")
+	if strings.TrimSpace(req.Target) == "" || utf8.RuneCountInString(req.Target) > MaxWatchTarget {
+		return watchRow{}, badRequest("target", fmt.Sprintf("must say what the source is asked for, in at most %d characters", MaxWatchTarget))
 	}
 	every := cmp.Or(req.Every, DefaultWatchEvery)
 	period, err := papersearch.ParsePeriod(every)
@@ -146,10 +150,11 @@ func (w *Watches) watchOf(req wire.WatchRequest) (watchRow, error) {
 	now := w.Now().UTC().Truncate(time.Millisecond)
 	since := ""
 	if k.since != nil {
-		since = cmp.Or(req.Since, now.Add(-DefaultWatchSince).Format(time.DateOnly))
-		if first, _, ok := papersearch.ParseDate(since); !ok || len(since) != len(time.DateOnly) || first.After(now) {
-			return watchRow{}, badRequest("since", "must be a day (YYYY-MM-DD) not after today")
+		first, _, ok := papersearch.ParseDate(cmp.Or(req.Since, now.Add(-DefaultWatchSince).Format(time.DateOnly)))
+		if !ok {
+			return watchRow{}, badRequest("since", "must be a day (YYYY-MM-DD) or a month (YYYY-MM, its first day)")
 		}
+		since = first.Format(time.DateOnly)
 	} else if req.Since != "" {
 		return watchRow{}, badRequest("since", "is for the sources read by date: "+strings.Join(dated(), ", "))
 	}
@@ -239,7 +244,11 @@ func (w *Watches) RunNow(ctx context.Context, id string) (wire.Watch, error) {
 // Run starts the due watches every Tick until ctx ends, then stops its
 // runs and waits for them.
 func (w *Watches) Run(ctx context.Context) {
-	t := time.NewTicker(w.Tick)
+	tick := w.Tick
+	if tick <= 0 {
+		tick = 30 * time.Second
+	}
+	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
 		if err := w.StartDue(ctx); err != nil && ctx.Err() == nil {
@@ -263,28 +272,51 @@ func (w *Watches) StartDue(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
-		ok, err := w.store.claim(ctx, id, w.owner, w.Now(), w.Lease)
-		if err != nil {
+		if _, err := w.start(ctx, id); err != nil {
 			return err
 		}
-		if !ok {
-			continue // another process took it first
-		}
-		runCtx, cancel := context.WithCancel(ctx)
-		w.mu.Lock()
-		w.running[id] = cancel
-		w.mu.Unlock()
-		w.wg.Add(1)
-		go func() {
-			defer w.wg.Done()
-			defer cancel()
-			w.runWatch(runCtx, id)
-			w.mu.Lock()
-			delete(w.running, id)
-			w.mu.Unlock()
-		}()
 	}
 	return nil
+}
+
+// start claims the watch of that id if it is due and no process runs it,
+// and runs it in the background; it reports whether it did.
+func (w *Watches) start(ctx context.Context, id string) (bool, error) {
+	ok, err := w.store.claim(ctx, id, w.owner, w.Now(), w.Lease)
+	if err != nil || !ok {
+		return false, err // not ok: another process took it first
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	w.mu.Lock()
+	w.running[id] = cancel
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer cancel()
+		w.runWatch(runCtx, id)
+		w.mu.Lock()
+		delete(w.running, id)
+		w.mu.Unlock()
+	}()
+	return true, nil
+}
+
+// RunHere runs the watch of that id now, in this process, and returns it
+// as the run left it; ErrWatchRunning if a process runs it already.
+func (w *Watches) RunHere(ctx context.Context, id string) (wire.Watch, error) {
+	if err := w.store.runNow(ctx, id, w.Now()); err != nil {
+		return wire.Watch{}, err
+	}
+	started, err := w.start(ctx, id)
+	if err != nil {
+		return wire.Watch{}, err
+	}
+	if !started {
+		return wire.Watch{}, fmt.Errorf("%w: %s", ErrWatchRunning, id)
+	}
+	w.Wait()
+	return w.Get(context.WithoutCancel(ctx), id)
 }
 
 // Wait waits for this process's runs to end.

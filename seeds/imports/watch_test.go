@@ -344,7 +344,7 @@ func TestWatchFailureAndRemoval(t *testing.T) {
 		{wire.WatchRequest{Source: "arxiv", Target: "x", Every: "30m"}, "every"},
 		{wire.WatchRequest{Source: "arxiv", Target: "x", Max: &zero}, "max"},
 		{wire.WatchRequest{Source: "arxiv", Target: "x", Tags: []string{"a b"}}, "tags"},
-		{wire.WatchRequest{Source: "arxiv", Target: "x", Since: "2027-01-01"}, "since"},
+		{wire.WatchRequest{Source: "arxiv", Target: "x", Since: "2027-02-30"}, "since"},
 		{wire.WatchRequest{Source: "arxiv", Target: "x", Since: "yesterday"}, "since"},
 		{wire.WatchRequest{Source: "openreview", Target: "x", Since: "2026-01-01"}, "since"},
 	} {

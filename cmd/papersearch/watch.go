@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/papersearch/papersearch/api/client"
+	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/seeds/imports"
+)
+
+// watchList is what the watch command does with the watches: those of
+// the service at PAPERSEARCH_SERVER, or those in the data folder, which a
+// server on it runs (imports.Watches).
+type watchList interface {
+	Add(ctx context.Context, req wire.WatchRequest) (wire.Watch, error)
+	List(ctx context.Context) ([]wire.Watch, error)
+	Remove(ctx context.Context, id string) error
+}
+
+// remoteWatches are the watches of a service.
+type remoteWatches struct{ c *client.Client }
+
+func (r remoteWatches) Add(ctx context.Context, req wire.WatchRequest) (wire.Watch, error) {
+	return r.c.AddWatch(ctx, req)
+}
+
+func (r remoteWatches) List(ctx context.Context) ([]wire.Watch, error) {
+	res, err := r.c.Watches(ctx)
+	return res.Watches, err
+}
+
+func (r remoteWatches) Remove(ctx context.Context, id string) error { return r.c.RemoveWatch(ctx, id) }
+
+// watchHelp prints the watch command's usage, with a subcommand's flags
+// when one is named.
+func watchHelp(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return watchCmd(ctx, Config{}, nil, append([]string{args[0]}, "-h"), stdout)
+	}
+	return printHelp(stdout, "watch", nil)
+}
+
+// watchCmd runs papersearch watch add|list|rm|run.
+func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if wantsHelp(args) {
+			return printHelp(stdout, "watch", nil)
+		}
+		return usageError{"watch needs a subcommand: add, list, rm or run; see papersearch watch -h"}
+	}
+	sub, args := args[0], args[1:]
+	var (
+		req    wire.WatchRequest
+		tags   tagFlags
+		max    int
+		asJSON bool
+	)
+	fs := flag.NewFlagSet("watch "+sub, flag.ContinueOnError)
+	fs.BoolVar(&asJSON, "json", false, "print the API's JSON instead of a table")
+	want := 1 // positional arguments
+	switch sub {
+	case "add":
+		fs.StringVar(&req.Every, "every", imports.DefaultWatchEvery, "the time between runs: hours, days or weeks (6h, 1d, 1w)")
+		fs.Var(&tags, "tag", "a tag every paper the watch imports gets (repeat for several)")
+		fs.IntVar(&max, "max", imports.DefaultPapers, "the most papers one run imports")
+		fs.StringVar(&req.Since, "since", "", "the day (YYYY-MM-DD) the first run reads from, for arxiv and openalex (default: 7 days ago)")
+		want = 2
+	case "list":
+		want = 0
+	case "rm", "run":
+	default:
+		return usageError{fmt.Sprintf("watch: unknown subcommand %q; it is add, list, rm or run", sub)}
+	}
+	positional, err := parseInterleaved(fs, "watch", args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(positional) != want {
+		return usageError{fmt.Sprintf("watch %s takes %d arguments, got %d; see papersearch watch -h", sub, want, len(positional))}
+	}
+	list, done, err := openWatchList(ctx, cfg, log, sub == "run")
+	if err != nil {
+		return err
+	}
+	defer done()
+	var out []wire.Watch
+	switch sub {
+	case "add":
+		req.Source, req.Target, req.Tags, req.Max = positional[0], positional[1], tags, &max
+		w, err := list.Add(ctx, req)
+		if err != nil {
+			return err
+		}
+		out = []wire.Watch{w}
+	case "list":
+		if out, err = list.List(ctx); err != nil {
+			return err
+		}
+	case "rm":
+		if err := list.Remove(ctx, positional[0]); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "removed %s\n", positional[0])
+		return err
+	case "run":
+		w, err := runWatch(ctx, cfg, list, positional[0])
+		if err != nil {
+			return err
+		}
+		out = []wire.Watch{w}
+	}
+	return printWatches(stdout, out, asJSON)
+}
+
+// openWatchList opens the watches the command works on: the service's
+// when PAPERSEARCH_SERVER is set, else the data folder's; to run one here
+// (running), with the engine over the local store. done closes them.
+func openWatchList(ctx context.Context, cfg Config, log *slog.Logger, running bool) (watchList, func(), error) {
+	if cfg.Server != "" {
+		c, err := client.New(cfg.Server, cfg.APIKey, nil)
+		return remoteWatches{c}, func() {}, err
+	}
+	if !running {
+		w, err := imports.OpenWatches(ctx, watchesPath(cfg), nil, nil, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		return w, func() { w.Close() }, nil
+	}
+	eng, store, err := openEngine(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	sources := importConfig(cfg, log)
+	w, err := imports.OpenWatches(ctx, watchesPath(cfg), eng, sources.Open, log)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return w, func() { w.Close(); store.Close() }, nil
+}
+
+// runWatch runs a watch now: here, when the watches are the data
+// folder's; by the service, which starts it within its next look,
+// otherwise.
+func runWatch(ctx context.Context, cfg Config, list watchList, id string) (wire.Watch, error) {
+	if here, ok := list.(*imports.Watches); ok {
+		return here.RunHere(ctx, id)
+	}
+	c, err := client.New(cfg.Server, cfg.APIKey, nil)
+	if err != nil {
+		return wire.Watch{}, err
+	}
+	return c.RunWatch(ctx, id)
+}
+
+// printWatches prints watches as a table, or as the API's JSON.
+func printWatches(w io.Writer, watches []wire.Watch, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(wire.WatchesResponse{Watches: watches})
+	}
+	if len(watches) == 0 {
+		_, err := fmt.Fprintln(w, "no watches; add one with 'papersearch watch add SOURCE TARGET'")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSOURCE\tTARGET\tEVERY\tTAGS\tNEXT RUN\tLAST RUN")
+	for _, x := range watches {
+		next := x.NextRun.Local().Format(time.DateTime)
+		if x.Running {
+			next = "running now"
+		}
+		last := "never"
+		if x.LastFinished != nil {
+			last = fmt.Sprintf("%s: %d read, %d new", x.LastFinished.Local().Format(time.DateTime), x.LastRead, x.LastAdded)
+			if x.LastError != "" {
+				last = x.LastFinished.Local().Format(time.DateTime) + ": failed: " + x.LastError
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Source, x.Target, x.Every, strings.Join(x.Tags, ","), next, last)
+	}
+	return tw.Flush()
+}
