@@ -1,8 +1,10 @@
 package papersearch
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"time"
@@ -142,4 +144,37 @@ func EarlierAdded(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// UnmarshalJSON reads a bound, refusing an empty one: JSON says "no
+// bound" by leaving it out or with null (which leaves b as it was).
+func (b *Bound) UnmarshalJSON(data []byte) error {
+	return nonEmptyString(data, (*string)(b), reflect.TypeFor[Bound]())
+}
+
+// Form says what a bound must be, for an error naming it.
+func (Bound) Form() string { return "a day (YYYY-MM-DD) or an RFC 3339 time" }
+
+// UnmarshalJSON reads which date a filter bounds, refusing an empty
+// name: JSON says "the default" by leaving it out or with null.
+func (b *DateBy) UnmarshalJSON(data []byte) error {
+	return nonEmptyString(data, (*string)(b), reflect.TypeFor[DateBy]())
+}
+
+// Form says what a DateBy must be, for an error naming it.
+func (DateBy) Form() string { return string(ByPublished) + " or " + string(ByAdded) }
+
+// nonEmptyString decodes a JSON string that may not be empty into dst;
+// null leaves dst alone. Another value, or "", is a *json.UnmarshalTypeError
+// of type t, which the decoder places at its field.
+func nonEmptyString(data []byte, dst *string, t reflect.Type) error {
+	if string(data) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil || s == "" {
+		return &json.UnmarshalTypeError{Value: string(data), Type: t}
+	}
+	*dst = s
+	return nil
 }

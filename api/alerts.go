@@ -10,7 +10,6 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
-	"github.com/papersearch/papersearch/search"
 )
 
 // Saved searches (alerts): a query or a collection, with filters, whose
@@ -21,7 +20,10 @@ import (
 // alertOf checks an alert request and returns the alert it makes, with
 // the defaults filled.
 func alertOf(req wire.AlertRequest) (wire.Alert, error) {
-	a := wire.Alert{Query: req.Query, Collection: req.Collection, Filters: req.Filters, Window: req.Window, Limit: DefaultFeedLimit}
+	a := wire.Alert{Query: req.Query, Collection: req.Collection, Filters: req.Filters, Window: DefaultFeedWindow, Limit: DefaultFeedLimit}
+	if req.Window != nil {
+		a.Window = *req.Window
+	}
 	switch {
 	case (a.Query == "") == (a.Collection == ""):
 		return a, invalid("give a query or a collection, one of them",
@@ -37,9 +39,6 @@ func alertOf(req wire.AlertRequest) (wire.Alert, error) {
 			}
 		}
 	}
-	if a.Window == "" {
-		a.Window = DefaultFeedWindow
-	}
 	if _, err := papersearch.ParsePeriod(a.Window); err != nil {
 		return a, invalid("window "+err.Error(), wire.FieldProblem{Pointer: "/window", Detail: err.Error()})
 	}
@@ -54,7 +53,7 @@ func alertOf(req wire.AlertRequest) (wire.Alert, error) {
 // alertFeed is the feed an alert lists.
 func alertFeed(a wire.Alert) feedSpec {
 	window, _ := papersearch.ParsePeriod(a.Window) // checked when made
-	spec := feedSpec{Key: "alert:" + a.ID, Query: a.Query, Tag: a.Collection, Window: window, Limit: a.Limit,
+	spec := feedSpec{Key: "alert:" + a.ID, Query: a.Query, Tag: a.Collection, Window: window, Limit: a.Limit, Saved: true,
 		Title: "papersearch: " + a.Query}
 	if a.Collection != "" {
 		spec.Title = "papersearch: new for " + a.Collection
@@ -97,7 +96,7 @@ func (s *Server) createAlert(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.feedHits(c.Request().Context(), alertFeed(a), time.Now()); err != nil && !errors.Is(err, search.ErrEmptyCollection) {
+	if _, err := s.feedHits(c.Request().Context(), alertFeed(a), time.Now()); err != nil {
 		return err
 	}
 	a.Created = time.Now().UTC().Truncate(time.Second)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -55,6 +56,9 @@ type feedSpec struct {
 	Filter papersearch.Filter
 	Window time.Duration
 	Limit  int
+	// Saved: an alert's feed, which lists nothing (rather than failing)
+	// while no paper holds its collection.
+	Saved bool
 }
 
 // feedHits returns the papers of a feed, newest first: the Limit that fit
@@ -69,6 +73,9 @@ func (s *Server) feedHits(ctx context.Context, spec feedSpec, now time.Time) ([]
 	)
 	if spec.Tag != "" {
 		res, err = s.engine.Recommend(ctx, search.RecommendQuery{Tag: spec.Tag, Filter: f, Limit: spec.Limit, Method: spec.Method})
+		if errors.Is(err, search.ErrEmptyCollection) && spec.Saved {
+			return nil, nil
+		}
 	} else {
 		res, err = s.engine.Search(ctx, search.Query{Text: spec.Query, Filter: f, Limit: spec.Limit, Explain: true})
 	}

@@ -171,14 +171,21 @@ func TestAlerts(t *testing.T) {
 		{`{"query":"x","filters":{"since":"2026-01-01"}}`, `/filters/since`},
 		{`{"query":"x","filters":{"year_min":99999}}`, `/filters/year_min`},
 		{`{"query":"x","colour":"red"}`, `colour`},
+		{`{"query":"x","window":""}`, `/window`},
+		{`{"query":"x","filters":{"by":""}}`, `/filters/by`},
 	} {
 		resp, b := do(t, "POST", url+"/v1/alerts", "application/json", tt.body, key...)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), tt.want) {
 			t.Errorf("POST %s: %d %s; want 400 naming %s", tt.body, resp.StatusCode, b, tt.want)
 		}
 	}
-	if resp, b := do(t, "POST", url+"/v1/alerts", "application/json", `{"collection":"not-yet"}`, key...); resp.StatusCode != 201 {
+	resp, b = do(t, "POST", url+"/v1/alerts", "application/json", `{"collection":"not-yet"}`, key...)
+	var later wire.Alert
+	if resp.StatusCode != 201 || json.Unmarshal(b, &later) != nil {
 		t.Errorf("an alert for a collection no paper holds yet: %d %s", resp.StatusCode, b)
+	}
+	if f, _ := readFeed(t, later.FeedURL); len(f.Entries) != 0 {
+		t.Errorf("its feed, before any paper holds the collection: %+v", f.Entries)
 	}
 	if resp, _ := do(t, "GET", a.FeedURL+"?limit=5", "", ""); resp.StatusCode != 400 {
 		t.Errorf("an alert's feed with a parameter: %d", resp.StatusCode)

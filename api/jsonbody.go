@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -280,6 +281,9 @@ func jsonProblem(err error, prefix string) *wire.Problem {
 		return problem(http.StatusBadRequest, "malformed-json", "the request body ends in the middle of a JSON value")
 	case errors.As(err, &typ):
 		want := jsonKind(typ.Type.Kind().String())
+		if f, ok := reflect.Zero(typ.Type).Interface().(interface{ Form() string }); ok {
+			want = f.Form() // a string of a form: a date bound, say
+		}
 		if typ.Field == "" {
 			if prefix == "" {
 				return invalid("the request body must be "+want,

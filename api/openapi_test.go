@@ -133,6 +133,8 @@ func TestOpenAPI(t *testing.T) {
 		{"search with nulls", url, "POST", "/v1/search", "", `{"query":"robots","like":null,"filters":null,"mode":null,"limit":null,"cursor":null,"explain":null}`, 200, true},
 		{"search empty year range", url, "POST", "/v1/search", "", `{"query":"robots","filters":{"year_min":2030,"year_max":2000}}`, 200, true},
 		{"search blank query with like", url, "POST", "/v1/search", "", `{"query":" ","like":["` + id + `"]}`, 200, true},
+		{"search empty date bound", url, "POST", "/v1/search", "", `{"query":"robots","filters":{"since":""}}`, 400, false},
+		{"search empty by", url, "POST", "/v1/search", "", `{"query":"robots","filters":{"by":""}}`, 400, false},
 		{"search blank query alone", url, "POST", "/v1/search", "", `{"query":" "}`, 400, false},
 		{"search unknown like", url, "POST", "/v1/search", "", `{"like":["no-such-paper"]}`, 404, true},
 		{"search lexical like only", url, "POST", "/v1/search", "", `{"like":["` + id + `"],"mode":"lexical"}`, 400, false},

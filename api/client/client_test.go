@@ -123,7 +123,7 @@ func TestClient(t *testing.T) {
 			t.Errorf("GET %s: %v %v", u, resp, err)
 		}
 	}
-	alert, err := c.CreateAlert(ctx, wire.AlertRequest{Query: "proteins", Window: "36h", Limit: ptr(3)})
+	alert, err := c.CreateAlert(ctx, wire.AlertRequest{Query: "proteins", Window: ptr("36h"), Limit: ptr(3)})
 	if err != nil || alert.FeedURL == "" || alert.Window != "36h" {
 		t.Fatalf("create an alert: %+v %v", alert, err)
 	}

@@ -189,7 +189,7 @@ type AlertRequest struct {
 	Filters *papersearch.Filter `json:"filters,omitempty" jsonschema:"restrict the papers considered (without since, until or by: the window bounds when papers were added)"`
 	// Window is how far back the feed reaches, by when papers were added:
 	// a number of hours, days or weeks ("36h", "7d", "2w").
-	Window string `json:"window,omitempty" jsonschema:"how far back the feed reaches by when papers were added: hours, days or weeks such as 36h, 7d or 2w (default 7d, at most 366d)"`
+	Window *string `json:"window,omitempty" jsonschema:"how far back the feed reaches by when papers were added: hours, days or weeks such as 36h, 7d or 2w (default 7d, at most 366d)"`
 	// Limit is how many entries the feed holds at most.
 	Limit *int `json:"limit,omitempty" jsonschema:"the most entries the feed holds, 1 to 100 (default 20)"`
 }
@@ -222,7 +222,7 @@ type WatchRequest struct {
 	Source string `json:"source" jsonschema:"the source: arxiv, openalex or openreview"`
 	Target string `json:"target" jsonschema:"what the source is asked for: an arXiv query, an OpenAlex filter or an OpenReview venue id"`
 	// Every is the period between runs ("6h", "1d"; default 1d).
-	Every string `json:"every,omitempty" jsonschema:"the time between runs: hours, days or weeks such as 6h, 1d or 1w (default 1d)"`
+	Every *string `json:"every,omitempty" jsonschema:"the time between runs: hours, days or weeks such as 6h, 1d or 1w (default 1d)"`
 	// Tags go on every paper the watch imports, beside the source's own.
 	Tags []string `json:"tags,omitempty" jsonschema:"tags every paper the watch imports gets (a collection, say)"`
 	// Max bounds the papers of one run (default 1000).
@@ -230,7 +230,7 @@ type WatchRequest struct {
 	// Since is the first day the first run reads from, for the sources
 	// read by date (arxiv, openalex; default 7 days before the watch is
 	// made).
-	Since string `json:"since,omitempty" jsonschema:"the day (YYYY-MM-DD) the first run reads from, for arxiv and openalex (default: 7 days ago)"`
+	Since *string `json:"since,omitempty" jsonschema:"the day (YYYY-MM-DD) the first run reads from, for arxiv and openalex (default: 7 days ago)"`
 }
 
 // Watch is a watched source as GET /v1/watches reports it: its request

@@ -58,20 +58,21 @@ func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	}
 	sub, args := args[0], args[1:]
 	var (
-		req    wire.WatchRequest
-		tags   tagFlags
-		max    int
-		asJSON bool
+		req          wire.WatchRequest
+		every, since string
+		tags         tagFlags
+		max          int
+		asJSON       bool
 	)
 	fs := flag.NewFlagSet("watch "+sub, flag.ContinueOnError)
 	fs.BoolVar(&asJSON, "json", false, "print the API's JSON instead of a table")
 	want := 1 // positional arguments
 	switch sub {
 	case "add":
-		fs.StringVar(&req.Every, "every", imports.DefaultWatchEvery, "the time between runs: hours, days or weeks (6h, 1d, 1w)")
+		fs.StringVar(&every, "every", imports.DefaultWatchEvery, "the time between runs: hours, days or weeks (6h, 1d, 1w)")
 		fs.Var(&tags, "tag", "a tag every paper the watch imports gets (repeat for several)")
 		fs.IntVar(&max, "max", imports.DefaultPapers, "the most papers one run imports")
-		fs.StringVar(&req.Since, "since", "", "the day (YYYY-MM-DD) the first run reads from, for arxiv and openalex (default: 7 days ago)")
+		fs.StringVar(&since, "since", "", "the day (YYYY-MM-DD) the first run reads from, for arxiv and openalex (default: 7 days ago)")
 		want = 2
 	case "list":
 		want = 0
@@ -94,7 +95,10 @@ func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	var out []wire.Watch
 	switch sub {
 	case "add":
-		req.Source, req.Target, req.Tags, req.Max = positional[0], positional[1], tags, &max
+		req.Source, req.Target, req.Tags, req.Max, req.Every = positional[0], positional[1], tags, &max, &every
+		if since != "" {
+			req.Since = &since
+		}
 		w, err := list.Add(ctx, req)
 		if err != nil {
 			return err

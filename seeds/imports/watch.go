@@ -1,7 +1,6 @@
 package imports
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -132,7 +131,10 @@ func (w *Watches) watchOf(req wire.WatchRequest) (watchRow, error) {
 	if strings.TrimSpace(req.Target) == "" || utf8.RuneCountInString(req.Target) > MaxWatchTarget {
 		return watchRow{}, badRequest("target", fmt.Sprintf("must say what the source is asked for, in at most %d characters", MaxWatchTarget))
 	}
-	every := cmp.Or(req.Every, DefaultWatchEvery)
+	every := DefaultWatchEvery
+	if req.Every != nil {
+		every = *req.Every
+	}
 	period, err := papersearch.ParsePeriod(every)
 	if err != nil {
 		return watchRow{}, badRequest("every", err.Error())
@@ -150,12 +152,16 @@ func (w *Watches) watchOf(req wire.WatchRequest) (watchRow, error) {
 	now := w.Now().UTC().Truncate(time.Millisecond)
 	since := ""
 	if k.since != nil {
-		first, _, ok := papersearch.ParseDate(cmp.Or(req.Since, now.Add(-DefaultWatchSince).Format(time.DateOnly)))
+		day := now.Add(-DefaultWatchSince).Format(time.DateOnly)
+		if req.Since != nil {
+			day = *req.Since
+		}
+		first, _, ok := papersearch.ParseDate(day)
 		if !ok {
 			return watchRow{}, badRequest("since", "must be a day (YYYY-MM-DD) or a month (YYYY-MM, its first day)")
 		}
 		since = first.Format(time.DateOnly)
-	} else if req.Since != "" {
+	} else if req.Since != nil {
 		return watchRow{}, badRequest("since", "is for the sources read by date: "+strings.Join(dated(), ", "))
 	}
 	if tags == nil {

@@ -148,9 +148,9 @@ func TestWatchFollowsEachSource(t *testing.T) {
 			*tt.url(&env.cfg) = up.URL
 			up.Publish(5)
 			w := env.open(t)
-			req := wire.WatchRequest{Source: tt.source, Target: tt.target, Every: "1d", Tags: []string{"Followed"}}
+			req := wire.WatchRequest{Source: tt.source, Target: tt.target, Every: ptr("1d"), Tags: []string{"Followed"}}
 			if tt.source != "openreview" {
-				req.Since = "2025-12-01"
+				req.Since = ptr("2025-12-01")
 			}
 			watch, err := w.Add(ctx, req)
 			if err != nil || watch.Every != "1d" || watch.Max != DefaultPapers || !watch.NextRun.Equal(env.clock.now()) {
@@ -238,7 +238,7 @@ func TestWatchNeverRunsTwice(t *testing.T) {
 	env.cfg.ArxivURL = up.URL
 	up.Publish(3)
 	a, b := env.open(t), env.open(t)
-	watch, err := a.Add(ctx, wire.WatchRequest{Source: "arxiv", Target: "cat:cs.CL", Since: "2025-12-01"})
+	watch, err := a.Add(ctx, wire.WatchRequest{Source: "arxiv", Target: "cat:cs.CL", Since: ptr("2025-12-01")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestWatchRunsOnItsInterval(t *testing.T) {
 	done := make(chan struct{})
 	go func() { w.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	watch, err := w.Add(ctx, wire.WatchRequest{Source: "openalex", Target: "topics.id:T1", Every: "6h", Since: "2025-12-01"})
+	watch, err := w.Add(ctx, wire.WatchRequest{Source: "openalex", Target: "topics.id:T1", Every: ptr("6h"), Since: ptr("2025-12-01")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestWatchFailureAndRemoval(t *testing.T) {
 	up := fetchtest.OpenAlexLive(t, "topics.id:T1", "someone-else@example.org", 200) // refuses our mailto
 	env.cfg.OpenAlexURL = up.URL
 	w := env.open(t)
-	watch, err := w.Add(ctx, wire.WatchRequest{Source: "openalex", Target: "topics.id:T1", Every: "1w", Since: "2026-11-01"})
+	watch, err := w.Add(ctx, wire.WatchRequest{Source: "openalex", Target: "topics.id:T1", Every: ptr("1w"), Since: ptr("2026-11-01")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,12 +341,12 @@ func TestWatchFailureAndRemoval(t *testing.T) {
 		{wire.WatchRequest{Source: "bibtex", Target: "x"}, "source"},
 		{wire.WatchRequest{Source: "arxiv-snapshot", Target: "x"}, "source"},
 		{wire.WatchRequest{Source: "arxiv", Target: " "}, "target"},
-		{wire.WatchRequest{Source: "arxiv", Target: "x", Every: "30m"}, "every"},
+		{wire.WatchRequest{Source: "arxiv", Target: "x", Every: ptr("30m")}, "every"},
 		{wire.WatchRequest{Source: "arxiv", Target: "x", Max: &zero}, "max"},
 		{wire.WatchRequest{Source: "arxiv", Target: "x", Tags: []string{"a b"}}, "tags"},
-		{wire.WatchRequest{Source: "arxiv", Target: "x", Since: "2027-02-30"}, "since"},
-		{wire.WatchRequest{Source: "arxiv", Target: "x", Since: "yesterday"}, "since"},
-		{wire.WatchRequest{Source: "openreview", Target: "x", Since: "2026-01-01"}, "since"},
+		{wire.WatchRequest{Source: "arxiv", Target: "x", Since: ptr("2027-02-30")}, "since"},
+		{wire.WatchRequest{Source: "arxiv", Target: "x", Since: ptr("yesterday")}, "since"},
+		{wire.WatchRequest{Source: "openreview", Target: "x", Since: ptr("2026-01-01")}, "since"},
 	} {
 		var fe *papersearch.FieldError
 		if _, err := w.Add(ctx, tt.req); !errors.As(err, &fe) || fe.Field != tt.field || !errors.Is(err, ErrBadRequest) {
@@ -354,3 +354,5 @@ func TestWatchFailureAndRemoval(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
