@@ -47,7 +47,9 @@ type watchEnv struct {
 	clock *clock
 }
 
-func newWatchEnv(t *testing.T) *watchEnv {
+func newWatchEnv(t *testing.T) *watchEnv { return newWatchEnvTB(t) }
+
+func newWatchEnvTB(t testing.TB) *watchEnv {
 	t.Helper()
 	eng, _ := searchtest.Engine(t, hashvec.Embedder{Model: embed.ModelInfo{Name: "test-model", Dim: 8}}, search.Options{})
 	dir := t.TempDir()
@@ -56,7 +58,9 @@ func newWatchEnv(t *testing.T) *watchEnv {
 }
 
 // open opens the watches as a server process on the folder does.
-func (e *watchEnv) open(t *testing.T) *Watches {
+func (e *watchEnv) open(t *testing.T) *Watches { return e.openTB(t) }
+
+func (e *watchEnv) openTB(t testing.TB) *Watches {
 	t.Helper()
 	w, err := OpenWatches(context.Background(), e.path, e.eng, e.cfg.Open, nil)
 	if err != nil {
