@@ -63,6 +63,35 @@ func (s *Server) recommendations(c echo.Context) error {
 	return respond(c, res)
 }
 
+// collectionPapers answers GET /v1/collections/{tag}/papers: its papers
+// and those marked not interested for it (at most
+// search.MaxCollectionPapers of each); a collection no paper holds has
+// none.
+func (s *Server) collectionPapers(c echo.Context) error {
+	tag, err := collectionTag(c)
+	if err != nil {
+		return err
+	}
+	for name := range c.QueryParams() {
+		return invalid("this request takes no parameters", wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
+	}
+	out := wire.CollectionResponse{Tag: tag, Papers: []papersearch.Paper{}, NotInterested: []papersearch.Paper{}}
+	ctx := c.Request().Context()
+	for dst, t := range map[*[]papersearch.Paper]string{&out.Papers: tag, &out.NotInterested: papersearch.NotInterestedTag(tag)} {
+		papers, err := s.engine.CollectionPapers(ctx, t)
+		if err != nil {
+			return err
+		}
+		for _, p := range papers {
+			if p.Authors == nil {
+				p.Authors = []string{}
+			}
+			*dst = append(*dst, p)
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
 // retag answers the membership routes of a collection: POST with {"ids"}
 // adds or marks papers, DELETE with an id in the path takes one out; the
 // tags it adds and removes are given by the route (collectionEdit).

@@ -42,6 +42,11 @@ func TestCollections(t *testing.T) {
 	if code, _ := post("/v1/collections/reading-list/not-interested", `{"ids":["`+dismissed+`"]}`); code != 200 {
 		t.Fatalf("mark: %d", code)
 	}
+	var members wire.CollectionResponse
+	if _, b := do(t, "GET", srv.URL+"/v1/collections/READING-list/papers", "", ""); json.Unmarshal(b, &members) != nil ||
+		len(members.Papers) != 2 || len(members.NotInterested) != 1 || members.NotInterested[0].ID != dismissed {
+		t.Errorf("the collection's papers: %s", b)
+	}
 	var cs wire.CollectionsResponse
 	_, b := do(t, "GET", srv.URL+"/v1/collections", "", "")
 	json.Unmarshal(b, &cs)

@@ -98,6 +98,8 @@ func TestOpenAPI(t *testing.T) {
 		{"collections", url, "GET", "/v1/collections", "", "", 200, true},
 		{"collections unknown parameter", url, "GET", "/v1/collections?tag=x", "", "", 400, false},
 		{"collection add", writable.URL, "POST", "/v1/collections/OA-List/papers", "", `{"ids":["` + id + `"]}`, 200, true},
+		{"collection", url, "GET", "/v1/collections/oa-list/papers", "", "", 200, true},
+		{"collection with a parameter", url, "GET", "/v1/collections/oa-list/papers?limit=2", "", "", 400, false},
 		{"collection mark", writable.URL, "POST", "/v1/collections/oa-list/not-interested", "", `{"ids":["` + papers[3].ID + `"]}`, 200, true},
 		{"recommendations", url, "GET", "/v1/collections/oa-list/recommendations?limit=2&method=neighbours&since=2000-01-01&by=published", "", "", 200, true},
 		{"recommendations csv", url, "GET", "/v1/collections/oa-list/recommendations?limit=2&method=logistic", "text/csv", "", 200, true},

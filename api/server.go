@@ -174,6 +174,7 @@ func New(engine Engine, opts Options) *Server {
 	e.GET("/v1/collections", s.collections)
 	e.GET("/v1/collections/:tag/recommendations", s.recommendations)
 	e.GET("/v1/collections/:tag/feed.atom", s.collectionFeed)
+	e.GET("/v1/collections/:tag/papers", s.collectionPapers)
 	e.POST("/v1/collections/:tag/papers", s.retag(addToCollection), s.requireKey)
 	e.DELETE("/v1/collections/:tag/papers/*", s.retag(removeFromCollection), s.requireKey)
 	e.POST("/v1/collections/:tag/not-interested", s.retag(markNotInterested), s.requireKey)

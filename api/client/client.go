@@ -151,6 +151,13 @@ func (c *Client) Collections(ctx context.Context) (wire.CollectionsResponse, err
 	return out, c.do(ctx, http.MethodGet, "/v1/collections", nil, &out)
 }
 
+// Collection runs GET /v1/collections/{tag}/papers: the collection's
+// papers and those marked not interested for it.
+func (c *Client) Collection(ctx context.Context, tag string) (wire.CollectionResponse, error) {
+	var out wire.CollectionResponse
+	return out, c.do(ctx, http.MethodGet, "/v1/collections/"+url.PathEscape(tag)+"/papers", nil, &out)
+}
+
 // AddToCollection runs POST /v1/collections/{tag}/papers: the papers join
 // the collection (and lose a not-interested mark for it).
 func (c *Client) AddToCollection(ctx context.Context, tag string, ids []string) (wire.CollectionChange, error) {

@@ -112,6 +112,9 @@ func TestClient(t *testing.T) {
 	}) {
 		t.Errorf("collections: %+v %v", cs, err)
 	}
+	if col, err := c.Collection(ctx, "reading"); err != nil || len(col.Papers) != 1 || col.Papers[0].ID != "a" || len(col.NotInterested) != 1 {
+		t.Errorf("collection: %+v %v", col, err)
+	}
 	// c was deleted above: the one paper left outside is the import's.
 	rec, err := c.Recommend(ctx, "reading", client.RecommendParams{Limit: 5, Method: "centroid", Filter: papersearch.Filter{Tags: []string{"lib"}}})
 	if err != nil || len(rec.Results) != 1 || rec.Results[0].ID != "csl:x1" || len(rec.Results[0].Because) != 1 || rec.Results[0].Because[0].ID != "a" {

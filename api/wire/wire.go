@@ -100,6 +100,14 @@ type CollectionPapers struct {
 	IDs []string `json:"ids" jsonschema:"paper ids (or source ids of papers), 1 to 1000"`
 }
 
+// CollectionResponse is the body of GET /v1/collections/{tag}/papers: the
+// collection's papers and those marked not interested for it, by id.
+type CollectionResponse struct {
+	Tag           string              `json:"tag"`
+	Papers        []papersearch.Paper `json:"papers"`
+	NotInterested []papersearch.Paper `json:"not_interested"`
+}
+
 // CollectionChange says what a change to a collection's papers did: the
 // papers it updated, by id.
 type CollectionChange struct {

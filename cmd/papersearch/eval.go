@@ -125,7 +125,7 @@ func evalRecommendations(ctx context.Context, cfg Config, log *slog.Logger, a ev
 type evalArgs struct {
 	corpus, queriesFile, qrelsFile, featuresFile, baselineFile                 string
 	modes                                                                      []search.Mode
-	asJSON, sweep, misses, rawQueries, titles, overlapOnly, heldOut, recommend bool
+	asJSON, sweep, misses, rawQueries, titles, overlapOnly, heldOut, recommend, noTitles bool
 	denseWeight                                                                float64
 	sample, sampleFrom                                                         int
 }
@@ -150,6 +150,7 @@ func parseEvalArgs(args []string, stdout io.Writer) (evalArgs, error) {
 	fs.StringVar(&a.featuresFile, "features", "", "also write each query's second-stage features of its first candidates to this JSONL file (for training a ranker)")
 	fs.StringVar(&a.baselineFile, "baseline", "", "measure differences from the hybrid run of an earlier eval's --json output (another build or setting, same corpus and queries) instead of this build's default")
 	fs.BoolVar(&a.heldOut, "held-out", false, "report the held-out half of the queries (a fixed split by SHA-256 of the query id) instead of the dev half; make no choice on it")
+	fs.BoolVar(&a.noTitles, "no-titles", false, "index the documents by their abstracts alone, as --titles does (its embeddings, cached, are then reused)")
 	fs.BoolVar(&a.recommend, "recommend", false, "instead, measure recommendations for collections: each author of at least 8 papers of the corpus (JSONL papers with authors and years) is a collection of all but their latest 2, which should rank high among their year's papers; recall@20 and nDCG@20 per method, the dev half of the authors (or --held-out's)")
 	if err := parseFlags(fs, "eval", args, stdout); err != nil {
 		return a, err
@@ -215,6 +216,11 @@ func (a evalArgs) data(stderr io.Writer) (evalData, error) {
 	}
 	if a.titles {
 		d.queries, d.qrels = search.TitleQueries(papers)
+	}
+	if a.noTitles {
+		for i := range papers {
+			papers[i].Title = ""
+		}
 	}
 	d.papers = papers
 	d.texts = make(map[string]string, len(papers))
