@@ -123,11 +123,11 @@ func evalRecommendations(ctx context.Context, cfg Config, log *slog.Logger, a ev
 
 // evalArgs are eval's flags.
 type evalArgs struct {
-	corpus, queriesFile, qrelsFile, featuresFile, baselineFile                 string
-	modes                                                                      []search.Mode
+	corpus, queriesFile, qrelsFile, featuresFile, baselineFile                           string
+	modes                                                                                []search.Mode
 	asJSON, sweep, misses, rawQueries, titles, overlapOnly, heldOut, recommend, noTitles bool
-	denseWeight                                                                float64
-	sample, sampleFrom                                                         int
+	denseWeight                                                                          float64
+	sample, sampleFrom                                                                   int
 }
 
 // parseEvalArgs reads eval's flags.
