@@ -2,16 +2,21 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/papersearch/papersearch/api/wire"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/internal/testenv"
@@ -268,5 +273,74 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 		if !strings.Contains(hash, want) {
 			t.Errorf("URL %q lacks %s", hash, want)
 		}
+	}
+}
+
+// TestCollectionPage drives the collection view in headless Chromium: a
+// search result is added to a new collection from its "Add to
+// collection" control; the collection's view lists its papers, the feed
+// link, and recommendations each saying which member it is near; "Not
+// interested" on one marks it and the view drops it.
+func TestCollectionPage(t *testing.T) {
+	_, papers := server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer srv.Close()
+	defer func() { // leave the shared store as it was
+		for _, p := range papers {
+			do(t, "DELETE", srv.URL+"/v1/collections/page-list/papers/"+neturl.PathEscape(p.ID), "", "")
+			do(t, "DELETE", srv.URL+"/v1/collections/page-list/not-interested/"+neturl.PathEscape(p.ID), "", "")
+		}
+	}()
+	ctx := browser(t)
+	var added string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible("#q", chromedp.ByID),
+		chromedp.SendKeys("#q", "brain signal foundation models", chromedp.ByID),
+		chromedp.Click("#go", chromedp.ByID),
+		chromedp.WaitVisible(".result .add", chromedp.ByQuery),
+		chromedp.SetValue(".result .coll", "page-list", chromedp.ByQuery),
+		chromedp.Click(".result .add", chromedp.ByQuery),
+		chromedp.WaitVisible(`//button[contains(., "Added to page-list")]`, chromedp.BySearch),
+		chromedp.Evaluate(`document.querySelector(".result .add").dataset.id`, &added),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var col wire.CollectionResponse
+	if _, b := do(t, "GET", srv.URL+"/v1/collections/page-list/papers", "", ""); json.Unmarshal(b, &col) != nil || len(col.Papers) != 1 || col.Papers[0].ID != added {
+		t.Fatalf("after adding %s on the page: %s", added, b)
+	}
+	var status, because, feed, dismissed string
+	var members, recs int
+	var png []byte
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/#collection=page-list"),
+		chromedp.WaitVisible("#feed", chromedp.ByID),
+		chromedp.WaitVisible("#results .result .why", chromedp.ByQuery),
+		chromedp.Text("#status", &status, chromedp.ByID),
+		chromedp.AttributeValue("#feed", "href", &feed, nil),
+		chromedp.Text("#results .result .why", &because, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#members-section .result").length`, &members),
+		chromedp.Evaluate(`document.querySelectorAll("#results .result").length`, &recs),
+		chromedp.FullScreenshot(&png, 100),
+		chromedp.Evaluate(`document.querySelector("#results .result .dismiss").dataset.id`, &dismissed),
+		chromedp.Click("#results .result .dismiss", chromedp.ByQuery),
+		chromedp.WaitVisible(`//div[@id="status"][contains(., "1 marked not interested")]`, chromedp.BySearch),
+	)
+	if err != nil {
+		t.Fatalf("%v (status %q)", err, status)
+	}
+	if !strings.Contains(status, "page-list: 1 paper,") || feed != "/v1/collections/page-list/feed.atom" || members != 1 || recs == 0 ||
+		!strings.Contains(because, "Because you have “") {
+		t.Errorf("the collection's view: status %q, feed %q, %d members, %d recommendations, %q", status, feed, members, recs, because)
+	}
+	var still int
+	chromedp.Run(ctx, chromedp.Evaluate(`Array.from(document.querySelectorAll("#results .result .dismiss")).filter(b => b.dataset.id === `+strconv.Quote(dismissed)+`).length`, &still))
+	if still != 0 {
+		t.Errorf("the paper marked not interested is still recommended")
+	}
+	if out := os.Getenv("PAPERSEARCH_SCREENSHOT_COLLECTION"); out != "" {
+		os.WriteFile(out, png, 0o644)
 	}
 }
