@@ -93,7 +93,7 @@ type Report struct {
 // kinds are the requests Run drives, in the order it reports them.
 // search-during-import is last: the papers it imports stay in the store.
 func kinds() []string {
-	return []string{"search", "search-explained", "similar", "aspect", "get", "search-during-import"}
+	return []string{"search", "search-explained", "similar", "aspect", "get", "recommend", "search-during-import"}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -261,6 +261,11 @@ func serve(ctx context.Context, opts Options, rep *Report) error {
 	for _, kind := range kinds() {
 		opts.progress("%s for %s with %d clients", kind, opts.Duration, opts.Clients)
 		var imported func() (float64, error)
+		if kind == "recommend" {
+			if err := benchCollections(ctx, eng, opts.Papers); err != nil {
+				return err
+			}
+		}
 		if kind == "search-during-import" {
 			imported = importCopies(ctx, eng, opts.Papers)
 		}
@@ -270,6 +275,35 @@ func serve(ctx context.Context, opts Options, rep *Report) error {
 			if rep.ImportPerS, err = imported(); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// Collections the recommend requests ask for: benchCollectionCount of
+// benchCollectionSize papers each, a paper and its nearest.
+const (
+	benchCollectionCount = 8
+	benchCollectionSize  = 50
+)
+
+// benchCollections tags the collections the recommend requests ask for:
+// collection k ("bench-k") is a paper and the papers most like it, as a
+// reader gathers a topic.
+func benchCollections(ctx context.Context, eng *search.Engine, papers []papersearch.Paper) error {
+	order := rand.New(rand.NewPCG(3, 4)).Perm(len(papers))
+	for k := range benchCollectionCount {
+		seed := papers[order[k%len(order)]].ID
+		res, err := eng.Similar(ctx, search.SimilarQuery{ID: seed, Limit: benchCollectionSize - 1})
+		if err != nil {
+			return fmt.Errorf("bench: collection %d: %w", k, err)
+		}
+		ids := []string{seed}
+		for _, h := range res.Hits {
+			ids = append(ids, h.ID)
+		}
+		if _, err := eng.Retag(ctx, ids, []string{"bench-" + strconv.Itoa(k)}, nil); err != nil {
+			return fmt.Errorf("bench: collection %d: %w", k, err)
 		}
 	}
 	return nil
@@ -342,6 +376,8 @@ func requests(kind, base string, papers []papersearch.Paper) func(ctx context.Co
 			req.Header.Set("Content-Type", "application/json")
 		case "similar":
 			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID)+"/similar?limit=10", nil)
+		case "recommend": // for one of the 50-paper collections
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/collections/bench-"+strconv.Itoa(n%benchCollectionCount)+"/recommendations?limit=10", nil)
 		case "aspect": // by method sentences (a paper without one is answered as a whole)
 			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/papers/"+url.PathEscape(pick(n).ID)+"/similar?aspect=method&limit=10", nil)
 		default:
