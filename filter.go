@@ -1,5 +1,7 @@
 package papersearch
 
+import "fmt"
+
 // Filter restricts which papers a retrieval may return. It is applied
 // inside each retrieval, before its top k are taken. The zero Filter allows
 // every paper.
@@ -35,8 +37,23 @@ type Filter struct {
 
 // NotInterestedTag is the tag marking a paper "not interested" for the
 // collection tag: recommendations for the collection never return it and
-// move away from it. It is the collection's tag after "not.".
-func NotInterestedTag(tag string) string { return "not." + tag }
+// move away from it. It is the collection's tag after notInterestedPrefix.
+func NotInterestedTag(tag string) string { return notInterestedPrefix + tag }
+
+const notInterestedPrefix = "not."
+
+// MaxCollectionTagLength is the longest tag a collection may have, in
+// bytes: its not-interested mark (NotInterestedTag) must still be a tag.
+const MaxCollectionTagLength = MaxTagLength - len(notInterestedPrefix)
+
+// ValidCollectionTag reports whether tag, in any letter case, names a
+// collection: a tag (TagPattern) of at most MaxCollectionTagLength bytes.
+func ValidCollectionTag(tag string) bool {
+	return len(tag) <= MaxCollectionTagLength && tagForm.MatchString(tag)
+}
+
+// ErrBadCollectionTag is the rule ValidCollectionTag checks.
+var ErrBadCollectionTag = fmt.Errorf("a collection is a tag of 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (in any letter case)", MaxCollectionTagLength)
 
 // Limits of a filter. A year range whose start is after its end is valid
 // and matches no paper.

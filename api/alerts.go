@@ -28,8 +28,8 @@ func alertOf(req wire.AlertRequest) (wire.Alert, error) {
 	case (a.Query == "") == (a.Collection == ""):
 		return a, invalid("give a query or a collection, one of them",
 			wire.FieldProblem{Pointer: "/query", Detail: "give query or collection, not both or neither"})
-	case a.Collection != "" && !tagForm(a.Collection):
-		return a, invalid("collection must be a tag", wire.FieldProblem{Pointer: "/collection", Detail: papersearch.ErrBadTag.Error()})
+	case a.Collection != "" && !papersearch.ValidCollectionTag(a.Collection):
+		return a, invalid("collection must be a tag", wire.FieldProblem{Pointer: "/collection", Detail: papersearch.ErrBadCollectionTag.Error()})
 	}
 	if f := a.Filters; f != nil {
 		for name, set := range map[string]bool{"since": f.Since != "", "until": f.Until != "", "by": f.By != ""} {

@@ -20,17 +20,11 @@ import (
 func collectionTag(c echo.Context) (string, error) {
 	raw := c.Param("tag")
 	tag, err := url.PathUnescape(raw)
-	if err != nil || !tagForm(tag) {
+	if err != nil || !papersearch.ValidCollectionTag(tag) {
 		return "", invalid("the collection in the path is not a tag",
-			wire.FieldProblem{Param: "tag", Detail: papersearch.ErrBadTag.Error()})
+			wire.FieldProblem{Param: "tag", Detail: papersearch.ErrBadCollectionTag.Error()})
 	}
 	return strings.ToLower(tag), nil
-}
-
-// tagForm reports whether s is one tag as papers hold them.
-func tagForm(s string) bool {
-	tags, ok := papersearch.CleanTags([]string{s})
-	return ok && len(tags) == 1
 }
 
 // recommendations answers GET /v1/collections/{tag}/recommendations: the

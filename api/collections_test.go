@@ -23,6 +23,8 @@ func TestCollections(t *testing.T) {
 	defer srv.Close()
 	key := []string{"Authorization", "Bearer k"}
 	member, odd, dismissed := papers[0].ID, papers[6].ID, papers[1].ID
+	longest := strings.Repeat("0", papersearch.MaxCollectionTagLength)
+	tooLong := longest + "0"
 	post := func(path, body string) (int, wire.CollectionChange) {
 		t.Helper()
 		resp, b := do(t, "POST", srv.URL+path, "application/json", body, key...)
@@ -89,11 +91,28 @@ func TestCollections(t *testing.T) {
 		{"POST", "/v1/collections/reading-list/papers", `{"ids":[]}`, `ids`},
 		{"POST", "/v1/collections/reading-list/papers", `{"ids":["no-such-paper"]}`, `404`},
 		{"POST", "/v1/collections/reading-list/papers", `{"ids":"x"}`, `/ids`},
+		// A collection's not-interested mark is a tag too: its own tag is
+		// four bytes shorter than a paper's may be.
+		{"GET", "/v1/collections/" + tooLong + "/papers", "", `"tag"`},
+		{"GET", "/v1/collections/" + tooLong + "/recommendations", "", `"tag"`},
+		{"GET", "/v1/collections/" + tooLong + "/feed.atom", "", `"tag"`},
+		{"POST", "/v1/collections/" + tooLong + "/papers", `{"ids":["` + member + `"]}`, `"tag"`},
+		{"POST", "/v1/collections/" + tooLong + "/not-interested", `{"ids":["` + member + `"]}`, `"tag"`},
+		{"DELETE", "/v1/collections/" + tooLong + "/not-interested/" + url.PathEscape(member), "", `"tag"`},
 	} {
 		resp, b := do(t, tt.method, srv.URL+tt.path, "application/json", tt.body, key...)
 		if resp.StatusCode < 400 || !strings.Contains(string(b)+" "+resp.Status, tt.want) {
 			t.Errorf("%s %s %s: %d %s; want an error naming %s", tt.method, tt.path, tt.body, resp.StatusCode, b, tt.want)
 		}
+	}
+	if code, _ := post("/v1/collections/"+longest+"/not-interested", `{"ids":["`+dismissed+`"]}`); code != 200 {
+		t.Errorf("mark for the longest collection tag: %d", code)
+	}
+	if resp, b := do(t, "GET", srv.URL+"/v1/collections/"+longest+"/papers", "", ""); resp.StatusCode != 200 || !strings.Contains(string(b), dismissed) {
+		t.Errorf("the longest collection tag's papers: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := do(t, "DELETE", srv.URL+"/v1/collections/"+longest+"/not-interested/"+url.PathEscape(dismissed), "", "", key...); resp.StatusCode != 200 {
+		t.Errorf("unmark for the longest collection tag: %d %s", resp.StatusCode, b)
 	}
 	if resp, _ := do(t, "POST", srv.URL+"/v1/collections/reading-list/papers", "application/json", `{"ids":["`+member+`"]}`); resp.StatusCode != 401 {
 		t.Errorf("add without the key: %d", resp.StatusCode)

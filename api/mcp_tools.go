@@ -129,7 +129,7 @@ const collectionURIPrefix = "papersearch://collections/"
 // the collection's papers, as search within its tag finds them.
 func (s *Server) mcpCollectionResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	tag, ok := strings.CutPrefix(req.Params.URI, collectionURIPrefix)
-	if !ok || !tagForm(tag) {
+	if !ok || !papersearch.ValidCollectionTag(tag) {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	papers, err := s.engine.CollectionPapers(ctx, tag)

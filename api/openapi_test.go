@@ -126,6 +126,7 @@ func TestOpenAPI(t *testing.T) {
 		{"ingest forbidden", url, "POST", "/v1/papers", "", `{"papers":[{"id":"oa2","abstract":"x"}]}`, 403, true},
 		{"ingest invalid", writable.URL, "POST", "/v1/papers", "", `{"papers":[{"id":"oa3","abstract":" "}]}`, 400, false},
 		{"ingest with nulls", writable.URL, "POST", "/v1/papers", "", `{"papers":[{"id":"oa4","title":null,"abstract":"Nulls are absent.","authors":null,"venue":null,"year":null,"url":null}]}`, 200, true},
+		{"ingest an empty date", writable.URL, "POST", "/v1/papers", "", `{"id":"oa9","abstract":"No date.","date":""}`, 200, true},
 		{"ingest one paper", writable.URL, "POST", "/v1/papers", "", `{"id":"oa5","abstract":"One paper alone.","year":2020.0,"url":"https://example.org/oa5"}`, 200, true},
 		{"ingest with sources", writable.URL, "POST", "/v1/papers", "", `{"id":"oa7","abstract":"Two versions.","sources":[{"id":"arxiv:2401.00007","url":"https://arxiv.org/abs/2401.00007"},{"id":"doi:10.1/oa7","url":null}]}`, 200, true},
 		{"get by a source id", writable.URL, "GET", "/v1/papers/arxiv:2401.00007", "", "", 200, true},
@@ -293,11 +294,22 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	eq("tag pattern", tags.Items.Value.Pattern, papersearch.TagPattern)
 	eq("tag maxLength", *tags.Items.Value.MaxLength, papersearch.MaxTagLength)
 	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
+	eq("alert collection maxLength", *prop("AlertRequest", "collection").MaxLength, papersearch.MaxCollectionTagLength)
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if p := op.Parameters.GetByInAndName("path", "tag"); p != nil {
+				eq(method+" "+path+" tag maxLength", *p.Schema.Value.MaxLength, papersearch.MaxCollectionTagLength)
+				eq(method+" "+path+" tag pattern", p.Schema.Value.Pattern, papersearch.TagPattern)
+			}
+		}
+	}
 	eq("alert window pattern", prop("AlertRequest", "window").Pattern, papersearch.PeriodPattern)
 	eq("alert limit maximum", *prop("AlertRequest", "limit").Max, MaxFeedLimit)
 	eq("watch every pattern", prop("WatchRequest", "every").Pattern, papersearch.PeriodPattern)
 	eq("watch target maxLength", *prop("WatchRequest", "target").MaxLength, imports.MaxWatchTarget)
 	eq("watch max maximum", *prop("WatchRequest", "max").Max, imports.MaxPapers)
+	eq("paper date pattern", prop("PaperInput", "date").AnyOf[2].Value.Pattern, papersearch.DatePattern)
+	eq("patch date pattern", prop("PaperPatch", "date").AnyOf[2].Value.Pattern, papersearch.DatePattern)
 	eq("watch since pattern", prop("WatchRequest", "since").Pattern, papersearch.DatePattern)
 	eq("watch sources", prop("WatchRequest", "source").Enum, imports.WatchSources())
 	for _, name := range []string{"Paper", "PaperInput", "PaperPatch"} {

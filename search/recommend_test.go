@@ -165,6 +165,7 @@ func TestRecommendFilters(t *testing.T) {
 		field string
 	}{
 		{search.RecommendQuery{Tag: "has space"}, "tag"},
+		{search.RecommendQuery{Tag: strings.Repeat("a", papersearch.MaxCollectionTagLength+1)}, "tag"},
 		{search.RecommendQuery{Tag: "lib", Method: "svm"}, "method"},
 		{search.RecommendQuery{Tag: "lib", Limit: 1000}, "limit"},
 		{search.RecommendQuery{Tag: "lib", Filter: papersearch.Filter{Since: "soon"}}, "filters/since"},
@@ -176,6 +177,21 @@ func TestRecommendFilters(t *testing.T) {
 	}
 	if _, err := eng.Recommend(ctx, search.RecommendQuery{Tag: "nobody"}); !errors.Is(err, search.ErrEmptyCollection) {
 		t.Errorf("an empty collection: %v", err)
+	}
+}
+
+// TestRetagBadTag: a tag Retag would add that is not a tag is the
+// caller's fault, a FieldError on "tags", and changes no paper.
+func TestRetagBadTag(t *testing.T) {
+	ctx := context.Background()
+	eng := recommendEngine(t)
+	var fe *papersearch.FieldError
+	long := strings.Repeat("a", papersearch.MaxTagLength+1)
+	if _, err := eng.Retag(ctx, []string{"t1-0"}, []string{long}, nil); !errors.As(err, &fe) || fe.Field != "tags" || !errors.Is(err, papersearch.ErrBadTag) {
+		t.Errorf("retag with a %d-byte tag: %v", len(long), err)
+	}
+	if p, err := eng.Get(ctx, "t1-0"); err != nil || !slices.Equal(p.Tags, []string{"lib"}) {
+		t.Errorf("after the refused retag: %v %v", p.Tags, err)
 	}
 }
 

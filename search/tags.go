@@ -25,7 +25,7 @@ func (e *Engine) Retag(ctx context.Context, ids, add, remove []string) ([]papers
 	}
 	add, ok := papersearch.CleanTags(add)
 	if !ok {
-		return nil, fmt.Errorf("retag: %w", papersearch.ErrBadTag)
+		return nil, &papersearch.FieldError{Field: "tags", Err: papersearch.ErrBadTag}
 	}
 	remove, _ = papersearch.CleanTags(remove)
 	resolved, err := e.resolve(ctx, ids)
