@@ -259,3 +259,29 @@ func BenchmarkAttention(b *testing.B) {
 		}
 	}
 }
+
+// TestDotInt8Extremes: the SIMD product equals the plain one for codes
+// anywhere in [-127, 127], the largest magnitudes and zeros included.
+func TestDotInt8Extremes(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{32, 64, 1152} {
+		for trial := range 50 {
+			a, b := make([]int8, n), make([]int8, n)
+			for i := range n {
+				switch trial % 3 {
+				case 0: // extremes and zeros
+					a[i], b[i] = []int8{-127, 0, 127}[r.IntN(3)], []int8{-127, 0, 127}[r.IntN(3)]
+				default:
+					a[i], b[i] = int8(r.IntN(255)-127), int8(r.IntN(255)-127)
+				}
+			}
+			var want int32
+			for i := range n {
+				want += int32(a[i]) * int32(b[i])
+			}
+			if got := DotInt8(a, b); got != want {
+				t.Fatalf("n=%d trial %d: DotInt8 = %d, want %d", n, trial, got, want)
+			}
+		}
+	}
+}

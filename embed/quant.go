@@ -21,7 +21,8 @@ func Quantize(dst []int8, v []float32) float32 {
 	return maxAbs / 127
 }
 
-// DotInt8 returns the inner product of two int8 code vectors (b at least
+// DotInt8 returns the inner product of two int8 code vectors, codes in
+// [-127, 127] as Quantize makes them (b at least
 // as long as a). Multiplied by both scales it approximates the inner
 // product of the vectors they encode. Vectors must be shorter than 133,000
 // so the sum fits an int32.

@@ -34,7 +34,7 @@ const (
 // Engine answers free-text and similar-paper queries over a Store, embedding
 // query text with the same Embedder the documents were embedded with.
 type Engine struct {
-	store Store
+	store observedStore
 	// embedder embeds texts as given (the OpenAI-compatible endpoint);
 	// docs embeds papers and their sentences as documents, with the model's
 	// document instructions (embed.Instructed).
@@ -195,7 +195,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.Observe == nil {
 		opts.Observe = func(string, time.Duration, error) {}
 	}
-	store = observedStore{Store: store, observe: opts.Observe}
+	measured := observedStore{Store: store, observe: opts.Observe}
 	queries := embedder
 	if !opts.RawQueries {
 		queries = embed.Instructed(embedder, embed.Query)
@@ -221,7 +221,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 		inContext = nil
 	}
 	dim, models := coreDim(byModel, *opts.ModelGate)
-	return &Engine{store: store, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
+	return &Engine{store: measured, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
 		byModel: byModel, coreDim: dim, models: models, encoders: embed.Choices(embedder), log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes),
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }

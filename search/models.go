@@ -76,17 +76,46 @@ func (e *Engine) core(v []float32) []float32 {
 // the store is asked with v's direction, and the scores are v's dot
 // products with the papers' vectors.
 func (e *Engine) nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
-	norm := math.Sqrt(float64(embed.Dot(v, v)))
-	if math.Abs(norm-1) < 1e-4 || norm == 0 {
-		return e.store.Nearest(ctx, v, k, f)
+	found, err := e.nearestMany(ctx, [][]float32{v}, []int{k}, f)
+	if err != nil {
+		return nil, err
 	}
-	unit := make([]float32, len(v))
-	for i, x := range v {
-		unit[i] = float32(float64(x) / norm)
+	return found[0], nil
+}
+
+// ManyNearest is a Store that answers several dense queries in one pass
+// (the embedded store): a recommendation's probes, say.
+type ManyNearest interface {
+	// NearestMany returns, for each vs[i], what Nearest(vs[i], ks[i], f)
+	// would.
+	NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error)
+}
+
+// nearestMany is nearest for several query vectors, in one pass when the
+// store can (ManyNearest; observedStore asks one by one otherwise).
+func (e *Engine) nearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error) {
+	units := make([][]float32, len(vs))
+	norms := make([]float64, len(vs))
+	for i, v := range vs {
+		norms[i] = math.Sqrt(float64(embed.Dot(v, v)))
+		units[i] = v
+		if math.Abs(norms[i]-1) >= 1e-4 && norms[i] != 0 {
+			units[i] = make([]float32, len(v))
+			for j, x := range v {
+				units[i][j] = float32(float64(x) / norms[i])
+			}
+		}
 	}
-	c, err := e.store.Nearest(ctx, unit, k, f)
-	for i := range c {
-		c[i].Score = float32(float64(c[i].Score) * norm)
+	found, err := e.store.NearestMany(ctx, units, ks, f)
+	if err != nil {
+		return nil, err
 	}
-	return c, err
+	for i, c := range found {
+		if math.Abs(norms[i]-1) >= 1e-4 && norms[i] != 0 {
+			for j := range c {
+				c[j].Score = float32(float64(c[j].Score) * norms[i])
+			}
+		}
+	}
+	return found, nil
 }

@@ -24,6 +24,26 @@ func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f papers
 	return c, err
 }
 
+// NearestMany answers in one pass when the store can (ManyNearest), else
+// query by query; each is observed as one Nearest.
+func (s observedStore) NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error) {
+	many, ok := s.Store.(ManyNearest)
+	if !ok {
+		out := make([][]Candidate, len(vs))
+		for i, v := range vs {
+			var err error
+			if out[i], err = s.Nearest(ctx, v, ks[i], f); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	start := time.Now()
+	c, err := many.NearestMany(ctx, vs, ks, f)
+	s.observe(OpNearest, time.Since(start), err)
+	return c, err
+}
+
 func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
 	start := time.Now()
 	c, err := s.Store.Lexical(ctx, terms, k, f)

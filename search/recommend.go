@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/papersearch/papersearch"
@@ -80,8 +82,8 @@ var ErrEmptyCollection = errors.New("no paper holds this collection's tag")
 
 // validate checks the query, filling the default limit and method.
 func (rq *RecommendQuery) validate() error {
-	if tags, ok := papersearch.CleanTags([]string{rq.Tag}); !ok || len(tags) != 1 {
-		return invalidField("tag", "must be a tag: "+papersearch.ErrBadTag.Error())
+	if !papersearch.ValidCollectionTag(rq.Tag) {
+		return invalidField("tag", papersearch.ErrBadCollectionTag.Error())
 	}
 	rq.Tag = strings.ToLower(rq.Tag)
 	q := Query{Limit: rq.Limit, Filter: rq.Filter}
@@ -420,16 +422,19 @@ func (e *Engine) neighbours(ctx context.Context, c collection, filter papersearc
 	for _, id := range c.spread(centroid, neighbourProbes) {
 		probes = append(probes, c.vectors[id])
 	}
-	var pool []string
+	queries, depths := make([][]float32, len(probes)), make([]int, len(probes))
 	for i, p := range probes {
-		depth := RecommendDepth
+		queries[i], depths[i] = e.fullQuery(p), RecommendDepth
 		if i > 0 {
-			depth = RecommendDepth / (2 * neighbourProbes)
+			depths[i] = RecommendDepth / (2 * neighbourProbes)
 		}
-		cands, err := e.nearest(ctx, e.fullQuery(p), depth, filter)
-		if err != nil {
-			return ranking{}, fmt.Errorf("dense retrieval: %w", err)
-		}
+	}
+	found, err := e.nearestMany(ctx, queries, depths, filter)
+	if err != nil {
+		return ranking{}, fmt.Errorf("dense retrieval: %w", err)
+	}
+	var pool []string
+	for _, cands := range found {
 		for _, cd := range cands {
 			pool = append(pool, cd.ID)
 		}
@@ -439,10 +444,23 @@ func (e *Engine) neighbours(ctx context.Context, c collection, filter papersearc
 	if err != nil {
 		return ranking{}, fmt.Errorf("read the candidates' vectors: %w", err)
 	}
+	members, dismissed := c.vectorsOf(c.members), c.vectorsOf(c.dismissed)
 	scored := make([]Candidate, 0, len(vecs))
-	for id, v := range vecs {
-		scored = append(scored, Candidate{ID: id, Score: c.vote(v[:len(centroid)])})
+	for id := range vecs {
+		scored = append(scored, Candidate{ID: id})
 	}
+	// Each candidate's vote is its own: the cores share them.
+	var wg sync.WaitGroup
+	parts := min(runtime.GOMAXPROCS(0), max(1, len(scored)/128))
+	for p := range parts {
+		part := scored[p*len(scored)/parts : (p+1)*len(scored)/parts]
+		wg.Go(func() {
+			for i := range part {
+				part[i].Score = vote(vecs[part[i].ID][:len(centroid)], members, dismissed)
+			}
+		})
+	}
+	wg.Wait()
 	slices.SortFunc(scored, func(a, b Candidate) int { return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID)) })
 	return ranking{first: single(scored, true)}, nil
 }
@@ -470,24 +488,43 @@ func (c collection) spread(from []float32, n int) []string {
 	return out
 }
 
-// vote is a candidate's Neighbours score, from its vector v in core
-// dimensions.
-func (c collection) vote(v []float32) float32 {
-	sims := make([]float32, len(c.members))
-	for i, id := range c.members {
-		sims[i] = embed.Dot(c.vectors[id], v)
+// vectorsOf is the vectors of ids in c, in their order.
+func (c collection) vectorsOf(ids []string) [][]float32 {
+	out := make([][]float32, len(ids))
+	for i, id := range ids {
+		out[i] = c.vectors[id]
 	}
-	slices.Sort(sims)
-	top := sims[max(0, len(sims)-neighbourVoters):]
+	return out
+}
+
+// vote is a candidate's Neighbours score, from its vector v in core
+// dimensions and the vectors of the collection's members and dismissed
+// papers (vectorsOf, read once for all candidates).
+func vote(v []float32, members, dismissed [][]float32) float32 {
+	var top [neighbourVoters]float32 // the highest cosines, highest first
+	for i := range top {
+		top[i] = float32(math.Inf(-1))
+	}
+	for _, m := range members {
+		sim := embed.Dot(m, v)
+		for i := range top {
+			if sim > top[i] {
+				copy(top[i+1:], top[i:len(top)-1])
+				top[i] = sim
+				break
+			}
+		}
+	}
+	voters := top[:min(neighbourVoters, len(members))]
 	var s float32
-	for _, x := range top {
+	for _, x := range voters {
 		s += x
 	}
-	s /= float32(len(top))
-	if len(c.dismissed) > 0 {
+	s /= float32(len(voters))
+	if len(dismissed) > 0 {
 		var against float32 = -1
-		for _, id := range c.dismissed {
-			against = max(against, embed.Dot(c.vectors[id], v))
+		for _, d := range dismissed {
+			against = max(against, embed.Dot(d, v))
 		}
 		s -= neighbourAgainst * against
 	}

@@ -108,3 +108,55 @@ func BenchmarkExplain(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecommend29k measures a collection's recommendations (the
+// default method, the first page of 10 with each hit's nearest members)
+// over the 29,100 ML papers in the embedded store, hash vectors of the
+// default three models' width, for a 50-paper collection: a paper and its
+// 49 nearest.
+func BenchmarkRecommend29k(b *testing.B) {
+	ctx := context.Background()
+	papers := testenv.MLPapers(b, 29100)
+	model := embed.ModelInfo{Name: embed.DefaultLocalModel, Dim: 3 * 384}
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "p.db"), model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	for i := 0; i < len(papers); i += 1000 {
+		var docs []search.Document
+		for _, p := range papers[i:min(i+1000, len(papers))] {
+			docs = append(docs, search.Document{Paper: p, Vector: hashvec.Of(p.ID, model.Dim)})
+		}
+		if err := s.Upsert(ctx, docs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	eng, err := search.NewEngine(s, hashvec.Embedder{Model: model}, search.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, method := range search.RecommendMethods() {
+		tag := "bench-" + string(method)
+		seed := papers[1000*(1+len(tag)%7)].ID
+		near, err := eng.Similar(ctx, search.SimilarQuery{ID: seed, Limit: 49})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids := []string{seed}
+		for _, h := range near.Hits {
+			ids = append(ids, h.ID)
+		}
+		if _, err := eng.Retag(ctx, ids, []string{tag}, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(string(method), func(b *testing.B) {
+			for b.Loop() {
+				res, err := eng.Recommend(ctx, search.RecommendQuery{Tag: tag, Limit: 10, Method: method})
+				if err != nil || len(res.Hits) != 10 {
+					b.Fatalf("%d hits, %v", len(res.Hits), err)
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -54,6 +55,44 @@ func TestIndexNearestIsExact(t *testing.T) {
 			got, _ = x.nearest(ctx, v, 10, papersearch.Filter{YearMin: 2015})
 			if want := storetest.Exact(v, slices.DeleteFunc(slices.Clone(docs), func(d search.Document) bool { return !recent(d) }), 10); !slices.Equal(got, want) {
 				t.Fatalf("%d rows, query %d, year ≥ 2015: nearest = %v, want %v", n, q, got, want)
+			}
+		}
+	}
+}
+
+// TestIndexNearestMany: several queries in one pass find what each finds
+// alone, whatever their depths, and a query zero past its first
+// dimensions (a recommendation's core) finds the brute-force top k.
+func TestIndexNearestMany(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{3000, parallelScanRows + 500} {
+		x := newIndex(16, n)
+		docs := fill(x, n)
+		short := storetest.RandomUnit(7, 10)
+		vs := [][]float32{storetest.RandomUnit(1, 16), append(short, make([]float32, 6)...), storetest.RandomUnit(2, 16)}
+		ks := []int{10, 3, 40}
+		f := papersearch.Filter{YearMin: 2005, Exclude: []string{"p00004"}}
+		got, err := x.nearestMany(ctx, vs, ks, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vs {
+			alone, err := x.nearest(ctx, v, ks[i], f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got[i], alone) {
+				t.Errorf("%d rows, query %d: in one pass %v, alone %v", n, i, got[i], alone)
+			}
+			kept := slices.DeleteFunc(slices.Clone(docs), func(d search.Document) bool { return d.Paper.Year < 2005 || d.Paper.ID == "p00004" })
+			want := storetest.Exact(v, kept, ks[i])
+			if len(got[i]) != len(want) {
+				t.Fatalf("%d rows, query %d: %d found, want %d", n, i, len(got[i]), len(want))
+			}
+			for j := range want {
+				if got[i][j].ID != want[j].ID || math.Abs(float64(got[i][j].Score-want[j].Score)) > 1e-5 {
+					t.Errorf("%d rows, query %d, hit %d: %v, want %v", n, i, j, got[i][j], want[j])
+				}
 			}
 		}
 	}

@@ -256,6 +256,12 @@ func (s *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.F
 	return s.idx.Load().nearest(ctx, v, k, f)
 }
 
+// NearestMany answers several Nearest queries in one pass over the index
+// (search.ManyNearest).
+func (s *Store) NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]search.Candidate, error) {
+	return s.idx.Load().nearestMany(ctx, vs, ks, f)
+}
+
 // Lexical ranks the allowed papers by BM25 for the analysed query terms
 // and keeps the k best.
 func (s *Store) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (search.Matches, error) {
