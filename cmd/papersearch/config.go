@@ -174,6 +174,9 @@ Usage:
   papersearch search [flags] QUERY    print the papers that best answer QUERY
   papersearch similar [flags] ID      print the papers most like paper ID
   papersearch recommend [flags] TAG   print the papers outside collection TAG that fit it best
+  papersearch watch add SOURCE TARGET [flags] | list | rm ID | run ID
+                                      keep an arXiv query, OpenReview venue or OpenAlex filter imported
+                                      by itself, on its interval, each run going on from the last
   papersearch reindex                 re-embed the whole index under the configured model
   papersearch mcp                     serve the Model Context Protocol on stdin/stdout (AI assistants)
   papersearch eval --corpus C --queries Q --qrels R [--mode all] [--json] [--fusion-sweep]

@@ -23,7 +23,14 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		"recommend": {"-limit", "-method", "-since", "-by", "-tag"},
 		"import":    {"-tag", "-max", "-category"}, "bench": {"-clients", "-duration", "-store"}, "eval": {"-corpus", "-qrels", "-mode"},
 	}
-	for _, cmd := range []string{"serve", "ingest", "import", "search", "similar", "recommend", "reindex", "eval", "bench"} {
+	var usage bytes.Buffer
+	if err := run(context.Background(), []string{"help"}, &usage, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for cmd := range synopses {
+		if cmd != "serve" && !strings.Contains(usage.String(), "\n  papersearch "+cmd+" ") {
+			t.Errorf("papersearch help does not list %s:\n%s", cmd, usage.String())
+		}
 		for _, args := range [][]string{{cmd, "-h"}, {cmd, "--help"}, {cmd, "x", "--help"}} {
 			var out, errOut bytes.Buffer
 			if err := run(context.Background(), args, &out, &errOut); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -42,11 +43,14 @@ func (r remoteWatches) Remove(ctx context.Context, id string) error { return r.c
 // watchHelp prints the watch command's usage, with a subcommand's flags
 // when one is named.
 func watchHelp(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && slices.Contains(watchSubcommands, args[0]) {
 		return watchCmd(ctx, Config{}, nil, append([]string{args[0]}, "-h"), stdout)
 	}
 	return printHelp(stdout, "watch", nil)
 }
+
+// watchSubcommands are the subcommands of papersearch watch.
+var watchSubcommands = []string{"add", "list", "rm", "run"}
 
 // watchCmd runs papersearch watch add|list|rm|run.
 func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
