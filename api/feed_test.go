@@ -63,12 +63,16 @@ func feedServer(t *testing.T) (url string, papers []papersearch.Paper, alertsPat
 	return srv.URL, papers, alertsPath
 }
 
-// readFeed fetches and reads a feed, failing the test unless it is Atom.
+// readFeed fetches and reads a feed, failing the test unless it is an
+// Atom feed document (checkAtom).
 func readFeed(t *testing.T, url string) (atomFeed, []byte) {
 	t.Helper()
 	resp, b := do(t, "GET", url, "", "")
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), MediaAtom) {
 		t.Fatalf("GET %s: %d %s %s", url, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	if err := checkAtom(b); err != nil {
+		t.Fatalf("GET %s: not an Atom feed document as RFC 4287 requires: %v\n%s", url, err, b)
 	}
 	var f atomFeed
 	if err := xml.Unmarshal(b, &f); err != nil {
