@@ -5,14 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
 
 	"github.com/papersearch/papersearch"
@@ -74,51 +72,6 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 			"store": ix.store, "split": a.split(), "results": rows, "baseline": base, "hybrid": hybrid, "runs": runs})
 	}
 	return printEvalRows(stdout, a, base, rows)
-}
-
-// evalRecommendations measures each recommendation method on the
-// corpus's authors (search.RecommendCases) and prints, for the half of
-// the authors asked for, each method's recall@20 and nDCG@20 and their
-// paired differences from the default method's.
-func evalRecommendations(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, papers []papersearch.Paper, stdout, stderr io.Writer) error {
-	ix, err := indexForEval(ctx, cfg, log, a, papers, stderr)
-	if err != nil {
-		return err
-	}
-	defer ix.close()
-	cases := search.RecommendCases(papers, 8, 2)
-	fmt.Fprintf(stderr, "eval: %d recommendation cases (authors of at least 8 papers, their latest 2 held out)\n", len(cases))
-	methods := search.RecommendMethods()
-	runs := make(map[search.RecommendMethod][]search.RecommendOutcome, len(methods))
-	for _, m := range methods {
-		start := time.Now()
-		if runs[m], err = ix.eng.EvaluateRecommendations(ctx, cases, m); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "eval: %s in %s (%.1f ms a case)\n", m, time.Since(start).Round(time.Millisecond),
-			float64(time.Since(start).Microseconds())/1000/float64(max(1, len(cases))))
-	}
-	keep := func(o search.RecommendOutcome) bool { return search.HeldOut(o.Author) == a.heldOut }
-	base := runs[methods[0]]
-	sums := make(map[search.RecommendMethod]search.RecommendSummary, len(methods))
-	for _, m := range methods {
-		sums[m] = search.SummarizeRecommendations(runs[m], base, keep)
-	}
-	if a.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"corpus": a.corpus, "documents": len(papers), "model": ix.model, "split": a.split(),
-			"cases": len(cases), "summaries": sums, "outcomes": runs})
-	}
-	fmt.Fprintf(stdout, "%s split of %d cases; Δ is the paired difference from %s, ± its standard error\n", a.split(), len(cases), methods[0])
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "METHOD\tCASES\tRECALL@20\tΔ\tnDCG@20\tΔ")
-	for _, m := range methods {
-		s := sums[m]
-		fmt.Fprintf(tw, "%s\t%d\t%.4f ± %.4f\t%+.4f ± %.4f\t%.4f ± %.4f\t%+.4f ± %.4f\n", m, s.Cases, s.Recall20.Mean, s.Recall20.SE,
-			s.DeltaRecall20.Mean, s.DeltaRecall20.SE, s.NDCG20.Mean, s.NDCG20.SE, s.DeltaNDCG20.Mean, s.DeltaNDCG20.SE)
-	}
-	return tw.Flush()
 }
 
 // evalArgs are eval's flags.
@@ -351,110 +304,6 @@ func writeFeatures(ctx context.Context, eng *search.Engine, d evalData, name str
 	return err
 }
 
-// evalRow is one run's summary over one overlap band.
-type evalRow struct {
-	Band string `json:"band"`
-	search.Summary
-}
-
-// evalRows summarises each run per overlap band over the half of the
-// queries asked for, against base.
-func evalRows(runs []search.Run, base search.Run, heldOut bool) []evalRow {
-	inSplit := func(o search.Outcome) bool { return search.HeldOut(o.ID) == heldOut }
-	var rows []evalRow
-	for _, r := range runs {
-		for _, band := range search.Bands() {
-			s := search.Summarize(r, &base, func(o search.Outcome) bool { return inSplit(o) && search.InBand(o.Overlap, band) })
-			if s.Queries > 0 {
-				rows = append(rows, evalRow{band, s})
-			}
-		}
-	}
-	return rows
-}
-
-// printEvalRows prints rows as a table.
-func printEvalRows(w io.Writer, a evalArgs, base search.Run, rows []evalRow) error {
-	against := "hybrid " + base.Fusion
-	if a.baselineFile != "" {
-		against = a.baselineFile + "'s hybrid " + base.Fusion
-	}
-	fmt.Fprintf(w, "%s split; Δ is the paired difference from %s, ± its standard error\n", a.split(), against)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODE\tFUSION\tOVERLAP\tQUERIES\tnDCG@10\tΔ\tFIRST\tΔ\tTOP 10\tΔ\tMRR@10\tRECALL@100")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4f\t%+.4f ± %.4f\t%.1f%%\t%+.1f ± %.1f\t%.1f%%\t%+.1f ± %.1f\t%.4f\t%.4f\n",
-			r.Mode, r.Fusion, r.Band, r.Queries, r.NDCG10, r.Delta.NDCG10, r.DeltaSE.NDCG10,
-			100*r.First, 100*r.Delta.First, 100*r.DeltaSE.First, 100*r.Top10, 100*r.Delta.Top10, 100*r.DeltaSE.Top10,
-			r.MRR10, r.Recall100)
-	}
-	return tw.Flush()
-}
-
-// readBaseline reads the hybrid run of an eval's JSON output.
-func readBaseline(name string) (search.Run, error) {
-	var out struct {
-		Hybrid search.Run `json:"hybrid"`
-	}
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return search.Run{}, err
-	}
-	if err := json.Unmarshal(b, &out); err != nil || len(out.Hybrid.Outcomes) == 0 {
-		return search.Run{}, fmt.Errorf("%s: not the --json output of papersearch eval (no hybrid run): %v", name, err)
-	}
-	return out.Hybrid, nil
-}
-
-// printOverlap lists each judged query's overlap with its relevant
-// documents and band, and the share of queries per band.
-func printOverlap(queries []search.EvalQuery, qrels search.Qrels, texts map[string]string, w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUERY\tOVERLAP\tBAND\tSPLIT\tTEXT")
-	count := map[string]int{}
-	for _, q := range queries {
-		rels, ok := qrels[q.ID]
-		if !ok {
-			continue
-		}
-		o := search.Judge(q, nil, rels, texts).Overlap
-		band := ""
-		for _, b := range search.Bands()[1:] {
-			if search.InBand(o, b) {
-				band = b
-			}
-		}
-		count[band]++
-		count[search.BandAll]++
-		split := "dev"
-		if search.HeldOut(q.ID) {
-			split = "held-out"
-		}
-		fmt.Fprintf(tw, "%s\t%.0f%%\t%s\t%s\t%s\n", q.ID, 100*o, band, split, q.Text)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, b := range search.Bands() {
-		fmt.Fprintf(w, "%s: %d queries\n", b, count[b])
-	}
-	return nil
-}
-
-func readWith[T any](name string, read func(io.Reader) (T, error)) (T, error) {
-	var zero T
-	f, err := os.Open(name)
-	if err != nil {
-		return zero, err
-	}
-	defer f.Close()
-	v, err := read(f)
-	if err != nil {
-		return zero, fmt.Errorf("%s: %w", name, err)
-	}
-	return v, nil
-}
-
 // evalStore is a fresh, empty store for an evaluation and its cleanup: a
 // new Qdrant collection (BM25 normalised by this corpus's average length)
 // when Qdrant is configured, else an embedded store in a temporary folder.
@@ -486,41 +335,6 @@ func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.Mo
 	return s, func() { s.Close(); os.RemoveAll(dir) }, nil
 }
 
-// printMisses lists the queries whose best relevant document is not first
-// in hybrid mode, with its rank in each mode (0: not in the first 100).
-func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQuery, qrels search.Qrels, heldOut bool, w io.Writer) error {
-	rank := func(q search.EvalQuery, m search.Mode) (int, error) {
-		res, err := eng.Search(ctx, search.Query{Text: q.Text, Mode: m, Limit: search.MaxLimit})
-		if err != nil && !errors.Is(err, search.ErrInvalidQuery) {
-			return 0, err
-		}
-		for _, h := range res.Hits {
-			if qrels[q.ID][h.ID] > 0 {
-				return h.Rank, nil
-			}
-		}
-		return 0, nil
-	}
-	fmt.Fprintln(w, "misses: query\thybrid\tdense\tlexical\ttext")
-	for _, q := range queries {
-		if _, ok := qrels[q.ID]; !ok || search.HeldOut(q.ID) != heldOut {
-			continue
-		}
-		var r [3]int
-		for i, m := range []search.Mode{search.Hybrid, search.Dense, search.Lexical} {
-			n, err := rank(q, m)
-			if err != nil {
-				return fmt.Errorf("query %s: %w", q.ID, err)
-			}
-			r[i] = n
-		}
-		if r[0] != 1 {
-			fmt.Fprintf(w, "misses: %s\t%d\t%d\t%d\t%s\n", q.ID, r[0], r[1], r[2], q.Text)
-		}
-	}
-	return nil
-}
-
 // cached wraps e with the embedding cache at path: a Pair part by part, so
 // each model's vectors are cached under its own name and with its own
 // instructions.
@@ -548,4 +362,18 @@ func cached(e embed.Embedder, path string) (embed.Embedder, func(), error) {
 		return nil, nil, err
 	}
 	return c, func() { c.Close() }, nil
+}
+
+func readWith[T any](name string, read func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	f, err := os.Open(name)
+	if err != nil {
+		return zero, err
+	}
+	defer f.Close()
+	v, err := read(f)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
 }

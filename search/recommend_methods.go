@@ -1,0 +1,295 @@
+package search
+
+// The four ways a collection ranks the papers outside it (recommend picks
+// one): its centroid, Rocchio's centroid less the background's, a logistic
+// model of the collection against the background, and its members'
+// neighbours voting.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+)
+
+// vectorRanking ranks the papers within filter by their dot product with
+// v, a vector in the core models' dimensions.
+func (e *Engine) vectorRanking(ctx context.Context, v []float32, filter papersearch.Filter) (ranking, error) {
+	q := e.fullQuery(v)
+	at := func(ctx context.Context, depth int) ([]fused, error) {
+		cands, err := e.nearest(ctx, q, depth, filter)
+		if err != nil {
+			return nil, fmt.Errorf("dense retrieval: %w", err)
+		}
+		return single(cands, true), nil
+	}
+	first, err := at(ctx, CandidateDepth)
+	if err != nil {
+		return ranking{}, err
+	}
+	return ranking{first: first, more: cut(len(first), CandidateDepth),
+		deeper: func(ctx context.Context) ([]fused, error) { return at(ctx, maxSeen) }}, nil
+}
+
+// rocchio is the mean of the members' vectors, less a quarter of the mean
+// of the dismissed papers' and, given a sample of the corpus, less its
+// mean: Centroid and Rocchio's query.
+func (c collection) rocchio(background map[string][]float32) []float32 {
+	v := c.meanOf(c.members)
+	subtract := func(mean []float32, w float32) {
+		for i := range v {
+			v[i] -= w * mean[i]
+		}
+	}
+	if d := c.meanOf(c.dismissed); d != nil {
+		subtract(d, 0.25)
+	}
+	if len(background) > 0 {
+		bg := collection{vectors: background}
+		subtract(bg.meanOf(mapKeys(background)), 1)
+	}
+	return v
+}
+
+// mapKeys returns m's keys, sorted.
+func mapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// backgroundSize is how many papers of the corpus a linear model is
+// fitted against: backgroundProbes probes, each its nearest backgroundEach.
+const (
+	backgroundProbes = 8
+	backgroundEach   = 64
+)
+
+// background is a sample of the corpus outside the collection, by id, in
+// core dimensions: the papers nearest backgroundProbes random directions
+// (drawn from a seed of the collection's members, so that every page of
+// a recommendation fits the same model).
+func (e *Engine) background(ctx context.Context, c collection) (map[string][]float32, error) {
+	seed := uint64(14695981039346656037)
+	for _, id := range c.members {
+		for _, b := range []byte(id) {
+			seed = (seed ^ uint64(b)) * 1099511628211
+		}
+	}
+	r := rand.New(rand.NewPCG(seed, 1))
+	filter := papersearch.Filter{Exclude: slices.Concat(c.members, c.dismissed)}
+	var ids []string
+	for range backgroundProbes {
+		probe := make([]float32, e.store.Model().Dim)
+		for i := range probe {
+			probe[i] = float32(r.NormFloat64())
+		}
+		embed.Normalize(probe)
+		cands, err := e.store.Nearest(ctx, probe, backgroundEach, filter)
+		if err != nil {
+			return nil, fmt.Errorf("sample the corpus: %w", err)
+		}
+		for _, cd := range cands {
+			ids = append(ids, cd.ID)
+		}
+	}
+	slices.Sort(ids)
+	vecs, err := e.store.Vectors(ctx, slices.Compact(ids))
+	if err != nil {
+		return nil, fmt.Errorf("sample the corpus: %w", err)
+	}
+	for id, v := range vecs {
+		vecs[id] = e.coreView(v)
+	}
+	return vecs, nil
+}
+
+// Logistic's fit: plain gradient descent on the mean log loss, the
+// members weighing as much as the background and, when there are any, the
+// dismissed papers as much again (a paper marked not interested says more
+// than one drawn at random), with an L2 penalty.
+const (
+	logisticSteps = 100
+	logisticRate  = 2
+	logisticL2    = 1e-3
+)
+
+// logistic fits a logistic regression of the members (1) against the
+// background and the dismissed papers (0) and returns its weights, the
+// direction papers are ranked along.
+func (c collection) logistic(background map[string][]float32) []float32 {
+	type example struct {
+		x      []float32
+		y, wgt float32
+	}
+	var xs []example
+	for _, id := range c.members {
+		xs = append(xs, example{c.vectors[id], 1, 1 / float32(len(c.members))})
+	}
+	for _, id := range mapKeys(background) {
+		xs = append(xs, example{background[id], 0, 1 / float32(len(background))})
+	}
+	for _, id := range c.dismissed {
+		xs = append(xs, example{c.vectors[id], 0, 1 / float32(len(c.dismissed))})
+	}
+	w := c.rocchio(background) // a start already pointing the right way
+	var b float32
+	grad := make([]float32, len(w))
+	for range logisticSteps {
+		clear(grad)
+		var gb float32
+		for _, ex := range xs {
+			p := 1 / (1 + float32(math.Exp(-float64(embed.Dot(w, ex.x)+b))))
+			g := ex.wgt * (p - ex.y)
+			for i, v := range ex.x {
+				grad[i] += g * v
+			}
+			gb += g
+		}
+		for i := range w {
+			w[i] -= logisticRate * (grad[i] + logisticL2*w[i])
+		}
+		b -= logisticRate * gb
+	}
+	return w
+}
+
+// Neighbours' shape: how many candidates each probe retrieves, how many
+// members probe besides the centroid, how many of a candidate's nearest
+// members vote, and how much its nearest dismissed paper counts against
+// it.
+const (
+	neighbourProbes  = 4
+	neighbourVoters  = 3
+	neighbourAgainst = 0.5
+)
+
+// neighbours ranks the candidates nearest the collection's centroid and
+// nearest its members farthest from it by their mean cosine with their
+// neighbourVoters nearest members, less neighbourAgainst times their
+// cosine with the nearest dismissed paper.
+func (e *Engine) neighbours(ctx context.Context, c collection, filter papersearch.Filter) (ranking, error) {
+	centroid := c.meanOf(c.members)
+	probes := [][]float32{centroid}
+	for _, id := range c.spread(centroid, neighbourProbes) {
+		probes = append(probes, c.vectors[id])
+	}
+	queries, depths := make([][]float32, len(probes)), make([]int, len(probes))
+	for i, p := range probes {
+		queries[i], depths[i] = e.fullQuery(p), RecommendDepth
+		if i > 0 {
+			depths[i] = RecommendDepth / (2 * neighbourProbes)
+		}
+	}
+	found, err := e.nearestMany(ctx, queries, depths, filter)
+	if err != nil {
+		return ranking{}, fmt.Errorf("dense retrieval: %w", err)
+	}
+	var pool []string
+	for _, cands := range found {
+		for _, cd := range cands {
+			pool = append(pool, cd.ID)
+		}
+	}
+	slices.Sort(pool)
+	vecs, err := e.store.Vectors(ctx, slices.Compact(pool))
+	if err != nil {
+		return ranking{}, fmt.Errorf("read the candidates' vectors: %w", err)
+	}
+	members, dismissed := c.vectorsOf(c.members), c.vectorsOf(c.dismissed)
+	scored := make([]Candidate, 0, len(vecs))
+	for id := range vecs {
+		scored = append(scored, Candidate{ID: id})
+	}
+	// Each candidate's vote is its own: the cores share them.
+	var wg sync.WaitGroup
+	parts := min(runtime.GOMAXPROCS(0), max(1, len(scored)/128))
+	for p := range parts {
+		part := scored[p*len(scored)/parts : (p+1)*len(scored)/parts]
+		wg.Go(func() {
+			for i := range part {
+				part[i].Score = vote(vecs[part[i].ID][:len(centroid)], members, dismissed)
+			}
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(scored, func(a, b Candidate) int { return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID)) })
+	return ranking{first: single(scored, true)}, nil
+}
+
+// spread returns up to n members, each in turn the one farthest from
+// from and from those already chosen: the collection's outlying topics.
+func (c collection) spread(from []float32, n int) []string {
+	var out []string
+	near := make(map[string]float32, len(c.members)) // each member's highest cosine with what is chosen
+	for _, id := range c.members {
+		near[id] = embed.Dot(c.vectors[id], from)
+	}
+	for len(out) < min(n, len(c.members)-1) {
+		far := ""
+		for _, id := range c.members {
+			if !slices.Contains(out, id) && (far == "" || near[id] < near[far]) {
+				far = id
+			}
+		}
+		out = append(out, far)
+		for _, id := range c.members {
+			near[id] = max(near[id], embed.Dot(c.vectors[id], c.vectors[far]))
+		}
+	}
+	return out
+}
+
+// vectorsOf is the vectors of ids in c, in their order.
+func (c collection) vectorsOf(ids []string) [][]float32 {
+	out := make([][]float32, len(ids))
+	for i, id := range ids {
+		out[i] = c.vectors[id]
+	}
+	return out
+}
+
+// vote is a candidate's Neighbours score, from its vector v in core
+// dimensions and the vectors of the collection's members and dismissed
+// papers (vectorsOf, read once for all candidates).
+func vote(v []float32, members, dismissed [][]float32) float32 {
+	var top [neighbourVoters]float32 // the highest cosines, highest first
+	for i := range top {
+		top[i] = float32(math.Inf(-1))
+	}
+	for _, m := range members {
+		sim := embed.Dot(m, v)
+		for i := range top {
+			if sim > top[i] {
+				copy(top[i+1:], top[i:len(top)-1])
+				top[i] = sim
+				break
+			}
+		}
+	}
+	voters := top[:min(neighbourVoters, len(members))]
+	var s float32
+	for _, x := range voters {
+		s += x
+	}
+	s /= float32(len(voters))
+	if len(dismissed) > 0 {
+		var against float32 = -1
+		for _, d := range dismissed {
+			against = max(against, embed.Dot(d, v))
+		}
+		s -= neighbourAgainst * against
+	}
+	return s
+}
