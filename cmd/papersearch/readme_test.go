@@ -140,3 +140,37 @@ func TestREADMELayout(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// maxFileLines is the longest a non-test, hand-written Go file may be: a
+// longer one holds more than one concern and is split.
+const maxFileLines = 400
+
+// TestFilesHoldOneConcern: no hand-written non-test Go file of the module
+// is over maxFileLines lines.
+func TestFilesHoldOneConcern(t *testing.T) {
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "../.." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`).Match(src) {
+			return nil
+		}
+		if n := strings.Count(string(src), "\n"); n > maxFileLines {
+			t.Errorf("%s has %d lines, over %d: split it by concern", strings.TrimPrefix(filepath.ToSlash(path), "../../"), n, maxFileLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
