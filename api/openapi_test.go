@@ -151,6 +151,7 @@ func TestOpenAPI(t *testing.T) {
 		{"delete nulls", writable.URL, "DELETE", "/v1/papers/oa4", "", "", 204, true},
 		{"delete one", writable.URL, "DELETE", "/v1/papers/oa5", "", "", 204, true},
 		{"delete with sources", writable.URL, "DELETE", "/v1/papers/oa7", "", "", 204, true},
+		{"delete the dateless", writable.URL, "DELETE", "/v1/papers/oa9", "", "", 204, true},
 		{"delete unknown", writable.URL, "DELETE", "/v1/papers/oa1", "", "", 404, true},
 		{"import", importing.URL, "POST", "/v1/imports", "", `{"source":"bibtex","content":"@misc{oa-imp, abstract = {x}}","tags":["OpenAPI"]}`, 202, true},
 		{"import invalid", importing.URL, "POST", "/v1/imports", "", `{"source":"bibtex","content":"x","max":5}`, 400, false},
