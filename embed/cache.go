@@ -83,47 +83,139 @@ func (c *Cache) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		return nil, ErrEmptyInput
 	}
 	out := make([][]float32, len(texts))
-	keys := make([][]byte, len(texts))
+	err := c.through(ctx, len(texts),
+		func(i int) []byte { return c.key(texts[i]) },
+		func(i int, blob []byte) bool { out[i] = DecodeVector(blob); return true },
+		func(ctx context.Context, missing []int) ([][]byte, error) {
+			todo := make([]string, len(missing))
+			for j, i := range missing {
+				todo[j] = texts[i]
+			}
+			vecs, err := c.inner.Embed(ctx, todo)
+			if err != nil {
+				return nil, err
+			}
+			blobs := make([][]byte, len(missing))
+			for j, i := range missing {
+				out[i], blobs[j] = vecs[j], EncodeVector(vecs[j])
+			}
+			return blobs, nil
+		})
+	return out, err
+}
+
+// EmbedParts is the inner embedder's EmbedParts (it must have one:
+// AsPartEmbedder), each text's vectors, whole and parts, remembered as one
+// entry under its parts' key.
+func (c *Cache) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [][][]float32, error) {
+	inner, ok := AsPartEmbedder(c.inner)
+	if !ok {
+		return nil, nil, fmt.Errorf("embed in parts with %s: %w", c.Info().Name, errors.ErrUnsupported)
+	}
+	wholes, parts := make([][]float32, len(texts)), make([][][]float32, len(texts))
+	err := c.through(ctx, len(texts),
+		func(i int) []byte { return c.key("\x00parts\x00" + strings.Join(texts[i], "\x00")) },
+		func(i int, blob []byte) bool {
+			vecs, ok := decodeVectors(blob)
+			if !ok || len(vecs) != 1+len(texts[i]) {
+				return false
+			}
+			wholes[i], parts[i] = vecs[0], vecs[1:]
+			return true
+		},
+		func(ctx context.Context, missing []int) ([][]byte, error) {
+			todo := make([][]string, len(missing))
+			for j, i := range missing {
+				todo[j] = texts[i]
+			}
+			w, p, err := inner.EmbedParts(ctx, todo)
+			if err != nil {
+				return nil, err
+			}
+			blobs := make([][]byte, len(missing))
+			for j, i := range missing {
+				wholes[i], parts[i] = w[j], p[j]
+				blobs[j] = encodeVectors(append([][]float32{w[j]}, p[j]...))
+			}
+			return blobs, nil
+		})
+	return wholes, parts, err
+}
+
+// through reads the n entries named by key from the cache (found takes
+// each one found, false if it cannot be read), asks embed for the rest
+// and stores what it returns, all at once.
+func (c *Cache) through(ctx context.Context, n int, key func(int) []byte, found func(int, []byte) bool,
+	embed func(context.Context, []int) ([][]byte, error)) error {
+	keys := make([][]byte, n)
 	var missing []int
-	for i, t := range texts {
-		keys[i] = c.key(t)
+	for i := range n {
+		keys[i] = key(i)
 		var blob []byte
 		err := c.db.QueryRowContext(ctx, `SELECT vector FROM vectors WHERE key = ?`, keys[i]).Scan(&blob)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			missing = append(missing, i)
 		case err != nil:
-			return nil, fmt.Errorf("embedding cache: %w", err)
-		default:
-			out[i] = DecodeVector(blob)
+			return fmt.Errorf("embedding cache: %w", err)
+		case !found(i, blob):
+			missing = append(missing, i)
 		}
 	}
 	if len(missing) == 0 {
-		return out, nil
+		return nil
 	}
-	todo := make([]string, len(missing))
-	for j, i := range missing {
-		todo[j] = texts[i]
-	}
-	vecs, err := c.inner.Embed(ctx, todo)
+	blobs, err := embed(ctx, missing)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("embedding cache: %w", err)
+		return fmt.Errorf("embedding cache: %w", err)
 	}
 	defer tx.Rollback()
 	for j, i := range missing {
-		out[i] = vecs[j]
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)`, keys[i], EncodeVector(vecs[j])); err != nil {
-			return nil, fmt.Errorf("embedding cache: %w", err)
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)`, keys[i], blobs[j]); err != nil {
+			return fmt.Errorf("embedding cache: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("embedding cache: %w", err)
+		return fmt.Errorf("embedding cache: %w", err)
 	}
-	return out, nil
+	return nil
+}
+
+// encodeVectors is several vectors, each nil or not, in one blob: each
+// as its length (a little-endian uint32) and its EncodeVector form.
+func encodeVectors(vecs [][]float32) []byte {
+	var b []byte
+	for _, v := range vecs {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+		b = append(b, EncodeVector(v)...)
+	}
+	return b
+}
+
+// decodeVectors reads a blob of encodeVectors; false if it is not one.
+func decodeVectors(b []byte) ([][]float32, bool) {
+	var out [][]float32
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return nil, false
+		}
+		n := int(binary.LittleEndian.Uint32(b))
+		b = b[4:]
+		if n > len(b)/4 {
+			return nil, false
+		}
+		var v []float32
+		if n > 0 {
+			v = DecodeVector(b[:4*n])
+		}
+		out = append(out, v)
+		b = b[4*n:]
+	}
+	return out, true
 }
 
 // DefaultCachePath is where eval keeps its embedding cache: the

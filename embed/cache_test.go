@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +42,56 @@ func TestCacheKeepsPrecisionsApart(t *testing.T) {
 	}
 	if slices.Equal(want[PrecisionFP32], want[PrecisionInt8]) {
 		t.Error("float32 and int8 vectors are identical: the test proves nothing")
+	}
+}
+
+// TestCacheEmbedsParts: a cache over a local model embeds parts as the
+// model does (so an engine keeps embedding a paper and its sentences in
+// one pass), gives the same vectors back from the file after reopening,
+// part cut off by the window included, and is no PartEmbedder over an
+// embedder that has no parts.
+func TestCacheEmbedsParts(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cache.db")
+	m, err := NewLocalModel("all-MiniLM-L6-v2", LocalOptions{Precision: PrecisionFP32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("a sentence that goes on and on ", 100)
+	texts := [][]string{{"Graph networks.", "They predict molecules."}, {"Title.", long, "Cut off."}}
+	wantWhole, wantParts, err := m.EmbedParts(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantParts[1][2] != nil {
+		t.Fatal("the last part of the long text was not cut off: the test proves less than it says")
+	}
+	for round := range 2 { // embedding, then from the file
+		c, err := NewCache(m, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pe, ok := AsPartEmbedder(c)
+		if !ok {
+			t.Fatal("a cache over a local model is no PartEmbedder")
+		}
+		whole, parts, err := pe.EmbedParts(ctx, texts)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range texts {
+			if !slices.Equal(whole[i], wantWhole[i]) || len(parts[i]) != len(wantParts[i]) {
+				t.Fatalf("round %d, text %d: another whole vector or %d parts", round, i, len(parts[i]))
+			}
+			for j := range parts[i] {
+				if !slices.Equal(parts[i][j], wantParts[i][j]) || (parts[i][j] == nil) != (wantParts[i][j] == nil) {
+					t.Errorf("round %d, text %d, part %d differs", round, i, j)
+				}
+			}
+		}
+	}
+	if _, ok := AsPartEmbedder(&Cache{inner: &fixed{name: "fixed", v: []float32{1}}}); ok {
+		t.Error("a cache over an embedder without parts claims parts")
 	}
 }

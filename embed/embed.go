@@ -39,7 +39,8 @@ type PartEmbedder interface {
 }
 
 // AsPartEmbedder returns e as a PartEmbedder when it can embed parts: a
-// local model, with or without its instructions, or a pair of them.
+// local model, with or without its instructions or a cache, or a pair of
+// them.
 func AsPartEmbedder(e Embedder) (PartEmbedder, bool) {
 	switch e := e.(type) {
 	case *Local:
@@ -55,6 +56,10 @@ func AsPartEmbedder(e Embedder) (PartEmbedder, bool) {
 			}
 		}
 		return e, true
+	case *Cache:
+		if _, ok := AsPartEmbedder(e.inner); ok {
+			return e, true
+		}
 	case PartEmbedder:
 		return e, true // embeds parts itself
 	}
