@@ -29,6 +29,7 @@ import (
 // against the served OpenAPI document, so the two cannot drift apart.
 func TestOpenAPI(t *testing.T) {
 	url, papers := server(t)
+	waitForMap(t, url)
 	doc := servedOpenAPI(t, url)
 	// kin-openapi cannot decode a parameter whose schema uses "not" (a TODO
 	// in its decoder), so its copy of the id schema goes without it;
@@ -97,6 +98,10 @@ func TestOpenAPI(t *testing.T) {
 		{"get unknown", url, "GET", "/v1/papers/nope", "", "", 404, true},
 		{"collections", url, "GET", "/v1/collections", "", "", 200, true},
 		{"collections unknown parameter", url, "GET", "/v1/collections?tag=x", "", "", 400, false},
+		{"map", url, "GET", "/v1/map?level=0&titles=false&year_min=2000&venue=NeurIPS", "", "", 200, true},
+		{"map lit by a search", url, "GET", "/v1/map?q=robots", "", "", 200, true},
+		{"map bad level", url, "GET", "/v1/map?level=9", "", "", 400, false},
+		{"map lit twice", url, "GET", "/v1/map?q=robots&collection=history", "", "", 400, false},
 		{"collection add", writable.URL, "POST", "/v1/collections/OA-List/papers", "", `{"ids":["` + id + `"]}`, 200, true},
 		{"collection", url, "GET", "/v1/collections/oa-list/papers", "", "", 200, true},
 		{"collection with a parameter", url, "GET", "/v1/collections/oa-list/papers?limit=2", "", "", 400, false},

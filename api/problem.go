@@ -90,6 +90,10 @@ func toProblem(err error) *wire.Problem {
 	case errors.Is(err, search.ErrNoSentences):
 		return problem(http.StatusNotImplemented, "not-implemented",
 			"aspect and sentence similarity need sentence vectors, which this Qdrant collection does not keep (it was created before they were); reindex into a new collection")
+	case errors.Is(err, search.ErrMapNotReady):
+		p := problem(http.StatusServiceUnavailable, "map-not-ready", err.Error()+"; the map is laid out in the background (about a minute for 30,000 papers): retry shortly")
+		p.RetryAfter = 2 * retryAfterSeconds
+		return p
 	case errors.Is(err, search.ErrUnavailable):
 		p := problem(http.StatusServiceUnavailable, "unavailable",
 			"a service this one depends on (the vector store or the embedding endpoint) is unavailable; retry shortly")

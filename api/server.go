@@ -29,6 +29,7 @@ type Engine interface {
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
 	Collections(ctx context.Context) ([]papersearch.Collection, error)
 	Recommend(ctx context.Context, q search.RecommendQuery) (search.Results, error)
+	Map(ctx context.Context, q search.MapQuery) (search.MapView, error)
 	// CollectionPapers returns the papers holding a tag, by id.
 	CollectionPapers(ctx context.Context, tag string) ([]papersearch.Paper, error)
 	// Retag adds and removes tags on papers, stored at once
@@ -171,6 +172,7 @@ func New(engine Engine, opts Options) *Server {
 	// raw or percent-encoded: an id of one path segment takes the routes
 	// that name it, one with raw slashes the rest of the path (see
 	// paperRoute).
+	e.GET("/v1/map", s.corpusMap)
 	e.GET("/v1/collections", s.collections)
 	e.GET("/v1/collections/:tag/recommendations", s.recommendations)
 	e.GET("/v1/collections/:tag/feed.atom", s.collectionFeed)

@@ -84,10 +84,12 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 			testServer.err = err
 			return
 		}
+		mapping, stopMapping := context.WithCancel(ctx)
+		go eng.KeepMap(mapping, 20*time.Millisecond)
 		srv := httptest.NewServer(New(eng, Options{}))
 		testServer.url, testServer.papers, testServer.engine = srv.URL, papers, eng
 		testServer.store, testServer.model = store, model
-		testServer.close = func() { srv.Close(); store.Close(); os.RemoveAll(dir) }
+		testServer.close = func() { stopMapping(); srv.Close(); store.Close(); os.RemoveAll(dir) }
 	})
 	if testServer.err != nil {
 		t.Fatal(testServer.err)
@@ -348,6 +350,7 @@ func (panicky) Collections(context.Context) ([]papersearch.Collection, error) { 
 func (panicky) Recommend(context.Context, search.RecommendQuery) (search.Results, error) {
 	panic("boom")
 }
+func (panicky) Map(context.Context, search.MapQuery) (search.MapView, error) { panic("boom") }
 func (panicky) CollectionPapers(context.Context, string) ([]papersearch.Paper, error) {
 	panic("boom")
 }

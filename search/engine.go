@@ -35,6 +35,8 @@ const (
 // query text with the same Embedder the documents were embedded with.
 type Engine struct {
 	store observedStore
+	// maps holds the map of the corpus KeepMap makes (Map reads it).
+	maps *mapState
 	// embedder embeds texts as given (the OpenAI-compatible endpoint);
 	// docs embeds papers and their sentences as documents, with the model's
 	// document instructions (embed.Instructed).
@@ -195,7 +197,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.Observe == nil {
 		opts.Observe = func(string, time.Duration, error) {}
 	}
-	measured := observedStore{Store: store, observe: opts.Observe}
+	measured := observedStore{Store: store, observe: opts.Observe, writes: newWriteLog()}
 	queries := embedder
 	if !opts.RawQueries {
 		queries = embed.Instructed(embedder, embed.Query)
@@ -222,7 +224,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	}
 	dim, models := coreDim(byModel, *opts.ModelGate)
 	return &Engine{store: measured, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
-		byModel: byModel, coreDim: dim, models: models, encoders: embed.Choices(embedder), log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes),
+		byModel: byModel, coreDim: dim, models: models, encoders: embed.Choices(embedder), log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes), maps: new(mapState),
 		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 

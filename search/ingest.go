@@ -133,7 +133,16 @@ func (e *Engine) plan(ctx context.Context, papers []papersearch.Paper) ([]Docume
 	var sum papersearch.IngestSummary
 	pos := make(map[string]int, len(papers))
 	unique := make([]papersearch.Paper, 0, len(papers))
-	for _, p := range papers {
+	for n, p := range papers {
+		// Stored as given, but never a paper Complete would refuse (one
+		// without an id or an abstract, say).
+		c, err := papersearch.Complete(p)
+		if err == nil && c.ID != p.ID {
+			err = &papersearch.FieldError{Field: "id", Err: papersearch.ErrBadID, Reason: fmt.Sprintf("is not complete: Complete makes it %q", c.ID)}
+		}
+		if err != nil {
+			return nil, sum, fmt.Errorf("paper %d (%q): %w", n, p.ID, err)
+		}
 		if i, ok := pos[p.ID]; ok {
 			unique[i] = p
 			sum.Duplicates++

@@ -11,10 +11,12 @@ import (
 )
 
 // observedStore reports the latency and outcome of the store operations on
-// the query and ingest paths.
+// the query and ingest paths, and notes in writes the papers each write
+// changed (what the map has not placed yet).
 type observedStore struct {
 	Store
 	observe func(op string, d time.Duration, err error)
+	writes  *writeLog
 }
 
 func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
@@ -73,6 +75,21 @@ func (s observedStore) Upsert(ctx context.Context, docs []Document) error {
 	start := time.Now()
 	err := s.Store.Upsert(ctx, docs)
 	s.observe(OpUpsert, time.Since(start), err)
+	if err == nil {
+		ids := make([]string, len(docs))
+		for i, d := range docs {
+			ids[i] = d.Paper.ID
+		}
+		s.writes.note(ids, false)
+	}
+	return err
+}
+
+func (s observedStore) Delete(ctx context.Context, id string) error {
+	err := s.Store.Delete(ctx, id)
+	if err == nil {
+		s.writes.note([]string{id}, true)
+	}
 	return err
 }
 

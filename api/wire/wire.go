@@ -277,3 +277,46 @@ type Watch struct {
 type WatchesResponse struct {
 	Watches []Watch `json:"watches"`
 }
+
+// MapScale is the largest coordinate of a map: a paper's place is two
+// integers from 0 to MapScale (16 bits each, the unit square quantised).
+const MapScale = 65535
+
+// MapResponse is the body of GET /v1/map: the papers within the filter,
+// column by column (the i-th id's place is x[i], y[i]), each level's
+// clusters, and which papers a search or a collection lights up.
+type MapResponse struct {
+	// Built is when the map was laid out; papers written since are
+	// placed among their nearest (Placed) until it is laid out again.
+	Built time.Time `json:"built"`
+	Scale int       `json:"scale"`
+	// Level is the level Cluster gives; Levels the clusters of each,
+	// coarsest first.
+	Level  int            `json:"level"`
+	Levels [][]MapCluster `json:"levels"`
+	IDs    []string       `json:"ids"`
+	X      []int          `json:"x"`
+	Y      []int          `json:"y"`
+	// Cluster is each paper's cluster at Level.
+	Cluster []int `json:"cluster"`
+	// Titles are the papers' titles, unless titles=false.
+	Titles []string `json:"titles,omitempty"`
+	// Placed and Highlight are indices into IDs.
+	Placed    []int `json:"placed"`
+	Highlight []int `json:"highlight"`
+}
+
+// MapCluster is one cluster of a map's level: its parent in the level
+// above (-1 at the top), its papers' number and mean place, and its topic.
+type MapCluster struct {
+	ID     int    `json:"id"`
+	Parent int    `json:"parent"`
+	Size   int    `json:"size"`
+	X      int    `json:"x"`
+	Y      int    `json:"y"`
+	Label  string `json:"label"`
+	// Terms name the topic, most distinctive first; Central are the ids of
+	// its most central papers.
+	Terms   []string `json:"terms"`
+	Central []string `json:"central"`
+}

@@ -57,6 +57,7 @@ type Config struct {
 	OpenAlexEmail     string        `envconfig:"OPENALEX_EMAIL" desc:"your e-mail, sent to OpenAlex as mailto to use its polite pool"`
 	OpenReviewURL     string        `envconfig:"OPENREVIEW_URL" default:"https://api2.openreview.net" desc:"OpenReview API v2 that import openreview reads"`
 	WatchTick         time.Duration `envconfig:"WATCH_TICK" default:"30s" desc:"how often the server looks for watches due to run (papersearch watch)"`
+	MapTick           time.Duration `envconfig:"MAP_TICK" default:"30s" desc:"how often the server looks whether the map of the corpus (GET /v1/map) is due to be laid out again: first, then once 5% of its papers (at least 100) have changed"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
 	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
 	CursorKey         string        `envconfig:"CURSOR_KEY" desc:"secret that signs page cursors; instances behind one address need the same (unset: a random key kept in the data folder, cursor.key)"`

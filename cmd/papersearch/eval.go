@@ -32,6 +32,9 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	if err != nil {
 		return err
 	}
+	if a.maps {
+		return evalMap(ctx, cfg, log, a, d.papers, stdout, stderr)
+	}
 	if a.recommend {
 		return evalRecommendations(ctx, cfg, log, a, d.papers, stdout, stderr)
 	}
@@ -76,11 +79,11 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 
 // evalArgs are eval's flags.
 type evalArgs struct {
-	corpus, queriesFile, qrelsFile, featuresFile, baselineFile                           string
-	modes                                                                                []search.Mode
-	asJSON, sweep, misses, rawQueries, titles, overlapOnly, heldOut, recommend, noTitles bool
-	denseWeight                                                                          float64
-	sample, sampleFrom                                                                   int
+	corpus, queriesFile, qrelsFile, featuresFile, baselineFile                                 string
+	modes                                                                                      []search.Mode
+	asJSON, sweep, misses, rawQueries, titles, overlapOnly, heldOut, recommend, noTitles, maps bool
+	denseWeight                                                                                float64
+	sample, sampleFrom                                                                         int
 }
 
 // parseEvalArgs reads eval's flags.
@@ -105,8 +108,15 @@ func parseEvalArgs(args []string, stdout io.Writer) (evalArgs, error) {
 	fs.BoolVar(&a.heldOut, "held-out", false, "report the held-out half of the queries (a fixed split by SHA-256 of the query id) instead of the dev half; make no choice on it")
 	fs.BoolVar(&a.noTitles, "no-titles", false, "index the documents by their abstracts alone, as --titles does (its embeddings, cached, are then reused)")
 	fs.BoolVar(&a.recommend, "recommend", false, "instead, measure recommendations for collections: each author of at least 8 papers of the corpus (JSONL papers with authors and years) is a collection of all but their latest 2, which should rank high among their year's papers; recall@20 and nDCG@20 per method, the dev half of the authors (or --held-out's)")
+	fs.BoolVar(&a.maps, "map", false, "instead, lay the corpus out as the service's map and measure it: time, heap, trustworthiness and continuity at 10, and its clusters' agreement (AMI) with venue and field (JSONL papers with venues)")
 	if err := parseFlags(fs, "eval", args, stdout); err != nil {
 		return a, err
+	}
+	if a.maps {
+		if a.corpus == "" || a.queriesFile != "" || a.qrelsFile != "" || a.titles || a.recommend || fs.NArg() > 0 {
+			return a, usageError{"eval --map needs --corpus (papers with venues) and no queries"}
+		}
+		return a, nil
 	}
 	if a.recommend {
 		if a.corpus == "" || a.queriesFile != "" || a.qrelsFile != "" || a.titles || fs.NArg() > 0 {
@@ -156,7 +166,7 @@ func (a evalArgs) data(stderr io.Writer) (evalData, error) {
 	if len(rejected) > 0 {
 		fmt.Fprintf(stderr, "%s: %d records rejected, first: line %d: %v\n", a.corpus, len(rejected), rejected[0].Line, rejected[0].Err)
 	}
-	if !a.titles && !a.recommend {
+	if !a.titles && !a.recommend && !a.maps {
 		if d.queries, err = readWith(a.queriesFile, search.ReadQueries); err != nil {
 			return d, err
 		}

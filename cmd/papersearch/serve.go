@@ -223,6 +223,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 	}
 	go watches.Run(ctx)
+	go eng.KeepMap(ctx, cfg.MapTick)
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)

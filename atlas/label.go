@@ -1,0 +1,194 @@
+package atlas
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/papersearch/papersearch/search/lexical"
+)
+
+// Topic names a cluster: its most distinctive terms, most distinctive
+// first.
+type Topic struct {
+	Terms []string
+}
+
+// Label returns, level by level, each cluster's Topic: the terms (words
+// and two-word phrases of the papers' texts, function words left out)
+// that the cluster's papers use far more than the others, by class-based
+// TF-IDF (BERTopic's c-TF-IDF, over the papers that hold a term): a
+// term's share of the cluster's terms times log(1 + A/f), A the terms of
+// an average cluster and f the term's count in all. A term shown is the
+// form the papers write most often ("networks" and "network" are one
+// term, shown as whichever is commoner). A phrase's words are not shown
+// again alone.
+func Label(texts []string, h Hierarchy, terms int) [][]Topic {
+	docs := make([][]string, len(texts))
+	shown := map[string]map[string]int{} // term -> written form -> count
+	for i, text := range texts {
+		docs[i] = docTerms(text, shown)
+	}
+	out := make([][]Topic, len(h.Of))
+	for l, of := range h.Of {
+		if len(of) == 0 {
+			continue
+		}
+		k := slices.Max(of) + 1
+		counts := make([]map[string]int, k)
+		for c := range counts {
+			counts[c] = map[string]int{}
+		}
+		total := map[string]int{}
+		sizes := make([]int, k)
+		for i, ts := range docs {
+			for _, t := range ts {
+				counts[of[i]][t]++
+				total[t]++
+				sizes[of[i]]++
+			}
+		}
+		var avg float64
+		for _, s := range sizes {
+			avg += float64(s)
+		}
+		avg /= float64(k)
+		topics := make([]Topic, k)
+		for c, cnt := range counts {
+			type scored struct {
+				term  string
+				score float64
+			}
+			var ranked []scored
+			members := 0
+			for i := range of {
+				if of[i] == c {
+					members++
+				}
+			}
+			floor := max(2, members/50) // a term a handful of papers hold is noise
+			for t, n := range cnt {
+				// Only what the cluster holds more than the corpus does
+				// (half as often again) can name it.
+				if n < floor || 2*n*len(of) < 3*total[t]*members {
+					continue
+				}
+				ranked = append(ranked, scored{t, float64(n) / float64(sizes[c]) * math.Log(1+avg/float64(total[t]))})
+			}
+			slices.SortFunc(ranked, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.term, b.term)) })
+			// A word is shown as the phrase it mostly stands in, when
+			// the cluster holds one: "protein folding", not "folding".
+			phrase := map[string]string{}
+			for t, n := range cnt {
+				words := strings.Fields(t)
+				if len(words) != 2 || n < floor {
+					continue
+				}
+				for _, w := range words {
+					if p, ok := phrase[w]; 2*n >= cnt[w] && (!ok || n > cnt[p] || n == cnt[p] && t < p) {
+						phrase[w] = t
+					}
+				}
+			}
+			var chosen []string
+			for _, r := range ranked {
+				if len(chosen) == terms {
+					break
+				}
+				t := r.term
+				if p, ok := phrase[t]; ok {
+					t = p
+				}
+				if covered(t, chosen) {
+					continue
+				}
+				chosen = append(chosen, t)
+			}
+			for i, t := range chosen {
+				chosen[i] = written(t, shown)
+			}
+			topics[c] = Topic{Terms: chosen}
+		}
+		out[l] = topics
+	}
+	return out
+}
+
+// docTerms is a text's distinct terms: its index terms (stems) that are
+// not function words, numbers or single letters, and each two such words
+// side by side in the text as a phrase; shown counts each term's written
+// forms.
+func docTerms(text string, shown map[string]map[string]int) []string {
+	seen := map[string]bool{}
+	var prev, prevWord string
+	add := func(term, word string) {
+		if seen[term] {
+			return
+		}
+		seen[term] = true
+		if shown[term] == nil {
+			shown[term] = map[string]int{}
+		}
+		shown[term][word]++
+	}
+	for _, word := range clauseWords(text) {
+		if word == "" { // a clause ends: no phrase spans it
+			prev = ""
+			continue
+		}
+		term, ok := lexical.Term(word)
+		if !ok || lexical.IsFunctionWord(word) || len([]rune(word)) < 3 || !strings.ContainsFunc(word, unicode.IsLetter) {
+			prev = ""
+			continue
+		}
+		add(term, word)
+		if prev != "" && prev != term {
+			add(prev+" "+term, prevWord+" "+word)
+		}
+		prev, prevWord = term, word
+	}
+	out := make([]string, 0, len(seen))
+	for t := range seen {
+		out = append(out, t)
+	}
+	return out
+}
+
+// clauseWords is lexical.Words of each clause of text (split at . , ; :
+// ! ? and brackets), an empty word between clauses.
+func clauseWords(text string) []string {
+	var out []string
+	for _, clause := range strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(".,;:!?()[]{}", r) }) {
+		out = append(append(out, lexical.Words(clause)...), "")
+	}
+	return out
+}
+
+// covered reports whether term repeats what a chosen term says: a word of
+// a chosen phrase, or a phrase holding a chosen word.
+func covered(term string, chosen []string) bool {
+	words := strings.Fields(term)
+	for _, c := range chosen {
+		cw := strings.Fields(c)
+		for _, w := range words {
+			if slices.Contains(cw, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// written is the form of term the papers write most (ties: the first in
+// order).
+func written(term string, shown map[string]map[string]int) string {
+	best, n := term, -1
+	for w, c := range shown[term] {
+		if c > n || c == n && w < best {
+			best, n = w, c
+		}
+	}
+	return best
+}
