@@ -110,6 +110,14 @@ func (e *Engine) BuildMap(ctx context.Context, opts MapOptions, progress func(st
 		}
 		cursor = next
 	}
+	// In id order, so that the map is the same whichever order the store
+	// reads in (a layout's random draws follow the order).
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	ids, titles, vecs, texts = permute(ids, order), permute(titles, order), permute(vecs, order), permute(texts, order)
 	n := len(ids)
 	if n < 2 {
 		return nil, fmt.Errorf("map: %w", atlas.ErrTooFew)
@@ -156,6 +164,15 @@ func (e *Engine) BuildMap(ctx context.Context, opts MapOptions, progress func(st
 	}
 	m.Took = time.Since(start)
 	return m, nil
+}
+
+// permute is xs in the order of the indices order.
+func permute[T any](xs []T, order []int) []T {
+	out := make([]T, len(order))
+	for i, j := range order {
+		out[i] = xs[j]
+	}
+	return out
 }
 
 // centralOf is the ids of the MapCentral members nearest their centroid.

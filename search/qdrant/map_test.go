@@ -1,0 +1,95 @@
+package qdrant
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/hashvec"
+	"github.com/papersearch/papersearch/internal/testenv"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
+)
+
+// TestQdrantServesTheSameMap: the same papers in both stores make the same
+// map (the same papers at the same places in the same clusters, though
+// Qdrant reads them in another order), and a filter keeps the same papers.
+func TestQdrantServesTheSameMap(t *testing.T) {
+	ctx := context.Background()
+	emb := hashvec.Embedder{Model: embed.ModelInfo{Name: "hash-test", Dim: 32}}
+	papers := testenv.MLPapers(t, 120)
+	q := openTestQdrant(t, emb.Info())
+	lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"), emb.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	type place struct {
+		x, y   float32
+		finest int
+	}
+	var maps []map[string]place
+	var filtered [][]string
+	for _, s := range []search.Store{lite, q} {
+		eng, err := search.NewEngine(s, emb, search.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+			t.Fatal(err)
+		}
+		m, err := eng.BuildMap(ctx, search.MapOptions{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]place{}
+		for i, id := range m.IDs {
+			got[id] = place{m.Points[i][0], m.Points[i][1], m.Of[len(m.Of)-1][i]}
+		}
+		maps = append(maps, got)
+		cctx, cancel := context.WithCancel(ctx)
+		go eng.KeepMap(cctx, 10*time.Millisecond)
+		view, err := waitMap(cctx, eng, search.MapQuery{Filter: papersearch.Filter{Venues: []string{papers[0].Venue}}})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, p := range view.Points {
+			ids = append(ids, p.ID)
+		}
+		slices.Sort(ids)
+		filtered = append(filtered, ids)
+	}
+	if len(maps[0]) != len(papers) || len(maps[1]) != len(papers) {
+		t.Fatalf("%d and %d papers mapped, want %d", len(maps[0]), len(maps[1]), len(papers))
+	}
+	for id, p := range maps[0] {
+		if maps[1][id] != p {
+			t.Errorf("%s: embedded %+v, Qdrant %+v", id, p, maps[1][id])
+		}
+	}
+	if !slices.Equal(filtered[0], filtered[1]) || len(filtered[0]) == 0 {
+		t.Errorf("filtered by venue: %d papers embedded, %d Qdrant", len(filtered[0]), len(filtered[1]))
+	}
+}
+
+// waitMap waits for KeepMap's first map of eng.
+func waitMap(ctx context.Context, eng *search.Engine, q search.MapQuery) (search.MapView, error) {
+	for {
+		view, err := eng.Map(ctx, q)
+		if !errors.Is(err, search.ErrMapNotReady) {
+			return view, err
+		}
+		select {
+		case <-ctx.Done():
+			return view, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
