@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/papersearch/papersearch/api/wire"
@@ -341,6 +342,89 @@ func TestCollectionPage(t *testing.T) {
 		t.Errorf("the paper marked not interested is still recommended")
 	}
 	if out := os.Getenv("PAPERSEARCH_SCREENSHOT_COLLECTION"); out != "" {
+		os.WriteFile(out, png, 0o644)
+	}
+}
+
+// TestMapPage drives the map view in headless Chromium: it waits out the
+// first layout, draws every paper with a search's results lit up, names
+// a paper under the pointer, zooms and pans (each frame timed; the times
+// are logged, not asserted), and a click opens the paper's similar papers.
+func TestMapPage(t *testing.T) {
+	url, _ := server(t)
+	waitForMap(t, url)
+	ctx := browser(t)
+	var status string
+	var dots, lit int
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(url+"/#map&q="+neturl.QueryEscape("robots that learn from demonstrations")),
+		chromedp.WaitVisible("#map", chromedp.ByID),
+		chromedp.WaitVisible(`//div[@id="status"][contains(., "lit up")]`, chromedp.BySearch),
+		chromedp.Text("#status", &status, chromedp.ByID),
+		chromedp.Evaluate(`atlas.data.ids.length`, &dots),
+		chromedp.Evaluate(`atlas.data.highlight.length`, &lit),
+	)
+	if err != nil {
+		t.Fatalf("%v (status %q)", err, status)
+	}
+	if dots == 0 || lit == 0 || !strings.Contains(status, "papers in") {
+		t.Fatalf("the map: %d papers, %d lit up, status %q", dots, lit, status)
+	}
+	// The pointer on a paper names it; a click opens its similar papers.
+	var tip, title, hash string
+	at := `(() => { const d = atlas.data, r = $("map").getBoundingClientRect(), s = Math.min(r.width, r.height) * atlas.s;
+		const x0 = (r.width - Math.min(r.width, r.height)) / 2, y0 = (r.height - Math.min(r.width, r.height)) / 2;
+		return [r.left + x0 + (d.x[0] / d.scale - atlas.ox) * s, r.top + y0 + (d.y[0] / d.scale - atlas.oy) * s]; })()`
+	pointer := func(kind string) string {
+		return `(() => { const [x, y] = ` + at + `; $("map").dispatchEvent(new PointerEvent("` + kind + `", {clientX: x, clientY: y, bubbles: true, pointerId: 1})); return true; })()`
+	}
+	var ok bool
+	err = chromedp.Run(ctx,
+		chromedp.Evaluate(pointer("pointermove"), &ok),
+		chromedp.Evaluate(`$("maptip").textContent`, &tip),
+		chromedp.Evaluate(`atlas.data.titles[0]`, &title),
+	)
+	if err != nil || tip == "" || tip != title {
+		t.Errorf("the pointer on the first paper: tip %q, its title %q (%v)", tip, title, err)
+	}
+	// Zoom in at the centre and pan, as a person would, a frame each.
+	err = chromedp.Run(ctx,
+		chromedp.Evaluate(`(async () => { const c = $("map"), r = c.getBoundingClientRect();
+			for (let i = 0; i < 20; i++) { c.dispatchEvent(new WheelEvent("wheel", {deltaY: -60, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true, cancelable: true})); await new Promise(requestAnimationFrame); }
+			c.dispatchEvent(new PointerEvent("pointerdown", {clientX: r.left + 100, clientY: r.top + 100, pointerId: 2, bubbles: true}));
+			for (let i = 0; i < 30; i++) { c.dispatchEvent(new PointerEvent("pointermove", {clientX: r.left + 100 + 5 * i, clientY: r.top + 100 + 3 * i, pointerId: 2, bubbles: true})); await new Promise(requestAnimationFrame); }
+			c.dispatchEvent(new PointerEvent("pointerup", {clientX: r.left + 250, clientY: r.top + 190, pointerId: 2, bubbles: true}));
+			return true; })()`, &ok, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames []float64
+	var zoom float64
+	chromedp.Run(ctx, chromedp.Evaluate(`atlas.frames`, &frames), chromedp.Evaluate(`atlas.s`, &zoom))
+	if len(frames) < 20 || zoom <= 1 {
+		t.Errorf("%d frames drawn, zoom %.2f after zooming and panning", len(frames), zoom)
+	}
+	var worst float64
+	for _, f := range frames {
+		worst = max(worst, f)
+	}
+	t.Logf("map of %d papers: %d frames, worst %.2f ms", dots, len(frames), worst)
+	var png []byte
+	err = chromedp.Run(ctx,
+		chromedp.Evaluate(`atlas.s = 1; atlas.ox = 0; atlas.oy = 0; redraw(); true`, &ok),
+		chromedp.Sleep(100*time.Millisecond),
+		chromedp.FullScreenshot(&png, 100),
+		chromedp.Evaluate(pointer("pointermove"), &ok),
+		chromedp.Evaluate(pointer("pointerdown"), &ok),
+		chromedp.Evaluate(pointer("pointerup"), &ok),
+		chromedp.Sleep(200*time.Millisecond),
+		chromedp.Evaluate(`location.hash`, &hash),
+	)
+	if err != nil || !strings.HasPrefix(hash, "#similar=") {
+		t.Errorf("a click on a paper: hash %q (%v)", hash, err)
+	}
+	if out := os.Getenv("PAPERSEARCH_SCREENSHOT_MAP"); out != "" {
 		os.WriteFile(out, png, 0o644)
 	}
 }
