@@ -145,6 +145,46 @@ func (c *Client) Recommend(ctx context.Context, tag string, p RecommendParams) (
 	return out, c.do(ctx, http.MethodGet, path, nil, &out)
 }
 
+// MapParams are the options of the map of the corpus.
+type MapParams struct {
+	// Level is the level whose clusters the response's Cluster gives (nil:
+	// the finest).
+	Level *int
+	// Highlight lights up the results of a search; Collection the papers
+	// of a collection (one of them).
+	Highlight, Collection string
+	// NoTitles leaves the papers' titles out.
+	NoTitles bool
+	// Filter keeps the map's papers within it (its Exclude and Only are
+	// not parameters of the request).
+	Filter papersearch.Filter
+}
+
+// Map runs GET /v1/map. Before the service's first map is laid out it is
+// an error whose *wire.Problem has status 503 and RetryAfter set.
+func (c *Client) Map(ctx context.Context, p MapParams) (wire.MapResponse, error) {
+	q := url.Values{}
+	if p.Level != nil {
+		q.Set("level", strconv.Itoa(*p.Level))
+	}
+	if p.Highlight != "" {
+		q.Set("q", p.Highlight)
+	}
+	if p.Collection != "" {
+		q.Set("collection", p.Collection)
+	}
+	if p.NoTitles {
+		q.Set("titles", "false")
+	}
+	filterQuery(q, p.Filter)
+	path := "/v1/map"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out wire.MapResponse
+	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
 // Collections runs GET /v1/collections.
 func (c *Client) Collections(ctx context.Context) (wire.CollectionsResponse, error) {
 	var out wire.CollectionsResponse
@@ -322,6 +362,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		p := &wire.Problem{}
 		if json.Unmarshal(b, p) != nil || p.Status == 0 {
 			p = &wire.Problem{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), Detail: strings.TrimSpace(string(b))}
+		}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			p.RetryAfter = secs
 		}
 		return p
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api"
@@ -55,6 +56,24 @@ func TestClient(t *testing.T) {
 	ir, err := c.Ingest(ctx, papers)
 	if err != nil || ir.New != 3 {
 		t.Fatalf("ingest: %+v %v", ir, err)
+	}
+	// The map: 503 with Retry-After until the engine lays it out, then
+	// every paper, the protein paper lit up by a search.
+	var problem *wire.Problem
+	if _, err := c.Map(ctx, client.MapParams{}); !errors.As(err, &problem) || problem.Status != 503 || problem.RetryAfter == 0 {
+		t.Errorf("the map before its layout: %v", err)
+	}
+	mapping, stop := context.WithCancel(ctx)
+	defer stop()
+	go eng.KeepMap(mapping, 10*time.Millisecond)
+	var m wire.MapResponse
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if m, err = c.Map(ctx, client.MapParams{Highlight: "how do proteins fold", Level: ptr(0), Filter: papersearch.Filter{YearMin: 2021}}); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || len(m.IDs) != 2 || len(m.Titles) != 2 || m.Level != 0 || len(m.Highlight) == 0 || m.IDs[m.Highlight[0]] != "b" {
+		t.Errorf("the map: %+v %v", m, err)
 	}
 	res, err := c.Search(ctx, wire.SearchRequest{Query: "how do proteins fold", Limit: ptr(2)})
 	if err != nil || len(res.Results) != 2 || res.Results[0].ID != "b" {
