@@ -267,6 +267,11 @@ func extendWriteDeadline(c echo.Context, n int) (context.Context, context.Cancel
 const answerMargin = 5 * time.Second
 
 // jsonProblem explains a JSON decoding error, naming the field at fault;
+
+// formed is a JSON string type whose values have a form, which a
+// type mismatch names (papersearch.Bound, papersearch.DateBy).
+type formed interface{ Form() string }
+
 // prefix is the JSON pointer of the decoded value within the request body.
 func jsonProblem(err error, prefix string) *wire.Problem {
 	var (
@@ -281,7 +286,7 @@ func jsonProblem(err error, prefix string) *wire.Problem {
 		return problem(http.StatusBadRequest, "malformed-json", "the request body ends in the middle of a JSON value")
 	case errors.As(err, &typ):
 		want := jsonKind(typ.Type.Kind().String())
-		if f, ok := reflect.Zero(typ.Type).Interface().(interface{ Form() string }); ok {
+		if f, ok := reflect.Zero(typ.Type).Interface().(formed); ok {
 			want = f.Form() // a string of a form: a date bound, say
 		}
 		if typ.Field == "" {

@@ -17,15 +17,19 @@ type Neighbour struct {
 }
 
 // Neighbours returns, for every unit vector of vecs, its k most similar
-// others by cosine, most similar first (ties by index): exact, by brute
-// force split across the cores, rows read in blocks that stay in cache.
-// done, if not nil, is called with the rows finished so far.
+// others by cosine, most similar first (ties by index): up to exactLimit
+// points exact, by brute force split across the cores, rows read in
+// blocks that stay in cache; beyond, approximate, by NN-descent. done, if
+// not nil, is called with the rows finished so far.
 func Neighbours(ctx context.Context, vecs [][]float32, k int, done func(rows int)) ([][]Neighbour, error) {
 	n := len(vecs)
 	k = min(k, n-1)
 	out := make([][]Neighbour, n)
 	if k <= 0 {
 		return out, nil
+	}
+	if n > exactLimit {
+		return nnDescent(ctx, vecs, k, 1, done)
 	}
 	const block = 64 // query rows that share one pass over the others
 	blocks := make(chan int)

@@ -209,7 +209,8 @@ func optimise(ctx context.Context, y [][2]float32, edges []edge, epochs int, rng
 			dx, dy := cur[0]-other[0], cur[1]-other[1]
 			d2 := float64(dx*dx + dy*dy)
 			if d2 > 0 {
-				g := float32(-2 * curveA * curveB * math.Pow(d2, curveB-1) / (curveA*math.Pow(d2, curveB) + 1))
+				pb := math.Exp(curveB * math.Log(d2)) // d2^b; d2^(b-1) is pb/d2
+				g := float32(-2 * curveA * curveB * (pb / d2) / (curveA*pb + 1))
 				gx, gy := clip(g*dx)*alpha, clip(g*dy)*alpha
 				cur[0] += gx
 				cur[1] += gy
@@ -229,7 +230,7 @@ func optimise(ctx context.Context, y [][2]float32, edges []edge, epochs int, rng
 				if d2 <= 0 {
 					continue
 				}
-				g := float32(2 * curveB / ((0.001 + d2) * (curveA*math.Pow(d2, curveB) + 1)))
+				g := float32(2 * curveB / ((0.001 + d2) * (curveA*math.Exp(curveB*math.Log(d2)) + 1)))
 				cur[0] += clip(g*dx) * alpha
 				cur[1] += clip(g*dy) * alpha
 			}

@@ -146,7 +146,8 @@ func TestREADMELayout(t *testing.T) {
 const maxFileLines = 400
 
 // TestFilesHoldOneConcern: no hand-written non-test Go file of the module
-// is over maxFileLines lines.
+// is over maxFileLines lines, or asserts a type to an interface it does
+// not name.
 func TestFilesHoldOneConcern(t *testing.T) {
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -164,6 +165,9 @@ func TestFilesHoldOneConcern(t *testing.T) {
 		}
 		if regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`).Match(src) {
 			return nil
+		}
+		if m := regexp.MustCompile(`\.\(interface\s*\{`).FindIndex(src); m != nil {
+			t.Errorf("%s:%d asserts an undeclared interface: name it where it is used", strings.TrimPrefix(filepath.ToSlash(path), "../../"), 1+strings.Count(string(src[:m[0]]), "\n"))
 		}
 		if n := strings.Count(string(src), "\n"); n > maxFileLines {
 			t.Errorf("%s has %d lines, over %d: split it by concern", strings.TrimPrefix(filepath.ToSlash(path), "../../"), n, maxFileLines)

@@ -184,7 +184,7 @@ func (w *Watches) importOnce(ctx context.Context, row watchRow, log *slog.Logger
 	if k.since != nil && src.newest > end.Since {
 		end.Since = src.newest
 	}
-	if p, ok := opened.Source.(interface{ Position() string }); ok && k.since == nil {
+	if p, ok := opened.Source.(positioned); ok && k.since == nil {
 		end.Position = p.Position()
 	}
 	return end, err
@@ -192,7 +192,7 @@ func (w *Watches) importOnce(ctx context.Context, row watchRow, log *slog.Logger
 
 // seek moves a source that can say where it stands to pos.
 func seek(src search.Source, pos string) error {
-	s, ok := src.(interface{ Seek(string) error })
+	s, ok := src.(positioned)
 	if !ok {
 		return fmt.Errorf("the source cannot go on from %q", pos)
 	}
