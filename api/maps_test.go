@@ -95,6 +95,10 @@ func TestMapRoute(t *testing.T) {
 	if len(lit) != 2 || !lit[papers[0].ID] || !lit[papers[1].ID] {
 		t.Errorf("the collection lit up %v", lit)
 	}
+	// Compressed for a client that accepts it (Go's does, and undoes it).
+	if resp, b := do(t, "GET", srv.URL+"/v1/map", "", "", "Accept-Encoding", "gzip"); resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" || len(b) == 0 {
+		t.Errorf("the map asked for gzip: %d %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
 	for _, tt := range []struct{ path, want string }{
 		{"/v1/map?level=7", `"level"`},
 		{"/v1/map?q=", `"q"`},

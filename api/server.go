@@ -172,7 +172,7 @@ func New(engine Engine, opts Options) *Server {
 	// raw or percent-encoded: an id of one path segment takes the routes
 	// that name it, one with raw slashes the rest of the path (see
 	// paperRoute).
-	e.GET("/v1/map", s.corpusMap)
+	e.GET("/v1/map", s.corpusMap, middleware.Gzip()) // megabytes of columns: compressed for whoever accepts it
 	e.GET("/v1/collections", s.collections)
 	e.GET("/v1/collections/:tag/recommendations", s.recommendations)
 	e.GET("/v1/collections/:tag/feed.atom", s.collectionFeed)

@@ -58,8 +58,9 @@ func Label(texts []string, h Hierarchy, terms int) [][]Topic {
 		topics := make([]Topic, k)
 		for c, cnt := range counts {
 			type scored struct {
-				term  string
-				score float64
+				term        string
+				score       float64
+				distinctive bool
 			}
 			var ranked []scored
 			members := 0
@@ -70,12 +71,18 @@ func Label(texts []string, h Hierarchy, terms int) [][]Topic {
 			}
 			floor := max(2, members/50) // a term a handful of papers hold is noise
 			for t, n := range cnt {
-				// Only what the cluster holds more than the corpus does
-				// (half as often again) can name it.
-				if n < floor || 2*n*len(of) < 3*total[t]*members {
+				if n < floor {
 					continue
 				}
-				ranked = append(ranked, scored{t, float64(n) / float64(sizes[c]) * math.Log(1+avg/float64(total[t]))})
+				// What the cluster holds more than the corpus does (half
+				// as often again) is distinctive.
+				ranked = append(ranked, scored{t, float64(n) / float64(sizes[c]) * math.Log(1+avg/float64(total[t])), 2*n*len(of) >= 3*total[t]*members})
+			}
+			// The distinctive terms name a cluster that has some; one
+			// that has none (most of a small corpus) is named by its
+			// best terms all the same.
+			if slices.ContainsFunc(ranked, func(r scored) bool { return r.distinctive }) {
+				ranked = slices.DeleteFunc(ranked, func(r scored) bool { return !r.distinctive })
 			}
 			slices.SortFunc(ranked, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.term, b.term)) })
 			// A word is shown as the phrase it mostly stands in, when
