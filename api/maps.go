@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,8 +29,8 @@ func (s *Server) corpusMap(c echo.Context) error {
 		return err
 	}
 	q.Highlight = params.Get("q")
-	if params.Has("q") && q.Highlight == "" {
-		return invalid("q must be a question in plain words", wire.FieldProblem{Param: "q", Detail: `must not be empty`})
+	if params.Has("q") && strings.TrimSpace(q.Highlight) == "" {
+		return invalid("q must be a question in plain words", wire.FieldProblem{Param: "q", Detail: "must hold text other than white space"})
 	}
 	if params.Has("collection") {
 		q.HighlightTag = params.Get("collection")
@@ -52,10 +53,11 @@ func (s *Server) corpusMap(c echo.Context) error {
 	if err != nil {
 		return asParameterProblem(err)
 	}
-	level := len(view.Clusters) - 1
-	if err := intParam(params, "level", 0, max(0, level), &level); err != nil {
+	level := search.MapLevels - 1
+	if err := intParam(params, "level", 0, level, &level); err != nil {
 		return err
 	}
+	level = min(level, len(view.Clusters)-1) // a small map has fewer levels
 	return c.JSON(http.StatusOK, mapResponse(view, level, titles))
 }
 

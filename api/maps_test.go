@@ -100,7 +100,8 @@ func TestMapRoute(t *testing.T) {
 		t.Errorf("the map asked for gzip: %d %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
 	}
 	for _, tt := range []struct{ path, want string }{
-		{"/v1/map?level=7", `"level"`},
+		{"/v1/map?level=3", `"level"`},
+		{"/v1/map?q=%20", `"q"`},
 		{"/v1/map?q=", `"q"`},
 		{"/v1/map?collection=has%20space", `"collection"`},
 		{"/v1/map?titles=maybe", `"titles"`},

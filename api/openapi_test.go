@@ -101,6 +101,7 @@ func TestOpenAPI(t *testing.T) {
 		{"map", url, "GET", "/v1/map?level=0&titles=false&year_min=2000&venue=NeurIPS", "", "", 200, true},
 		{"map lit by a search", url, "GET", "/v1/map?q=robots", "", "", 200, true},
 		{"map bad level", url, "GET", "/v1/map?level=9", "", "", 400, false},
+		{"map deeper than it is", url, "GET", "/v1/map?level=2&titles=true", "", "", 200, true},
 		{"map lit twice", url, "GET", "/v1/map?q=robots&collection=history", "", "", 400, false},
 		{"collection add", writable.URL, "POST", "/v1/collections/OA-List/papers", "", `{"ids":["` + id + `"]}`, 200, true},
 		{"collection", url, "GET", "/v1/collections/oa-list/papers", "", "", 200, true},
@@ -300,6 +301,7 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	eq("tag pattern", tags.Items.Value.Pattern, papersearch.TagPattern)
 	eq("tag maxLength", *tags.Items.Value.MaxLength, papersearch.MaxTagLength)
 	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
+	eq("map level maximum", *doc.Paths.Find("/v1/map").Get.Parameters.GetByInAndName("query", "level").Schema.Value.Max, search.MapLevels-1)
 	eq("alert collection maxLength", *prop("AlertRequest", "collection").MaxLength, papersearch.MaxCollectionTagLength)
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {

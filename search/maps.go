@@ -21,6 +21,8 @@ const (
 	// of its most central papers are listed.
 	MapTopicTerms = 5
 	MapCentral    = 3
+	// MapLevels is the most levels of clusters a map has (atlas.LevelSizes).
+	MapLevels = 3
 	// mapScrollPage is how many papers a map reads from the store at once.
 	mapScrollPage = 1000
 )
