@@ -16,7 +16,7 @@ import (
 
 // corpusMap answers GET /v1/map: the map of the papers within the filter
 // the parameters give, the clusters of every level, each paper's cluster
-// at level (default the finest), and the results of the search q or the
+// at level (default the finest), and the results of the search q and the
 // papers of the collection lit up. Before the first map is made it is 503
 // with Retry-After.
 func (s *Server) corpusMap(c echo.Context) error {
@@ -37,9 +37,6 @@ func (s *Server) corpusMap(c echo.Context) error {
 		if !papersearch.ValidCollectionTag(q.HighlightTag) {
 			return invalid("collection must be a collection's tag", wire.FieldProblem{Param: "collection", Detail: papersearch.ErrBadCollectionTag.Error()})
 		}
-	}
-	if q.Highlight != "" && q.HighlightTag != "" {
-		return invalid("light up a search or a collection, not both", wire.FieldProblem{Param: "collection", Detail: "give q or collection, not both"})
 	}
 	titles := true
 	if params.Has("titles") {

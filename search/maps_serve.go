@@ -169,8 +169,8 @@ func (e *Engine) remakeMap(ctx context.Context) {
 }
 
 // MapQuery asks for the map of the papers within Filter, with the results
-// of a search for Highlight (when not empty) or the papers of the
-// collection HighlightTag lit up.
+// of a search for Highlight and the papers of the collection HighlightTag
+// (each when not empty) lit up.
 type MapQuery struct {
 	Filter       papersearch.Filter
 	Highlight    string
@@ -276,12 +276,11 @@ func (e *Engine) allowedIDs(ctx context.Context, f papersearch.Filter) (map[stri
 	return out, nil
 }
 
-// highlighted is the ids a map view lights up: a search's results or a
+// highlighted is the ids a map view lights up: a search's results and a
 // collection's papers.
 func (e *Engine) highlighted(ctx context.Context, q MapQuery) ([]string, error) {
 	out := []string{}
-	switch {
-	case q.Highlight != "":
+	if q.Highlight != "" {
 		res, err := e.Search(ctx, Query{Text: q.Highlight, Limit: MaxLimit, Filter: q.Filter})
 		if err != nil {
 			return nil, err
@@ -289,13 +288,16 @@ func (e *Engine) highlighted(ctx context.Context, q MapQuery) ([]string, error) 
 		for _, h := range res.Hits {
 			out = append(out, h.ID)
 		}
-	case q.HighlightTag != "":
+	}
+	if q.HighlightTag != "" {
 		papers, err := e.CollectionPapers(ctx, q.HighlightTag)
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range papers {
-			out = append(out, p.ID)
+			if !slices.Contains(out, p.ID) {
+				out = append(out, p.ID)
+			}
 		}
 	}
 	return out, nil
