@@ -267,3 +267,16 @@ func TestNNDescentFindsMostNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// TestPowB: the layout's fast power is within 1e-4 of math.Pow over the
+// squared distances it meets.
+func TestPowB(t *testing.T) {
+	worst := 0.0
+	for x := 1e-6; x < 1e4; x *= 1.0007 {
+		got, want := float64(powB(float32(x))), math.Pow(x, curveB)
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	if worst > 1e-4 {
+		t.Errorf("powB: worst relative error %.2e", worst)
+	}
+}
