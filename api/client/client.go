@@ -58,8 +58,7 @@ type SimilarParams struct {
 
 // Search runs POST /v1/search.
 func (c *Client) Search(ctx context.Context, req wire.SearchRequest) (wire.SearchResponse, error) {
-	var out wire.SearchResponse
-	return out, c.do(ctx, http.MethodPost, "/v1/search", req, &out)
+	return call[wire.SearchResponse](ctx, c, http.MethodPost, "/v1/search", req)
 }
 
 // Similar runs GET /v1/papers/{id}/similar.
@@ -91,8 +90,7 @@ func (c *Client) Similar(ctx context.Context, id string, p SimilarParams) (wire.
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out wire.SearchResponse
-	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+	return call[wire.SearchResponse](ctx, c, http.MethodGet, path, nil)
 }
 
 // filterQuery adds f's query parameters to q, as GET requests take a
@@ -141,8 +139,7 @@ func (c *Client) Recommend(ctx context.Context, tag string, p RecommendParams) (
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out wire.SearchResponse
-	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+	return call[wire.SearchResponse](ctx, c, http.MethodGet, path, nil)
 }
 
 // MapParams are the options of the map of the corpus.
@@ -181,48 +178,41 @@ func (c *Client) Map(ctx context.Context, p MapParams) (wire.MapResponse, error)
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out wire.MapResponse
-	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+	return call[wire.MapResponse](ctx, c, http.MethodGet, path, nil)
 }
 
 // Collections runs GET /v1/collections.
 func (c *Client) Collections(ctx context.Context) (wire.CollectionsResponse, error) {
-	var out wire.CollectionsResponse
-	return out, c.do(ctx, http.MethodGet, "/v1/collections", nil, &out)
+	return call[wire.CollectionsResponse](ctx, c, http.MethodGet, "/v1/collections", nil)
 }
 
 // Collection runs GET /v1/collections/{tag}/papers: the collection's
 // papers and those marked not interested for it.
 func (c *Client) Collection(ctx context.Context, tag string) (wire.CollectionResponse, error) {
-	var out wire.CollectionResponse
-	return out, c.do(ctx, http.MethodGet, "/v1/collections/"+url.PathEscape(tag)+"/papers", nil, &out)
+	return call[wire.CollectionResponse](ctx, c, http.MethodGet, "/v1/collections/"+url.PathEscape(tag)+"/papers", nil)
 }
 
 // AddToCollection runs POST /v1/collections/{tag}/papers: the papers join
 // the collection (and lose a not-interested mark for it).
 func (c *Client) AddToCollection(ctx context.Context, tag string, ids []string) (wire.CollectionChange, error) {
-	var out wire.CollectionChange
-	return out, c.do(ctx, http.MethodPost, "/v1/collections/"+url.PathEscape(tag)+"/papers", wire.CollectionPapers{IDs: ids}, &out)
+	return call[wire.CollectionChange](ctx, c, http.MethodPost, "/v1/collections/"+url.PathEscape(tag)+"/papers", wire.CollectionPapers{IDs: ids})
 }
 
 // RemoveFromCollection runs DELETE /v1/collections/{tag}/papers/{id}.
 func (c *Client) RemoveFromCollection(ctx context.Context, tag, id string) (wire.CollectionChange, error) {
-	var out wire.CollectionChange
-	return out, c.do(ctx, http.MethodDelete, "/v1/collections/"+url.PathEscape(tag)+"/papers/"+url.PathEscape(id), nil, &out)
+	return call[wire.CollectionChange](ctx, c, http.MethodDelete, "/v1/collections/"+url.PathEscape(tag)+"/papers/"+url.PathEscape(id), nil)
 }
 
 // MarkNotInterested runs POST /v1/collections/{tag}/not-interested: the
 // collection's recommendations move away from the papers and never return
 // them.
 func (c *Client) MarkNotInterested(ctx context.Context, tag string, ids []string) (wire.CollectionChange, error) {
-	var out wire.CollectionChange
-	return out, c.do(ctx, http.MethodPost, "/v1/collections/"+url.PathEscape(tag)+"/not-interested", wire.CollectionPapers{IDs: ids}, &out)
+	return call[wire.CollectionChange](ctx, c, http.MethodPost, "/v1/collections/"+url.PathEscape(tag)+"/not-interested", wire.CollectionPapers{IDs: ids})
 }
 
 // UnmarkNotInterested runs DELETE /v1/collections/{tag}/not-interested/{id}.
 func (c *Client) UnmarkNotInterested(ctx context.Context, tag, id string) (wire.CollectionChange, error) {
-	var out wire.CollectionChange
-	return out, c.do(ctx, http.MethodDelete, "/v1/collections/"+url.PathEscape(tag)+"/not-interested/"+url.PathEscape(id), nil, &out)
+	return call[wire.CollectionChange](ctx, c, http.MethodDelete, "/v1/collections/"+url.PathEscape(tag)+"/not-interested/"+url.PathEscape(id), nil)
 }
 
 // FeedParams are the parameters of a collection's feed.
@@ -260,14 +250,12 @@ func (c *Client) CollectionFeedURL(tag string, p FeedParams) string {
 // CreateAlert runs POST /v1/alerts: a saved search, answered with its
 // feed's URL (FeedURL).
 func (c *Client) CreateAlert(ctx context.Context, req wire.AlertRequest) (wire.Alert, error) {
-	var out wire.Alert
-	return out, c.do(ctx, http.MethodPost, "/v1/alerts", req, &out)
+	return call[wire.Alert](ctx, c, http.MethodPost, "/v1/alerts", req)
 }
 
 // Alerts runs GET /v1/alerts.
 func (c *Client) Alerts(ctx context.Context) (wire.AlertsResponse, error) {
-	var out wire.AlertsResponse
-	return out, c.do(ctx, http.MethodGet, "/v1/alerts", nil, &out)
+	return call[wire.AlertsResponse](ctx, c, http.MethodGet, "/v1/alerts", nil)
 }
 
 // DeleteAlert runs DELETE /v1/alerts/{id}.
@@ -278,14 +266,12 @@ func (c *Client) DeleteAlert(ctx context.Context, id string) error {
 // AddWatch runs POST /v1/watches: a source the server imports from by
 // itself, every period.
 func (c *Client) AddWatch(ctx context.Context, req wire.WatchRequest) (wire.Watch, error) {
-	var out wire.Watch
-	return out, c.do(ctx, http.MethodPost, "/v1/watches", req, &out)
+	return call[wire.Watch](ctx, c, http.MethodPost, "/v1/watches", req)
 }
 
 // Watches runs GET /v1/watches.
 func (c *Client) Watches(ctx context.Context) (wire.WatchesResponse, error) {
-	var out wire.WatchesResponse
-	return out, c.do(ctx, http.MethodGet, "/v1/watches", nil, &out)
+	return call[wire.WatchesResponse](ctx, c, http.MethodGet, "/v1/watches", nil)
 }
 
 // RemoveWatch runs DELETE /v1/watches/{id}.
@@ -296,20 +282,17 @@ func (c *Client) RemoveWatch(ctx context.Context, id string) error {
 // RunWatch runs POST /v1/watches/{id}/run: the watch is due now, and the
 // server starts it within its next look.
 func (c *Client) RunWatch(ctx context.Context, id string) (wire.Watch, error) {
-	var out wire.Watch
-	return out, c.do(ctx, http.MethodPost, "/v1/watches/"+url.PathEscape(id)+"/run", nil, &out)
+	return call[wire.Watch](ctx, c, http.MethodPost, "/v1/watches/"+url.PathEscape(id)+"/run", nil)
 }
 
 // Get runs GET /v1/papers/{id}.
 func (c *Client) Get(ctx context.Context, id string) (papersearch.Paper, error) {
-	var out papersearch.Paper
-	return out, c.do(ctx, http.MethodGet, "/v1/papers/"+url.PathEscape(id), nil, &out)
+	return call[papersearch.Paper](ctx, c, http.MethodGet, "/v1/papers/"+url.PathEscape(id), nil)
 }
 
 // Ingest runs POST /v1/papers.
 func (c *Client) Ingest(ctx context.Context, papers []papersearch.Paper) (wire.IngestResponse, error) {
-	var out wire.IngestResponse
-	return out, c.do(ctx, http.MethodPost, "/v1/papers", wire.IngestRequest{Papers: papers}, &out)
+	return call[wire.IngestResponse](ctx, c, http.MethodPost, "/v1/papers", wire.IngestRequest{Papers: papers})
 }
 
 // Delete runs DELETE /v1/papers/{id}.
@@ -319,14 +302,18 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 
 // StartImport runs POST /v1/imports; the job's progress is Import's.
 func (c *Client) StartImport(ctx context.Context, req wire.ImportRequest) (wire.ImportJob, error) {
-	var out wire.ImportJob
-	return out, c.do(ctx, http.MethodPost, "/v1/imports", req, &out)
+	return call[wire.ImportJob](ctx, c, http.MethodPost, "/v1/imports", req)
 }
 
 // Import runs GET /v1/imports/{id}.
 func (c *Client) Import(ctx context.Context, id string) (wire.ImportJob, error) {
-	var out wire.ImportJob
-	return out, c.do(ctx, http.MethodGet, "/v1/imports/"+url.PathEscape(id), nil, &out)
+	return call[wire.ImportJob](ctx, c, http.MethodGet, "/v1/imports/"+url.PathEscape(id), nil)
+}
+
+// call runs a request whose answer is a T.
+func call[T any](ctx context.Context, c *Client, method, path string, in any) (T, error) {
+	var out T
+	return out, c.do(ctx, method, path, in, &out)
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
