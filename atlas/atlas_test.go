@@ -1,6 +1,7 @@
 package atlas
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -46,17 +47,14 @@ func TestNeighboursAreExact(t *testing.T) {
 		var all []Neighbour
 		for j, w := range vecs {
 			if j != i {
-				all = append(all, Neighbour{Index: j, Sim: embed.Dot(v, w)})
+				all = append(all, Neighbour{Index: j, Score: embed.Dot(v, w)})
 			}
 		}
 		slices.SortFunc(all, func(a, b Neighbour) int {
-			if worse(a, b) {
-				return 1
+			if a.Score != b.Score {
+				return cmp.Compare(b.Score, a.Score)
 			}
-			if worse(b, a) {
-				return -1
-			}
-			return 0
+			return a.Index - b.Index
 		})
 		if !slices.Equal(got[i], all[:7]) {
 			t.Fatalf("point %d: %v, want %v", i, got[i], all[:7])

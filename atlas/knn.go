@@ -3,18 +3,15 @@ package atlas
 import (
 	"context"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/topk"
 )
 
-// Neighbour is one of a point's nearest points: its index and their cosine
-// similarity.
-type Neighbour struct {
-	Index int
-	Sim   float32
-}
+// Neighbour is one of a point's nearest points: its index, and their
+// cosine similarity as its score.
+type Neighbour = topk.Item
 
 // Neighbours returns, for every unit vector of vecs, its k most similar
 // others by cosine, most similar first (ties by index): up to exactLimit
@@ -51,31 +48,31 @@ func Neighbours(ctx context.Context, vecs [][]float32, k int, done func(rows int
 	)
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			tops := make([]topK, block)
+			tops := make([]*topk.Heap, block)
 			for i := range tops {
-				tops[i] = topK{k: wide}
+				tops[i] = topk.New(wide)
 			}
-			exact := topK{k: k}
+			exact := topk.New(k)
 			for from := range blocks {
 				to := min(from+block, n)
 				for q := from; q < to; q++ {
-					tops[q-from].reset()
+					tops[q-from].Reset()
 				}
 				for j := range n {
 					row := codes[j*dim : (j+1)*dim]
 					for q := from; q < to; q++ {
 						if q != j {
 							approx := float32(embed.DotInt8(codes[q*dim:(q+1)*dim], row)) * scales[q] * scales[j]
-							tops[q-from].push(Neighbour{Index: j, Sim: approx})
+							tops[q-from].Push(j, approx)
 						}
 					}
 				}
 				for q := from; q < to; q++ {
-					exact.reset()
-					for _, c := range tops[q-from].heap {
-						exact.push(Neighbour{Index: c.Index, Sim: embed.Dot(vecs[q], vecs[c.Index])})
+					exact.Reset()
+					for _, c := range tops[q-from].Items() {
+						exact.Push(c.Index, embed.Dot(vecs[q], vecs[c.Index]))
 					}
-					out[q] = exact.sorted()
+					out[q] = exact.Sorted()
 				}
 				if done != nil {
 					mu.Lock()
@@ -99,66 +96,4 @@ func Neighbours(ctx context.Context, vecs [][]float32, k int, done func(rows int
 		return nil, err
 	}
 	return out, nil
-}
-
-// topK keeps the k best neighbours pushed, in a min-heap on similarity
-// (ties: the higher index is worse).
-type topK struct {
-	k    int
-	heap []Neighbour
-}
-
-func (t *topK) reset() { t.heap = t.heap[:0] }
-
-// worse reports whether a ranks below b.
-func worse(a, b Neighbour) bool { return a.Sim < b.Sim || a.Sim == b.Sim && a.Index > b.Index }
-
-func (t *topK) push(c Neighbour) {
-	h := t.heap
-	if len(h) < t.k {
-		h = append(h, c)
-		for i := len(h) - 1; i > 0; {
-			p := (i - 1) / 2
-			if !worse(h[i], h[p]) {
-				break
-			}
-			h[i], h[p] = h[p], h[i]
-			i = p
-		}
-		t.heap = h
-		return
-	}
-	if !worse(h[0], c) {
-		return
-	}
-	h[0] = c
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h) && worse(h[l], h[m]) {
-			m = l
-		}
-		if r < len(h) && worse(h[r], h[m]) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
-
-// sorted is the kept neighbours, best first, as a new slice.
-func (t *topK) sorted() []Neighbour {
-	out := slices.Clone(t.heap)
-	slices.SortFunc(out, func(a, b Neighbour) int {
-		switch {
-		case worse(b, a):
-			return -1
-		case worse(a, b):
-			return 1
-		}
-		return 0
-	})
-	return out
 }

@@ -107,7 +107,7 @@ func fuzzyEdges(graph [][]Neighbour, epochs int) []edge {
 		}
 		dist := make([]float64, len(ns))
 		for j, nb := range ns {
-			dist[j] = max(0, 1-float64(nb.Sim))
+			dist[j] = max(0, 1-float64(nb.Score))
 		}
 		rho := dist[0]
 		for _, d := range dist {

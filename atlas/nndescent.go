@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/topk"
 )
 
 // exactLimit is the most points Neighbours finds the neighbours of
@@ -24,17 +25,17 @@ const exactLimit = 50000
 func nnDescent(ctx context.Context, vecs [][]float32, k int, seed uint64, done func(rows int)) ([][]Neighbour, error) {
 	n := len(vecs)
 	rng := rand.New(rand.NewPCG(seed, 0x4e4e))
-	heaps := make([]topK, n)
+	heaps := make([]*topk.Heap, n)
 	isNew := make([]map[int]bool, n) // neighbours not yet joined
 	for i := range heaps {
-		heaps[i] = topK{k: k}
+		heaps[i] = topk.New(k)
 		isNew[i] = map[int]bool{}
-		for len(heaps[i].heap) < k {
+		for heaps[i].Len() < k {
 			j := rng.IntN(n)
-			if j == i || slices.ContainsFunc(heaps[i].heap, func(nb Neighbour) bool { return nb.Index == j }) {
+			if j == i || heaps[i].Holds(j) {
 				continue
 			}
-			heaps[i].push(Neighbour{Index: j, Sim: embed.Dot(vecs[i], vecs[j])})
+			heaps[i].Push(j, embed.Dot(vecs[i], vecs[j]))
 			isNew[i][j] = true
 		}
 	}
@@ -47,7 +48,7 @@ func nnDescent(ctx context.Context, vecs [][]float32, k int, seed uint64, done f
 		// as one (reverse), sampled.
 		fresh, old := make([][]int, n), make([][]int, n)
 		for i := range heaps {
-			for _, nb := range heaps[i].heap {
+			for _, nb := range heaps[i].Items() {
 				if isNew[i][nb.Index] {
 					fresh[i] = append(fresh[i], nb.Index)
 				} else {
@@ -124,15 +125,11 @@ func nnDescent(ctx context.Context, vecs [][]float32, k int, seed uint64, done f
 			for _, ps := range pairs {
 				for _, p := range ps {
 					for _, e := range [2][2]int32{{p.a, p.b}, {p.b, p.a}} {
-						h := &heaps[e[0]]
-						if slices.ContainsFunc(h.heap, func(nb Neighbour) bool { return nb.Index == int(e[1]) }) {
+						h := heaps[e[0]]
+						if h.Holds(int(e[1])) || !h.Beats(int(e[1]), p.sim) {
 							continue
 						}
-						before := len(h.heap) == k && !worse(h.heap[0], Neighbour{Index: int(e[1]), Sim: p.sim})
-						if before {
-							continue
-						}
-						h.push(Neighbour{Index: int(e[1]), Sim: p.sim})
+						h.Push(int(e[1]), p.sim)
 						isNew[e[0]][int(e[1])] = true
 						updates++
 					}
@@ -148,7 +145,7 @@ func nnDescent(ctx context.Context, vecs [][]float32, k int, seed uint64, done f
 	}
 	out := make([][]Neighbour, n)
 	for i := range heaps {
-		out[i] = heaps[i].sorted()
+		out[i] = heaps[i].Sorted()
 	}
 	if done != nil {
 		done(n)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/topk"
 )
 
 // Estimate is a mean over sampled points and its standard error.
@@ -100,12 +101,12 @@ func Preserved(ctx context.Context, vecs [][]float32, y [][2]float32, k int, sam
 
 // nearestOf is the indices of the k highest scores.
 func nearestOf(score []float32, k int) []int {
-	t := topK{k: k}
+	t := topk.New(k)
 	for j, s := range score {
-		t.push(Neighbour{Index: j, Sim: s})
+		t.Push(j, s)
 	}
 	out := make([]int, 0, k)
-	for _, nb := range t.sorted() {
+	for _, nb := range t.Sorted() {
 		out = append(out, nb.Index)
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/topk"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -54,7 +55,7 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 	}
 	allow := x.allow(f)
 	plain := search.FieldsFree(f) && len(f.Only) == 0
-	scan := func(from, to int, firsts []*rowTopK) {
+	scan := func(from, to int, firsts []*topk.Heap) {
 		for r := from; r < to; r++ {
 			if r%8192 == 0 && ctx.Err() != nil {
 				return
@@ -64,7 +65,7 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 			}
 			row := x.codes[r*dim : (r+1)*dim]
 			for i, q := range qs {
-				firsts[i].push(r, float32(embed.DotInt8(q.codes, row[:len(q.codes)]))*x.scales[r]*q.scale)
+				firsts[i].Push(r, float32(embed.DotInt8(q.codes, row[:len(q.codes)]))*x.scales[r]*q.scale)
 			}
 		}
 	}
@@ -76,12 +77,12 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 	if len(x.ids) >= parallelScanRows {
 		parts = max(1, runtime.GOMAXPROCS(0)-running+1)
 	}
-	firsts := make([][]*rowTopK, parts) // by part, then query
+	firsts := make([][]*topk.Heap, parts) // by part, then query
 	var wg sync.WaitGroup
 	for p := range parts {
-		firsts[p] = make([]*rowTopK, len(qs))
+		firsts[p] = make([]*topk.Heap, len(qs))
 		for i, q := range qs {
-			firsts[p][i] = newRowTopK(q.keep)
+			firsts[p][i] = topk.New(q.keep)
 		}
 		from, to := p*len(x.ids)/parts, (p+1)*len(x.ids)/parts
 		wg.Add(1)
@@ -95,13 +96,14 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 	for i, v := range vs {
 		first := firsts[0][i]
 		for _, other := range firsts[1:] {
-			for _, it := range other[i].items {
-				first.push(it.row, it.score)
+			for _, it := range other[i].Items() {
+				first.Push(it.Index, it.Score)
 			}
 		}
 		n := nonZeroPrefix(v)
 		top := newTopK(ks[i])
-		for _, r := range first.rows() {
+		for _, it := range first.Items() {
+			r := it.Index
 			if !excluded[r] {
 				top.push(search.Candidate{ID: x.ids[r], Score: embed.Dot(v[:n], x.vectors[r*dim:r*dim+n])})
 			}
