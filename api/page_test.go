@@ -257,7 +257,7 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 		strings.Contains(abstractHTML, "**") || strings.Contains(abstractHTML, "<img") || pwned {
 		t.Errorf("abstract %s (script ran: %v)", abstractHTML, pwned)
 	}
-	if author != "lovelace" || tags != "marsupials" || mode != "lexical" || !regexp.MustCompile(`· \d+ ms$|· \d+\.\d s$`).MatchString(status) {
+	if author != "lovelace" || tags != "marsupials" || mode != "lexical" || !regexp.MustCompile(`(· \d+ ms|· \d+\.\d s)( · see them on the map)?$`).MatchString(status) {
 		t.Errorf("state from the URL: author %q, tags %q, mode %q; status %q", author, tags, mode, status)
 	}
 	// A new search keeps the form's state in the URL.

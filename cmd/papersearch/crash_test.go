@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -216,20 +215,18 @@ func TestKillDuringPost(t *testing.T) {
 			var acked []string
 			next, lost := 0, 0
 			for round := range crashRounds {
-				ln, _ := net.Listen("tcp", "127.0.0.1:0")
-				addr := ln.Addr().String()
-				ln.Close()
-				env := crashEnv(t, dataDir, embedURL, "PAPERSEARCH_ADDR="+addr)
+				env := crashEnv(t, dataDir, embedURL, "PAPERSEARCH_ADDR=127.0.0.1:0")
 				if qurl != "" {
 					env = append(env, "PAPERSEARCH_QDRANT_URL="+qurl, "PAPERSEARCH_COLLECTION="+coll)
 				}
 				cmd := exec.Command(bin, "serve")
 				cmd.Env = env
-				cmd.Stderr = io.Discard
+				logs := new(testenv.Buffer)
+				cmd.Stderr = logs
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				base := "http://" + addr
+				base := listeningURL(t, logs)
 				for i := 0; i < 200; i++ {
 					if resp, err := http.Get(base + "/healthz"); err == nil {
 						resp.Body.Close()
@@ -293,6 +290,24 @@ func TestKillDuringPost(t *testing.T) {
 	}
 }
 
+// listeningURL waits for a serve process's log to say where it listens:
+// started on port 0, it takes a free port itself. (A port found free by the
+// test and handed over could be taken in between by another package's
+// test server, which then answered this test's requests: a crash test once
+// counted papers another server acknowledged.)
+func listeningURL(t *testing.T, logs *testenv.Buffer) string {
+	t.Helper()
+	re := regexp.MustCompile(`msg="papersearch listening" url=(http://127\.0\.0\.1:\d+)`)
+	for range 1200 {
+		if m := re.FindStringSubmatch(logs.String()); m != nil {
+			return m[1]
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("serve did not say where it listens:\n%s", logs.String())
+	return ""
+}
+
 // startBinary runs 'papersearch serve' as a process on a free loopback port
 // and returns its base URL once it answers.
 // startBinary starts serve with env and returns once it is ready; its log
@@ -303,17 +318,14 @@ func startBinary(t *testing.T, env []string) (*exec.Cmd, string, *testenv.Buffer
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(env, "PAPERSEARCH_ADDR="+addr)
+	cmd.Env = append(env, "PAPERSEARCH_ADDR=127.0.0.1:0")
 	logs := new(testenv.Buffer)
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	base := "http://" + addr
+	base := listeningURL(t, logs)
 	for i := 0; i < 400; i++ {
 		if resp, err := http.Get(base + "/readyz"); err == nil {
 			resp.Body.Close()
