@@ -221,7 +221,7 @@ func (e *Engine) Map(ctx context.Context, q MapQuery) (MapView, error) {
 		return MapView{}, err
 	}
 	var allowed map[string]bool
-	if !filterIsEmpty(q.Filter) {
+	if !FieldsFree(q.Filter) || len(q.Filter.Only) > 0 || len(q.Filter.Exclude) > 0 {
 		if allowed, err = e.allowedIDs(ctx, q.Filter); err != nil {
 			return MapView{}, err
 		}
@@ -248,12 +248,6 @@ func (e *Engine) Map(ctx context.Context, q MapQuery) (MapView, error) {
 		return MapView{}, err
 	}
 	return view, nil
-}
-
-// filterIsEmpty reports whether f allows every paper.
-func filterIsEmpty(f papersearch.Filter) bool {
-	return f.YearMin == 0 && f.YearMax == 0 && len(f.Venues) == 0 && f.Author == "" && len(f.Tags) == 0 &&
-		f.Since == "" && f.Until == "" && len(f.Only) == 0 && len(f.Exclude) == 0
 }
 
 // allowedIDs is the ids of the papers f allows, as the store filters them
