@@ -233,8 +233,8 @@ func TestHealth(t *testing.T) {
 	}
 	for _, name := range strings.Split(embed.DefaultLocalModel, "+") {
 		c, ok := ready.Encoders[name]
-		if !ok || c.Kernel == "" || c.Measured[embed.PrecisionFP32] <= 0 || c.Measured[c.Precision] <= 0 {
-			t.Errorf("readyz encoders %+v: want %s's arithmetic, kernel and measured rates", ready.Encoders, name)
+		if !ok || c.Kernel == "" || c.Attention == "" || c.Measured["dense:"+string(c.Precision)+"/"+c.Kernel] <= 0 {
+			t.Errorf("readyz encoders %+v: want %s's arithmetic, kernels and measured rates", ready.Encoders, name)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package embed
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 )
 
@@ -37,8 +38,8 @@ type bertLayer struct {
 // bert is a BERT encoder with its sentence pooling, loaded for inference.
 type bert struct {
 	cfg     bertConfig
-	k       kernels   // the micro-kernels of its arithmetic on this CPU
-	choice  Choice    // its arithmetic and kernel, and why
+	plan    plan      // the kernels of its products on this CPU
+	choice  Choice    // its arithmetic and kernels, and why
 	wordEmb []float32 // [vocab, hidden]
 	posEmb  []float32 // [maxPositions, hidden]
 	typeEmb []float32 // [hidden], token type 0
@@ -46,16 +47,14 @@ type bert struct {
 	layers  []bertLayer
 }
 
-// loadBERT loads the model from its weight file, its dense layers in the
-// precision given (bfloat16 needs a CPU with a bf16 kernel; int8 runs the
-// portable kernel where the CPU has no SIMD one), the feed-forward output
-// layers more exact under int8 if exactFFNOut is set: in bfloat16 where the
-// CPU has a bf16 kernel, else in float32.
-//
-// Under PrecisionAuto the arithmetic is the one recorded in choiceFile for
-// this machine, or measured (see autoArithmetic); a choice file that could
-// not be used is reported by warn.
-func loadBERT(weights []byte, p Precision, exactFFNOut bool, choiceFile string, warn func(error)) (*bert, error) {
+// loadBERT loads the model from its weight file, its products on the
+// kernels choosePlan picks for precision p (bfloat16 needs a CPU with a
+// bf16 kernel; int8 runs the portable kernel where the CPU has no SIMD
+// one), the feed-forward output layers kept out of int8 if exactFFNOut is
+// set, from the rates given or, when there are none, those recorded in
+// choiceFile for this machine or measured (see autoRates); a choice file
+// that could not be used is reported by warn.
+func loadBERT(weights []byte, p Precision, exactFFNOut bool, given *measurement, choiceFile string, warn func(error)) (*bert, error) {
 	f, err := parseSafetensors(weights)
 	if err != nil {
 		return nil, err
@@ -69,8 +68,7 @@ func loadBERT(weights []byte, p Precision, exactFFNOut bool, choiceFile string, 
 		return nil, fmt.Errorf("model config %+v is not a supported BERT", cfg)
 	}
 	m := &bert{cfg: cfg}
-	arith, ffnOutArith, err := m.choose(p, exactFFNOut, choiceFile, warn)
-	if err != nil {
+	if err := m.choose(p, exactFFNOut, given, choiceFile, warn); err != nil {
 		return nil, err
 	}
 	h := cfg.Hidden
@@ -85,14 +83,14 @@ func loadBERT(weights []byte, p Precision, exactFFNOut bool, choiceFile string, 
 		errs = append(errs, err)
 		return w, get(prefix+".bias", out)
 	}
-	linAs := func(prefix string, out, in int, a arithmetic) linear {
+	linAs := func(prefix string, out, in int, k *kernels) linear {
 		w, b := raw(prefix, out, in)
 		if b == nil {
 			return linear{}
 		}
-		return newLinear(w, b, out, in, a)
+		return newLinear(w, b, out, in, k)
 	}
-	lin := func(prefix string, out, in int) linear { return linAs(prefix, out, in, arith) }
+	lin := func(prefix string, out, in int) linear { return linAs(prefix, out, in, &m.plan.dense) }
 	norm := func(prefix string) layerNorm {
 		return layerNorm{gamma: get(prefix+".weight", h), beta: get(prefix+".bias", h)}
 	}
@@ -108,11 +106,11 @@ func loadBERT(weights []byte, p Precision, exactFFNOut bool, choiceFile string, 
 		kw, kb := raw(p+"attention.self.key", h, h)
 		vw, vb := raw(p+"attention.self.value", h, h)
 		m.layers = append(m.layers, bertLayer{
-			qkv:      newLinear(concatTensors(qw, kw, vw), concat(qb, kb, vb), 3*h, h, arith),
+			qkv:      newLinear(concatTensors(qw, kw, vw), concat(qb, kb, vb), 3*h, h, &m.plan.dense),
 			attnOut:  lin(p+"attention.output.dense", h, h),
 			attnNorm: norm(p + "attention.output.LayerNorm"),
 			ffnIn:    lin(p+"intermediate.dense", cfg.Intermediate, h),
-			ffnOut:   linAs(p+"output.dense", h, cfg.Intermediate, ffnOutArith),
+			ffnOut:   linAs(p+"output.dense", h, cfg.Intermediate, &m.plan.ffnOut),
 			ffnNorm:  norm(p + "output.LayerNorm"),
 		})
 	}
@@ -148,35 +146,48 @@ func concatTensors(ts ...tensor) tensor {
 	return tensor{h: concat(hs...)}
 }
 
-// choose sets m's kernels and choice for precision p (see loadBERT) and
-// returns the arithmetic of its dense layers and of its feed-forward
-// output layers.
-func (m *bert) choose(p Precision, exactFFNOut bool, choiceFile string, warn func(error)) (arith, ffnOut arithmetic, err error) {
-	var measured map[Precision]float64
-	var recorded bool
-	arith, ok := arithmeticOf(p)
+// choose sets m's plan and choice for precision p (see loadBERT).
+func (m *bert) choose(p Precision, exactFFNOut bool, given *measurement, choiceFile string, warn func(error)) error {
+	if _, ok := arithmeticOf(p); !ok && p != "" && p != PrecisionAuto {
+		return fmt.Errorf("precision %q: want auto, fp32, bf16 or int8", string(p))
+	}
+	var meas measurement
 	switch {
-	case p == "" || p == PrecisionAuto:
+	case given != nil && given.shape == m.shape():
+		meas = *given
+	case worthMeasuring():
 		var err error
-		if arith, measured, recorded, err = autoArithmetic(choiceFile, m.cfg.Hidden, m.cfg.Intermediate); err != nil {
+		if meas, err = autoRates(choiceFile, m.shape()); err != nil {
 			warn(err)
 		}
-	case !ok:
-		return 0, 0, fmt.Errorf("precision %q: want auto, fp32, bf16 or int8", string(p))
 	}
-	if m.k, err = kernelsFor(arith); err != nil {
-		return 0, 0, err
+	pl, err := choosePlan(meas.rates, p, exactFFNOut)
+	if err != nil {
+		return err
 	}
-	m.choice = Choice{Precision: arith.precision(), Kernel: m.k.name, Measured: measured, Recorded: recorded}
-	ffnOut = arith
-	if arith == arithInt8 && exactFFNOut {
-		ffnOut = arithFP32
-		if m.k.bf16 != nil {
-			ffnOut = arithBF16
-		}
-		m.choice.FFNOut = ffnOut.precision()
+	m.plan = pl
+	m.choice = Choice{Precision: pl.dense.arith.precision(), Kernel: pl.dense.name, Attention: pl.attention.name,
+		Measured: maps.Clone(meas.rates), Recorded: meas.recorded}
+	if pl.ffnOut.arith != pl.dense.arith {
+		m.choice.FFNOut = pl.ffnOut.arith.precision()
 	}
-	return arith, ffnOut, nil
+	if pl.ffnOut.name != pl.dense.name {
+		m.choice.FFNOutKernel = pl.ffnOut.name
+	}
+	return nil
+}
+
+// measurement is the rates a plan was chosen from, of one model shape, and
+// whether they were read from the machine's record.
+type measurement struct {
+	shape    modelShape
+	rates    map[string]float64
+	recorded bool
+}
+
+// measurement returns the rates m's plan was chosen from.
+func (m *bert) measurement() *measurement {
+	return &measurement{shape: m.shape(), rates: m.choice.Measured, recorded: m.choice.Recorded}
 }
 
 // scratch holds one worker's activations, reused across sequences.
@@ -185,8 +196,7 @@ type scratch struct {
 	xb                    []uint16 // a dense layer's input in bfloat16
 	xq                    []byte   // a dense layer's input quantised to int8
 	outl                  outlierScratch
-	k                     *kernels // the model's, set by use
-	helper                         // its own products
+	helper                // its own products
 	// helpers are the ragged-edge scratch of the goroutines that share this
 	// worker's dense layers when there are fewer texts than cores: with
 	// len(helpers) = p - 1, every layer's output columns are split p ways.
@@ -264,7 +274,6 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 	cfg := m.cfg
 	h, seq := cfg.Hidden, len(ids)
 	s.grow(seq, cfg)
-	s.use(&m.k)
 	eps := float32(cfg.LayerNormEps)
 
 	// Embeddings: word + position + token type, then layer norm.
@@ -297,6 +306,7 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 		parts := min(1+len(s.helpers), heads)
 		s.split(parts, func(i int) {
 			p := s.part(i)
+			p.use(&m.plan.attention)
 			for hd := i * heads / parts; hd < (i+1)*heads/parts; hd++ {
 				s.yield()
 				p.attend(s.qkv, hd, dh, h, rows, seq, scale, s.ctx[hd*dh:])
@@ -362,15 +372,13 @@ func meanRows(out, x []float32, h, from, to int) {
 	}
 }
 
-// part returns the products of part i of a split dense layer: s's own for
-// 0, helper i-1's, given s's kernels, otherwise.
+// part returns the products of part i of a split layer: s's own for 0,
+// helper i-1's otherwise. Their kernels are set by the product (use).
 func (s *scratch) part(i int) *helper {
 	if i == 0 {
 		return &s.helper
 	}
-	h := &s.helpers[i-1]
-	h.use(s.k)
-	return h
+	return &s.helpers[i-1]
 }
 
 // Normalize scales v in place to unit L2 length; a zero vector stays zero.

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// A machine's measured choice of arithmetic, kept in a file so that every
+// A machine's measurement of its kernels, kept in a file so that every
 // process on it (the server, `papersearch mcp`, the CLI) encodes in the
 // same arithmetic: measured apart, under different loads, two of them
 // once chose int8 and fp32 and their vectors differed in the third
@@ -28,12 +28,16 @@ type choiceRecord struct {
 	Shapes  map[string]measuredChoice `json:"shapes"`
 }
 
-// measuredChoice is the arithmetic chosen for one model shape and the
-// rates it was chosen by.
+// measuredChoice is the candidates' rates for one model shape, keyed as
+// Choice.Measured, which every process's plan is chosen from (and, for
+// the reader, the dense arithmetic auto chooses from them).
 type measuredChoice struct {
-	Precision Precision             `json:"precision"`
-	Measured  map[Precision]float64 `json:"measured_gops"`
+	Precision Precision          `json:"precision,omitempty"`
+	Measured  map[string]float64 `json:"measured_gops"`
 }
+
+// key names the shape in a record.
+func (s modelShape) key() string { return fmt.Sprintf("%dx%dx%d", s.hidden, s.intermediate, s.heads) }
 
 // machineID names this CPU (its model name where the OS says it, its
 // architecture and the features the kernels use) and the kernels this
@@ -55,10 +59,9 @@ func machineID() string {
 		}
 	}
 	b.WriteString(";")
-	for _, a := range []arithmetic{arithFP32, arithBF16, arithInt8} {
-		if k, err := kernelsFor(a); err == nil {
-			fmt.Fprintf(&b, " %s=%s", a.precision(), k.name)
-		}
+	dense, _, _ := measured()
+	for _, k := range dense {
+		fmt.Fprintf(&b, " %s/%s", k.arith.precision(), k.name)
 	}
 	return b.String()
 }
@@ -79,53 +82,52 @@ func cpuModelName() string {
 	return ""
 }
 
-// autoArithmetic returns the arithmetic PrecisionAuto runs a model of this
-// shape in, the rates it was chosen by, and whether they were read from
-// path: the choice recorded there for this machine and build, or, when
-// there is none (or path is ""), the one chooseArithmetic measures, then
-// recorded in path. A record written meanwhile by another process is the
-// one used. A file that cannot be read or written costs only the sharing
-// (the error says why).
-func autoArithmetic(path string, hidden, intermediate int) (arithmetic, map[Precision]float64, bool, error) {
+// autoRates returns the candidates' rates for a model of shape s: those
+// recorded in path for this machine and build, or, when there are none
+// (or path is ""), those measure finds, then recorded in path. A record
+// written meanwhile by another process is the one used. A file that
+// cannot be read or written costs only the sharing (the error says why).
+func autoRates(path string, s modelShape) (measurement, error) {
 	if path == "" {
-		a, m := chooseArithmetic(hidden, intermediate)
-		return a, m, false, nil
+		return measurement{shape: s, rates: measure(s)}, nil
 	}
-	machine, shape := machineID(), fmt.Sprintf("%dx%d", hidden, intermediate)
-	recorded := func(rec choiceRecord) (arithmetic, map[Precision]float64, bool) {
-		if c, ok := rec.Shapes[shape]; ok && rec.Machine == machine {
-			if a, ok := arithmeticOf(c.Precision); ok {
-				return a, c.Measured, true
-			}
+	machine, shape := machineID(), s.key()
+	recorded := func(rec choiceRecord) (measurement, bool) {
+		if c, ok := rec.Shapes[shape]; ok && rec.Machine == machine && len(c.Measured) > 0 {
+			return measurement{shape: s, rates: c.Measured, recorded: true}, true
 		}
-		return 0, nil, false
+		return measurement{}, false
 	}
 	rec, err := readChoices(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		a, m := chooseArithmetic(hidden, intermediate)
-		return a, m, false, err
+		return measurement{shape: s, rates: measure(s)}, err
 	}
-	if a, m, ok := recorded(rec); ok {
-		return a, m, true, nil
+	if m, ok := recorded(rec); ok {
+		return m, nil
 	}
-	a, m := chooseArithmetic(hidden, intermediate)
+	m := measurement{shape: s, rates: measure(s)}
 	if rec.Machine != machine {
 		rec = choiceRecord{Machine: machine}
 	}
 	if rec.Shapes == nil {
 		rec.Shapes = map[string]measuredChoice{}
 	}
-	rec.Shapes[shape] = measuredChoice{Precision: a.precision(), Measured: m}
+	c := measuredChoice{Measured: m.rates}
+	if pl, err := choosePlan(m.rates, PrecisionAuto, false); err == nil {
+		c.Precision = pl.dense.arith.precision()
+	}
+	rec.Shapes[shape] = c
 	if err := writeChoices(path, rec, errors.Is(err, fs.ErrNotExist)); err != nil {
-		return a, m, false, err
+		return m, err
 	}
 	// Another process may have recorded its measurement first: use it.
 	if rec, err := readChoices(path); err == nil {
-		if b, bm, ok := recorded(rec); ok {
-			return b, bm, false, nil
+		if theirs, ok := recorded(rec); ok {
+			theirs.recorded = false
+			return theirs, nil
 		}
 	}
-	return a, m, false, nil
+	return m, nil
 }
 
 // readChoices reads the record at path.

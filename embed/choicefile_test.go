@@ -32,25 +32,26 @@ func TestChoiceFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Machine != machineID() || len(rec.Shapes) != 1 || rec.Shapes["384x1536"].Precision != first.Choice().Precision {
+	if rec.Machine != machineID() || len(rec.Shapes) != 1 || rec.Shapes[shapeKey].Precision != first.Choice().Precision {
 		t.Fatalf("record %+v after choosing %+v", rec, first.Choice())
 	}
 
 	// The record decides, whatever this process would measure: say fp32.
-	rec.Shapes["384x1536"] = measuredChoice{Precision: PrecisionFP32, Measured: map[Precision]float64{PrecisionFP32: 1}}
+	fp := rateKey(roleDense, candidates(arithFP32)[0])
+	rec.Shapes[shapeKey] = measuredChoice{Measured: map[string]float64{fp: 1000}}
 	writeRecord(t, path, rec)
 	second := load("bge-small-en-v1.5")
-	if c := second.Choice(); !c.Recorded || c.Precision != PrecisionFP32 || c.Measured[PrecisionFP32] != 1 {
+	if c := second.Choice(); !c.Recorded || c.Precision != PrecisionFP32 || c.Measured[fp] != 1000 {
 		t.Fatalf("with a record of fp32: %+v", c)
 	}
 
 	// Another machine's (or build's) record is replaced by this one's.
-	writeRecord(t, path, choiceRecord{Machine: "another CPU", Shapes: map[string]measuredChoice{"384x1536": {Precision: PrecisionFP32}}})
+	writeRecord(t, path, choiceRecord{Machine: "another CPU", Shapes: map[string]measuredChoice{shapeKey: {Measured: map[string]float64{fp: 1000}}}})
 	third := load("e5-small-v2")
 	if third.Choice().Recorded {
 		t.Fatalf("with another machine's record: %+v, want measured", third.Choice())
 	}
-	if rec, err := readChoices(path); err != nil || rec.Machine != machineID() || rec.Shapes["384x1536"].Precision != third.Choice().Precision {
+	if rec, err := readChoices(path); err != nil || rec.Machine != machineID() || rec.Shapes[shapeKey].Precision != third.Choice().Precision {
 		t.Fatalf("record after another machine's: %+v, %v", rec, err)
 	}
 
@@ -59,9 +60,9 @@ func TestChoiceFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, _, recorded, err := autoArithmetic(path, 384, 1536)
-	if err == nil || recorded || !strings.Contains(err.Error(), path) {
-		t.Fatalf("corrupt record: %v, recorded %v, err %v", a, recorded, err)
+	m, err := autoRates(path, modelShape{384, 1536, 12})
+	if err == nil || m.recorded || len(m.rates) == 0 || !strings.Contains(err.Error(), path) {
+		t.Fatalf("corrupt record: %+v, err %v", m, err)
 	}
 	var syntax *json.SyntaxError
 	if !errors.As(err, &syntax) {
@@ -73,18 +74,21 @@ func TestChoiceFile(t *testing.T) {
 // no file, the second to finish takes the first's record.
 func TestChoiceFileFirstWriterWins(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "encoder-choice.json")
-	theirs := choiceRecord{Machine: machineID(), Shapes: map[string]measuredChoice{"384x1536": {Precision: PrecisionFP32}}}
+	theirs := choiceRecord{Machine: machineID(), Shapes: map[string]measuredChoice{shapeKey: {Precision: PrecisionFP32}}}
 	if err := writeChoices(path, theirs, true); err != nil {
 		t.Fatal(err)
 	}
-	mine := choiceRecord{Machine: machineID(), Shapes: map[string]measuredChoice{"384x1536": {Precision: PrecisionInt8}}}
+	mine := choiceRecord{Machine: machineID(), Shapes: map[string]measuredChoice{shapeKey: {Precision: PrecisionInt8}}}
 	if err := writeChoices(path, mine, true); err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := readChoices(path); err != nil || rec.Shapes["384x1536"].Precision != PrecisionFP32 {
+	if rec, err := readChoices(path); err != nil || rec.Shapes[shapeKey].Precision != PrecisionFP32 {
 		t.Fatalf("record %+v, %v: want the first writer's fp32", rec, err)
 	}
 }
+
+// shapeKey is the shape of the local models in a record.
+const shapeKey = "384x1536x12"
 
 func writeRecord(t *testing.T, path string, rec choiceRecord) {
 	t.Helper()

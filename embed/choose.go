@@ -2,15 +2,17 @@ package embed
 
 import (
 	"maps"
-	"math/rand/v2"
-	"time"
+	"slices"
 )
 
-// Which arithmetic a local model's dense layers run in is, under
-// PrecisionAuto, measured on the CPU at hand rather than assumed from its
-// vendor: bfloat16 doubles the float32 rate where a 512-bit FMA runs as
-// two halves (AMD Zen 4) and gains little where it does not, and without
-// AVX-512 only int8 goes faster than float32.
+// Which arithmetic and which micro-kernels a local model's products run
+// on is, under PrecisionAuto, measured on the CPU at hand rather than
+// assumed from its vendor: bfloat16 doubles the float32 rate where a
+// 512-bit FMA runs as two halves (AMD Zen 4) and loses to float32 where
+// two FMA ports run it whole (Intel Xeon); a kernel of 512-bit tiles may
+// or may not beat one of 256-bit tiles; without AVX-512 only int8 goes
+// faster than float32. Every candidate is timed on the model's own
+// shapes and the fastest kept.
 
 // arithmetic is what a loaded model's dense layers compute in.
 type arithmetic int
@@ -21,8 +23,7 @@ const (
 	arithInt8
 )
 
-// precisions names each arithmetic as LocalOptions.Precision does, the most
-// exact first.
+// precisions names each arithmetic as LocalOptions.Precision does.
 var precisions = [...]Precision{arithFP32: PrecisionFP32, arithBF16: PrecisionBF16, arithInt8: PrecisionInt8} // read-only
 
 func (a arithmetic) precision() Precision { return precisions[a] }
@@ -37,23 +38,18 @@ func arithmeticOf(p Precision) (arithmetic, bool) {
 	return 0, false
 }
 
-// kernels are the micro-kernels one arithmetic runs on this CPU.
+// kernels is one way to run an arithmetic on this CPU: its micro-kernels,
+// and the float32 ones its products use beside them (an int8 product's
+// outlier channels).
 type kernels struct {
 	arith arithmetic
 	name  string     // what Choice reports: "avx2+fma", "avx512+fma", "avx512-bf16", "avx512-vnni", "avx2-u8s8", "go"…
-	f32   kernel     // float32 products: attention's always, the dense layers' in fp32
-	bf16  bf16Kernel // the dense layers' in bf16
-	int8  int8Kernel // the dense layers' in int8
-	// The wide kernels of float32 and int8 where the CPU has them.
+	f32   kernel     // float32 products
+	bf16  bf16Kernel // bfloat16 products, in a bf16 set
+	int8  int8Kernel // int8 products, in an int8 set
+	// The wide kernels of float32 and int8 where the set has them.
 	f32Wide  wideKernel[float32]
 	int8Wide wideKernel[byte]
-}
-
-// use sets s's products, and its helpers' when they are asked for, to the
-// kernels of k.
-func (s *scratch) use(k *kernels) {
-	s.k = k
-	s.helper.use(k)
 }
 
 // use sets h's products to the kernels of k.
@@ -63,51 +59,73 @@ func (h *helper) use(k *kernels) {
 	h.gi.kern, h.gi.wide = k.int8, k.int8Wide
 }
 
-// kernelsFor returns the kernels of arithmetic a on this CPU: bfloat16
-// needs a CPU with a bf16 kernel (ErrNoBF16); int8 falls back on the
-// portable kernel.
-func kernelsFor(a arithmetic) (kernels, error) {
-	k := kernels{arith: a}
-	k.f32, k.f32Wide, k.name = bestKernel()
+// portableKernels returns arithmetic a's kernels in Go, the reference the
+// SIMD ones are tested against; bfloat16 has none.
+func portableKernels(a arithmetic) (kernels, bool) {
 	switch a {
-	case arithBF16:
-		var ok bool
-		if k.bf16, ok = bestBF16Kernel(); !ok {
-			return kernels{}, ErrNoBF16
-		}
-		k.name = bf16KernelName
+	case arithFP32:
+		return kernels{arith: arithFP32, name: "go", f32: kernelGo}, true
 	case arithInt8:
-		k.bf16, _ = bestBF16Kernel() // for layers kept more exact
-		var ok bool
-		if k.int8, k.int8Wide, k.name, ok = bestInt8Kernels(); !ok {
-			k.int8, k.name = kernelInt8Go, "go-int8"
-		}
+		return kernels{arith: arithInt8, name: "go-int8", f32: kernelGo, int8: kernelInt8Go}, true
 	}
-	return k, nil
+	return kernels{}, false
 }
 
-// Choice says what a local model's dense layers compute in and with which
+// simdOf returns the SIMD kernel sets of arithmetic a this CPU has
+// (simdKernels), the likeliest fastest first.
+func simdOf(a arithmetic) []kernels {
+	var out []kernels
+	for _, k := range simdKernels() {
+		if k.arith == a {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// candidates returns the kernel sets arithmetic a can run on here: its
+// SIMD ones, else the portable one; none for bfloat16 without a bf16
 // kernel.
+func candidates(a arithmetic) []kernels {
+	if c := simdOf(a); len(c) > 0 {
+		return c
+	}
+	if k, ok := portableKernels(a); ok {
+		return []kernels{k}
+	}
+	return nil
+}
+
+// Choice says what a local model's products compute in and with which
+// kernels.
 type Choice struct {
+	// Precision and Kernel are the dense layers' arithmetic and kernels.
 	Precision Precision `json:"precision"`
 	Kernel    string    `json:"kernel"`
-	// FFNOut is, where it differs from Precision, the arithmetic of the
-	// feed-forward output layers: a model that keeps them more exact under
-	// int8 (see localModel.exactFFNOut) runs them in bf16 where the CPU has
-	// a bf16 kernel, else in fp32.
-	FFNOut Precision `json:"ffn_out,omitempty"`
-	// Measured is, when the precision was auto, each candidate's rate on
-	// one of the model's dense layers (64 tokens, its feed-forward input),
-	// in billions of operations per second.
-	Measured map[Precision]float64 `json:"measured_gops,omitempty"`
-	// Recorded says the choice and its rates were read from the machine's
-	// record (LocalOptions.ChoiceFile), measured there by an earlier
-	// process.
+	// FFNOut and FFNOutKernel are, where they differ from Precision and
+	// Kernel, those of the feed-forward output layers: a model that keeps
+	// them more exact under int8 (see localModel.exactFFNOut) runs them in
+	// whichever of fp32 and bf16 measured faster (bf16 only when
+	// preferMargin faster).
+	FFNOut       Precision `json:"ffn_out,omitempty"`
+	FFNOutKernel string    `json:"ffn_out_kernel,omitempty"`
+	// Attention is the float32 kernels of attention's two products.
+	Attention string `json:"attention_kernel"`
+	// Measured is each candidate's rate, in billions of operations per
+	// second, keyed "role:precision/kernel": "dense:" on one layer of the
+	// model's shape (its four dense products at 48 and 16 tokens),
+	// "ffn-out:" on its feed-forward output product alone, "attention:" on
+	// one layer's attention. Empty when there was nothing to choose
+	// between.
+	Measured map[string]float64 `json:"measured_gops,omitempty"`
+	// Recorded says the rates were read from the machine's record
+	// (LocalOptions.ChoiceFile), measured there by an earlier process.
 	Recorded bool `json:"recorded,omitempty"`
 }
 
 // cacheKey is what tells the choice's vectors apart from other
-// arithmetics' in an embedding cache: empty for float32.
+// arithmetics' in an embedding cache: empty for float32. (Kernels of one
+// arithmetic compute the same products; only the arithmetic shows.)
 func (c Choice) cacheKey() string {
 	switch {
 	case c.Precision == PrecisionFP32:
@@ -125,95 +143,91 @@ func (c Choice) cacheKey() string {
 // cannot flip the choice between two starts of the same machine.
 const preferMargin = 1.25
 
-// chooseArithmetic measures every arithmetic this CPU has a SIMD kernel for
-// on a dense layer of the model's shape and returns the fastest, a less
-// exact one only when it is preferMargin faster than the more exact, with
-// the rates measured. It takes some tens of milliseconds.
-func chooseArithmetic(hidden, intermediate int) (arithmetic, map[Precision]float64) {
-	candidates := []arithmetic{arithFP32}
-	if _, ok := bestBF16Kernel(); ok {
-		candidates = append(candidates, arithBF16)
-	}
-	if _, _, _, ok := bestInt8Kernels(); ok {
-		candidates = append(candidates, arithInt8)
-	}
-	w, x := measurementLayer(hidden, intermediate)
-	products := make([]func() time.Duration, len(candidates))
-	for i, a := range candidates {
-		products[i] = timedProduct(a, w, x, hidden, intermediate)
-	}
-	// Rounds interleave the candidates, so that a burst of other work on
-	// the machine (a build, a test run) slows each of them rather than
-	// the one it happens to meet; each keeps its fastest round.
-	fastest := make([]time.Duration, len(candidates))
-	for round := range measureRounds {
-		for i, product := range products {
-			if d := product(); round == 0 || d < fastest[i] {
-				fastest[i] = d
-			}
-		}
-	}
-	ops := 2 * measureRows * float64(hidden) * float64(intermediate)
-	rates := make(map[Precision]float64, len(candidates))
-	best, bestRate := arithFP32, 0.0
-	for i, a := range candidates {
-		rate := ops / max(fastest[i].Seconds(), 1e-9) / 1e9
-		rates[a.precision()] = rate
-		if a == arithFP32 || rate >= preferMargin*bestRate {
-			best, bestRate = a, rate
-		}
-	}
-	return best, rates
+// The roles a kernel set is measured in.
+const (
+	roleDense     = "dense"
+	roleFFNOut    = "ffn-out"
+	roleAttention = "attention"
+)
+
+// rateKey is k's entry in role in a measurement.
+func rateKey(role string, k kernels) string {
+	return role + ":" + string(k.arith.precision()) + "/" + k.name
 }
 
-// measureRounds is how many times each candidate's product is timed.
-const measureRounds = 5
+// modelShape is what a measurement depends on.
+type modelShape struct{ hidden, intermediate, heads int }
 
-// measureRows is the tokens of the product measured.
-const measureRows = 64
+func (m *bert) shape() modelShape {
+	return modelShape{m.cfg.Hidden, m.cfg.Intermediate, m.cfg.Heads}
+}
 
-// measurementLayer returns the weights (half values, as the model files
-// store them) and input of the product chooseArithmetic times: random,
-// one input channel 30 times the others, as a transformer's outlier
-// dimensions are.
-func measurementLayer(hidden, intermediate int) (tensor, []float32) {
-	r := rand.New(rand.NewPCG(1, 2))
-	h := make([]uint16, intermediate*hidden)
-	for i := range h {
-		// Sign, an exponent for magnitudes 2⁻⁹ to 2⁻⁵, any mantissa.
-		h[i] = uint16(r.IntN(2))<<15 | uint16(6+r.IntN(5))<<10 | uint16(r.IntN(1<<10))
-	}
-	x := make([]float32, measureRows*hidden)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-		if i%hidden == 0 {
-			x[i] *= 30
+// plan is the kernels each of a model's products runs on.
+type plan struct {
+	dense, ffnOut, attention kernels
+}
+
+// choosePlan returns the plan of a model under precision p ("" or auto
+// for the fastest) from the candidates' rates: the dense layers in the
+// fastest arithmetic measured (a less exact one only when preferMargin
+// faster than the more exact) on its fastest kernels, or in p on its
+// fastest; the feed-forward output layers likewise among fp32 and bf16
+// when the dense layers run in int8 and the model keeps them more exact
+// (exactFFNOut), else as the dense ones; attention on the fastest float32
+// kernels. A candidate without a rate counts as the slowest. bf16 asked
+// of a CPU without it is ErrNoBF16.
+func choosePlan(rates map[string]float64, p Precision, exactFFNOut bool) (plan, error) {
+	dense, ffnOut, attention := measured()
+	if a, ok := arithmeticOf(p); ok {
+		if dense = candidates(a); len(dense) == 0 {
+			return plan{}, ErrNoBF16
 		}
 	}
-	return tensor{h: h}, x
+	var pl plan
+	pl.dense = fastest(rates, roleDense, dense)
+	pl.ffnOut = pl.dense
+	if pl.dense.arith == arithInt8 && exactFFNOut {
+		pl.ffnOut = fastest(rates, roleFFNOut, ffnOut)
+	}
+	pl.attention = fastest(rates, roleAttention, attention)
+	return pl, nil
 }
 
-// timedProduct returns a function timing one product of x (measureRows
-// tokens) through a dense layer hidden → intermediate of weights w in
-// arithmetic a, input conversion or quantisation included; it always
-// returns 0 when a has no kernel here.
-func timedProduct(a arithmetic, w tensor, x []float32, hidden, intermediate int) func() time.Duration {
-	k, err := kernelsFor(a)
-	if err != nil {
-		return func() time.Duration { return 0 }
+// fastest returns the fastest in role of sets (not empty), listed the
+// most exact arithmetic first: of one arithmetic's sets the fastest (the
+// first on a tie), of a less exact arithmetic's only when preferMargin
+// faster than the more exact chosen.
+func fastest(rates map[string]float64, role string, sets []kernels) kernels {
+	best, bestRate := sets[0], rates[rateKey(role, sets[0])]
+	for _, k := range sets[1:] {
+		r := rates[rateKey(role, k)]
+		if k.arith == best.arith && r > bestRate || k.arith != best.arith && r > 0 && r >= preferMargin*bestRate {
+			best, bestRate = k, r
+		}
 	}
-	l := newLinear(w, make([]float32, intermediate), intermediate, hidden, a)
-	y := make([]float32, measureRows*intermediate)
-	s := &scratch{}
-	s.use(&k)
-	return func() time.Duration {
-		start := time.Now()
-		l.mul(s, x, measureRows, y, false)
-		return time.Since(start)
-	}
+	return best
 }
 
-// Choice reports the model's arithmetic and kernel.
+// measured lists the kernel sets a measurement times in each role, the
+// most exact arithmetic first: in the dense role every candidate of
+// float32 and every SIMD one of bf16 and int8 (the portable int8 kernel
+// is no faster than float32's: run when asked for, never chosen); in the
+// feed-forward output role the float32 and bf16 ones; in attention the
+// float32 ones.
+func measured() (dense, ffnOut, attention []kernels) {
+	attention = candidates(arithFP32)
+	ffnOut = append(slices.Clone(attention), simdOf(arithBF16)...)
+	dense = append(slices.Clone(ffnOut), simdOf(arithInt8)...)
+	return dense, ffnOut, attention
+}
+
+// worthMeasuring reports whether any role has more than one candidate.
+func worthMeasuring() bool {
+	dense, _, _ := measured()
+	return len(dense) > 1
+}
+
+// Choice reports the model's arithmetic and kernels.
 func (l *Local) Choice() Choice {
 	c := l.model.choice
 	c.Measured = maps.Clone(c.Measured)

@@ -58,15 +58,42 @@ func kernelAVX512(k int, a []float32, lda int, b []float32, c []float32, ldc int
 	sgemm12x32AVX512(k, &a[0], lda, &b[0], &c[0], ldc)
 }
 
-// bestKernel picks the fastest micro-kernels this CPU runs: AVX-512's
-// 12×32 tiles where they fit (two FMA units of 16 lanes on Intel; Zen 4
-// runs them as two halves) with AVX2+FMA's 6×16 for the rest, else AVX2+FMA.
-func bestKernel() (kernel, wideKernel[float32], string) {
-	switch {
-	case hasAVX512 && hasAVX2FMA:
-		return kernelAVX2, wideKernel[float32]{kern: kernelAVX512, rows: 12, cols: 2 * panelWidth}, "avx512+fma"
-	case hasAVX2FMA:
-		return kernelAVX2, wideKernel[float32]{}, "avx2+fma"
+// simdKernels lists the SIMD kernel sets this CPU runs, for each
+// arithmetic the likeliest fastest first: float32 on AVX-512's 12×32
+// tiles where they fit (AVX2+FMA's 6×16 for the rest) and on AVX2+FMA's
+// alone; bfloat16 on VDPBF16PS; int8 on AVX-512 VNNI's VPDPBUSD in
+// groups of four panels (AVX2 for the rest) and on AVX2's VPMADDUBSW.
+// The sets of other arithmetics run their float32 work (an int8 product's
+// outlier channels) on the first float32 set.
+func simdKernels() []kernels {
+	if !hasAVX2FMA {
+		return nil
 	}
-	return kernelGo, wideKernel[float32]{}, "go"
+	avx2 := kernels{arith: arithFP32, name: "avx2+fma", f32: kernelAVX2}
+	fp := avx2
+	var sets []kernels
+	if hasAVX512 {
+		fp = kernels{arith: arithFP32, name: "avx512+fma", f32: kernelAVX2,
+			f32Wide: wideKernel[float32]{kern: kernelAVX512, rows: 12, cols: 2 * panelWidth}}
+		sets = append(sets, fp)
+	}
+	sets = append(sets, avx2)
+	with := func(a arithmetic, name string) kernels {
+		k := fp
+		k.arith, k.name = a, name
+		return k
+	}
+	if hasBF16 {
+		k := with(arithBF16, "avx512-bf16")
+		k.bf16 = kernelBF16AVX512
+		sets = append(sets, k)
+	}
+	if hasVNNI {
+		k := with(arithInt8, "avx512-vnni")
+		k.int8, k.int8Wide = kernelInt8AVX2, wideKernel[byte]{kern: kernelInt8VNNI, rows: tileRows, cols: 4 * panelWidth}
+		sets = append(sets, k)
+	}
+	k := with(arithInt8, "avx2-u8s8")
+	k.int8 = kernelInt8AVX2
+	return append(sets, k)
 }

@@ -23,17 +23,6 @@ func kernelBF16AVX512(kp int, a []uint16, lda int, b []uint16, c []float32, ldc 
 	gemmBF16AVX512(kp, &a[0], lda, &b[0], &c[0], ldc)
 }
 
-// bf16KernelName names bestBF16Kernel's kernel.
-const bf16KernelName = "avx512-bf16"
-
-// bestBF16Kernel returns the bf16 micro-kernel this CPU runs, if any.
-func bestBF16Kernel() (bf16Kernel, bool) {
-	if hasBF16 {
-		return kernelBF16AVX512, true
-	}
-	return nil, false
-}
-
 // rowToBF16SIMD rounds x into dst[:len(x)] with AVX-512 and reports whether
 // it did.
 func rowToBF16SIMD(dst []uint16, x []float32) bool {

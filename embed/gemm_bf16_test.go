@@ -48,12 +48,13 @@ func TestToBF16(t *testing.T) {
 // float64 sums of the same bfloat16 values, on shapes with ragged rows,
 // columns and an odd k.
 func TestBF16Kernel(t *testing.T) {
-	kern, ok := bestBF16Kernel()
 	kernels := map[string]bf16Kernel{"go": kernelBF16Go}
-	if ok {
-		kernels["simd"] = kern
+	for _, k := range simdOf(arithBF16) {
+		kernels[k.name] = k.bf16
 	}
-	t.Logf("bf16 kernels: %d (SIMD: %v)", len(kernels), ok)
+	if len(kernels) == 1 {
+		t.Log("this CPU has no AVX-512 BF16: only the portable bf16 kernel is tested")
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for name, kern := range kernels {
 		for _, sh := range [][3]int{{1, 32, 2}, {12, 32, 384}, {13, 40, 3}, {25, 64, 384}, {7, 1536, 1536}} {
@@ -94,9 +95,9 @@ func TestBF16Kernel(t *testing.T) {
 // BenchmarkGemmBF16 is BenchmarkGemm's product with bfloat16 operands
 // (the activations' conversion included).
 func BenchmarkGemmBF16(b *testing.B) {
-	kern, ok := bestBF16Kernel()
-	if !ok {
-		kern = kernelBF16Go
+	kern := kernelBF16Go
+	if sets := simdOf(arithBF16); len(sets) > 0 {
+		kern = sets[0].bf16
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	m, n, k := 256, 1536, 384

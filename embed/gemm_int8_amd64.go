@@ -37,19 +37,6 @@ func kernelInt8VNNI(kq int, a []byte, lda int, b []byte, c []float32, ldc int) {
 // is set once, from the CPU's features, before main runs.
 var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI && hasAVX2FMA
 
-// bestInt8Kernels returns the int8 SIMD micro-kernels this CPU runs, if
-// any, and their name: AVX-512 VNNI's VPDPBUSD for groups of four panels
-// (the AVX2 kernel for the rest), else AVX2's VPMADDUBSW.
-func bestInt8Kernels() (int8Kernel, wideKernel[byte], string, bool) {
-	switch {
-	case hasVNNI:
-		return kernelInt8AVX2, wideKernel[byte]{kern: kernelInt8VNNI, rows: tileRows, cols: 4 * panelWidth}, "avx512-vnni", true
-	case hasAVX2FMA:
-		return kernelInt8AVX2, wideKernel[byte]{}, "avx2-u8s8", true
-	}
-	return nil, wideKernel[byte]{}, "", false
-}
-
 // quantizeSIMD quantises the longest prefix of x it handles into dst and
 // returns its length.
 func quantizeSIMD(dst []byte, x []float32, inv, zf float32) int {

@@ -8,22 +8,15 @@ import (
 )
 
 // int8Kernels are the int8 micro-kernels this build and CPU have, by
-// name: the portable one, and each SIMD set the CPU runs (the best one and
-// every narrower one it falls back on).
+// name: the portable one, and each SIMD set the CPU runs, a set with a
+// wide kernel also without it.
 func int8Kernels(t testing.TB) map[string]gemmInt8 {
-	kernels := map[string]gemmInt8{"go": {kern: kernelInt8Go}}
-	best, wide, name, ok := bestInt8Kernels()
-	if !ok {
-		t.Log("this CPU has no SIMD int8 kernel (AVX2): only the portable one is tested")
-		return kernels
-	}
-	kernels[name] = gemmInt8{kern: best, wide: wide}
-	if wide.kern != nil {
-		kernels[name+"/narrow"] = gemmInt8{kern: best}
-	} else {
-		t.Log("this CPU has no wide int8 kernel (AVX-512 VNNI): it is not tested")
-	}
-	return kernels
+	return kernelVariants(t, arithInt8, gemmInt8{kern: kernelInt8Go}, "avx512-vnni", func(k kernels, wide bool) (gemmInt8, bool) {
+		if wide {
+			return gemmInt8{kern: k.int8, wide: k.int8Wide}, k.int8Wide.kern != nil
+		}
+		return gemmInt8{kern: k.int8}, true
+	})
 }
 
 // TestQuantizeRow: the SIMD quantisation equals the scalar definition

@@ -2,8 +2,8 @@
 
 package embed
 
-// bestKernel picks the fastest micro-kernel this CPU runs.
-func bestKernel() (kernel, wideKernel[float32], string) { return kernelGo, wideKernel[float32]{}, "go" }
+// simdKernels finds none here: the portable kernels serve.
+func simdKernels() []kernels { return nil }
 
 // dotSIMD handles nothing here; Dot computes in Go.
 func dotSIMD(a, b []float32) (float32, int) { return 0, 0 }
@@ -23,22 +23,11 @@ func addSIMD(dst, src []float32) bool { return false }
 // residualNormSIMD handles nothing here; layerNorm.residual computes in Go.
 func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool { return false }
 
-// bf16KernelName names no kernel here.
-const bf16KernelName = ""
-
-// bestBF16Kernel finds none here: the encoder runs in float32.
-func bestBF16Kernel() (bf16Kernel, bool) { return nil, false }
-
 // rowToBF16SIMD handles nothing here; rowsToBF16 converts in Go.
 func rowToBF16SIMD(dst []uint16, x []float32) bool { return false }
 
 // halvesSIMD handles nothing here; halvesToFloats widens in Go.
 func halvesSIMD(dst []float32, src []uint16) int { return 0 }
-
-// bestInt8Kernels finds none here; the portable kernel serves int8.
-func bestInt8Kernels() (int8Kernel, wideKernel[byte], string, bool) {
-	return nil, wideKernel[byte]{}, "", false
-}
 
 // quantizeSIMD handles nothing here; quantizeRow computes in Go.
 func quantizeSIMD(dst []byte, x []float32, inv, zf float32) int { return 0 }

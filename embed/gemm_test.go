@@ -31,17 +31,37 @@ func naiveNT(m, n, k int, a []float32, lda int, b []float32, ldb int) []float64 
 }
 
 // gemmKernels are the float32 products this build and CPU have, by name:
-// the portable kernel's, and the best SIMD one's with and without its wide
-// kernel.
+// the portable kernel's, and every SIMD set's, a set with a wide kernel
+// also without it.
 func gemmKernels(t testing.TB) map[string]gemm {
-	best, wide, name := bestKernel()
-	kernels := map[string]gemm{"go": {kern: kernelGo}, name: {kern: best, wide: wide}}
-	if wide.kern != nil {
-		kernels[name+"/narrow"] = gemm{kern: best}
-	} else {
-		t.Log("this CPU has no wide float32 kernel (AVX-512): it is not tested")
+	return kernelVariants(t, arithFP32, gemm{kern: kernelGo}, "avx512+fma", func(k kernels, wide bool) (gemm, bool) {
+		if wide {
+			return gemm{kern: k.f32, wide: k.f32Wide}, k.f32Wide.kern != nil
+		}
+		return gemm{kern: k.f32}, true
+	})
+}
+
+// kernelVariants returns, by name, the products of arithmetic a this
+// build and CPU have: the portable one's, and every SIMD set's as of
+// makes it, a set with a wide kernel also without it ("/narrow"). It logs
+// what it leaves untested: every SIMD set when there is none, the set
+// named expected when the CPU lacks it.
+func kernelVariants[G any](t testing.TB, a arithmetic, portable G, expected string, of func(k kernels, wide bool) (G, bool)) map[string]G {
+	out := map[string]G{"go": portable}
+	for _, k := range simdOf(a) {
+		g, _ := of(k, false)
+		out[k.name] = g
+		if g, ok := of(k, true); ok {
+			out[k.name], out[k.name+"/narrow"] = g, out[k.name]
+		}
 	}
-	return kernels
+	if len(out) == 1 {
+		t.Logf("this CPU has no SIMD %s kernel: only the portable one is tested", a.precision())
+	} else if _, ok := out[expected]; !ok {
+		t.Logf("this CPU lacks %s's features: it is not tested", expected)
+	}
+	return out
 }
 
 // TestGemmKernels checks every micro-kernel this build has, on ragged shapes
@@ -213,7 +233,7 @@ func TestHalvesToFloats(t *testing.T) {
 // TestMulHalf: a product with half weights widened a panel at a time is
 // bit for bit the product with the same weights stored as float32.
 func TestMulHalf(t *testing.T) {
-	best, wide, _ := bestKernel()
+	fp := candidates(arithFP32)[0]
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, s := range [][3]int{{1, 1, 1}, {7, 17, 3}, {20, 1536, 384}, {233, 40, 33}, {25, 80, 9}} {
 		m, n, k := s[0], s[1], s[2]
@@ -228,7 +248,7 @@ func TestMulHalf(t *testing.T) {
 		packNT(bp, n, k, w, k)
 		packNT(bh, n, k, h, k)
 		want, got := make([]float32, m*n), make([]float32, m*n)
-		g := gemm{kern: best, wide: wide}
+		g := gemm{kern: fp.f32, wide: fp.f32Wide}
 		g.mul(m, n, k, a, k, bp, want, n)
 		g.mulHalf(m, n, k, a, k, bh, got, n)
 		for i := range want {
@@ -247,16 +267,16 @@ func BenchmarkAttention(b *testing.B) {
 	r := rand.New(rand.NewPCG(33, 34))
 	qkv := randomMatrix(r, seq*3*h)
 	ctx := make([]float32, seq*h)
-	k, err := kernelsFor(arithFP32)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var p helper
-	p.use(&k)
-	for b.Loop() {
-		for hd := range heads {
-			p.attend(qkv, hd, dh, h, seq, seq, 0.17, ctx[hd*dh:])
-		}
+	for _, k := range candidates(arithFP32) {
+		b.Run(k.name, func(b *testing.B) {
+			var p helper
+			p.use(&k)
+			for b.Loop() {
+				for hd := range heads {
+					p.attend(qkv, hd, dh, h, seq, seq, 0.17, ctx[hd*dh:])
+				}
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ package embed
 // values, widened a panel at a time, or float32), or only in bfloat16 or
 // only quantised to int8 when the layer runs in that arithmetic.
 type linear struct {
+	k       *kernels  // what its products run on; its arithmetic decides the packing
 	wp      []float32 // Wᵀ packed by packNT, for float32 weights
 	wh      []uint16  // Wᵀ packed by packNT, for half weights
 	wb      []uint16  // Wᵀ packed by packBF16NT, for bfloat16
@@ -16,9 +17,9 @@ type linear struct {
 	in, out int
 }
 
-func newLinear(w tensor, b []float32, out, in int, arith arithmetic) linear {
-	l := linear{b: b, in: in, out: out}
-	switch {
+func newLinear(w tensor, b []float32, out, in int, k *kernels) linear {
+	l := linear{k: k, b: b, in: in, out: out}
+	switch arith := k.arith; {
 	case arith == arithBF16:
 		l.wb = make([]uint16, bf16PackedLen(in, out))
 		packBF16NT(l.wb, out, in, w.float32s())
@@ -145,6 +146,7 @@ func (l *linear) addOutliers(s *scratch, i, j0, j1, seq int, y []float32) {
 		return
 	}
 	p := s.part(i)
+	p.use(l.k)
 	c0, c1 := j0*panelWidth, min(j1*panelWidth, l.out)
 	n := c1 - c0
 	p.owp = resize(p.owp, packedLen(c, n))
@@ -162,6 +164,7 @@ func (l *linear) addOutliers(s *scratch, i, j0, j1, seq int, y []float32) {
 // helper i-1's otherwise.
 func (l *linear) mulPanels(s *scratch, i, j0, j1 int, x []float32, seq int, y []float32) {
 	p := s.part(i)
+	p.use(l.k)
 	if l.wb != nil {
 		kp := bf16Pairs(l.in)
 		c0, c1 := j0*bf16PanelWidth, min(j1*bf16PanelWidth, l.out)

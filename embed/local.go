@@ -69,10 +69,12 @@ var ErrNoBF16 = errors.New("this CPU has no AVX-512 BF16 instructions; use fp32 
 type Precision string
 
 const (
-	// PrecisionAuto measures, when the model loads, each arithmetic this
-	// CPU has a SIMD kernel for on one of the model's dense layers and
-	// keeps the fastest, a less exact one only when preferMargin times
-	// faster than the more exact (Local.Choice reports what it measured).
+	// PrecisionAuto measures, when the model loads, every kernel this CPU
+	// has for each arithmetic on the model's own dense layers and
+	// attention and keeps the fastest, a less exact arithmetic only when
+	// preferMargin times faster than the more exact (Local.Choice reports
+	// what it measured). An arithmetic asked for by name runs on its
+	// fastest kernels, measured alike.
 	PrecisionAuto Precision = "auto"
 	// PrecisionFP32 is float32 throughout: the reference.
 	PrecisionFP32 Precision = "fp32"
@@ -107,6 +109,9 @@ type LocalOptions struct {
 	// Logger reports a choice file that could not be read or written (the
 	// choice is then this process's own); nil discards it.
 	Logger *slog.Logger
+	// measured, when set, is the rates to choose from for a model of its
+	// shape instead of measuring (a Pair's later models take the first's).
+	measured *measurement
 }
 
 // Local is an in-process embedding model: a BERT encoder producing
@@ -145,7 +150,7 @@ func NewLocalModel(name string, opts LocalOptions) (*Local, error) {
 			opts.Logger.Warn("encoder arithmetic measured for this process only", "model", name, "err", err)
 		}
 	}
-	m, err := loadBERT(weights, opts.Precision, lm.exactFFNOut, opts.ChoiceFile, warn)
+	m, err := loadBERT(weights, opts.Precision, lm.exactFFNOut, opts.measured, opts.ChoiceFile, warn)
 	if err != nil {
 		return nil, fmt.Errorf("load local model %s: %w", name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -116,7 +117,7 @@ func TestLocalModelsMatchReference(t *testing.T) {
 			// text, its layers split across three goroutines, against the
 			// batch's vector, bit for bit.
 			precisions := []Precision{PrecisionFP32, PrecisionInt8}
-			if _, ok := bestBF16Kernel(); ok {
+			if len(simdOf(arithBF16)) > 0 {
 				precisions = append(precisions, PrecisionBF16)
 			} else {
 				t.Log("this CPU has no AVX-512 BF16: bfloat16 is not tested")
@@ -163,7 +164,7 @@ func TestLocalModelsMatchReference(t *testing.T) {
 	if _, err := NewLocalModel(LocalModels()[0], LocalOptions{Precision: "fp16"}); err == nil {
 		t.Error("an unknown precision was accepted")
 	}
-	_, hasBF16 := bestBF16Kernel()
+	hasBF16 := len(simdOf(arithBF16)) > 0
 	if _, err := NewLocalModel(LocalModels()[0], LocalOptions{Precision: PrecisionBF16}); errors.Is(err, ErrNoBF16) == hasBF16 {
 		t.Errorf("bf16 asked of a CPU with bf16 kernel %v: %v", hasBF16, err)
 	}
@@ -245,42 +246,117 @@ func BenchmarkLocalEmbed(b *testing.B) {
 	}
 }
 
-// TestChooseArithmetic: auto measures fp32 and every arithmetic the CPU has
-// a SIMD kernel for, and keeps the fastest, a less exact one only when it
-// is preferMargin faster; an arithmetic asked for is taken as it is.
+// TestChooseArithmetic: auto measures every kernel set of every
+// arithmetic the CPU has in each role and keeps what choosePlan keeps; an
+// arithmetic asked for runs on its fastest kernels, measured alike.
 func TestChooseArithmetic(t *testing.T) {
 	l := testLocalModel(t, "all-MiniLM-L6-v2")
 	c := l.Choice()
 	t.Logf("auto: %+v", c)
-	want := []Precision{PrecisionFP32}
-	if _, ok := bestBF16Kernel(); ok {
-		want = append(want, PrecisionBF16)
-	}
-	if _, _, _, ok := bestInt8Kernels(); ok {
-		want = append(want, PrecisionInt8)
-	}
-	if len(c.Measured) != len(want) {
-		t.Fatalf("measured %v, want every one of %v", c.Measured, want)
-	}
-	best := PrecisionFP32
-	for _, p := range want {
-		if c.Measured[p] <= 0 {
-			t.Fatalf("%s measured %g", p, c.Measured[p])
+	dense, ffnOut, attention := measured()
+	if !worthMeasuring() {
+		if len(c.Measured) != 0 || c.Precision != PrecisionFP32 {
+			t.Fatalf("nothing to choose between, yet %+v", c)
 		}
-		if c.Measured[p] >= preferMargin*c.Measured[best] {
-			best = p
+		t.Log("this CPU has one kernel set: nothing is measured")
+	} else {
+		for role, sets := range map[string][]kernels{roleDense: dense, roleFFNOut: ffnOut, roleAttention: attention} {
+			for _, k := range sets {
+				if r := c.Measured[rateKey(role, k)]; r <= 0 {
+					t.Errorf("%s measured %g", rateKey(role, k), r)
+				}
+			}
+		}
+		if want := len(dense) + len(ffnOut) + len(attention); len(c.Measured) != want {
+			t.Errorf("%d rates %v, want %d", len(c.Measured), c.Measured, want)
 		}
 	}
-	if c.Precision != best {
-		t.Errorf("auto chose %s from %v, want %s", c.Precision, c.Measured, best)
+	pl, err := choosePlan(c.Measured, PrecisionAuto, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Precision != pl.dense.arith.precision() || c.Kernel != pl.dense.name || c.Attention != pl.attention.name {
+		t.Errorf("auto chose %+v from its rates, choosePlan %+v", c, pl)
+	}
+	if pl.dense.arith == arithInt8 && (c.FFNOut != pl.ffnOut.arith.precision() || pl.ffnOut.arith == arithInt8) {
+		t.Errorf("MiniLM keeps its feed-forward outputs out of int8: %+v", c)
 	}
 	for _, p := range []Precision{PrecisionFP32, PrecisionInt8} {
 		m, err := NewLocalModel("all-MiniLM-L6-v2", LocalOptions{Precision: p})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := m.Choice(); got.Precision != p || got.Measured != nil || got.Kernel == "" {
-			t.Errorf("asked %s: %+v", p, got)
+		got := m.Choice()
+		want, err := choosePlan(got.Measured, p, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Precision != p || got.Kernel != want.dense.name || got.Attention != want.attention.name {
+			t.Errorf("asked %s: %+v, want the kernels of %+v", p, got, want)
+		}
+	}
+}
+
+// TestChoosePlan: of one arithmetic's kernel sets the fastest is kept; a
+// less exact arithmetic only when preferMargin faster than the more exact;
+// layers kept exact choose among fp32 and bf16 alone; a rate missing
+// counts as the slowest.
+func TestChoosePlan(t *testing.T) {
+	dense, ffnOut, attention := measured()
+	if !worthMeasuring() {
+		t.Skip("this CPU has one kernel set: there is nothing to choose between")
+	}
+	// Rates that make each set in turn the fastest by far in every role.
+	for _, want := range dense {
+		rates := map[string]float64{}
+		for _, role := range []string{roleDense, roleFFNOut, roleAttention} {
+			for _, k := range dense {
+				rates[rateKey(role, k)] = 10
+			}
+			rates[rateKey(role, want)] = 100
+		}
+		pl, err := choosePlan(rates, PrecisionAuto, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pl.dense.name != want.name || pl.dense.arith != want.arith {
+			t.Errorf("fastest %s/%s: dense on %s/%s", want.arith.precision(), want.name, pl.dense.arith.precision(), pl.dense.name)
+		}
+		if want.arith == arithInt8 {
+			if pl.ffnOut.arith == arithInt8 || !slices.ContainsFunc(ffnOut, func(k kernels) bool { return k.name == pl.ffnOut.name }) {
+				t.Errorf("fastest %s: feed-forward outputs kept exact on %s/%s", want.name, pl.ffnOut.arith.precision(), pl.ffnOut.name)
+			}
+		} else if pl.ffnOut.name != pl.dense.name || pl.ffnOut.arith != pl.dense.arith {
+			t.Errorf("fastest %s: feed-forward outputs on %s, not as the dense layers", want.name, pl.ffnOut.name)
+		}
+		if want.arith == arithFP32 && pl.attention.name != want.name {
+			t.Errorf("fastest %s: attention on %s", want.name, pl.attention.name)
+		}
+		if !slices.ContainsFunc(attention, func(k kernels) bool { return k.name == pl.attention.name }) {
+			t.Errorf("attention on %s, not a float32 set", pl.attention.name)
+		}
+	}
+	// The margin: a less exact arithmetic 1.2 times faster loses, 1.3 wins.
+	fp := candidates(arithFP32)[0]
+	for _, k := range dense {
+		if k.arith == arithFP32 {
+			continue
+		}
+		for _, f := range []float64{1.2, 1.3} {
+			rates := map[string]float64{rateKey(roleDense, fp): 100, rateKey(roleDense, k): 100 * f}
+			pl, _ := choosePlan(rates, PrecisionAuto, false)
+			if won := pl.dense.name == k.name; won != (f >= preferMargin) {
+				t.Errorf("%s at %.1f times fp32: chosen %v", k.name, f, won)
+			}
+		}
+	}
+	// No rates at all: the first, most exact set.
+	if pl, _ := choosePlan(nil, PrecisionAuto, false); pl.dense.arith != arithFP32 || pl.dense.name != fp.name {
+		t.Errorf("without rates: %+v", pl.dense)
+	}
+	if len(simdOf(arithBF16)) == 0 {
+		if _, err := choosePlan(nil, PrecisionBF16, false); !errors.Is(err, ErrNoBF16) {
+			t.Errorf("bf16 without a bf16 kernel: %v", err)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -175,15 +174,14 @@ func (p *Pair) CountTokens(texts []string) int {
 }
 
 // OpenLocal loads a local model by name: one of LocalModels, or several of
-// them joined by "+" as a Pair, all in the arithmetic the first chose when
-// the precision is auto.
+// them joined by "+" as a Pair, whose kernels are all chosen from the
+// first one's measurement when their shapes agree.
 func OpenLocal(name string, opts LocalOptions) (Embedder, error) {
 	names := strings.Split(name, "+")
 	if len(names) == 1 {
 		return NewLocalModel(name, opts)
 	}
 	models := make([]Embedder, len(names))
-	var measured map[Precision]float64
 	busy := new(atomic.Int64) // the models share the cores
 	for i, n := range names {
 		m, err := NewLocalModel(n, opts)
@@ -191,12 +189,10 @@ func OpenLocal(name string, opts LocalOptions) (Embedder, error) {
 			return nil, err
 		}
 		m.busy = busy
-		if c := m.Choice(); i == 0 && c.Measured != nil {
+		if i == 0 {
 			// One measurement decides for every model: they run on the same
 			// CPU, and measured apart, timing noise could split them.
-			opts.Precision, measured = c.Precision, c.Measured
-		} else if measured != nil {
-			m.model.choice.Measured = maps.Clone(measured)
+			opts.measured = m.model.measurement()
 		}
 		models[i] = m
 	}

@@ -132,7 +132,11 @@ def papersearch_rate(model: str, corpus: str, n: int, threads: int) -> tuple[flo
                          env=env, check=True, capture_output=True, text=True).stdout
     rep = json.loads(out)
     c = rep.get("encoders", {}).get(model, {})
-    return rep["ingest"]["embed_per_s"], f"{c.get('precision', '?')}/{c.get('kernel', '?')}"
+    chosen = f"{c.get('precision', '?')}/{c.get('kernel', '?')}"
+    if c.get("ffn_out") or c.get("ffn_out_kernel"):
+        chosen += f", ffn-out {c.get('ffn_out') or c.get('precision')}/{c.get('ffn_out_kernel') or c.get('kernel')}"
+    chosen += f", attention {c.get('attention_kernel', '?')}"
+    return rep["ingest"]["embed_per_s"], chosen
 
 
 def main() -> None:
@@ -151,7 +155,7 @@ def main() -> None:
     try:
         print(cpu())
         print(f"{len(texts)} abstracts, {args.threads} threads, fp32 ONNX Runtime {ort.__version__}, batch 1")
-        print(f"{'model':<20} {'pieces':>7} {'ORT/s':>8} {'ours/s':>8} {'ratio':>6}  ours: arithmetic/kernel")
+        print(f"{'model':<20} {'pieces':>7} {'ORT/s':>8} {'ours/s':>8} {'ratio':>6}  ours: arithmetic/kernels chosen")
         for m in args.models.split(","):
             ort_s, pieces = ort_rate(m, texts, args.threads)
             ours, kernel = papersearch_rate(m, corpus, len(recs), args.threads)

@@ -34,7 +34,9 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 		}
 		log.Debug("local model loaded", "model", model.Info().Name, "took", time.Since(start).Round(time.Millisecond))
 		for name, c := range embed.Choices(model) {
-			log.Info("encoder arithmetic", "model", name, "precision", c.Precision, "kernel", c.Kernel, "measured_gops", c.Measured, "recorded", c.Recorded)
+			log.Info("encoder kernels", "model", name, "precision", c.Precision, "kernel", c.Kernel,
+				"ffn_out", c.FFNOut, "ffn_out_kernel", c.FFNOutKernel, "attention_kernel", c.Attention,
+				"measured_gops", c.Measured, "recorded", c.Recorded)
 		}
 		return model, search.IngestBatch, nil
 	}

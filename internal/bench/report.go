@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -68,10 +69,13 @@ func (rep Report) Print(w io.Writer, asJSON bool) error {
 		for _, name := range slices.Sorted(maps.Keys(rep.Encoders)) {
 			c := rep.Encoders[name]
 			fmt.Fprintf(tw, "encoder %s\t%s (%s kernel)", name, c.Precision, c.Kernel)
-			for _, p := range slices.Sorted(maps.Keys(c.Measured)) {
-				fmt.Fprintf(tw, "\t%s %.0f GOP/s", p, c.Measured[p])
+			if c.FFNOut != "" || c.FFNOutKernel != "" {
+				fmt.Fprintf(tw, ", feed-forward outputs %s (%s)", cmp.Or(c.FFNOut, c.Precision), cmp.Or(c.FFNOutKernel, c.Kernel))
 			}
-			fmt.Fprintln(tw)
+			fmt.Fprintf(tw, ", attention %s\n", c.Attention)
+			for _, k := range slices.Sorted(maps.Keys(c.Measured)) {
+				fmt.Fprintf(tw, "\tmeasured %s\t%.0f GOP/s\n", k, c.Measured[k])
+			}
 		}
 		fmt.Fprintf(tw, "ingest\tembed %.1f papers/s\tstore %.0f papers/s\n", rep.Ingest.EmbedPerS, rep.Ingest.StorePerS)
 		fmt.Fprintf(tw, "one short query embedded\t%.1f ms (p50)\n", rep.QueryEmbedMS)
