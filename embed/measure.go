@@ -178,4 +178,3 @@ func newMeasurementProduct(in, out int) measurementProduct {
 	}
 	return measurementProduct{in: in, out: out, w: tensor{h: h}, x: x}
 }
-
