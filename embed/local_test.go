@@ -116,33 +116,45 @@ func TestLocalModelsMatchReference(t *testing.T) {
 			// Every other arithmetic the CPU runs against float32, and a lone
 			// text, its layers split across three goroutines, against the
 			// batch's vector, bit for bit.
-			precisions := []Precision{PrecisionFP32, PrecisionInt8}
+			variants := []LocalOptions{{Precision: PrecisionFP32}, {Precision: PrecisionInt8}}
 			if len(simdOf(arithBF16)) > 0 {
-				precisions = append(precisions, PrecisionBF16)
+				variants = append(variants, LocalOptions{Precision: PrecisionBF16})
 			} else {
 				t.Log("this CPU has no AVX-512 BF16: bfloat16 is not tested")
 			}
-			for _, p := range precisions {
+			if localFiles[name].exactFFNOut {
+				// int8 with the feed-forward outputs on each set they may
+				// take, whichever a measurement would choose here.
+				_, ffnOut, _ := measured()
+				for _, k := range ffnOut {
+					rates := map[string]float64{rateKey(roleFFNOut, k): 1e6}
+					variants = append(variants, LocalOptions{Precision: PrecisionInt8, measured: &measurement{shape: l.model.shape(), rates: rates}})
+				}
+			}
+			for _, opts := range variants {
+				p := opts.Precision
 				want := got
 				if p != PrecisionFP32 {
-					l, err := NewLocalModel(name, LocalOptions{Precision: p})
+					l, err := NewLocalModel(name, opts)
 					if err != nil {
 						t.Fatal(err)
 					}
 					if want, err = l.Embed(context.Background(), texts); err != nil {
 						t.Fatal(err)
 					}
+					c := l.Choice()
 					worst = 1
-					for i, c := range cases {
+					for i, tc := range cases {
 						cos := float64(Dot(want[i], got[i]))
 						worst = min(worst, cos)
 						if cos < 0.995 {
-							t.Errorf("%.50q: %s cosine to float32 %.6f, want >= 0.995", c.Text, p, cos)
+							t.Errorf("%.50q: %s (%s, ffn-out %s/%s) cosine to float32 %.6f, want >= 0.995", tc.Text, p, c.Kernel, c.FFNOut, c.FFNOutKernel, cos)
 						}
 					}
-					t.Logf("%s: %s (%s) lowest cosine to float32 %.6f", name, p, l.Choice().Kernel, worst)
+					t.Logf("%s: %s (%s, ffn-out %s/%s) lowest cosine to float32 %.6f", name, p, c.Kernel, c.FFNOut, c.FFNOutKernel, worst)
 				}
-				split, err := NewLocalModel(name, LocalOptions{Workers: 3, Precision: p})
+				opts.Workers = 3
+				split, err := NewLocalModel(name, opts)
 				if err != nil {
 					t.Fatal(err)
 				}
