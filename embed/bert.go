@@ -230,6 +230,7 @@ type helper struct {
 	gb             gemmBF16
 	gi             gemmInt8
 	scores, kp, vp []float32 // one head's scores, keys and values (packed)
+	sums           []float32 // the sum of each row of its scores' exponentials
 	owp, oy        []float32 // outlier weights, packed, and their product
 }
 
@@ -341,22 +342,32 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 // attend computes head hd's attention for the first rows tokens of a
 // sequence of seq, from qkv (each token's queries, keys and values, 3·h
 // wide), into ctx (rows h apart, dh wide): softmax(q·kᵀ·scale)·v, in
-// float32. (Its products in bfloat16 measured no faster on an AMD Zen 4:
-// rounding the scores costs what the kernel saves; BenchmarkAttention.)
+// float32, each row of e^(scores − max) times v divided by its sum
+// afterwards. (Its products in bfloat16 measured no faster on an AMD Zen
+// 4, rounding the scores costing what the kernel saves, and slower than
+// float32 on an Intel Xeon; BenchmarkAttention.)
 func (p *helper) attend(qkv []float32, hd, dh, h, rows, seq int, scale float32, ctx []float32) {
 	q, k, v := qkv[hd*dh:], qkv[h+hd*dh:], qkv[2*h+hd*dh:]
 	p.scores = resize(p.scores, rows*seq)
+	p.sums = resize(p.sums, rows)
 	// scores = q·kᵀ, [rows, seq]
 	p.kp = resize(p.kp, packedLen(dh, seq))
 	packNT(p.kp, seq, dh, k, 3*h)
 	p.g.mul(rows, seq, dh, q, 3*h, p.kp, p.scores, seq)
 	for t := range rows {
-		softmaxScaled(p.scores[t*seq:(t+1)*seq], scale)
+		p.sums[t] = expShifted(p.scores[t*seq:(t+1)*seq], scale)
 	}
-	// ctx = scores·v, [rows, dh]
+	// ctx = scores·v, [rows, dh], each row then divided by its sum
 	p.vp = resize(p.vp, packedLen(seq, dh))
 	packNN(p.vp, seq, dh, v, 3*h)
 	p.g.mul(rows, dh, seq, p.scores, seq, p.vp, ctx, h)
+	for t, sum := range p.sums {
+		row := ctx[t*h : t*h+dh]
+		inv := 1 / sum
+		for j := range row {
+			row[j] *= inv
+		}
+	}
 }
 
 // meanRows writes into out the mean of rows from to to (exclusive) of x,

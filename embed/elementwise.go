@@ -58,16 +58,18 @@ func add(dst, src []float32) {
 	}
 }
 
-// softmaxScaled replaces row by softmax(scale·row), with SIMD where the
-// CPU has it.
-func softmaxScaled(row []float32, scale float32) {
-	if !softmaxSIMD(row, scale) {
-		softmaxGo(row, scale)
+// expShifted replaces row by e^(scale·(row − max row)) and returns their
+// sum: softmax(scale·row) times that sum, with SIMD where the CPU has it.
+// (Attention divides its context by the sum rather than every score.)
+func expShifted(row []float32, scale float32) float32 {
+	if sum, ok := expShiftedSIMD(row, scale); ok {
+		return sum
 	}
+	return expShiftedGo(row, scale)
 }
 
-// softmaxGo is softmaxScaled in Go, and the reference for the SIMD one.
-func softmaxGo(row []float32, scale float32) {
+// expShiftedGo is expShifted in Go, and the reference for the SIMD one.
+func expShiftedGo(row []float32, scale float32) float32 {
 	maxv := float32(math.Inf(-1))
 	for _, v := range row {
 		maxv = max(maxv, v)
@@ -78,10 +80,7 @@ func softmaxGo(row []float32, scale float32) {
 		row[i] = e
 		sum += e
 	}
-	inv := 1 / sum
-	for i := range row {
-		row[i] *= inv
-	}
+	return sum
 }
 
 // biasGELU adds b to each row of x (width len(b)) and applies the erf

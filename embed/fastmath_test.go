@@ -27,13 +27,14 @@ func TestFastMath(t *testing.T) {
 	}
 }
 
-// TestElementwiseSIMD checks softmaxScaled and gelu, AVX-512 or AVX2 where
+// TestElementwiseSIMD checks expShifted and gelu, AVX-512 or AVX2 where
 // the CPU has it, against their Go definitions on lengths that exercise
 // the full blocks and the tail, and on values past exp's range.
 func TestElementwiseSIMD(t *testing.T) {
-	t.Logf("SIMD element-wise kernels: %v", softmaxSIMD(make([]float32, 16), 1))
+	_, simd := expShiftedSIMD(make([]float32, 16), 1)
+	t.Logf("SIMD element-wise kernels: %v", simd)
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 2, 15, 16, 17, 33, 221, 512} {
+	for _, n := range []int{1, 2, 15, 16, 17, 31, 32, 33, 48, 49, 221, 512} {
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64() * 4)
@@ -41,18 +42,19 @@ func TestElementwiseSIMD(t *testing.T) {
 		x[rng.IntN(n)] = -300 // e^(-300·scale) underflows
 		want := append([]float32(nil), x...)
 		got := append([]float32(nil), x...)
-		softmaxGo(want, 0.18)
-		softmaxScaled(got, 0.18)
-		var sum float64
+		wantSum := expShiftedGo(want, 0.18)
+		gotSum := expShifted(got, 0.18)
+		var sum, top float64
 		for i := range got {
 			sum += float64(got[i])
+			top = max(top, float64(got[i]))
 			if d := math.Abs(float64(got[i] - want[i])); d > 1e-6*float64(want[i])+1e-9 {
-				t.Errorf("softmax n=%d [%d]: %g, want %g", n, i, got[i], want[i])
+				t.Errorf("exp n=%d [%d]: %g, want %g", n, i, got[i], want[i])
 				break
 			}
 		}
-		if math.Abs(sum-1) > 1e-5 {
-			t.Errorf("softmax n=%d sums to %g", n, sum)
+		if math.Abs(float64(gotSum)-sum) > 1e-5*sum || math.Abs(float64(gotSum-wantSum)) > 1e-5*sum || top != 1 {
+			t.Errorf("exp n=%d: sum %g (Go %g, of the values %g), largest %g, want 1", n, gotSum, wantSum, sum, top)
 		}
 
 		for i := range x {
@@ -79,7 +81,7 @@ func TestElementwiseSIMD(t *testing.T) {
 	}
 	// The tail is written within the slice only.
 	buf := []float32{1, 2, 3, 7}
-	softmaxScaled(buf[:3], 1)
+	expShifted(buf[:3], 1)
 	biasGELU(buf[:3], []float32{1, 1, 1})
 	add(buf[:3], []float32{1, 1, 1, 1})
 	if buf[3] != 7 {

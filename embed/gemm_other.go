@@ -11,8 +11,8 @@ func dotSIMD(a, b []float32) (float32, int) { return 0, 0 }
 // dotInt8SIMD handles nothing here; DotInt8 computes in Go.
 func dotInt8SIMD(a, b []int8) (int32, int) { return 0, 0 }
 
-// softmaxSIMD handles nothing here; softmaxScaled computes in Go.
-func softmaxSIMD(row []float32, scale float32) bool { return false }
+// expShiftedSIMD handles nothing here; expShifted computes in Go.
+func expShiftedSIMD(row []float32, scale float32) (float32, bool) { return 0, false }
 
 // biasGELUSIMD handles nothing here; biasGELU computes in Go.
 func biasGELUSIMD(x, b []float32) bool { return false }

@@ -8,7 +8,7 @@ import "golang.org/x/sys/cpu"
 var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 
 //go:noescape
-func softmaxAVX512(row *float32, n int, scale float32)
+func expShiftedAVX512(row *float32, n int, scale float32) float32
 
 //go:noescape
 func addAVX512(dst *float32, src *float32, n int, gelu bool)
@@ -16,18 +16,16 @@ func addAVX512(dst *float32, src *float32, n int, gelu bool)
 //go:noescape
 func residualNormAVX512(x, y, b, gamma, beta *float32, h int, eps, invH float32)
 
-// softmaxSIMD computes softmaxScaled with AVX-512, else AVX2 for a row of
-// at least 8, and reports whether it did.
-func softmaxSIMD(row []float32, scale float32) bool {
+// expShiftedSIMD computes expShifted with AVX-512, else AVX2 for a row
+// of at least 8, and reports whether it did.
+func expShiftedSIMD(row []float32, scale float32) (float32, bool) {
 	switch {
 	case hasAVX512 && len(row) > 0:
-		softmaxAVX512(&row[0], len(row), scale)
+		return expShiftedAVX512(&row[0], len(row), scale), true
 	case hasAVX2FMA && len(row) >= 8:
-		softmaxAVX2(row, scale)
-	default:
-		return false
+		return expShiftedAVX2(row, scale), true
 	}
-	return true
+	return 0, false
 }
 
 // biasGELUSIMD computes one row of biasGELU with SIMD and reports whether

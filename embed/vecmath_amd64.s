@@ -79,11 +79,14 @@ GLOBL vconst<>(SB), RODATA|NOPTR, $80
 	VPERMILPS     $0xb1, X0, X1; \
 	OP            X1, X0, X0
 
-// func softmaxAVX512(row *float32, n int, scale float32)
+// func expShiftedAVX512(row *float32, n int, scale float32) float32
 //
-// row[0:n] = softmax(scale·row[0:n]), n ≥ 1: the maximum, then
-// e^(scale·(x - max)) and their sum, then a division by the sum.
-TEXT ·softmaxAVX512(SB), NOSPLIT, $0-20
+// row[0:n] = e^(scale·(row[0:n] − max)), n ≥ 1, and returns their sum:
+// softmax(scale·row) but for the division by the sum, which the caller
+// folds into what it multiplies the row by. Two blocks of 16 at a time,
+// each with a sum of its own, so that the exponentials of one do not
+// wait on the other's.
+TEXT ·expShiftedAVX512(SB), NOSPLIT, $0-28
 	MOVQ         row+0(FP), SI
 	MOVQ         n+8(FP), BX
 	VBROADCASTSS scale+16(FP), Z29
@@ -112,14 +115,34 @@ maxtail:
 	HREDUCE0(VMAXPS)
 	VBROADCASTSS X0, Z30        // max
 
-	// e^(scale·(x - max)) in place, and their sum.
+	// e^(scale·(x - max)) in place, and their sums.
 	VXORPS Z31, Z31, Z31
+	VXORPS Z6, Z6, Z6
 	MOVQ   SI, DI
 	MOVQ   DX, R8
-	TESTQ  R8, R8
-	JZ     exptail
+	SHRQ   $1, R8               // pairs of blocks
+	JZ     expone
 
 exploop:
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z3
+	VSUBPS  Z30, Z0, Z0
+	VSUBPS  Z30, Z3, Z3
+	VMULPS  Z29, Z0, Z0
+	VMULPS  Z29, Z3, Z3
+	EXP(Z0, Z1, Z2)
+	EXP(Z3, Z4, Z5)
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z3, 64(DI)
+	VADDPS  Z0, Z31, Z31
+	VADDPS  Z3, Z6, Z6
+	ADDQ    $128, DI
+	DECQ    R8
+	JNZ     exploop
+
+expone:
+	TESTQ   $1, DX
+	JZ      exptail
 	VMOVUPS (DI), Z0
 	VSUBPS  Z30, Z0, Z0
 	VMULPS  Z29, Z0, Z0
@@ -127,8 +150,6 @@ exploop:
 	VMOVUPS Z0, (DI)
 	VADDPS  Z0, Z31, Z31
 	ADDQ    $64, DI
-	DECQ    R8
-	JNZ     exploop
 
 exptail:
 	KORTESTW K1, K1
@@ -138,34 +159,12 @@ exptail:
 	VMULPS  Z29, Z0, Z0
 	EXP(Z0, Z1, Z2)
 	VMOVUPS Z0, K1, (DI)
-	VADDPS  Z0, Z31, K1, Z31
+	VADDPS  Z0, Z6, K1, Z6
 
 sum:
-	VMOVAPS      Z31, Z0
+	VADDPS       Z6, Z31, Z0
 	HREDUCE0(VADDPS)
-	VDIVSS       X0, X22, X0    // 1/sum
-	VBROADCASTSS X0, Z30
-
-	MOVQ  SI, DI
-	MOVQ  DX, R8
-	TESTQ R8, R8
-	JZ    divtail
-
-divloop:
-	VMULPS  (DI), Z30, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ    $64, DI
-	DECQ    R8
-	JNZ     divloop
-
-divtail:
-	KORTESTW K1, K1
-	JZ       done
-	VMOVUPS.Z (DI), K1, Z0
-	VMULPS  Z30, Z0, Z0
-	VMOVUPS Z0, K1, (DI)
-
-done:
+	VMOVSS       X0, ret+24(FP)
 	VZEROUPPER
 	RET
 

@@ -12,17 +12,14 @@ func maxAVX2(row *float32, n int) float32
 func expSumAVX2(row *float32, n int, max, scale float32) float32
 
 //go:noescape
-func scaleAVX2(row *float32, n int, s float32)
-
-//go:noescape
 func addGELUAVX2(dst, src *float32, n int, gelu bool)
 
 //go:noescape
 func residualNormAVX2(x, y, b, gamma, beta *float32, h int, eps, invH float32)
 
-// softmaxAVX2 computes softmaxScaled over a row of at least 8 floats, the
-// last len mod 8 in Go.
-func softmaxAVX2(row []float32, scale float32) {
+// expShiftedAVX2 computes expShifted over a row of at least 8 floats,
+// the last len mod 8 in Go.
+func expShiftedAVX2(row []float32, scale float32) float32 {
 	n8 := len(row) &^ 7
 	maxv := maxAVX2(&row[0], n8)
 	for _, v := range row[n8:] {
@@ -34,11 +31,7 @@ func softmaxAVX2(row []float32, scale float32) {
 		row[n8+i] = e
 		sum += e
 	}
-	inv := 1 / sum
-	scaleAVX2(&row[0], n8, inv)
-	for i := range row[n8:] {
-		row[n8+i] *= inv
-	}
+	return sum
 }
 
 // addThenAVX2 is addThenSIMD's AVX2 path, dst at least 8 long.

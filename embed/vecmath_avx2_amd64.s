@@ -277,22 +277,6 @@ exploop:
 	MOVSS        X0, ret+24(FP)
 	RET
 
-// func scaleAVX2(row *float32, n int, s float32)
-TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
-	MOVQ         row+0(FP), SI
-	MOVQ         n+8(FP), CX
-	SHRQ         $3, CX
-	VBROADCASTSS s+16(FP), Y15
-
-scaleloop:
-	VMULPS  (SI), Y15, Y0
-	VMOVUPS Y0, (SI)
-	ADDQ    $32, SI
-	DECQ    CX
-	JNZ     scaleloop
-	VZEROUPPER
-	RET
-
 // func addGELUAVX2(dst, src *float32, n int, gelu bool)
 //
 // dst[0:n] += src[0:n], then, if gelu, dst = gelu(dst) as geluGo computes
