@@ -50,13 +50,16 @@ type kernels struct {
 	// The wide kernels of float32 and int8 where the set has them.
 	f32Wide  wideKernel[float32]
 	int8Wide wideKernel[byte]
+	// int8AMX and bf16AMX send an int8 or bf16 product's whole blocks to
+	// the AMX kernel.
+	int8AMX, bf16AMX bool
 }
 
 // use sets h's products to the kernels of k.
 func (h *helper) use(k *kernels) {
 	h.g.kern, h.g.wide = k.f32, k.f32Wide
-	h.gb.kern = k.bf16
-	h.gi.kern, h.gi.wide = k.int8, k.int8Wide
+	h.gb.kern, h.gb.amx = k.bf16, k.bf16AMX
+	h.gi.kern, h.gi.wide, h.gi.amx = k.int8, k.int8Wide, k.int8AMX
 }
 
 // portableKernels returns arithmetic a's kernels in Go, the reference the
@@ -115,7 +118,7 @@ type Choice struct {
 	// second, keyed "role:precision/kernel": "dense:" on one layer of the
 	// model's shape (its four dense products at 48 and 16 tokens),
 	// "ffn-out:" on its feed-forward output product alone, "attention:" on
-	// one layer's attention. Empty when there was nothing to choose
+	// one layer's attention at 224 and 16 tokens. Empty when there was nothing to choose
 	// between.
 	Measured map[string]float64 `json:"measured_gops,omitempty"`
 	// Recorded says the rates were read from the machine's record

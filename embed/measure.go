@@ -16,10 +16,16 @@ const measureRounds = 3
 // of a layer and a short query.
 var measureRows = [...]int{48, 16} // read-only
 
+// attentionRows are the sequence lengths attention is timed at: an
+// abstract's (about 230 word pieces with its title; attention's cost
+// grows with the square of it, and its kernels rank differently at 48)
+// and a short query's.
+var attentionRows = [...]int{224, 16} // read-only
+
 // measure times every candidate of measured() on a model of this shape:
 // the dense ones on one layer's four dense products, the fp32 and bf16
 // ones on the feed-forward output product alone as well, the fp32 ones
-// on one layer's attention, each at every measureRows, and returns their
+// on one layer's attention at attentionRows, the rest at measureRows, and returns their
 // rates in billions of operations per second by rateKey. It takes some
 // tens of milliseconds.
 func measure(s modelShape) map[string]float64 {
@@ -89,10 +95,10 @@ func measure(s modelShape) map[string]float64 {
 }
 
 // attentionOps is the multiply-adds, times two, of one layer's attention
-// over measureRows tokens: q·kᵀ and the scores times v for every head.
+// over attentionRows tokens: q·kᵀ and the scores times v for every head.
 func attentionOps(s modelShape) float64 {
 	var ops float64
-	for _, seq := range measureRows {
+	for _, seq := range attentionRows {
 		ops += 2 * 2 * float64(seq) * float64(seq) * float64(s.hidden)
 	}
 	return ops
@@ -123,9 +129,9 @@ func timedLayer(k kernels, layers []linear, products []measurementProduct) func(
 }
 
 // timedAttention returns a function timing one layer's attention on
-// float32 kernels k at every measureRows tokens.
+// float32 kernels k at every attentionRows tokens.
 func timedAttention(k kernels, s modelShape) func() time.Duration {
-	rows := slices.Max(measureRows[:])
+	rows := slices.Max(attentionRows[:])
 	h := s.hidden
 	dh := h / s.heads
 	r := rand.New(rand.NewPCG(3, 4))
@@ -138,7 +144,7 @@ func timedAttention(k kernels, s modelShape) func() time.Duration {
 	p.use(&k)
 	return func() time.Duration {
 		start := time.Now()
-		for _, seq := range measureRows {
+		for _, seq := range attentionRows {
 			for hd := range s.heads {
 				p.attend(qkv, hd, dh, h, seq, seq, 0.17, ctx[hd*dh:])
 			}
