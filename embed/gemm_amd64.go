@@ -61,8 +61,11 @@ func kernelAVX512(k int, a []float32, lda int, b []float32, c []float32, ldc int
 // simdKernels lists the SIMD kernel sets this CPU runs, for each
 // arithmetic the likeliest fastest first: float32 on AVX-512's 12×32
 // tiles where they fit (AVX2+FMA's 6×16 for the rest) and on AVX2+FMA's
-// alone; bfloat16 on VDPBF16PS; int8 on AVX-512 VNNI's VPDPBUSD in
-// groups of four panels (AVX2 for the rest) and on AVX2's VPMADDUBSW.
+// alone; bfloat16 on AMX's TDPBF16PS in blocks of 16 rows by two panels
+// (VDPBF16PS for the rest) and on VDPBF16PS; int8 on AMX's TDPBUSD in blocks of 16
+// rows by four panels (VNNI and AVX2 for the rest), on AVX-512 VNNI's
+// VPDPBUSD in groups of four panels (AVX2 for the rest) and on AVX2's
+// VPMADDUBSW.
 // The sets of other arithmetics run their float32 work (an int8 product's
 // outlier channels) on the first float32 set.
 func simdKernels() []kernels {
@@ -83,14 +86,25 @@ func simdKernels() []kernels {
 		k.arith, k.name = a, name
 		return k
 	}
+	if hasAMXBF16 {
+		k := with(arithBF16, "amx-bf16")
+		k.bf16, k.bf16AMX = kernelBF16AVX512, true
+		sets = append(sets, k)
+	}
 	if hasBF16 {
 		k := with(arithBF16, "avx512-bf16")
 		k.bf16 = kernelBF16AVX512
 		sets = append(sets, k)
 	}
+	vnni := wideKernel[byte]{kern: kernelInt8VNNI, rows: tileRows, cols: 4 * panelWidth}
+	if hasAMX {
+		k := with(arithInt8, "amx-int8")
+		k.int8, k.int8Wide, k.int8AMX = kernelInt8AVX2, vnni, true
+		sets = append(sets, k)
+	}
 	if hasVNNI {
 		k := with(arithInt8, "avx512-vnni")
-		k.int8, k.int8Wide = kernelInt8AVX2, wideKernel[byte]{kern: kernelInt8VNNI, rows: tileRows, cols: 4 * panelWidth}
+		k.int8, k.int8Wide = kernelInt8AVX2, vnni
 		sets = append(sets, k)
 	}
 	k := with(arithInt8, "avx2-u8s8")

@@ -110,12 +110,15 @@ func kernelBF16Go(kp int, a []uint16, lda int, b []uint16, c []float32, ldc int)
 // gemmBF16 holds a bf16 micro-kernel and the scratch for ragged edges.
 type gemmBF16 struct {
 	kern bf16Kernel
+	amx  bool // whole blocks go to the AMX kernel first (gemm_amx_amd64.go)
 	tmpA []uint16
 	tmpC []float32
 }
 
 // mul computes C [m, n] = A [m, 2kp] · B for B packed by packBF16NT and A
-// converted by rowsToBF16 (rows lda apart), overwriting C (rows ldc apart).
+// converted by rowsToBF16 (rows lda apart), overwriting C (rows ldc apart):
+// with AMX the rows and columns of its whole blocks first, then the rest
+// with the micro-kernel.
 func (g *gemmBF16) mul(m, n, kp int, a []uint16, lda int, bp []uint16, c []float32, ldc int) {
 	if emptyProduct(m, n, kp, c, ldc) {
 		return
@@ -123,7 +126,20 @@ func (g *gemmBF16) mul(m, n, kp int, a []uint16, lda int, bp []uint16, c []float
 	_ = a[(m-1)*lda+2*kp-1]
 	_ = bp[(n+bf16PanelWidth-1)/bf16PanelWidth*bf16PanelWidth*2*kp-1]
 	_ = c[(m-1)*ldc+n-1]
-
-	g.tmpA, g.tmpC = tiled(m, n, bf16TileRows, bf16PanelWidth, 2*kp, a, lda, 2*kp*bf16PanelWidth, bp, c, ldc, g.tmpA, g.tmpC,
-		func(a []uint16, lda int, panel []uint16, c []float32, ldc int) { g.kern(kp, a, lda, panel, c, ldc) })
+	pl := 2 * kp * bf16PanelWidth
+	tiles := func(m, n int, a []uint16, bp []uint16, c []float32) {
+		g.tmpA, g.tmpC = tiled(m, n, bf16TileRows, bf16PanelWidth, 2*kp, a, lda, pl, bp, c, ldc, g.tmpA, g.tmpC,
+			func(a []uint16, lda int, panel []uint16, c []float32, ldc int) { g.kern(kp, a, lda, panel, c, ldc) })
+	}
+	rows, cols := g.mulAMX(m, n, kp, a, lda, bp, c, ldc)
+	if rows == 0 {
+		tiles(m, n, a, bp, c)
+		return
+	}
+	if cols < n {
+		tiles(rows, n-cols, a, bp[cols/bf16PanelWidth*pl:], c[cols:])
+	}
+	if rows < m {
+		tiles(m-rows, n, a[rows*lda:], bp, c[rows*ldc:])
+	}
 }

@@ -48,16 +48,14 @@ func TestToBF16(t *testing.T) {
 // float64 sums of the same bfloat16 values, on shapes with ragged rows,
 // columns and an odd k.
 func TestBF16Kernel(t *testing.T) {
-	kernels := map[string]bf16Kernel{"go": kernelBF16Go}
-	for _, k := range simdOf(arithBF16) {
-		kernels[k.name] = k.bf16
-	}
-	if len(kernels) == 1 {
-		t.Log("this CPU has no AVX-512 BF16: only the portable bf16 kernel is tested")
-	}
+	kernels := kernelVariants(t, arithBF16, gemmBF16{kern: kernelBF16Go}, []string{"amx-bf16", "avx512-bf16"}, func(k kernels, amx bool) (gemmBF16, bool) {
+		return gemmBF16{kern: k.bf16, amx: amx && k.bf16AMX}, !amx || k.bf16AMX
+	})
 	rng := rand.New(rand.NewPCG(5, 6))
-	for name, kern := range kernels {
-		for _, sh := range [][3]int{{1, 32, 2}, {12, 32, 384}, {13, 40, 3}, {25, 64, 384}, {7, 1536, 1536}} {
+	for name, g := range kernels {
+		// The last are whole AMX blocks (16 rows, 64 columns, k a multiple of 32), alone and with ragged rows and columns.
+		for _, sh := range [][3]int{{1, 32, 2}, {12, 32, 384}, {13, 40, 3}, {25, 64, 384}, {7, 1536, 1536},
+			{16, 64, 32}, {33, 130, 384}, {17, 1152, 384}, {48, 384, 1536}, {16, 64, 33}} {
 			m, n, k := sh[0], sh[1], sh[2]
 			a := make([]float32, m*k)
 			w := make([]float32, n*k) // [n, k], as weights are stored
@@ -73,7 +71,6 @@ func TestBF16Kernel(t *testing.T) {
 			wp := make([]uint16, bf16PackedLen(k, n))
 			packBF16NT(wp, n, k, w)
 			c := make([]float32, m*n)
-			g := gemmBF16{kern: kern}
 			g.mul(m, n, kp, ab, 2*kp, wp, c, n)
 			for i := range m {
 				for j := range n {
@@ -115,28 +112,31 @@ func BenchmarkGemmBF16(b *testing.B) {
 	b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-// TestBF16KernelIsGenerated: the committed kernel is what its generator
-// writes (go generate ./embed after changing embed/internal/bf16gen).
-func TestBF16KernelIsGenerated(t *testing.T) {
+// TestKernelsAreGenerated: each committed kernel that a generator writes
+// (Go's assembler lacking its instructions' mnemonics) is what the
+// generator writes now (go generate ./embed after changing one).
+func TestKernelsAreGenerated(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command to run the generator with:", err)
+		t.Skip("no go command to run the generators with:", err)
 	}
-	out := filepath.Join(t.TempDir(), "gemm_bf16_amd64.s")
-	cmd := exec.Command(goTool, "run", "./internal/bf16gen", "-out", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("bf16gen: %v\n%s", err, b)
-	}
-	want, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("gemm_bf16_amd64.s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Error("embed/gemm_bf16_amd64.s is not what embed/internal/bf16gen writes: run go generate ./embed")
+	for gen, file := range map[string]string{"bf16gen": "gemm_bf16_amd64.s", "amxgen": "gemm_amx_amd64.s"} {
+		out := filepath.Join(t.TempDir(), file)
+		cmd := exec.Command(goTool, "run", "./internal/"+gen, "-out", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", gen, err, b)
+		}
+		want, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("embed/%s is not what embed/internal/%s writes: run go generate ./embed", file, gen)
+		}
 	}
 }
 

@@ -168,13 +168,16 @@ func kernelInt8Go(kq int, a []byte, lda int, b []byte, c []float32, ldc int) {
 type gemmInt8 struct {
 	kern int8Kernel
 	wide wideKernel[byte]
+	amx  bool // whole blocks go to the AMX kernel first (gemm_amx_amd64.go)
 	tmpA []byte
 	tmpC []float32
+	work []int32 // the AMX kernel's sums
 }
 
 // mul computes C [m, n] = A · B for B packed by packInt8NT and A [m, k]
 // quantised by quantizeRows (rows lda bytes apart), overwriting C (rows
-// ldc apart).
+// ldc apart): with AMX the rows and columns of its whole blocks first,
+// then the rest with the micro-kernels.
 func (g *gemmInt8) mul(m, n, k int, a []byte, lda int, bp []byte, c []float32, ldc int) {
 	if emptyProduct(m, n, k, c, ldc) {
 		return
@@ -183,7 +186,21 @@ func (g *gemmInt8) mul(m, n, k int, a []byte, lda int, bp []byte, c []float32, l
 	_ = bp[int8PackedLen(k, n)-1]
 	_ = c[(m-1)*ldc+n-1]
 	kq := int8Quads(k)
-	g.tmpA, g.tmpC = tiledWide(m, n, tileRows, panelWidth, int8RowLen(k), kq, a, lda, int8PanelLen(k), bp, c, ldc, g.tmpA, g.tmpC, g.kern, g.wide)
+	pl := int8PanelLen(k)
+	tiles := func(m, n int, a []byte, bp []byte, c []float32) {
+		g.tmpA, g.tmpC = tiledWide(m, n, tileRows, panelWidth, int8RowLen(k), kq, a, lda, pl, bp, c, ldc, g.tmpA, g.tmpC, g.kern, g.wide)
+	}
+	rows, cols := g.mulAMX(m, n, k, a, lda, bp, c, ldc)
+	if rows == 0 {
+		tiles(m, n, a, bp, c)
+		return
+	}
+	if cols < n {
+		tiles(rows, n-cols, a, bp[cols/panelWidth*pl:], c[cols:])
+	}
+	if rows < m {
+		tiles(m-rows, n, a[rows*lda:], bp, c[rows*ldc:])
+	}
 }
 
 // Outliers. A few input channels of a transformer's dense layers carry

@@ -11,9 +11,9 @@ import (
 // name: the portable one, and each SIMD set the CPU runs, a set with a
 // wide kernel also without it.
 func int8Kernels(t testing.TB) map[string]gemmInt8 {
-	return kernelVariants(t, arithInt8, gemmInt8{kern: kernelInt8Go}, "avx512-vnni", func(k kernels, wide bool) (gemmInt8, bool) {
+	return kernelVariants(t, arithInt8, gemmInt8{kern: kernelInt8Go}, []string{"amx-int8", "avx512-vnni"}, func(k kernels, wide bool) (gemmInt8, bool) {
 		if wide {
-			return gemmInt8{kern: k.int8, wide: k.int8Wide}, k.int8Wide.kern != nil
+			return gemmInt8{kern: k.int8, wide: k.int8Wide, amx: k.int8AMX}, k.int8Wide.kern != nil
 		}
 		return gemmInt8{kern: k.int8}, true
 	})
@@ -70,7 +70,9 @@ func TestQuantizeRow(t *testing.T) {
 func TestGemmInt8Kernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	shapes := [][3]int{{1, 1, 1}, {6, 16, 4}, {7, 17, 3}, {5, 15, 33}, {13, 40, 31}, {64, 384, 384}, {20, 48, 1536},
-		{6, 64, 1}, {7, 65, 5}, {13, 130, 37}, {11, 200, 1536}, {3, 64, 384}}
+		{6, 64, 1}, {7, 65, 5}, {13, 130, 37}, {11, 200, 1536}, {3, 64, 384},
+		// Whole AMX blocks (16 rows, 64 columns, k a multiple of 64), alone and with ragged rows and columns.
+		{16, 64, 64}, {32, 128, 384}, {17, 1152, 384}, {48, 384, 1536}, {33, 100, 128}, {16, 64, 65}, {250, 192, 64}}
 	for kname, g := range int8Kernels(t) {
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]

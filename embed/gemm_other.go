@@ -37,3 +37,13 @@ func minMaxSIMD(x []float32) (float32, float32, int) { return 0, 0, 0 }
 
 // absMaxSIMD handles nothing here; absMax computes in Go.
 func absMaxSIMD(peak, x []float32) int { return 0 }
+
+// mulAMX computes nothing here: there is no AMX.
+func (g *gemmInt8) mulAMX(m, n, k int, a []byte, lda int, bp []byte, c []float32, ldc int) (rows, cols int) {
+	return 0, 0
+}
+
+// mulAMX computes nothing here: there is no AMX.
+func (g *gemmBF16) mulAMX(m, n, kp int, a []uint16, lda int, bp []uint16, c []float32, ldc int) (rows, cols int) {
+	return 0, 0
+}
