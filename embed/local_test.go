@@ -372,3 +372,28 @@ func TestChoosePlan(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasureAgrees: a measurement's check of each candidate's products
+// passes every arithmetic's rounding of the same product and fails one
+// whose kernel read the wrong weights or wrote the wrong columns.
+func TestMeasureAgrees(t *testing.T) {
+	p := newMeasurementProduct(64, 96)
+	var outs [][][]float32
+	for _, k := range append(candidates(arithFP32)[:1], simdOf(arithInt8)...) {
+		run, out := timedLayer(k, []linear{newLinear(p.w, make([]float32, p.out), p.out, p.in, &k)}, []measurementProduct{p})
+		run()
+		outs = append(outs, out)
+	}
+	for i, out := range outs {
+		if !agrees(out, outs[0]) {
+			t.Errorf("candidate %d disagrees with float32", i)
+		}
+	}
+	shifted := [][]float32{append(outs[0][0][1:], 0)} // every column one off
+	if agrees(shifted, outs[0]) {
+		t.Error("products one column off agree")
+	}
+	if agrees([][]float32{make([]float32, len(outs[0][0]))}, outs[0]) {
+		t.Error("zeros agree")
+	}
+}

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -25,9 +26,11 @@ var attentionRows = [...]int{224, 16} // read-only
 // measure times every candidate of measured() on a model of this shape:
 // the dense ones on one layer's four dense products, the fp32 and bf16
 // ones on the feed-forward output product alone as well, the fp32 ones
-// on one layer's attention at attentionRows, the rest at measureRows, and returns their
-// rates in billions of operations per second by rateKey. It takes some
-// tens of milliseconds.
+// on one layer's attention at attentionRows, the rest at measureRows,
+// and returns their rates in billions of operations per second by
+// rateKey. A dense set whose products disagree with the first set's (a
+// kernel that computes wrongly on this CPU) is rated 0, never to be
+// chosen. It takes about a tenth of a second.
 func measure(s modelShape) map[string]float64 {
 	dense, _, attention := measured()
 	h, in := s.hidden, s.intermediate
@@ -40,6 +43,7 @@ func measure(s modelShape) map[string]float64 {
 		best  [len(products)]time.Duration
 		k     kernels
 		dense bool
+		out   [][]float32 // a dense set's products of the last rows timed
 	}
 	var all []*timed
 	packed := map[arithmetic][]linear{} // one arithmetic's sets share its packed weights
@@ -49,7 +53,8 @@ func measure(s modelShape) map[string]float64 {
 				packed[k.arith] = append(packed[k.arith], newLinear(p.w, make([]float32, p.out), p.out, p.in, &k))
 			}
 		}
-		all = append(all, &timed{run: timedLayer(k, packed[k.arith], products[:]), k: k, dense: true})
+		run, out := timedLayer(k, packed[k.arith], products[:])
+		all = append(all, &timed{run: run, k: k, dense: true, out: out})
 	}
 	for _, k := range attention {
 		run := timedAttention(k, s)
@@ -85,13 +90,39 @@ func measure(s modelShape) map[string]float64 {
 			ops += 2 * float64(rows) * float64(p.in) * float64(p.out)
 			total += t.best[i]
 		}
-		rates[rateKey(roleDense, t.k)] = rate(ops, total)
+		r := rate(ops, total)
+		if !agrees(t.out, all[0].out) {
+			r = 0
+		}
+		rates[rateKey(roleDense, t.k)] = r
 		if t.k.arith != arithInt8 {
 			p := products[ffnOutProduct]
-			rates[rateKey(roleFFNOut, t.k)] = rate(2*float64(rows)*float64(p.in)*float64(p.out), t.best[ffnOutProduct])
+			ffn := rate(2*float64(rows)*float64(p.in)*float64(p.out), t.best[ffnOutProduct])
+			if r == 0 {
+				ffn = 0
+			}
+			rates[rateKey(roleFFNOut, t.k)] = ffn
 		}
 	}
 	return rates
+}
+
+// agrees reports whether each of the products got has cosine at least
+// 0.99 to want's: far looser than any arithmetic's rounding (int8's
+// measure about 0.9999 here), far tighter than a kernel that reads or
+// writes the wrong elements.
+func agrees(got, want [][]float32) bool {
+	for i := range want {
+		var gw, gg, ww float64
+		for j, w := range want[i] {
+			g := float64(got[i][j])
+			gw, gg, ww = gw+g*float64(w), gg+g*g, ww+float64(w)*float64(w)
+		}
+		if !(gw >= 0.99*math.Sqrt(gg*ww)) || (gg > 0) != (ww > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // attentionOps is the multiply-adds, times two, of one layer's attention
@@ -106,8 +137,9 @@ func attentionOps(s modelShape) float64 {
 
 // timedLayer returns a function timing each of products, packed for k's
 // arithmetic in layers, on kernels k at every measureRows, input
-// conversion or quantisation included.
-func timedLayer(k kernels, layers []linear, products []measurementProduct) func() [4]time.Duration {
+// conversion or quantisation included, and where each writes its last
+// rows' products.
+func timedLayer(k kernels, layers []linear, products []measurementProduct) (func() [4]time.Duration, [][]float32) {
 	rows := slices.Max(measureRows[:])
 	layers = slices.Clone(layers)
 	ys := make([][]float32, len(products))
@@ -125,7 +157,17 @@ func timedLayer(k kernels, layers []linear, products []measurementProduct) func(
 			d[i] = time.Since(start)
 		}
 		return d
+	}, last(ys, products)
+}
+
+// last returns the part of each product's output the last of measureRows
+// writes.
+func last(ys [][]float32, products []measurementProduct) [][]float32 {
+	out := make([][]float32, len(ys))
+	for i, y := range ys {
+		out[i] = y[:measureRows[len(measureRows)-1]*products[i].out]
 	}
+	return out
 }
 
 // timedAttention returns a function timing one layer's attention on
