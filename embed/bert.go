@@ -3,7 +3,6 @@ package embed
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 )
 
@@ -144,50 +143,6 @@ func concatTensors(ts ...tensor) tensor {
 		hs = append(hs, t.h)
 	}
 	return tensor{h: concat(hs...)}
-}
-
-// choose sets m's plan and choice for precision p (see loadBERT).
-func (m *bert) choose(p Precision, exactFFNOut bool, given *measurement, choiceFile string, warn func(error)) error {
-	if _, ok := arithmeticOf(p); !ok && p != "" && p != PrecisionAuto {
-		return fmt.Errorf("precision %q: want auto, fp32, bf16 or int8", string(p))
-	}
-	var meas measurement
-	switch {
-	case given != nil && given.shape == m.shape():
-		meas = *given
-	case worthMeasuring():
-		var err error
-		if meas, err = autoRates(choiceFile, m.shape()); err != nil {
-			warn(err)
-		}
-	}
-	pl, err := choosePlan(meas.rates, p, exactFFNOut)
-	if err != nil {
-		return err
-	}
-	m.plan = pl
-	m.choice = Choice{Precision: pl.dense.arith.precision(), Kernel: pl.dense.name, Attention: pl.attention.name,
-		Measured: maps.Clone(meas.rates), Recorded: meas.recorded}
-	if pl.ffnOut.arith != pl.dense.arith {
-		m.choice.FFNOut = pl.ffnOut.arith.precision()
-	}
-	if pl.ffnOut.name != pl.dense.name {
-		m.choice.FFNOutKernel = pl.ffnOut.name
-	}
-	return nil
-}
-
-// measurement is the rates a plan was chosen from, of one model shape, and
-// whether they were read from the machine's record.
-type measurement struct {
-	shape    modelShape
-	rates    map[string]float64
-	recorded bool
-}
-
-// measurement returns the rates m's plan was chosen from.
-func (m *bert) measurement() *measurement {
-	return &measurement{shape: m.shape(), rates: m.choice.Measured, recorded: m.choice.Recorded}
 }
 
 // scratch holds one worker's activations, reused across sequences.

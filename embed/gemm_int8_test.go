@@ -230,3 +230,34 @@ func TestEmptyProducts(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGemmInt8Query is a short query's product (17 tokens through
+// the 384→1536 feed-forward layer) with the weights of 24 such layers in
+// turn, as a query meets them: 14 MB of int8 weights, more than a core's
+// L2 cache holds, so each layer's are read from L3 or memory.
+func BenchmarkGemmInt8Query(b *testing.B) {
+	for name, g := range int8Kernels(b) {
+		if name == "go" {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(5, 6))
+			const layers = 24
+			m, n, k := 17, 1536, 384
+			a := randomMatrix(r, m*k)
+			w := randomMatrix(r, n*k)
+			bps := make([][]byte, layers)
+			for i := range bps {
+				bps[i] = make([]byte, int8PackedLen(k, n))
+				packInt8NT(bps[i], n, k, w)
+			}
+			aq := make([]byte, m*int8RowLen(k))
+			c := make([]float32, m*n)
+			quantizeRows(aq, a, m, k, k)
+			for i := 0; b.Loop(); i++ {
+				g.mul(m, n, k, aq, int8RowLen(k), bps[i%layers], c, n)
+			}
+			b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+		})
+	}
+}
