@@ -166,6 +166,13 @@ func tiledWide[E any](m, n, rows, width, aw, k int, a []E, lda, panelLen int, bp
 	mw, nw := m, n/wide.cols*wide.cols
 	if wide.rows != rows {
 		mw = m / wide.rows * wide.rows
+		// More rows left than one narrow tile holds: the wide kernel
+		// takes them zero-padded, in as many multiply-adds as two narrow
+		// tiles at twice their width (a query's ten or so tokens are all
+		// such rows).
+		if m-mw > rows {
+			mw = m
+		}
 	}
 	if mw == 0 || nw == 0 {
 		narrow(m, n, a, bp, c)
