@@ -30,18 +30,51 @@ const (
 )
 
 // mulAMX computes what the AMX kernel can of C [m, n] = A · B (see
-// gemmInt8.mul): the rows of whole blocks of 16 times the columns of whole
-// groups of four panels, when k's quads are whole steps of 16; it returns
-// those rows and columns (0, 0 when it computed nothing).
+// gemmInt8.mul): every row, times the columns of whole groups of four
+// panels, when k's quads are whole steps of 16; it returns those rows and
+// columns (0, 0 when it computed nothing). Rows past the last whole block
+// of 16 go through it zero-padded (amxTail): a block costs the tile unit
+// about what one row costs the vector kernels, so a query's ten or so
+// tokens are not left to them.
 func (g *gemmInt8) mulAMX(m, n, k int, a []byte, lda int, bp []byte, c []float32, ldc int) (rows, cols int) {
 	kq := int8Quads(k)
-	rows, cols = m/amxRows*amxRows, n/amxCols*amxCols
-	if !g.amx || kq%amxQuads != 0 || rows == 0 || cols == 0 {
+	cols = n / amxCols * amxCols
+	if !g.amx || kq%amxQuads != 0 || cols == 0 {
 		return 0, 0
 	}
 	g.work = resize(g.work, amxRows*amxCols)
-	gemmU8S8AMX(kq, &a[0], lda, &bp[0], int8PanelLen(k), &c[0], ldc, rows/amxRows, cols/amxCols, &g.work[0])
-	return rows, cols
+	pl := int8PanelLen(k)
+	g.tmpA, g.tmpC = amxTail(m, cols, int8RowLen(k), a, lda, c, ldc, g.tmpA, g.tmpC,
+		func(a []byte, lda int, c []float32, ldc, blocks int) {
+			gemmU8S8AMX(kq, &a[0], lda, &bp[0], pl, &c[0], ldc, blocks, cols/amxCols, &g.work[0])
+		})
+	return m, cols
+}
+
+// amxTail runs an AMX kernel (kern, over blocks of 16 rows) on the whole
+// blocks of A's m rows (rw elements wide, lda apart) in place, and on the
+// rows past them zero-padded to a block in scratch (tmpA, tmpC, returned
+// grown), copying C's real rows (cols wide) back.
+func amxTail[E any](m, cols, rw int, a []E, lda int, c []float32, ldc int, tmpA []E, tmpC []float32,
+	kern func(a []E, lda int, c []float32, ldc, blocks int)) ([]E, []float32) {
+	whole := m / amxRows * amxRows
+	if whole > 0 {
+		kern(a, lda, c, ldc, whole/amxRows)
+	}
+	tail := m - whole
+	if tail == 0 {
+		return tmpA, tmpC
+	}
+	tmpA, tmpC = resize(tmpA, amxRows*rw), resize(tmpC, amxRows*cols)
+	for r := range tail {
+		copy(tmpA[r*rw:(r+1)*rw], a[(whole+r)*lda:])
+	}
+	clear(tmpA[tail*rw:])
+	kern(tmpA, rw, tmpC, cols, 1)
+	for r := range tail {
+		copy(c[(whole+r)*ldc:(whole+r)*ldc+cols], tmpC[r*cols:(r+1)*cols])
+	}
+	return tmpA, tmpC
 }
 
 // gemmBF16AMX is the AMX bfloat16 kernel over whole blocks of 16 rows and
@@ -56,10 +89,13 @@ const amxPairs = 16
 // mulAMX computes what the AMX kernel can of C [m, n] = A · B (see
 // gemmBF16.mul), as gemmInt8.mulAMX does.
 func (g *gemmBF16) mulAMX(m, n, kp int, a []uint16, lda int, bp []uint16, c []float32, ldc int) (rows, cols int) {
-	rows, cols = m/amxRows*amxRows, n/amxCols*amxCols
-	if !g.amx || kp%amxPairs != 0 || rows == 0 || cols == 0 {
+	cols = n / amxCols * amxCols
+	if !g.amx || kp%amxPairs != 0 || cols == 0 {
 		return 0, 0
 	}
-	gemmBF16AMX(kp, &a[0], lda, &bp[0], &c[0], ldc, rows/amxRows, cols/amxCols)
-	return rows, cols
+	g.tmpA, g.tmpC = amxTail(m, cols, 2*kp, a, lda, c, ldc, g.tmpA, g.tmpC,
+		func(a []uint16, lda int, c []float32, ldc, blocks int) {
+			gemmBF16AMX(kp, &a[0], lda, &bp[0], &c[0], ldc, blocks, cols/amxCols)
+		})
+	return m, cols
 }
