@@ -3,6 +3,7 @@ package atlas
 import (
 	"cmp"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -164,14 +165,21 @@ func docTerms(text string, shown map[string]map[string]int) []string {
 }
 
 // clauseWords is lexical.Words of each clause of text (split at . , ; :
-// ! ? and brackets), an empty word between clauses.
+// ! ? and brackets), an empty word between clauses. PDF extraction's
+// glyph references ("(cid:123)", a character the extractor could not map)
+// are not words of the text and are left out.
 func clauseWords(text string) []string {
+	text = glyphRef.ReplaceAllLiteralString(text, " ")
 	var out []string
 	for _, clause := range strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(".,;:!?()[]{}", r) }) {
 		out = append(append(out, lexical.Words(clause)...), "")
 	}
 	return out
 }
+
+// glyphRef matches a PDF extractor's reference to a glyph it could not
+// map to a character.
+var glyphRef = regexp.MustCompile(`\(cid:\d+\)`)
 
 // covered reports whether term repeats what a chosen term says: a word of
 // a chosen phrase, or a phrase holding a chosen word.
