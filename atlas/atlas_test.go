@@ -187,6 +187,34 @@ func TestLabelNamesWhatIsDistinctive(t *testing.T) {
 	}
 }
 
+// TestLabelPassesOverWordsManyTopicsShare: a word that four of six
+// topics use far more than the other two (distinctive of each of the four)
+// names none of them.
+func TestLabelPassesOverWordsManyTopicsShare(t *testing.T) {
+	topics := []string{"protein folding", "robot grasping", "machine translation", "graph coloring", "image denoising", "speech recognition"}
+	var texts []string
+	var of []int
+	for c, topic := range topics {
+		for i := range 30 {
+			text := fmt.Sprintf("Results on %s: %d benchmarks.", topic, i)
+			if c < 4 {
+				text += " An algorithm. A faster algorithm."
+			}
+			texts = append(texts, text)
+			of = append(of, c)
+		}
+	}
+	got := Label(texts, Hierarchy{Of: [][]int{of}}, 2)
+	for c := range topics {
+		if len(got[0][c].Terms) == 0 || got[0][c].Terms[0] != topics[c] {
+			t.Errorf("topic %d named %v, want %q first", c, got[0][c].Terms, topics[c])
+		}
+		if slices.ContainsFunc(got[0][c].Terms, func(term string) bool { return strings.Contains(term, "algorithm") }) {
+			t.Errorf("topic %d named %v: by a word four of six topics share", c, got[0][c].Terms)
+		}
+	}
+}
+
 // TestAMI: agreement is 1 whatever the labels' names, about 0 for
 // independent labellings, and matches scikit-learn's
 // adjusted_mutual_info_score (1.9.1) on two small cases.

@@ -25,7 +25,9 @@ type Topic struct {
 // an average cluster and f the term's count in all. A term shown is the
 // form the papers write most often ("networks" and "network" are one
 // term, shown as whichever is commoner). A phrase's words are not shown
-// again alone.
+// again alone. A term distinctive of more than a quarter of a level's
+// clusters (and of more than three) names none of them while each has
+// enough other distinctive terms.
 func Label(texts []string, h Hierarchy, terms int) [][]Topic {
 	docs := make([][]string, len(texts))
 	shown := map[string]map[string]int{} // term -> written form -> count
@@ -56,34 +58,51 @@ func Label(texts []string, h Hierarchy, terms int) [][]Topic {
 			avg += float64(s)
 		}
 		avg /= float64(k)
-		topics := make([]Topic, k)
+		type scored struct {
+			term        string
+			score       float64
+			distinctive bool
+		}
+		ranked := make([][]scored, k)
+		floors := make([]int, k)
+		members := make([]int, k)
+		for _, c := range of {
+			members[c]++
+		}
+		// In how many clusters each term is distinctive: one that sets
+		// apart a good share of them ("algorithm", "problem") tells none
+		// of them apart.
+		spread := map[string]int{}
 		for c, cnt := range counts {
-			type scored struct {
-				term        string
-				score       float64
-				distinctive bool
-			}
-			var ranked []scored
-			members := 0
-			for i := range of {
-				if of[i] == c {
-					members++
-				}
-			}
-			floor := max(2, members/50) // a term a handful of papers hold is noise
+			floors[c] = max(2, members[c]/50) // a term a handful of papers hold is noise
 			for t, n := range cnt {
-				if n < floor {
+				if n < floors[c] {
 					continue
 				}
 				// What the cluster holds more than the corpus does (half
 				// as often again) is distinctive.
-				ranked = append(ranked, scored{t, float64(n) / float64(sizes[c]) * math.Log(1+avg/float64(total[t])), 2*n*len(of) >= 3*total[t]*members})
+				r := scored{t, float64(n) / float64(sizes[c]) * math.Log(1+avg/float64(total[t])), 2*n*len(of) >= 3*total[t]*members[c]}
+				ranked[c] = append(ranked[c], r)
+				if r.distinctive {
+					spread[t]++
+				}
 			}
+		}
+		common := max(3, k/4)
+		topics := make([]Topic, k)
+		for c, cnt := range counts {
+			floor := floors[c]
 			// The distinctive terms name a cluster that has some; one
 			// that has none (most of a small corpus) is named by its
-			// best terms all the same.
+			// best terms all the same. Terms distinctive in more than a
+			// quarter of the clusters (and more than three) give way to the
+			// rest when there are enough of those.
+			ranked := ranked[c]
 			if slices.ContainsFunc(ranked, func(r scored) bool { return r.distinctive }) {
 				ranked = slices.DeleteFunc(ranked, func(r scored) bool { return !r.distinctive })
+			}
+			if rare := slices.DeleteFunc(slices.Clone(ranked), func(r scored) bool { return spread[r.term] > common }); len(rare) >= terms {
+				ranked = rare
 			}
 			slices.SortFunc(ranked, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.term, b.term)) })
 			// A word is shown as the phrase it mostly stands in, when
