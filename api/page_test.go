@@ -376,6 +376,19 @@ func TestMapPage(t *testing.T) {
 	if dots == 0 || lit == 0 || !strings.Contains(status, "papers in") {
 		t.Fatalf("the map: %d papers, %d lit up, status %q", dots, lit, status)
 	}
+	// A paper is drawn large enough to see (measured with nothing lit up):
+	// a small corpus's dots are not the one or two pixels of a large one's.
+	var inked int
+	err = chromedp.Run(ctx, chromedp.Evaluate(`(() => { const d = atlas.data, c = $("map"), r = c.getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
+		const lit = d.lit; d.lit = new Set(); drawMap(); d.lit = lit;
+		const i = 0, s = Math.min(r.width, r.height) * atlas.s;
+		const x = (r.width - Math.min(r.width, r.height)) / 2 + (d.x[i] / d.scale - atlas.ox) * s, y = (r.height - Math.min(r.width, r.height)) / 2 + (d.y[i] / d.scale - atlas.oy) * s;
+		const px = c.getContext("2d").getImageData(Math.round((x - 2) * dpr), Math.round((y - 2) * dpr), Math.round(5 * dpr), Math.round(5 * dpr)).data;
+		let n = 0; for (let k = 3; k < px.length; k += 4) if (px[k] > 0) n++;
+		redraw(); return n / (dpr * dpr); })()`, &inked))
+	if err != nil || dots < 100 && inked < 16 {
+		t.Errorf("a paper of a map of %d: %d of the 25 pixels around it inked, want at least 16 (%v)", dots, inked, err)
+	}
 	// The pointer on a paper names it; a click opens its similar papers.
 	var tip, title, hash string
 	at := `(() => { const d = atlas.data, r = $("map").getBoundingClientRect(), s = Math.min(r.width, r.height) * atlas.s;
