@@ -389,6 +389,14 @@ func TestMapPage(t *testing.T) {
 	if err != nil || dots < 100 && inked < 16 {
 		t.Errorf("a paper of a map of %d: %d of the 25 pixels around it inked, want at least 16 (%v)", dots, inked, err)
 	}
+	// No two topic names drawn overlap.
+	var overlaps int
+	err = chromedp.Run(ctx, chromedp.Evaluate(`(() => { drawMap(); const b = atlas.names || []; let n = 0;
+		for (let i = 0; i < b.length; i++) for (let j = 0; j < i; j++) if (b[i][0] < b[j][2] && b[j][0] < b[i][2] && b[i][1] < b[j][3] && b[j][1] < b[i][3]) n++;
+		return b.length ? n : -1; })()`, &overlaps))
+	if err != nil || overlaps != 0 {
+		t.Errorf("topic names overlapping: %d pairs (-1: none drawn) (%v)", overlaps, err)
+	}
 	// The pointer on a paper names it; a click opens its similar papers.
 	var tip, title, hash string
 	at := `(() => { const d = atlas.data, r = $("map").getBoundingClientRect(), s = Math.min(r.width, r.height) * atlas.s;
