@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
@@ -33,15 +34,18 @@ func TestModelGate(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// cosine is a hit's dense cosine, NaN where it has none.
+	cosine := func(h papersearch.Hit) float64 {
+		if e := h.Explanation; e != nil && e.DenseScore != nil {
+			return float64(*e.DenseScore)
+		}
+		return math.NaN()
+	}
 	// ranking is a page's ids with each one's cosine.
 	ranking := func(res search.Results) string {
 		out := ""
 		for _, h := range res.Hits {
-			cos := math.NaN()
-			if e := h.Explanation; e != nil && e.DenseScore != nil {
-				cos = float64(*e.DenseScore)
-			}
-			out += fmt.Sprintf("%s %.4f\n", h.ID, cos)
+			out += fmt.Sprintf("%s %.4f\n", h.ID, cosine(h))
 		}
 		return out
 	}
@@ -52,15 +56,9 @@ func TestModelGate(t *testing.T) {
 		if len(a.Hits) != len(b.Hits) {
 			return false
 		}
-		for i := range a.Hits {
-			ea, eb := a.Hits[i].Explanation, b.Hits[i].Explanation
-			if a.Hits[i].ID != b.Hits[i].ID || (ea == nil) != (eb == nil) {
-				return false
-			}
-			if ea != nil && (ea.DenseScore == nil) != (eb.DenseScore == nil) {
-				return false
-			}
-			if ea != nil && ea.DenseScore != nil && math.Abs(float64(*ea.DenseScore-*eb.DenseScore)) > 1e-5 {
+		for i, h := range a.Hits {
+			x, y := cosine(h), cosine(b.Hits[i])
+			if h.ID != b.Hits[i].ID || math.IsNaN(x) != math.IsNaN(y) || math.Abs(x-y) > 1e-5 {
 				return false
 			}
 		}
