@@ -76,8 +76,8 @@ func (s *Server) alertsProblem(err error) error {
 }
 
 // withFeedURL is a kept alert as answered: with its feed's URL.
-func withFeedURL(c echo.Context, a wire.Alert) wire.Alert {
-	a.FeedURL = c.Scheme() + "://" + c.Request().Host + "/v1/alerts/" + a.ID + "/feed.atom"
+func (s *Server) withFeedURL(c echo.Context, a wire.Alert) wire.Alert {
+	a.FeedURL = s.trust.baseURL(c.Request()) + "/v1/alerts/" + a.ID + "/feed.atom"
 	return a
 }
 
@@ -104,7 +104,7 @@ func (s *Server) createAlert(c echo.Context) error {
 	if err != nil {
 		return s.alertsProblem(err)
 	}
-	a = withFeedURL(c, a)
+	a = s.withFeedURL(c, a)
 	c.Response().Header().Set(echo.HeaderLocation, "/v1/alerts/"+a.ID)
 	return c.JSON(http.StatusCreated, a)
 }
@@ -114,7 +114,7 @@ func (s *Server) listAlerts(c echo.Context) error {
 	out := wire.AlertsResponse{Alerts: []wire.Alert{}}
 	if s.alerts != nil {
 		for _, a := range s.alerts.List() {
-			out.Alerts = append(out.Alerts, withFeedURL(c, a))
+			out.Alerts = append(out.Alerts, s.withFeedURL(c, a))
 		}
 	}
 	return c.JSON(http.StatusOK, out)
@@ -135,7 +135,7 @@ func (s *Server) getAlert(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, withFeedURL(c, a))
+	return c.JSON(http.StatusOK, s.withFeedURL(c, a))
 }
 
 // deleteAlert answers DELETE /v1/alerts/{id}: 204, and its feed is gone.

@@ -231,7 +231,7 @@ func (s *Server) serveFeed(c echo.Context, spec feedSpec) error {
 	if err != nil {
 		return err
 	}
-	base := c.Scheme() + "://" + c.Request().Host
+	base := s.trust.baseURL(c.Request())
 	body, err := renderFeed(spec, hits, base, base+c.Request().URL.RequestURI(), now)
 	if err != nil {
 		return err

@@ -100,7 +100,7 @@ func (s *Server) mcpGetPaper(ctx context.Context, req *mcp.CallToolRequest, in M
 
 // mcpImport answers the MCP tool import.
 func (s *Server) mcpImport(ctx context.Context, req *mcp.CallToolRequest, in wire.ImportRequest) (*mcp.CallToolResult, wire.ImportJob, error) {
-	if p := s.authorize(requestHeader(req)); p != nil {
+	if p := s.authorize(ctx, requestHeader(req)); p != nil {
 		return nil, wire.ImportJob{}, s.toolError(req, p)
 	}
 	job, err := s.beginImport(in)
@@ -112,7 +112,7 @@ func (s *Server) mcpImport(ctx context.Context, req *mcp.CallToolRequest, in wir
 
 // mcpImportStatus answers the MCP tool import_status.
 func (s *Server) mcpImportStatus(ctx context.Context, req *mcp.CallToolRequest, in MCPImport) (*mcp.CallToolResult, wire.ImportJob, error) {
-	if p := s.authorize(requestHeader(req)); p != nil {
+	if p := s.authorize(ctx, requestHeader(req)); p != nil {
 		return nil, wire.ImportJob{}, s.toolError(req, p)
 	}
 	job, err := s.importJob(in.ID)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
@@ -20,7 +21,7 @@ import (
 // requireKey guards write endpoints (see authorize).
 func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if p := s.authorize(c.Request().Header); p != nil {
+		if p := s.authorize(c.Request().Context(), c.Request().Header); p != nil {
 			if p.Status == http.StatusUnauthorized {
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="papersearch"`)
 			}
@@ -30,18 +31,32 @@ func (s *Server) requireKey(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// authorize says why a request with header h may not write, or nil when
-// it may: with a key configured, it must carry "Authorization: Bearer
-// <key>" (compared in constant time); without one, writes are allowed only
-// when the service listens on loopback, where only this machine can reach
-// it (OpenWrites). The write routes and the MCP tools that write apply it.
-func (s *Server) authorize(h http.Header) *wire.Problem {
+// refusedWrite reports whether the key rule refuses the request's route:
+// the limiter lets such a request through to be answered 401 or 403.
+func (s *Server) refusedWrite(c echo.Context) bool {
+	r := c.Request()
+	return s.keyed[r.Method+" "+c.Path()] && s.authorize(r.Context(), r.Header) != nil
+}
+
+// authorize says why a request with header h, from the client guard
+// stored in ctx, may not write, or nil when it may: with a key configured,
+// it must carry "Authorization: Bearer <key>" (compared in constant time);
+// without one, writes are allowed only when the service listens on
+// loopback (OpenWrites) and the client is on this machine: a client that
+// a trusted proxy forwards from elsewhere needs the key. A context that
+// came through no HTTP request (MCP over stdio) has the local user as its
+// client. The write routes and the MCP tools that write apply it.
+func (s *Server) authorize(ctx context.Context, h http.Header) *wire.Problem {
 	if s.apiKey == "" {
-		if s.openWrites {
-			return nil
+		if !s.openWrites {
+			return problem(http.StatusForbidden, "writes-disabled",
+				"write endpoints are disabled: the server has no API key configured and listens beyond loopback")
 		}
-		return problem(http.StatusForbidden, "writes-disabled",
-			"write endpoints are disabled: the server has no API key configured and listens beyond loopback")
+		if a, ok := clientFrom(ctx); ok && !a.IsLoopback() {
+			return problem(http.StatusForbidden, "writes-disabled",
+				"without an API key only clients on this machine may write; this request was forwarded from elsewhere by a trusted proxy: set PAPERSEARCH_API_KEY")
+		}
+		return nil
 	}
 	want := sha256.Sum256([]byte(s.apiKey))
 	token, ok := bearerToken(h.Get(echo.HeaderAuthorization))
@@ -67,19 +82,23 @@ const maxClients = 65536
 // httpapi draft. Health, readiness and metrics are exempt.
 type limiter struct {
 	cfg     RateLimit
+	exempt  func(echo.Context) bool // requests not counted
 	clients *lru.Cache[string, *rate.Limiter]
 	policy  string
 }
 
-func newLimiter(cfg RateLimit) *limiter {
+func newLimiter(cfg RateLimit, exempt func(echo.Context) bool) *limiter {
 	cache, _ := lru.New[string, *rate.Limiter](maxClients)
-	return &limiter{cfg: cfg, clients: cache, policy: fmt.Sprintf("%d;w=1;burst=%d", int(math.Ceil(cfg.Rate)), cfg.Burst)}
+	return &limiter{cfg: cfg, exempt: exempt, clients: cache, policy: fmt.Sprintf("%d;w=1;burst=%d", int(math.Ceil(cfg.Rate)), cfg.Burst)}
 }
 
 func (l *limiter) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		switch c.Request().URL.Path {
 		case "/healthz", "/readyz", "/metrics":
+			return next(c)
+		}
+		if l.exempt != nil && l.exempt(c) {
 			return next(c)
 		}
 		ip := c.RealIP()

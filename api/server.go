@@ -66,9 +66,14 @@ type Options struct {
 	Ready func() error
 	// APIKey, if set, is the bearer token the write endpoints require.
 	APIKey string
-	// OpenWrites allows writes without a key; set it only when the service
-	// listens on loopback.
+	// OpenWrites allows writes without a key from loopback clients; set it
+	// only when the service listens on loopback. A client that reaches it
+	// through a trusted proxy is judged by its own address (Trust).
 	OpenWrites bool
+	// Trust says which Host values the service answers for, its public URL
+	// and which proxies' forwarding headers name the client (NewTrust); the
+	// zero value answers loopback names only and trusts no proxy.
+	Trust Trust
 	// RateLimit, if its Rate is positive, limits requests per client address.
 	RateLimit RateLimit
 	// ProtectEmbeddings puts POST /v1/embeddings under the write
@@ -103,6 +108,14 @@ type Server struct {
 	ready      func() error
 	apiKey     string
 	openWrites bool
+	trust      Trust
+	// crossOrigin refuses browsers' cross-origin writes (see guard).
+	crossOrigin *http.CrossOriginProtection
+	// warnedProxy is set once the log has said that forwarding headers
+	// arrive from a proxy not trusted.
+	warnedProxy atomic.Bool
+	// keyed holds the routes ("METHOD /path") under the key rule.
+	keyed map[string]bool
 	// tokens decodes token-array inputs of /v1/embeddings, loaded on first
 	// use (the vocabulary takes about 100 ms and 20 MB).
 	tokens func() (*tokenDecoder, error)
@@ -122,7 +135,8 @@ type Server struct {
 // New returns a Server answering from engine.
 func New(engine Engine, opts Options) *Server {
 	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready,
-		apiKey: opts.APIKey, openWrites: opts.OpenWrites, alerts: opts.Alerts, watches: opts.Watches, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
+		apiKey: opts.APIKey, openWrites: opts.OpenWrites, trust: opts.Trust, crossOrigin: opts.Trust.crossOrigin(),
+		keyed: map[string]bool{}, alerts: opts.Alerts, watches: opts.Watches, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -144,6 +158,9 @@ func New(engine Engine, opts Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
+	// Every client address (logs, rate limits, the key rule) is the peer's
+	// or, through a trusted proxy, the one it forwards.
+	e.IPExtractor = func(r *http.Request) string { return s.trust.clientAddr(r).String() }
 	metrics := opts.Metrics
 	if metrics == nil {
 		metrics = NewMetrics()
@@ -157,12 +174,21 @@ func New(engine Engine, opts Options) *Server {
 	// recoverPanics (the innermost) turns into an error first.
 	e.Use(middleware.RequestID())
 	e.Use(s.observe(metrics))
+	e.Use(s.guard)
 	e.GET("/metrics", metrics.handler())
 	if opts.RateLimit.Rate > 0 {
-		e.Use(newLimiter(opts.RateLimit).middleware)
+		// A write the key rule refuses is answered 401 or 403 by it, not
+		// 429: an unauthenticated client learns why first.
+		e.Use(newLimiter(opts.RateLimit, s.refusedWrite).middleware)
 	}
 	e.Use(s.recoverPanics)
 
+	// keyed routes are under the key rule (requireKey), and the limiter
+	// knows them.
+	keyed := func(method, path string, h echo.HandlerFunc) {
+		s.keyed[method+" "+path] = true
+		e.Add(method, path, h, s.requireKey)
+	}
 	e.GET("/", s.page)
 	e.GET("/openapi.json", s.openapi)
 	e.GET("/healthz", s.healthz)
@@ -180,43 +206,44 @@ func New(engine Engine, opts Options) *Server {
 	e.GET("/v1/collections/:tag/recommendations", s.recommendations)
 	e.GET("/v1/collections/:tag/feed.atom", s.collectionFeed)
 	e.GET("/v1/collections/:tag/papers", s.collectionPapers)
-	e.POST("/v1/collections/:tag/papers", s.retag(addToCollection), s.requireKey)
-	e.DELETE("/v1/collections/:tag/papers/*", s.retag(removeFromCollection), s.requireKey)
-	e.POST("/v1/collections/:tag/not-interested", s.retag(markNotInterested), s.requireKey)
-	e.DELETE("/v1/collections/:tag/not-interested/*", s.retag(unmarkNotInterested), s.requireKey)
+	keyed(http.MethodPost, "/v1/collections/:tag/papers", s.retag(addToCollection))
+	keyed(http.MethodDelete, "/v1/collections/:tag/papers/*", s.retag(removeFromCollection))
+	keyed(http.MethodPost, "/v1/collections/:tag/not-interested", s.retag(markNotInterested))
+	keyed(http.MethodDelete, "/v1/collections/:tag/not-interested/*", s.retag(unmarkNotInterested))
 	e.GET("/v1/papers/:id", s.getPaper)
 	e.GET("/v1/papers/:id/similar", s.similar)
 	e.GET("/v1/papers/*", s.paperRoute)
 	if opts.ProtectEmbeddings {
-		e.POST(embeddingsPath, s.embeddings, s.requireKey)
+		keyed(http.MethodPost, embeddingsPath, s.embeddings)
 	} else {
 		e.POST(embeddingsPath, s.embeddings)
 	}
-	e.POST("/v1/papers", s.ingest, s.requireKey)
-	e.PATCH("/v1/papers/:id", s.patchPaper, s.requireKey)
-	e.PATCH("/v1/papers/*", readOnlySimilar(s.patchPaper), s.requireKey)
-	e.DELETE("/v1/papers/:id", s.deletePaper, s.requireKey)
-	e.DELETE("/v1/papers/*", readOnlySimilar(s.deletePaper), s.requireKey)
+	keyed(http.MethodPost, "/v1/papers", s.ingest)
+	keyed(http.MethodPatch, "/v1/papers/:id", s.patchPaper)
+	keyed(http.MethodPatch, "/v1/papers/*", readOnlySimilar(s.patchPaper))
+	keyed(http.MethodDelete, "/v1/papers/:id", s.deletePaper)
+	keyed(http.MethodDelete, "/v1/papers/*", readOnlySimilar(s.deletePaper))
 	// The Model Context Protocol's streamable HTTP transport, sessionless:
 	// every request stands alone, as the REST routes do.
 	s.mcp = newMCP(s)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log,
-			MaxRequestBodyBytes: BatchBodyFactor * s.maxBody}) // an import's file, as POST /v1/imports takes it
+			DisableLocalhostProtection: true,                         // guard checks Host for every route, this one too
+			MaxRequestBodyBytes:        BatchBodyFactor * s.maxBody}) // an import's file, as POST /v1/imports takes it
 	e.Any(mcpPath, echo.WrapHandler(mcpHandler))
-	e.POST("/v1/imports", s.startImport, s.requireKey)
-	e.GET("/v1/imports/:id", s.importStatus, s.requireKey)
-	e.DELETE("/v1/imports/:id", s.cancelImport, s.requireKey)
-	e.POST("/v1/alerts", s.createAlert, s.requireKey)
-	e.GET("/v1/alerts", s.listAlerts, s.requireKey)
-	e.GET("/v1/alerts/:id", s.getAlert, s.requireKey)
-	e.DELETE("/v1/alerts/:id", s.deleteAlert, s.requireKey)
+	keyed(http.MethodPost, "/v1/imports", s.startImport)
+	keyed(http.MethodGet, "/v1/imports/:id", s.importStatus)
+	keyed(http.MethodDelete, "/v1/imports/:id", s.cancelImport)
+	keyed(http.MethodPost, "/v1/alerts", s.createAlert)
+	keyed(http.MethodGet, "/v1/alerts", s.listAlerts)
+	keyed(http.MethodGet, "/v1/alerts/:id", s.getAlert)
+	keyed(http.MethodDelete, "/v1/alerts/:id", s.deleteAlert)
 	e.GET("/v1/alerts/:id/feed.atom", s.alertFeedRoute)
-	e.POST("/v1/watches", s.createWatch, s.requireKey)
-	e.GET("/v1/watches", s.listWatches, s.requireKey)
-	e.GET("/v1/watches/:id", s.getWatch, s.requireKey)
-	e.DELETE("/v1/watches/:id", s.deleteWatch, s.requireKey)
-	e.POST("/v1/watches/:id/run", s.runWatch, s.requireKey)
+	keyed(http.MethodPost, "/v1/watches", s.createWatch)
+	keyed(http.MethodGet, "/v1/watches", s.listWatches)
+	keyed(http.MethodGet, "/v1/watches/:id", s.getWatch)
+	keyed(http.MethodDelete, "/v1/watches/:id", s.deleteWatch)
+	keyed(http.MethodPost, "/v1/watches/:id/run", s.runWatch)
 	s.echo = e
 	return s
 }

@@ -109,6 +109,9 @@ func do(t *testing.T, method, url, contentType, body string, headers ...string) 
 		req.Header.Set("Content-Type", contentType)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" { // Go's client sends req.Host, not the header
+			req.Host = headers[i+1]
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -423,7 +426,7 @@ func TestSlowBodyTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":")
+	fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":")
 	// The rest never comes; the server's read deadline passes.
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {

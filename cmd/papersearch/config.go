@@ -14,6 +14,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/qdrant"
 )
@@ -60,6 +61,9 @@ type Config struct {
 	MapTick           time.Duration `envconfig:"MAP_TICK" default:"30s" desc:"how often the server looks whether the map of the corpus (GET /v1/map) is due to be laid out again: first, then once 5% of its papers (at least 100) have changed"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
 	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
+	PublicURL         string        `envconfig:"PUBLIC_URL" desc:"the service's base URL as its clients reach it, e.g. https://papers.example.org: feed and alert links are built from it and its host is answered for (unset: links name the listen address)"`
+	AllowedHosts      []string      `envconfig:"ALLOWED_HOSTS" desc:"comma-separated Host header values answered for besides loopback names and addresses and PAPERSEARCH_PUBLIC_URL's host: names, *.domain, IP addresses, CIDR prefixes, or * for any; other hosts get 421 (DNS rebinding)"`
+	TrustedProxies    []string      `envconfig:"TRUSTED_PROXIES" desc:"comma-separated IP addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For or Forwarded header names the client, for the key rule, rate limits and logs (unset: every client is the connection's peer)"`
 	CursorKey         string        `envconfig:"CURSOR_KEY" desc:"secret that signs page cursors; instances behind one address need the same (unset: a random key kept in the data folder, cursor.key)"`
 	RateLimit         float64       `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
 	RateBurst         int           `envconfig:"RATE_BURST" default:"40" desc:"burst of requests allowed per client address"`
@@ -92,10 +96,19 @@ func loadConfig() (Config, error) {
 	if cfg.RateLimit < 0 || cfg.RateLimit > 0 && cfg.RateBurst < 1 {
 		return cfg, fmt.Errorf("configuration: %s_RATE_LIMIT must be 0 or more and %s_RATE_BURST at least 1", envPrefix, envPrefix)
 	}
+	if _, err := cfg.trust(); err != nil {
+		return cfg, fmt.Errorf("configuration: %w", err)
+	}
 	if cfg.MaxBody <= 0 {
 		return cfg, fmt.Errorf("configuration: %s_MAX_BODY must be positive", envPrefix)
 	}
 	return cfg, nil
+}
+
+// trust is what the server believes of a request's origin
+// (PAPERSEARCH_PUBLIC_URL, _ALLOWED_HOSTS, _TRUSTED_PROXIES).
+func (c Config) trust() (api.Trust, error) {
+	return api.NewTrust(c.PublicURL, c.AllowedHosts, c.TrustedProxies)
 }
 
 // storePath is the embedded store's database file.

@@ -174,6 +174,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if cfg.APIKey == "" && !loopback {
 		log.Warn("write endpoints are disabled: set PAPERSEARCH_API_KEY to enable POST and DELETE /v1/papers", "addr", cfg.Addr)
 	}
+	if !loopback && cfg.PublicURL == "" {
+		log.Warn("PAPERSEARCH_PUBLIC_URL is unset: feed and alert links name the address each connection arrived at, and only loopback Host names are answered; set it (and PAPERSEARCH_ALLOWED_HOSTS for other names) to the address clients use", "addr", cfg.Addr)
+	}
+	trust, err := cfg.trust()
+	if err != nil {
+		return err
+	}
 	saved, err := alerts.Open(filepath.Join(cfg.DataDir, "alerts.json"))
 	if err != nil {
 		return err
@@ -191,7 +198,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return *e
 		}
 		return nil
-	}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Metrics: metrics,
+	}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Trust: trust, Metrics: metrics,
 		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: sources.Open,
 		ProtectEmbeddings: !cfg.EmbeddingsOpen, EmbedTokens: api.RateLimit{Rate: cfg.EmbeddingsTokens, Burst: cfg.EmbeddingsMax}})
 	defer handler.Close() // after the server has drained: running imports stop, keeping what they stored

@@ -1,0 +1,376 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/papersearch/papersearch/api/alerts"
+	"github.com/papersearch/papersearch/api/wire"
+)
+
+// writeRoutes are a write of every kind, with a valid JSON body; the
+// guard refuses each before its handler runs.
+var writeRoutes = []struct{ method, path, body string }{
+	{"POST", "/v1/papers", `{"papers":[{"id":"%s","abstract":"replaced cross-site"}]}`},
+	{"PATCH", "/v1/papers/%s", `{"abstract":"replaced cross-site"}`},
+	{"DELETE", "/v1/papers/%s", ``},
+	{"POST", "/v1/collections/evil/papers", `{"ids":["%s"]}`},
+	{"POST", "/v1/watches", `{"source":"arxiv","target":"cat:cs.LG"}`},
+	{"POST", "/v1/imports", `{"source":"bibtex","content":"@article{a, title={T}, abstract={A}}"}`},
+	{"POST", "/v1/alerts", `{"query":"graphs"}`},
+	{"POST", "/v1/embeddings", `{"input":"burn the cores"}`},
+	{"POST", "/v1/search", `{"query":"graphs"}`},
+	{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+}
+
+// TestCrossSiteWritesRefused: a page of another site can send a form or
+// text/plain body, or JSON with its Origin, with no preflight; every write
+// route refuses each (415, 403), with or without an API key, and the seed
+// paper stays as it was. Programs (no Origin) and the service's own page
+// (Sec-Fetch-Site: same-origin) still write.
+func TestCrossSiteWritesRefused(t *testing.T) {
+	_, papers := server(t)
+	eng := testServer.engine
+	id := papers[0].ID
+	before, err := eng.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untag(t, []string{id}, "trust-test", "evil")
+	tags, _ := json.Marshal(before.Tags)
+	for _, cfg := range []struct {
+		name string
+		opts Options
+		auth []string
+	}{
+		{"keyless loopback", Options{OpenWrites: true}, nil},
+		{"keyed", Options{APIKey: "k"}, []string{"Authorization", "Bearer k"}},
+	} {
+		srv := httptest.NewServer(New(eng, cfg.opts))
+		for _, rt := range writeRoutes {
+			path, body := strings.ReplaceAll(rt.path, "%s", id), strings.ReplaceAll(rt.body, "%s", id)
+			for _, try := range []struct {
+				name, contentType string
+				headers           []string
+				status            int
+			}{
+				{"form-typed JSON", "application/x-www-form-urlencoded", nil, 415},
+				{"text/plain JSON", "text/plain", nil, 415},
+				{"multipart", "multipart/form-data; boundary=x", nil, 415},
+				{"JSON from another origin", "application/json", []string{"Origin", "http://evil.example"}, 403},
+				{"JSON from another port of loopback", "application/json", []string{"Origin", "http://127.0.0.1:1"}, 403},
+				{"form from another origin", "application/x-www-form-urlencoded", []string{"Origin", "http://evil.example"}, 403},
+				{"Sec-Fetch-Site cross-site", "application/json", []string{"Sec-Fetch-Site", "cross-site"}, 403},
+				{"Sec-Fetch-Site same-site", "application/json", []string{"Sec-Fetch-Site", "same-site"}, 403},
+			} {
+				if rt.body == "" && try.contentType == "multipart/form-data; boundary=x" {
+					continue
+				}
+				resp, got := do(t, rt.method, srv.URL+path, try.contentType, body, append(try.headers, cfg.auth...)...)
+				if resp.StatusCode != try.status || resp.Header.Get("Content-Type") != "application/problem+json" {
+					t.Errorf("%s: %s %s, %s: %d %.200s, want %d problem+json", cfg.name, rt.method, rt.path, try.name, resp.StatusCode, got, try.status)
+				}
+			}
+		}
+		after, err := eng.Get(context.Background(), id)
+		if err != nil || after.Abstract != before.Abstract {
+			t.Fatalf("%s: the paper was changed or removed: %q %v", cfg.name, after.Abstract, err)
+		}
+		// The service's own page and programs write as before.
+		for _, headers := range [][]string{nil, {"Sec-Fetch-Site", "same-origin", "Origin", srv.URL}, {"Origin", srv.URL}} {
+			resp, got := do(t, "POST", srv.URL+"/v1/collections/trust-test/papers", "application/json; charset=utf-8",
+				`{"ids":["`+id+`"]}`, append(headers, cfg.auth...)...)
+			if resp.StatusCode != 200 {
+				t.Errorf("%s: a same-origin or program write with %v: %d %s", cfg.name, headers, resp.StatusCode, got)
+			}
+		}
+		resp, got := do(t, "PATCH", srv.URL+"/v1/papers/"+id, "application/merge-patch+json", `{"tags":`+string(tags)+`}`, cfg.auth...)
+		if resp.StatusCode != 200 {
+			t.Errorf("%s: PATCH as merge-patch: %d %s", cfg.name, resp.StatusCode, got)
+		}
+		srv.Close()
+	}
+}
+
+// TestHostChecked: a Host the service does not answer for gets 421 (a DNS
+// rebinding page's requests carry its own name), on reads and writes;
+// loopback names and addresses, the allowed hosts and the public URL's
+// host are answered.
+func TestHostChecked(t *testing.T) {
+	_, papers := server(t)
+	trust, err := NewTrust("https://papers.example.org/ps", []string{"search.lab.example", "*.corp.example", "10.0.0.0/8"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	defer plain.Close()
+	allowing := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: trust}))
+	defer allowing.Close()
+	get := "/v1/papers/" + papers[1].ID
+	for _, tt := range []struct {
+		host          string
+		plain, allows int
+	}{
+		{"attacker.example:8080", 421, 421},
+		{"attacker.example", 421, 421},
+		{"localhost.attacker.example", 421, 421},
+		{"127.0.0.1.nip.io", 421, 421},
+		{"192.168.1.20:8080", 421, 421},
+		{"localhost:8080", 200, 200},
+		{"LOCALHOST", 200, 200},
+		{"app.localhost", 200, 200},
+		{"127.0.0.1", 200, 200},
+		{"127.8.9.10:80", 200, 200},
+		{"[::1]:8080", 200, 200},
+		{"papers.example.org", 421, 200},
+		{"papers.example.org.", 421, 200},
+		{"search.lab.example:443", 421, 200},
+		{"a.b.corp.example", 421, 200},
+		{"corp.example", 421, 421},
+		{"10.1.2.3:8080", 421, 200},
+	} {
+		for _, srv := range []struct {
+			url  string
+			want int
+		}{{plain.URL, tt.plain}, {allowing.URL, tt.allows}} {
+			resp, body := do(t, "GET", srv.url+get, "", "", "Host", tt.host)
+			if resp.StatusCode != srv.want {
+				t.Errorf("GET with Host %q: %d %.200s, want %d", tt.host, resp.StatusCode, body, srv.want)
+			}
+		}
+	}
+	// The rebinding page's delete is refused before it reaches the store.
+	resp, body := do(t, "DELETE", plain.URL+"/v1/papers/"+papers[1].ID, "", "", "Host", "attacker.example:8080")
+	if resp.StatusCode != 421 || !strings.Contains(string(body), "attacker.example") {
+		t.Errorf("DELETE with a foreign Host: %d %s", resp.StatusCode, body)
+	}
+	if _, err := testServer.engine.Get(context.Background(), papers[1].ID); err != nil {
+		t.Errorf("the paper is gone: %v", err)
+	}
+	for _, bad := range [][]string{{"ftp://x"}, {"https://"}, {"https://x/?q=1"}} {
+		if _, err := NewTrust(bad[0], nil, nil); err == nil {
+			t.Errorf("public URL %q accepted", bad[0])
+		}
+	}
+	if _, err := NewTrust("", []string{"evil.example:80"}, nil); err == nil {
+		t.Error("an allowed host with a port was accepted")
+	}
+	if _, err := NewTrust("", nil, []string{"not-an-address"}); err == nil {
+		t.Error("a trusted proxy that is no address was accepted")
+	}
+}
+
+// TestLinksIgnoreHost: an alert's feed_url and an Atom feed's links come
+// from the public URL, else from the address the connection arrived at,
+// never from the request's Host.
+func TestLinksIgnoreHost(t *testing.T) {
+	server(t)
+	for _, public := range []string{"", "https://papers.example.org/ps/"} {
+		trust, err := NewTrust(public, []string{"*"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved, err := alerts.Open(filepath.Join(t.TempDir(), "alerts.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: trust, Alerts: saved}))
+		want := srv.URL
+		if public != "" {
+			want = "https://papers.example.org/ps"
+		}
+		resp, body := do(t, "POST", srv.URL+"/v1/alerts", "application/json", `{"query":"graph neural networks"}`, "Host", "evil.example")
+		var a wire.Alert
+		if err := json.Unmarshal(body, &a); resp.StatusCode != 201 || err != nil {
+			t.Fatalf("create an alert: %d %s", resp.StatusCode, body)
+		}
+		if !strings.HasPrefix(a.FeedURL, want+"/v1/alerts/") {
+			t.Errorf("public URL %q: feed_url %q, want it under %s", public, a.FeedURL, want)
+		}
+		resp, body = do(t, "GET", srv.URL+"/v1/alerts/"+a.ID+"/feed.atom", "", "", "Host", "evil.example")
+		if resp.StatusCode != 200 || strings.Contains(string(body), "evil.example") || !strings.Contains(string(body), want+"/v1/alerts/"+a.ID+"/feed.atom") {
+			t.Errorf("public URL %q: the feed names evil.example or not %s: %d %.600s", public, want, resp.StatusCode, body)
+		}
+		srv.Close()
+	}
+}
+
+// TestTrustedProxies: through a trusted proxy the client is the address it
+// forwards, for the key rule and the rate limit; from any other peer the
+// forwarding headers change nothing.
+func TestTrustedProxies(t *testing.T) {
+	_, papers := server(t)
+	proxied, err := NewTrust("", nil, []string{"127.0.0.1", "::1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere, err := NewTrust("", nil, []string{"192.0.2.0/24"}) // not the test's peer
+	if err != nil {
+		t.Fatal(err)
+	}
+	untag(t, []string{papers[0].ID}, "proxy-test")
+	behind := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: proxied}))
+	defer behind.Close()
+	direct := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: elsewhere}))
+	defer direct.Close()
+	write := func(base string, headers ...string) int {
+		t.Helper()
+		resp, body := do(t, "POST", base+"/v1/collections/proxy-test/papers", "application/json", `{"ids":["`+papers[0].ID+`"]}`, headers...)
+		if resp.StatusCode == 403 && !strings.Contains(string(body), "PAPERSEARCH_API_KEY") {
+			t.Errorf("a refused write does not say to set the key: %s", body)
+		}
+		return resp.StatusCode
+	}
+	for _, tt := range []struct {
+		name           string
+		headers        []string
+		behind, direct int
+	}{
+		{"no forwarding header (the proxy itself)", nil, 200, 200},
+		{"forwarded for a remote client", []string{"X-Forwarded-For", "203.0.113.9"}, 403, 200},
+		{"a spoofed loopback, then the real remote client", []string{"X-Forwarded-For", "127.0.0.1, 203.0.113.9"}, 403, 200},
+		{"remote client through two trusted hops", []string{"X-Forwarded-For", "203.0.113.9, 127.0.0.1"}, 403, 200},
+		{"forwarded for a loopback client", []string{"X-Forwarded-For", "127.0.0.1"}, 200, 200},
+		{"Forwarded for a remote IPv6 client", []string{"Forwarded", `for="[2001:db8::1]:4711";proto=https`}, 403, 200},
+		{"Forwarded for an unknown client", []string{"Forwarded", "for=unknown"}, 403, 200},
+		{"Forwarded for an obfuscated client", []string{"Forwarded", "for=_hidden, for=127.0.0.1"}, 403, 200},
+		{"Forwarded wins over X-Forwarded-For", []string{"Forwarded", "for=198.51.100.4", "X-Forwarded-For", "127.0.0.1"}, 403, 200},
+	} {
+		if got := write(behind.URL, tt.headers...); got != tt.behind {
+			t.Errorf("behind a trusted proxy, %s: %d, want %d", tt.name, got, tt.behind)
+		}
+		if got := write(direct.URL, tt.headers...); got != tt.direct {
+			t.Errorf("from an untrusted peer, %s: %d, want %d", tt.name, got, tt.direct)
+		}
+	}
+
+	// Rate limits judge the forwarded client behind a trusted proxy, and
+	// the peer otherwise.
+	limit := RateLimit{Rate: 0.01, Burst: 2}
+	limited := httptest.NewServer(New(testServer.engine, Options{Trust: proxied, RateLimit: limit}))
+	defer limited.Close()
+	limitedDirect := httptest.NewServer(New(testServer.engine, Options{Trust: elsewhere, RateLimit: limit}))
+	defer limitedDirect.Close()
+	get := func(base, client string) int {
+		resp, _ := do(t, "GET", base+"/v1/collections", "", "", "X-Forwarded-For", client)
+		return resp.StatusCode
+	}
+	for i, want := range []int{200, 200, 429} {
+		if got := get(limited.URL, "203.0.113.1"); got != want {
+			t.Errorf("behind the proxy, client A's request %d: %d, want %d", i+1, got, want)
+		}
+	}
+	if got := get(limited.URL, "203.0.113.2"); got != 200 {
+		t.Errorf("behind the proxy, client B after A was limited: %d, want 200 (its own bucket)", got)
+	}
+	for i, client := range []string{"203.0.113.1", "203.0.113.2", "203.0.113.3"} {
+		want := 200
+		if i == 2 {
+			want = 429
+		}
+		if got := get(limitedDirect.URL, client); got != want {
+			t.Errorf("untrusted peer claiming %s: %d, want %d (spoofed headers get no fresh bucket)", client, got, want)
+		}
+	}
+
+	// The MCP tools that write judge the forwarded client too.
+	mcpBehind := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: proxied, Importer: bibtexImporter}))
+	defer mcpBehind.Close()
+	for client, refused := range map[string]bool{"203.0.113.9": true, "127.0.0.1": false} {
+		tr := &mcp.StreamableClientTransport{Endpoint: mcpBehind.URL + "/mcp",
+			HTTPClient: &http.Client{Transport: headerTransport{"X-Forwarded-For", client}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "import_status", Arguments: map[string]any{"id": "imp_nope"}})
+		cs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text.WriteString(tc.Text)
+			}
+		}
+		if got := strings.Contains(text.String(), "PAPERSEARCH_API_KEY"); got != refused {
+			t.Errorf("MCP import_status forwarded for %s: %q, refused %v, want %v", client, text.String(), got, refused)
+		}
+	}
+}
+
+// TestUnauthenticatedWritesGet401: with a key and a rate limit, a write
+// without the key is answered 401 however many come, and they spend none
+// of the client's requests.
+func TestUnauthenticatedWritesGet401(t *testing.T) {
+	_, papers := server(t)
+	srv := httptest.NewServer(New(testServer.engine, Options{APIKey: "k", RateLimit: RateLimit{Rate: 0.01, Burst: 2}}))
+	defer srv.Close()
+	untag(t, []string{papers[0].ID}, "limit-test")
+	body := `{"ids":["` + papers[0].ID + `"]}`
+	for i := range 6 {
+		resp, got := do(t, "POST", srv.URL+"/v1/collections/limit-test/papers", "application/json", body)
+		if resp.StatusCode != 401 {
+			t.Fatalf("unauthenticated write %d: %d %s, want 401", i+1, resp.StatusCode, got)
+		}
+	}
+	for i, want := range []int{200, 200, 429} {
+		resp, got := do(t, "POST", srv.URL+"/v1/collections/limit-test/papers", "application/json", body, "Authorization", "Bearer k")
+		if resp.StatusCode != want {
+			t.Errorf("authenticated write %d: %d %s, want %d", i+1, resp.StatusCode, got, want)
+		}
+	}
+}
+
+func TestClientAddr(t *testing.T) {
+	trust, err := NewTrust("", nil, []string{"10.0.0.0/8", "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		peer, xff, forwarded, want string
+	}{
+		{"203.0.113.5:1234", "127.0.0.1", "", "203.0.113.5"},
+		{"127.0.0.1:1234", "", "", "127.0.0.1"},
+		{"127.0.0.1:1234", "198.51.100.7", "", "198.51.100.7"},
+		{"127.0.0.1:1234", "198.51.100.7, 10.1.1.1", "", "198.51.100.7"},
+		{"127.0.0.1:1234", "1.2.3.4, 198.51.100.7, 10.1.1.1", "", "198.51.100.7"},
+		{"127.0.0.1:1234", "10.2.2.2, 10.1.1.1", "", "10.2.2.2"},
+		{"127.0.0.1:1234", "garbage", "", "invalid IP"},
+		{"127.0.0.1:1234", "", `for=192.0.2.43, for="[2001:db8:cafe::17]:4711"`, "2001:db8:cafe::17"},
+		{"[::ffff:127.0.0.1]:80", "198.51.100.7", "", "198.51.100.7"},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = tt.peer
+		if tt.xff != "" {
+			r.Header.Set("X-Forwarded-For", tt.xff)
+		}
+		if tt.forwarded != "" {
+			r.Header.Set("Forwarded", tt.forwarded)
+		}
+		if got := trust.clientAddr(r); got.String() != tt.want {
+			t.Errorf("peer %s, X-Forwarded-For %q, Forwarded %q: %s, want %s", tt.peer, tt.xff, tt.forwarded, got, tt.want)
+		}
+	}
+	if a := netip.MustParseAddr("::1"); !(Trust{}).hosts.allows("[" + a.String() + "]:80") {
+		t.Error("[::1] is not answered for")
+	}
+}
+
+// untag takes the tags a test added off the shared server's papers.
+func untag(t *testing.T, ids []string, tags ...string) {
+	t.Cleanup(func() {
+		if _, err := testServer.engine.Retag(context.Background(), ids, nil, tags); err != nil {
+			t.Error(err)
+		}
+	})
+}
