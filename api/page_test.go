@@ -55,6 +55,9 @@ func browser(t *testing.T) context.Context {
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		// rebind.test plays a DNS rebinding attacker's name, resolved to
+		// loopback without asking any DNS server (TestBrowserAttacks).
+		chromedp.Flag("host-resolver-rules", "MAP rebind.test 127.0.0.1"),
 		chromedp.UserDataDir(profile), chromedp.WindowSize(1200, 1400))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
