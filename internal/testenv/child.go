@@ -60,8 +60,9 @@ func procStatus(t testing.TB, field string) int64 {
 }
 
 // RunChild runs the test t again, alone, in a child process of the test
-// binary whose ChildVar is arg; it stops t if the child fails or does not
-// call NoteResting, and returns the child's memory and output.
+// binary whose ChildVar is arg; it skips t if the child skipped, stops it
+// if the child fails or does not call NoteResting, and returns the
+// child's memory and output.
 func RunChild(t *testing.T, arg string) (Memory, string) {
 	t.Helper()
 	exe, err := os.Executable()
@@ -82,6 +83,9 @@ func RunChild(t *testing.T, arg string) (Memory, string) {
 		} else if rest, ok := strings.CutPrefix(sc.Text(), memoryLine+" peak="); ok {
 			m.Peak, _ = strconv.ParseInt(rest, 10, 64)
 		}
+	}
+	if bytes.Contains(out, []byte("--- SKIP: "+t.Name())) {
+		t.Skipf("the child skipped:\n%s", out)
 	}
 	if m.Resting == 0 || m.Peak == 0 {
 		t.Fatalf("the child told no memory (NoteResting):\n%s", out)
