@@ -26,9 +26,9 @@ func Child() (arg string, ok bool) { return os.LookupEnv(ChildVar) }
 // saw it, and at its peak (Linux's VmHWM), in bytes.
 type Memory struct{ Resting, Peak int64 }
 
-// MemoryBound is bound, the growth a test allows a process, as it holds
-// for a test binary built without the race detector; under it, whose
-// shadow memory multiplies what a process holds, a few times bound.
+// MemoryBound returns the growth a test allows a process: bound for a
+// test binary built without the race detector, a few times bound under
+// it, whose shadow memory multiplies what a process holds.
 func MemoryBound(bound int64) int64 { return bound * raceMemory }
 
 // memoryLine is how a child tells RunChild its memory.
