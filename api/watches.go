@@ -84,7 +84,8 @@ func (s *Server) deleteWatch(c echo.Context) error {
 }
 
 // runWatch answers POST /v1/watches/{id}/run: 202, the watch due now (it
-// starts within the scheduler's next look, unless it is running).
+// starts within the scheduler's next look, in its turn for one of the
+// imports.MaxWatchRuns slots, unless it is running).
 func (s *Server) runWatch(c echo.Context) error {
 	if s.watches == nil {
 		return watchesProblem(imports.ErrNoWatch)

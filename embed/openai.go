@@ -13,6 +13,8 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/papersearch/papersearch/internal/limitbody"
 )
 
 // OpenAIConfig configures an OpenAI-compatible embeddings client. Zero
@@ -48,6 +50,23 @@ const (
 	DefaultConcurrency    = 4
 	DefaultMaxRetryTime   = 2 * time.Minute
 	DefaultRequestTimeout = 5 * time.Minute
+)
+
+// Caps of one response of the endpoint, counted after decompression: a
+// client refuses a response over max(MaxResponseBytes, BatchSize ×
+// MaxResponseBytesPerText) with an error wrapping ErrTooLarge, without
+// retrying.
+const (
+	// MaxResponseBytes is the cap at the default batch: 64 MiB, 7.5 times
+	// the response to DefaultBatchSize texts of 3072-dimension vectors (the
+	// largest OpenAI model's) as OpenAI writes them, one number a line:
+	// 66.5 KB a vector, 8.5 MB the batch.
+	MaxResponseBytes = 64 << 20
+	// MaxResponseBytesPerText raises the cap of a larger batch: 128 KiB a
+	// text holds a vector of about 5,900 dimensions written so, and a
+	// batch of 2048 texts (the most OpenAI takes, 136 MB at 3072
+	// dimensions) is capped at 256 MiB.
+	MaxResponseBytesPerText = 128 << 10
 )
 
 // maxWindowDepth bounds how often a text the endpoint rejects as too long is
@@ -87,6 +106,9 @@ var (
 	// ErrDimensions marks vectors of another length than the index's: the
 	// endpoint serves another model than the one the index was built with.
 	ErrDimensions = errors.New("the endpoint's model is not the one the index was built with")
+	// ErrTooLarge marks a response over the client's cap (MaxResponseBytes,
+	// more for a batch of over 512 texts), counted decompressed.
+	ErrTooLarge = limitbody.ErrTooLarge
 )
 
 // NewOpenAI returns a client for cfg. When cfg.Dimensions is zero it embeds
@@ -113,7 +135,8 @@ func NewOpenAI(ctx context.Context, cfg OpenAIConfig) (*OpenAI, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	hc.Transport = retryAfterTransport{base: base}
+	limit := max(MaxResponseBytes, int64(cfg.BatchSize)*MaxResponseBytesPerText)
+	hc.Transport = retryAfterTransport{base: limitbody.Transport{Base: base, Limit: limit}}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	oc.HTTPClient = hc

@@ -25,6 +25,9 @@ func (c *OpenAI) classify(err error, retryAfter string) error {
 		msg    string
 	)
 	switch {
+	case errors.Is(err, ErrTooLarge):
+		// A retry would read as much again.
+		return backoff.Permanent(fmt.Errorf("%w: %s: %w", ErrEndpoint, c.cfg.BaseURL, err))
 	case errors.As(err, &apiErr):
 		status, msg = apiErr.HTTPStatusCode, apiErr.Message
 	case errors.As(err, &reqErr):

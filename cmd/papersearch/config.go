@@ -53,7 +53,7 @@ type Config struct {
 	QdrantOnDisk      bool          `envconfig:"QDRANT_ON_DISK" default:"false" desc:"keep a new Qdrant collection's dense vectors on disk, memory mapped"`
 	QdrantOnDiskPay   bool          `envconfig:"QDRANT_ON_DISK_PAYLOAD" default:"false" desc:"keep a new Qdrant collection's payload (titles, abstracts) on disk"`
 	QdrantQuantize    string        `envconfig:"QDRANT_QUANTIZATION" desc:"int8 (unset: the default) or none: a new Qdrant collection's vectors also as int8 codes in RAM, searched first and rescored"`
-	ArxivURL          string        `envconfig:"ARXIV_URL" default:"http://export.arxiv.org/api/query" desc:"arXiv query API that import arxiv reads (one request per 3 s)"`
+	ArxivURL          string        `envconfig:"ARXIV_URL" default:"https://export.arxiv.org/api/query" desc:"arXiv query API that import arxiv reads (one request per 3 s)"`
 	OpenAlexURL       string        `envconfig:"OPENALEX_URL" default:"https://api.openalex.org" desc:"OpenAlex API that import openalex reads"`
 	OpenAlexEmail     string        `envconfig:"OPENALEX_EMAIL" desc:"your e-mail, sent to OpenAlex as mailto to use its polite pool"`
 	OpenReviewURL     string        `envconfig:"OPENREVIEW_URL" default:"https://api2.openreview.net" desc:"OpenReview API v2 that import openreview reads"`

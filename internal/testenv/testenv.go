@@ -3,7 +3,9 @@
 // shared data) says so in one way (it skips with the reason on a
 // developer's machine, and fails when PAPERSEARCH_TEST_STRICT is set, as
 // .ci/run sets it, so that a missing install step can never pass as a
-// green run), and a buffer safe to share with a logger.
+// green run), a buffer safe to share with a logger, and what a test of a
+// hostile upstream needs: its gzip bomb, and a child process whose memory
+// at rest and at its peak the test reads.
 package testenv
 
 import (

@@ -18,7 +18,7 @@ import (
 )
 
 // DefaultAPIURL is arXiv's query API.
-const DefaultAPIURL = "http://export.arxiv.org/api/query"
+const DefaultAPIURL = "https://export.arxiv.org/api/query"
 
 // RequestSpacing is the time arXiv asks clients to leave between requests.
 const RequestSpacing = 3 * time.Second

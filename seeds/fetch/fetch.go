@@ -2,8 +2,8 @@
 // arXiv, OpenReview and OpenAlex APIs) with the discipline of its
 // embedding client: a timeout per request, a rate limit per source,
 // retries with exponential backoff for failures that may pass (network
-// errors, 429, 5xx), Retry-After honoured, and an error naming the source
-// when it refuses.
+// errors, 429, 5xx), Retry-After honoured, each answer capped at
+// MaxPageBytes, and an error naming the source when it refuses.
 package fetch
 
 import (
@@ -21,8 +21,22 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"golang.org/x/time/rate"
 
+	"github.com/papersearch/papersearch/internal/limitbody"
 	"github.com/papersearch/papersearch/internal/retryafter"
 )
+
+// MaxPageBytes caps one answer of a source, counted after decompression:
+// 32 MiB. The largest page asked for is small beside it: 200 arXiv
+// entries of the longest records of the shared ML corpus make 0.78 MB of
+// Atom (0.5 MB for 200 ordinary ones), 1000 OpenReview notes a few MB; a
+// page of 200 arXiv entries of 1,800 authors each still fits. A hostile
+// or broken source's answer (a 600 KB gzip page that inflates to 600 MiB
+// took the process from 15 MB to 3.4 GB) is refused at the cap.
+const MaxPageBytes = 32 << 20
+
+// ErrTooLarge wraps an answer over MaxPageBytes: Get refuses it without
+// retrying, naming the source and the URL.
+var ErrTooLarge = limitbody.ErrTooLarge
 
 // ErrRefused wraps an answer that retrying cannot change (a 4xx other than
 // 408 and 429): the request is wrong, or the source will not serve it.
@@ -55,8 +69,9 @@ func New(source string, every time.Duration) *Client {
 	return &Client{Source: source, limiter: rate.NewLimiter(limit, 1)}
 }
 
-// Get fetches url and hands the body of a 200 answer to read; other
-// answers are retried or refused as the package says.
+// Get fetches url and hands the body of a 200 answer to read, which ends
+// in an error wrapping ErrTooLarge past MaxPageBytes; other answers are
+// retried or refused as the package says.
 func (c *Client) Get(ctx context.Context, url string, read func(io.Reader) error) error {
 	httpc := &http.Client{Timeout: 60 * time.Second}
 	if c.HTTP != nil {
@@ -64,6 +79,7 @@ func (c *Client) Get(ctx context.Context, url string, read func(io.Reader) error
 		httpc = &cp
 	}
 	httpc.CheckRedirect = sameHost
+	httpc.Transport = limitbody.Transport{Base: httpc.Transport, Limit: MaxPageBytes}
 	maxElapsed := c.MaxElapsed
 	if maxElapsed <= 0 {
 		maxElapsed = 2 * time.Minute

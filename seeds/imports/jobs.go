@@ -301,6 +301,8 @@ func publicError(err error) string {
 	switch {
 	case errors.Is(err, fetch.ErrUnreachable):
 		return "the source could not be reached (its host name does not resolve, or there is no network); the log has the details"
+	case errors.Is(err, fetch.ErrTooLarge):
+		return fmt.Sprintf("the source answered a page of more than %d MiB (counted decompressed), the most one may be; the log has its address", fetch.MaxPageBytes>>20)
 	case errors.Is(err, fetch.ErrRefused):
 		return "the source refused the request (the target may not exist there); the log has its answer"
 	case errors.Is(err, search.ErrUnavailable):

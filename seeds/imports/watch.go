@@ -38,6 +38,14 @@ const (
 	MaxWatchTarget = 2000
 	// MaxWatches bounds the watches kept.
 	MaxWatches = 200
+	// MaxWatchRuns is how many watch runs a process runs at once; the
+	// other due watches wait for a slot and run in their turn. Two, as
+	// imports (MaxRunning): a run may read a page of up to
+	// fetch.MaxPageBytes, which took a process 163 MB above its rest
+	// (TestGzipBomb), and two runs beside two imports stay within the 1
+	// GiB deploy/k8s gives the server; arXiv's runs wait on its one
+	// client's request spacing anyway.
+	MaxWatchRuns = 2
 	// retryFailed is how soon a failed run is tried again, at most.
 	retryFailed = 15 * time.Minute
 )
@@ -68,6 +76,7 @@ type Watches struct {
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // this process's runs, by watch id
+	slots   chan struct{}                 // a token per run under way, MaxWatchRuns at most
 	wg      sync.WaitGroup
 }
 
@@ -84,7 +93,7 @@ func OpenWatches(ctx context.Context, path string, run Runner, open Opener, log 
 	var id [8]byte
 	rand.Read(id[:])
 	return &Watches{store: store, open: open, run: run, log: log, owner: hex.EncodeToString(id[:]), Now: time.Now,
-		Tick: 30 * time.Second, Lease: 2 * time.Minute, running: map[string]context.CancelFunc{}}, nil
+		Tick: 30 * time.Second, Lease: 2 * time.Minute, running: map[string]context.CancelFunc{}, slots: make(chan struct{}, MaxWatchRuns)}, nil
 }
 
 // Close stops this process's runs (each keeps what it stored; the watch
@@ -238,7 +247,8 @@ func (w *Watches) Remove(ctx context.Context, id string) error {
 }
 
 // RunNow makes the watch of that id due now: Run starts it at its next
-// look, unless it is running.
+// look, in its turn for one of the MaxWatchRuns slots, unless it is
+// running.
 func (w *Watches) RunNow(ctx context.Context, id string) (wire.Watch, error) {
 	if err := w.store.runNow(ctx, id, w.Now()); err != nil {
 		return wire.Watch{}, err

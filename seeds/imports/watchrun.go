@@ -37,8 +37,9 @@ func (w *Watches) Run(ctx context.Context) {
 }
 
 // StartDue starts, each in the background, the watches due now that no
-// process runs, and returns; the runs end when ctx does. Wait waits for
-// them.
+// process runs, and returns once it has started the last: with
+// MaxWatchRuns under way, it waits for one to end before it starts the
+// next. The runs end when ctx does; Wait waits for them.
 func (w *Watches) StartDue(ctx context.Context) error {
 	ids, err := w.store.due(ctx, w.Now())
 	if err != nil {
@@ -52,11 +53,19 @@ func (w *Watches) StartDue(ctx context.Context) error {
 	return nil
 }
 
-// start claims the watch of that id if it is due and no process runs it,
-// and runs it in the background; it reports whether it did.
+// start waits for a run slot, then claims the watch of that id if it is
+// due and no process runs it, and runs it in the background; it reports
+// whether it did. The slot is taken before the claim, so that a watch
+// waiting for one holds no lease.
 func (w *Watches) start(ctx context.Context, id string) (bool, error) {
+	select {
+	case w.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 	ok, err := w.store.claim(ctx, id, w.owner, w.Now(), w.Lease)
 	if err != nil || !ok {
+		<-w.slots
 		return false, err // not ok: another process took it first
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -66,6 +75,7 @@ func (w *Watches) start(ctx context.Context, id string) (bool, error) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
+		defer func() { <-w.slots }()
 		defer cancel()
 		w.runWatch(runCtx, id)
 		w.mu.Lock()
@@ -75,8 +85,9 @@ func (w *Watches) start(ctx context.Context, id string) (bool, error) {
 	return true, nil
 }
 
-// RunHere runs the watch of that id now, in this process, and returns it
-// as the run left it; ErrWatchRunning if a process runs it already.
+// RunHere runs the watch of that id now, in this process (when one of its
+// MaxWatchRuns slots is free), and returns it as the run left it;
+// ErrWatchRunning if a process runs it already.
 func (w *Watches) RunHere(ctx context.Context, id string) (wire.Watch, error) {
 	if err := w.store.runNow(ctx, id, w.Now()); err != nil {
 		return wire.Watch{}, err
