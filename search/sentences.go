@@ -80,6 +80,9 @@ func (e *Engine) embedInContext(ctx context.Context, docs []*Document) error {
 	start := time.Now()
 	whole, parts, err := e.inContext.EmbedParts(ctx, texts)
 	e.opts.Observe(OpEmbed, time.Since(start), err)
+	if err == nil {
+		err = checkDimensions(e.inContext.Info(), whole)
+	}
 	if err != nil {
 		return err
 	}
