@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
@@ -132,7 +133,7 @@ func papersBody(prefix string, n int) string {
 // another dimension than the index's makes a write 502 problem+json naming
 // the model and both dimensions, storing nothing and never 500; a hybrid
 // search answers lexically, a dense one 502; and once searches have opened
-// the breaker, writes still say why.
+// the breaker, writes still say why, not merely "unavailable".
 func TestWritesWithEndpointOfAnotherModel(t *testing.T) {
 	ep, url := faultyServer(t, search.Options{})
 	if resp, body := do(t, "POST", url+"/v1/papers", "application/json", papersBody("kept", 1)); resp.StatusCode != 200 {
@@ -183,5 +184,84 @@ func TestWritesWithEndpointOfAnotherModel(t *testing.T) {
 	}
 	if resp, body := do(t, "GET", url+"/v1/papers/kept-0", "", ""); resp.StatusCode != 200 || strings.Contains(string(body), "A new text") {
 		t.Errorf("GET kept-0 after the refused patch: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestWritesFailFastWhileEndpointDown: with the endpoint down and the
+// breaker open (by failing searches, or by readiness probes alone), a POST
+// of 1 and of 1,000 papers, a PATCH of a paper's text and /v1/embeddings
+// answer 503 with Retry-After within 2 s (the client would retry for 2
+// minutes), without asking the endpoint, storing nothing; a write that
+// needs no embedding still succeeds. Once the endpoint is back, writes
+// alone bring the breaker's probe that closes it, and the same POSTs
+// succeed.
+func TestWritesFailFastWhileEndpointDown(t *testing.T) {
+	for _, opener := range []string{"searches", "readyz"} {
+		t.Run("opened by "+opener, func(t *testing.T) {
+			ep, url := faultyServer(t, search.Options{QueryTimeout: 300 * time.Millisecond, BreakerCooldown: 500 * time.Millisecond})
+			if resp, body := do(t, "POST", url+"/v1/papers", "application/json", papersBody("kept", 1)); resp.StatusCode != 200 {
+				t.Fatalf("POST with the endpoint healthy: %d %s", resp.StatusCode, body)
+			}
+			ep.state.Store(endpointDown)
+			if opener == "searches" {
+				for i := range search.BreakerFailures {
+					do(t, "POST", url+"/v1/search", "application/json", fmt.Sprintf(`{"query":"kept topic %d"}`, i))
+				}
+			}
+			if resp, body := do(t, "GET", url+"/readyz", "", ""); !strings.Contains(string(body), `"status":"degraded"`) {
+				t.Fatalf("readyz with the endpoint down: %d %s", resp.StatusCode, body)
+			}
+
+			one, thousand := papersBody("one", 1), papersBody("thousand", MaxIngestPapers)
+			for _, w := range []struct{ name, method, path, ctype, body string }{
+				{"POST of 1 paper", "POST", "/v1/papers", "application/json", one},
+				{"POST of 1,000 papers", "POST", "/v1/papers", "application/json", thousand},
+				{"PATCH of a text", "PATCH", "/v1/papers/kept-0", "application/merge-patch+json", `{"abstract":"patched: a new text."}`},
+				{"POST /v1/embeddings", "POST", "/v1/embeddings", "application/json", `{"input":"embeddings: graphs"}`},
+			} {
+				start := time.Now()
+				resp, body := do(t, w.method, url+w.path, w.ctype, w.body)
+				took := time.Since(start)
+				t.Logf("%s with the breaker open: %d in %v", w.name, resp.StatusCode, took.Round(time.Millisecond))
+				if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || resp.Header.Get("Content-Type") != "application/problem+json" {
+					t.Errorf("%s: %d (Retry-After %q) %s", w.name, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+				}
+				if took > 2*time.Second {
+					t.Errorf("%s took %v to be refused", w.name, took)
+				}
+			}
+			for _, s := range []string{"one:", "thousand:", "patched:", "embeddings:"} {
+				if ep.askedFor(s) {
+					t.Errorf("a refused write (%s) was sent to the endpoint", s)
+				}
+			}
+			for _, id := range []string{"one-0", "thousand-0", "thousand-999"} {
+				if resp, _ := do(t, "GET", url+"/v1/papers/"+id, "", ""); resp.StatusCode != 404 {
+					t.Errorf("GET %s after the refused POST: %d", id, resp.StatusCode)
+				}
+			}
+			if resp, body := do(t, "PATCH", url+"/v1/papers/kept-0", "application/merge-patch+json", `{"tags":["still-writable"]}`); resp.StatusCode != 200 {
+				t.Errorf("PATCH of tags alone, which needs no embedding: %d %s", resp.StatusCode, body)
+			}
+
+			ep.state.Store(endpointHealthy)
+			deadline := time.Now().Add(15 * time.Second) // a bound on waiting, not a latency target
+			for {
+				resp, body := do(t, "POST", url+"/v1/papers", "application/json", one)
+				if resp.StatusCode == 200 {
+					break
+				}
+				if resp.StatusCode != 503 || time.Now().After(deadline) {
+					t.Fatalf("POST once the endpoint is back: %d %s", resp.StatusCode, body)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if resp, body := do(t, "POST", url+"/v1/papers", "application/json", thousand); resp.StatusCode != 200 || !strings.Contains(string(body), `"new":1000`) {
+				t.Errorf("POST of 1,000 papers once the endpoint is back: %d %.300s", resp.StatusCode, body)
+			}
+			if resp, body := do(t, "GET", url+"/v1/papers/thousand-999", "", ""); resp.StatusCode != 200 {
+				t.Errorf("GET thousand-999: %d %s", resp.StatusCode, body)
+			}
+		})
 	}
 }
