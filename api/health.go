@@ -56,12 +56,16 @@ func (s *Server) readyz(c echo.Context) error {
 			return s.notReady(c, problem(http.StatusServiceUnavailable, "not-ready", err.Error()), "not ready: "+err.Error(), nil)
 		}
 	}
-	// The embedder failing degrades search (lexical results only) but the
-	// service still answers, so it stays ready and says what is degraded.
+	// The embedder failing degrades search (lexical results only) and
+	// refuses the writes that need it, but the service still answers, so it
+	// stays ready and says what is degraded. The probe goes through the
+	// engine's embedding breaker (see search.Engine.Embed): while it is
+	// open, it answers at once and starts the breaker's own probe; a probe
+	// that gets no answer in time opens it, so writes fail fast too.
 	if err := s.embedderHealth(c.Request().Context()); err != nil {
-		s.readiness("degraded: query embedding fails; searches answer from lexical retrieval alone", err)
+		s.readiness("degraded: embedding fails; searches answer from lexical retrieval alone", err)
 		return c.JSON(http.StatusOK, map[string]any{"status": "degraded", "degraded": []string{"dense"},
-			"detail": "query embedding fails, so searches answer from lexical retrieval alone; the log says why", "index": info,
+			"detail": "embedding fails, so searches answer from lexical retrieval alone and writes that need embedding are refused; the log says why", "index": info,
 			"encoders": s.engine.Encoders()})
 	}
 	s.readiness("ready", nil)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -66,6 +67,7 @@ func toProblem(err error) *wire.Problem {
 		fe     *papersearch.FieldError
 		maxErr *http.MaxBytesError
 		tle    *search.TokenLimitError
+		dim    *embed.DimensionError
 	)
 	switch {
 	case errors.As(err, &p):
@@ -94,6 +96,11 @@ func toProblem(err error) *wire.Problem {
 		p := problem(http.StatusServiceUnavailable, "map-not-ready", err.Error()+"; the map is laid out in the background (about a minute for 30,000 papers): retry shortly")
 		p.RetryAfter = 2 * retryAfterSeconds
 		return p
+	case errors.As(err, &dim):
+		// Before ErrUnavailable: an open breaker's refusal names the failure
+		// that opened it, and this one waiting will not mend.
+		return problem(http.StatusBadGateway, "embedding-model-mismatch",
+			dim.Error()+"; the endpoint must serve the index's model, or the index be rebuilt under the new one (papersearch reindex)")
 	case errors.Is(err, search.ErrUnavailable):
 		p := problem(http.StatusServiceUnavailable, "unavailable",
 			"a service this one depends on (the vector store or the embedding endpoint) is unavailable; retry shortly")

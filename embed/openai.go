@@ -111,6 +111,24 @@ var (
 	ErrTooLarge = limitbody.ErrTooLarge
 )
 
+// DimensionError is a vector of another length than the model's: the
+// model answering is not the one the index was built with. It matches
+// ErrDimensions (errors.Is).
+type DimensionError struct {
+	// Model names the model asked for, whose vectors the index holds.
+	Model string
+	// Got is the length of the vector answered; Want the model's dimension.
+	Got, Want int
+}
+
+func (e *DimensionError) Error() string {
+	return fmt.Sprintf("the embedding endpoint's model %s answered %d-dimensional vectors; the index holds %d-dimensional vectors of %s: %v",
+		e.Model, e.Got, e.Want, e.Model, ErrDimensions)
+}
+
+// Is reports whether target is ErrDimensions.
+func (e *DimensionError) Is(target error) bool { return target == ErrDimensions }
+
 // NewOpenAI returns a client for cfg. When cfg.Dimensions is zero it embeds
 // one short text to learn the model's dimension, so a wrong URL, key or
 // model is reported here rather than halfway through an ingest.
@@ -342,14 +360,15 @@ func (c *OpenAI) check(resp openai.EmbeddingResponse, n int) ([][]float32, error
 		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
 			return nil, fmt.Errorf("%w: index %d is out of range or repeated", ErrBadResponse, d.Index)
 		}
-		want := c.dim
-		if want == 0 {
-			want = len(resp.Data[0].Embedding)
+		if c.dim == 0 && (len(d.Embedding) == 0 || len(d.Embedding) != len(resp.Data[0].Embedding)) {
+			// Learning the dimension: the vectors disagree among themselves.
+			return nil, backoff.Permanent(fmt.Errorf("%w: embedding %d has %d dimensions, embedding 0 %d",
+				ErrBadResponse, d.Index, len(d.Embedding), len(resp.Data[0].Embedding)))
 		}
-		if len(d.Embedding) == 0 || len(d.Embedding) != want {
+		if c.dim != 0 && len(d.Embedding) != c.dim {
 			// A wrong dimension is a configuration problem; retrying cannot help.
-			return nil, backoff.Permanent(fmt.Errorf("%w: embedding %d has %d dimensions, want %d: %w",
-				ErrBadResponse, d.Index, len(d.Embedding), want, ErrDimensions))
+			return nil, backoff.Permanent(fmt.Errorf("%w: embedding %d: %w",
+				ErrBadResponse, d.Index, &DimensionError{Model: c.cfg.Model, Got: len(d.Embedding), Want: c.dim}))
 		}
 		v := append([]float32(nil), d.Embedding...)
 		Normalize(v)

@@ -292,7 +292,7 @@ func TestOpenAIFailsClearly(t *testing.T) {
 		{"wrong dimension", nil, func(_ int, m map[string]any) {
 			d := m["data"].([]any)[0].(map[string]any)
 			d["embedding"] = d["embedding"].([]any)[:100]
-		}, []string{"100 dimensions, want 1152"}, 1, "", embed.ErrDimensions},
+		}, []string{"model " + embed.DefaultLocalModel + " answered 100-dimensional vectors", "holds 1152-dimensional"}, 1, "", embed.ErrDimensions},
 		{"always 503", func(_ int, w http.ResponseWriter, _ map[string]any) bool {
 			http.Error(w, "maintenance", http.StatusServiceUnavailable)
 			return true

@@ -66,9 +66,9 @@ func (p *Pair) join(part func(m int) []float32) ([]float32, error) {
 	v := make([]float32, 0, p.info.Dim)
 	for m, model := range p.models {
 		x := part(m)
-		if len(x) != model.Info().Dim {
-			return nil, fmt.Errorf("embed with %s: %w: %s gave a vector of %d dimensions, want %d", p.info.Name, ErrBadResponse,
-				model.Info().Name, len(x), model.Info().Dim)
+		if m := model.Info(); len(x) != m.Dim {
+			return nil, fmt.Errorf("embed with %s: %w: %w", p.info.Name, ErrBadResponse,
+				&DimensionError{Model: m.Name, Got: len(x), Want: m.Dim})
 		}
 		for _, f := range x {
 			v = append(v, f*scale)

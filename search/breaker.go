@@ -13,13 +13,13 @@ import (
 	"github.com/papersearch/papersearch/embed"
 )
 
-// Circuit breaker of query embedding.
+// Circuit breaker of embedding.
 const (
 	// BreakerFailures is how many query embeddings in a row must fail
 	// before searches stop waiting for the embedder.
 	BreakerFailures = 3
-	// DefaultBreakerCooldown is how long query embedding stays off after
-	// that before a background probe may turn it on again.
+	// DefaultBreakerCooldown is how long embedding stays off after that
+	// before a background probe may turn it on again.
 	DefaultBreakerCooldown = 5 * time.Second
 )
 
@@ -27,66 +27,132 @@ const (
 // nothing about the embedder's health.
 var errCallerGone = errors.New("the caller went away")
 
-// queryEmbedder embeds search queries behind a circuit breaker. While the
-// embedder answers, every query is embedded within the query deadline.
-// After BreakerFailures failures in a row the breaker opens: queries fail
-// at once with ErrUnavailable, so a hybrid search answers from its lexical
-// side at the cost of a lexical search instead of waiting out the deadline,
-// and a probe in the background (one at a time, started by the searches
-// that arrive) closes the breaker once the embedder answers again.
-type queryEmbedder struct {
-	embedder embed.Embedder
-	timeout  time.Duration
-	breaker  *gobreaker.CircuitBreaker[[]float32]
-	probing  atomic.Bool
-	log      *slog.Logger
+// embedBreaker is the engine's circuit breaker of embedding: the one
+// place that decides whether the embedder is worth waiting for. While the
+// embedder answers, a query is embedded within the query deadline and a
+// write within its own. The breaker opens after BreakerFailures query
+// embeddings fail in a row, or at once when an embedding that waited its
+// full course fails (a write's, a readiness probe's, /v1/embeddings': its
+// client gave up retrying, or its deadline passed first). While it is
+// open, whatever needs the embedder fails at once with ErrUnavailable: a
+// hybrid search answers from its lexical side at the cost of a lexical
+// search, a write stores nothing and asks to be retried; and a probe in
+// the background (one at a time, started by whatever request arrives:
+// searches, writes, readiness probes) closes the breaker once the
+// embedder answers again.
+type embedBreaker struct {
+	queries embed.Embedder // embeds queries, and the probe
+	timeout time.Duration
+	breaker *gobreaker.CircuitBreaker[[]float32]
+	probing atomic.Bool
+	last    atomic.Pointer[error] // the last failure counted
+	log     *slog.Logger
 }
 
-func newQueryEmbedder(e embed.Embedder, timeout, cooldown time.Duration, log *slog.Logger) *queryEmbedder {
-	q := &queryEmbedder{embedder: e, timeout: timeout, log: log}
-	q.breaker = gobreaker.NewCircuitBreaker[[]float32](gobreaker.Settings{
-		Name:        "query embedding",
+func newEmbedBreaker(queries embed.Embedder, timeout, cooldown time.Duration, log *slog.Logger) *embedBreaker {
+	b := &embedBreaker{queries: queries, timeout: timeout, log: log}
+	b.breaker = gobreaker.NewCircuitBreaker[[]float32](gobreaker.Settings{
+		Name:        "embedding",
 		Timeout:     cooldown,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= BreakerFailures },
 		IsExcluded:  func(err error) bool { return errors.Is(err, errCallerGone) },
 		OnStateChange: func(name string, from, to gobreaker.State) {
 			switch to {
 			case gobreaker.StateOpen:
-				log.Warn("query embedding keeps failing; searches answer from lexical retrieval alone until a background probe succeeds",
-					"after_failures", BreakerFailures, "probe_every", cooldown)
+				log.Warn("embedding keeps failing; searches answer from lexical retrieval alone and writes that need embedding are refused until a background probe succeeds",
+					"probe_every", cooldown, "error", b.lastFailure())
 			case gobreaker.StateClosed:
-				log.Info("query embedding answers again; dense retrieval is back")
+				log.Info("embedding answers again; dense retrieval and writes are back")
 			}
 		},
 	})
-	return q
+	return b
 }
 
-// embed returns text's vector, or an error wrapping ErrUnavailable at once
-// while the breaker is open.
-func (q *queryEmbedder) embed(ctx context.Context, text string) ([]float32, error) {
-	if q.breaker.State() != gobreaker.StateClosed {
-		q.probe()
-		return nil, fmt.Errorf("embed query: %w: the embedder failed %d times in a row; probing it in the background",
-			ErrUnavailable, BreakerFailures)
+// query returns text's vector, embedded within the query deadline, or an
+// error wrapping ErrUnavailable at once while the breaker is open.
+func (b *embedBreaker) query(ctx context.Context, text string) ([]float32, error) {
+	if err := b.refuse(); err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
 	}
-	v, err := q.breaker.Execute(func() ([]float32, error) { return q.call(ctx, text) })
+	v, err := b.breaker.Execute(func() ([]float32, error) { return b.call(ctx, text) })
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 		return nil, fmt.Errorf("embed query: %w: %w", ErrUnavailable, err)
 	}
 	return v, err
 }
 
+// wait runs embedding, which ctx bounds and which a request waits for (a
+// write's, a readiness probe's): refused at once while the breaker is
+// open. Its failure opens the breaker when it says the embedder did not
+// answer (see unanswered), so that the writes after it fail fast.
+func (b *embedBreaker) wait(ctx context.Context, embedding func() error) error {
+	if err := b.refuse(); err != nil {
+		return err
+	}
+	err := embedding()
+	if err != nil && unanswered(ctx, err) {
+		b.trip(err)
+	}
+	return err
+}
+
+// unanswered reports whether err, the failure of an embedding bounded by
+// ctx, says that the embedder did not answer: its client gave up retrying
+// (ErrUnavailable), or the deadline passed first. A caller that went away
+// says nothing of the embedder, nor does an answer refused (a wrong
+// dimension, a text too long, a refused key).
+func unanswered(ctx context.Context, err error) bool {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return false
+	}
+	return errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// refuse returns nil while the breaker is closed; else it starts a probe
+// and returns an error wrapping ErrUnavailable and the last failure.
+func (b *embedBreaker) refuse() error {
+	if b.breaker.State() == gobreaker.StateClosed {
+		return nil
+	}
+	b.probe()
+	return fmt.Errorf("%w: the embedder keeps failing; probing it in the background (last failure: %w)",
+		ErrUnavailable, b.lastFailure())
+}
+
+// lastFailure is the last failure the breaker counted.
+func (b *embedBreaker) lastFailure() error {
+	if p := b.last.Load(); p != nil {
+		return *p
+	}
+	return errors.New("none recorded")
+}
+
+// trip opens the breaker at once, err counting as BreakerFailures
+// failures in a row, unless it has opened already (or an embedding
+// succeeds meanwhile, which says the embedder answers after all).
+func (b *embedBreaker) trip(err error) {
+	b.last.Store(&err)
+	for range BreakerFailures {
+		if b.breaker.State() != gobreaker.StateClosed {
+			return
+		}
+		b.breaker.Execute(func() ([]float32, error) { return nil, err })
+	}
+}
+
 // call embeds one text within the query deadline.
-func (q *queryEmbedder) call(ctx context.Context, text string) ([]float32, error) {
-	cctx, cancel := context.WithTimeout(ctx, q.timeout)
+func (b *embedBreaker) call(ctx context.Context, text string) ([]float32, error) {
+	cctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	vecs, err := q.embedder.Embed(cctx, []string{text})
+	vecs, err := b.queries.Embed(cctx, []string{text})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("embed query: %w: %w", errCallerGone, err)
 		}
-		return nil, fmt.Errorf("embed query: %w", err)
+		err = fmt.Errorf("embed query: %w", err)
+		b.last.Store(&err)
+		return nil, err
 	}
 	return vecs[0], nil
 }
@@ -94,17 +160,17 @@ func (q *queryEmbedder) call(ctx context.Context, text string) ([]float32, error
 // probe starts a background probe of the embedder unless one is running.
 // Until the breaker's cooldown has passed the probe ends at once; after it,
 // the probe is the one embedding the half-open breaker lets through.
-func (q *queryEmbedder) probe() {
-	if !q.probing.CompareAndSwap(false, true) {
+func (b *embedBreaker) probe() {
+	if !b.probing.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
-		defer q.probing.Store(false)
-		_, err := q.breaker.Execute(func() ([]float32, error) {
-			return q.call(context.Background(), "papersearch query embedding probe")
+		defer b.probing.Store(false)
+		_, err := b.breaker.Execute(func() ([]float32, error) {
+			return b.call(context.Background(), "papersearch query embedding probe")
 		})
 		if err != nil && !errors.Is(err, gobreaker.ErrOpenState) {
-			q.log.Debug("query embedding probe failed", "error", err)
+			b.log.Debug("embedding probe failed", "error", err)
 		}
 	}()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -15,8 +16,9 @@ import (
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
-// switchEmbedder embeds with hash vectors, or fails like an endpoint that
-// refuses connections while down is set; it counts the calls it gets.
+// switchEmbedder embeds with hash vectors, or fails as the endpoint
+// client does once its retries gave up on an endpoint that refuses
+// connections, while down is set; it counts the calls it gets.
 type switchEmbedder struct {
 	down  atomic.Bool
 	calls atomic.Int64
@@ -27,7 +29,7 @@ func (s *switchEmbedder) Info() embed.ModelInfo { return storetest.Model }
 func (s *switchEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	s.calls.Add(1)
 	if s.down.Load() {
-		return nil, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+		return nil, fmt.Errorf("%w: dial tcp 127.0.0.1:1: connect: connection refused", embed.ErrUnavailable)
 	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
@@ -96,5 +98,90 @@ func TestQueryEmbeddingBreakerRecovers(t *testing.T) {
 			t.Fatalf("still degraded after %d searches", i+1)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func paper(id, abstract string, tags ...string) papersearch.Paper {
+	return papersearch.Paper{ID: id, Title: "Paper " + id, Abstract: abstract, Tags: tags}
+}
+
+// TestWritesRefusedWhileBreakerOpen: once searches found the embedder
+// down, a write that needs embedding fails at once with ErrUnavailable
+// without calling it, storing nothing, as do an import and Embed; a write that
+// needs no embedding (a stored paper retagged) still succeeds.
+func TestWritesRefusedWhileBreakerOpen(t *testing.T) {
+	ctx := context.Background()
+	emb := &switchEmbedder{}
+	eng := breakerEngine(t, emb, time.Hour) // no probe during this test
+	stored := paper("kept", "A paper stored while the embedder answered.")
+	if _, err := eng.Put(ctx, []papersearch.Paper{stored}); err != nil {
+		t.Fatal(err)
+	}
+	emb.down.Store(true)
+	for i := range search.BreakerFailures {
+		eng.Search(ctx, search.Query{Text: fmt.Sprintf("trip %d", i), Limit: 3})
+	}
+	calls := emb.calls.Load()
+	_, err := eng.Put(ctx, []papersearch.Paper{paper("new", "A paper that needs embedding.")})
+	if !errors.Is(err, search.ErrUnavailable) || !errors.Is(err, search.ErrNothingStored) {
+		t.Errorf("Put with the breaker open: %v, want ErrUnavailable and ErrNothingStored", err)
+	}
+	if _, err := eng.Import(ctx, search.Papers([]papersearch.Paper{paper("imported", "An imported paper.")}), search.ImportOptions{}); !errors.Is(err, search.ErrUnavailable) {
+		t.Errorf("Import with the breaker open: %v, want ErrUnavailable", err)
+	}
+	if _, _, err := eng.Embed(ctx, "", []string{"a text"}); !errors.Is(err, search.ErrUnavailable) {
+		t.Errorf("Embed with the breaker open: %v, want ErrUnavailable", err)
+	}
+	if n := emb.calls.Load(); n != calls {
+		t.Errorf("the embedder was called %d times by refused writes", n-calls)
+	}
+	for _, id := range []string{"new", "imported"} {
+		if _, err := eng.Get(ctx, id); !errors.Is(err, search.ErrNotFound) {
+			t.Errorf("the refused paper %s: %v, want ErrNotFound", id, err)
+		}
+	}
+	stored.Tags = []string{"retagged"}
+	if _, err := eng.Put(ctx, []papersearch.Paper{stored}); err != nil {
+		t.Errorf("a write that needs no embedding, with the breaker open: %v", err)
+	}
+}
+
+// TestWriteFailureOpensBreaker: a write whose embedding fails for want of
+// an answer opens the breaker at once, so the next write and search do not
+// wait for the embedder; once it answers, writes alone (no search comes)
+// start the probe that closes the breaker, and succeed again.
+func TestWriteFailureOpensBreaker(t *testing.T) {
+	ctx := context.Background()
+	emb := &switchEmbedder{}
+	emb.down.Store(true)
+	eng := breakerEngine(t, emb, 50*time.Millisecond)
+	if _, err := eng.Put(ctx, []papersearch.Paper{paper("w1", "The first write finds the embedder down.")}); !errors.Is(err, search.ErrUnavailable) {
+		t.Fatalf("first write: %v, want ErrUnavailable", err)
+	}
+	calls := emb.calls.Load()
+	if _, err := eng.Put(ctx, []papersearch.Paper{paper("w2", "The second write is refused.")}); !errors.Is(err, search.ErrUnavailable) {
+		t.Errorf("second write: %v, want ErrUnavailable", err)
+	}
+	res, err := eng.Search(ctx, search.Query{Text: "abstract", Limit: 3})
+	if err != nil || len(res.Degraded) != 1 {
+		t.Errorf("search after the failed write: %v, degraded %v; want lexical results", err, res.Degraded)
+	}
+	if n := emb.calls.Load(); n != calls {
+		t.Errorf("the embedder was called %d times after one write found it down", n-calls)
+	}
+	emb.down.Store(false)
+	deadline := time.Now().Add(30 * time.Second) // a bound on waiting, not a latency target
+	for i := 0; ; i++ {
+		_, err := eng.Put(ctx, []papersearch.Paper{paper("w3", "A write once the embedder is back.")})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, search.ErrUnavailable) || time.Now().After(deadline) {
+			t.Fatalf("write %d after the embedder came back: %v", i+1, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := eng.Get(ctx, "w3"); err != nil {
+		t.Errorf("the write that succeeded: %v", err)
 	}
 }

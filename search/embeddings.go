@@ -24,7 +24,10 @@ func (e *Engine) Models() []embed.ModelInfo {
 var ErrUnknownModel = errors.New("no such model here")
 
 // Embed embeds texts as given with the named model (one of Models; "" for
-// the index's) and returns the vectors and the tokens they cost.
+// the index's) and returns the vectors and the tokens they cost. While
+// the embedder is found failing it fails at once with ErrUnavailable (see
+// Options.BreakerCooldown), and its own failure to get an answer in time
+// makes the engine find so.
 func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error) {
 	defer e.lanes.foreground()()
 	emb := e.embedder
@@ -48,7 +51,11 @@ func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]f
 	if limit := e.opts.EmbedMaxTokens; limit > 0 && tokens > limit {
 		return nil, tokens, &TokenLimitError{Tokens: tokens, Limit: limit}
 	}
-	vecs, err := emb.Embed(ctx, unique)
+	var vecs [][]float32
+	err := e.breaker.wait(ctx, func() (err error) {
+		vecs, err = emb.Embed(ctx, unique)
+		return err
+	})
 	if err != nil {
 		return nil, 0, err
 	}

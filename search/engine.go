@@ -55,7 +55,7 @@ type Engine struct {
 	log      *slog.Logger
 	opts     Options
 	queries  *lru.Cache[string, []float32] // recent query vectors by text
-	query    *queryEmbedder
+	breaker  *embedBreaker
 	roles    *roles.Classifier // labels abstracts' sentences
 	lanes    *lanes            // queries go first (see Background)
 }
@@ -83,8 +83,9 @@ type Options struct {
 	// the embedding model's query instruction first, if it has one
 	// (embed.Instructed); papers always get their document instruction.
 	RawQueries bool
-	// BreakerCooldown is how long searches skip query embedding after
-	// BreakerFailures failures in a row, before a background probe may turn
+	// BreakerCooldown is how long searches skip query embedding, and
+	// writes that need embedding are refused, once the embedder is found
+	// failing (see BreakerFailures), before a background probe may turn
 	// it on again (default DefaultBreakerCooldown).
 	BreakerCooldown time.Duration
 	// IngestBatch is how many papers are embedded and stored together
@@ -225,7 +226,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	dim, models := coreDim(byModel, *opts.ModelGate)
 	return &Engine{store: measured, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
 		byModel: byModel, coreDim: dim, models: models, encoders: embed.Choices(embedder), log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes), maps: new(mapState),
-		query: newQueryEmbedder(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
+		breaker: newEmbedBreaker(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 
 // Model names the embedding model of the index.
@@ -256,7 +257,7 @@ func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error
 	if v, ok := e.queries.Get(text); ok {
 		return v, nil
 	}
-	v, err := e.query.embed(ctx, text)
+	v, err := e.breaker.query(ctx, text)
 	if err != nil {
 		return nil, err
 	}

@@ -109,11 +109,29 @@ type observedEmbedder struct {
 func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	start := time.Now()
 	v, err := e.Embedder.Embed(ctx, texts)
+	if err == nil {
+		err = checkDimensions(e.Info(), v)
+	}
 	e.observe(OpEmbed, time.Since(start), err)
 	if errors.Is(err, embed.ErrUnavailable) {
 		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	return v, err
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// checkDimensions returns an *embed.DimensionError for the first of vecs
+// that is not of model's dimension: whichever embedder answered it, it is
+// not the model the index was built with, and no store may see it.
+func checkDimensions(model embed.ModelInfo, vecs [][]float32) error {
+	for _, v := range vecs {
+		if len(v) != model.Dim {
+			return &embed.DimensionError{Model: model.Name, Got: len(v), Want: model.Dim}
+		}
+	}
+	return nil
 }
 
 // CountTokens passes through to embedders that count tokens exactly.

@@ -34,11 +34,19 @@ func abstractSentences(p papersearch.Paper) []string {
 // embedWithSentences embeds each document's text and its abstract's
 // sentences, labels the sentences' roles, and fills Vector and Sentences:
 // in one pass per paper when the model can pool sentence vectors
-// (inContext), else in one request of texts and sentences.
+// (inContext), else in one request of texts and sentences. It is refused
+// at once while the embedding breaker is open (see embedBreaker.wait).
 func (e *Engine) embedWithSentences(ctx context.Context, docs []*Document) error {
-	if e.inContext != nil {
-		return e.embedInContext(ctx, docs)
-	}
+	return e.breaker.wait(ctx, func() error {
+		if e.inContext != nil {
+			return e.embedInContext(ctx, docs)
+		}
+		return e.embedTogether(ctx, docs)
+	})
+}
+
+// embedTogether embeds the documents' texts and sentences in one request.
+func (e *Engine) embedTogether(ctx context.Context, docs []*Document) error {
 	var texts []string
 	sentences := make([][]string, len(docs))
 	for i, d := range docs {
@@ -80,6 +88,9 @@ func (e *Engine) embedInContext(ctx context.Context, docs []*Document) error {
 	start := time.Now()
 	whole, parts, err := e.inContext.EmbedParts(ctx, texts)
 	e.opts.Observe(OpEmbed, time.Since(start), err)
+	if err == nil {
+		err = checkDimensions(e.inContext.Info(), whole)
+	}
 	if err != nil {
 		return err
 	}

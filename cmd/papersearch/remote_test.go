@@ -150,8 +150,10 @@ func TestCLIAgainstServer(t *testing.T) {
 // TestWriteThroughAFailingEndpointStoresNothing: a POST /v1/papers whose
 // embedding endpoint starts answering 503 part way answers 503 with
 // Retry-After within its retry budget, says nothing was stored, and
-// nothing of the batch is; once the endpoint is back, the same request
-// stores the batch whole (24 papers: three batches of 8, the third failing).
+// nothing of the batch is; the failure opens the embedding breaker, so
+// the same request is refused at once (503) until the breaker's probe
+// finds the endpoint back, and then stores the batch whole (24 papers:
+// three batches of 8, the third failing).
 func TestWriteThroughAFailingEndpointStoresNothing(t *testing.T) {
 	setEnv(t)
 	t.Setenv("PAPERSEARCH_EMBEDDINGS_TOKEN_RATE", "0") // the instance under test embeds through this one
@@ -205,9 +207,27 @@ func TestWriteThroughAFailingEndpointStoresNothing(t *testing.T) {
 			r.Body.Close()
 		}
 	}
+	asked := requests.Load()
+	if resp, b := post(); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("POST right after the failure, the breaker open: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+	if n := requests.Load() - asked; n != 0 {
+		t.Errorf("the POST refused with the breaker open sent %d requests to the endpoint", n)
+	}
 	failFrom.Store(1 << 40)
-	if resp, b := post(); resp.StatusCode != 200 || !strings.Contains(b, `"new":24`) {
-		t.Errorf("POST once the endpoint is back: %d %s", resp.StatusCode, b)
+	deadline := time.Now().Add(time.Minute) // a bound on waiting, not a latency target
+	for {
+		resp, b := post()
+		if resp.StatusCode == 200 {
+			if !strings.Contains(b, `"new":24`) {
+				t.Errorf("POST once the endpoint is back: %s", b)
+			}
+			break
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("POST once the endpoint is back: %d %s", resp.StatusCode, b)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
