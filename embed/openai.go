@@ -340,7 +340,11 @@ func (c *OpenAI) request(ctx context.Context, texts []string) ([][]float32, erro
 		backoff.WithNotify(func(err error, wait time.Duration) {
 			c.log.Warn("embedding request failed; retrying", "error", err, "attempt", attempt, "wait", wait.Round(time.Millisecond))
 		}))
-	if err != nil && retryable && ctx.Err() == nil {
+	// The last attempt failed in a way a later one may not, and retrying
+	// gave up or ran out of its caller's time: the endpoint did not answer.
+	// (A caller that went away, or a deadline that cut an attempt short,
+	// says nothing of it.)
+	if err != nil && retryable && !errors.Is(ctx.Err(), context.Canceled) {
 		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if err != nil && attempt > 1 && !errors.Is(err, errTooLong) {

@@ -98,15 +98,18 @@ func (b *embedBreaker) wait(ctx context.Context, embedding func() error) error {
 }
 
 // unanswered reports whether err, the failure of an embedding bounded by
-// ctx, says that the embedder did not answer: its client gave up retrying
-// (ErrUnavailable), or the deadline passed first. A caller that went away
-// says nothing of the embedder, nor does an answer refused (a wrong
-// dimension, a text too long, a refused key).
+// ctx, says that the embedder did not answer: its client's attempts kept
+// failing until it gave up retrying or the deadline passed
+// (ErrUnavailable). A caller that went away says nothing of the embedder,
+// nor does an answer refused (a wrong dimension, a text too long, a
+// refused key), nor a deadline alone: an in-process model past a write's
+// or a readiness probe's deadline is busy, not down, and searches must not
+// lose their dense side for it.
 func unanswered(ctx context.Context, err error) bool {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return false
 	}
-	return errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, ErrUnavailable)
 }
 
 // refuse returns nil while the breaker is closed; else it starts a probe

@@ -21,13 +21,18 @@ import (
 // connections, while down is set; it counts the calls it gets.
 type switchEmbedder struct {
 	down  atomic.Bool
+	busy  atomic.Bool // answers only when the caller's context ends, as a loaded in-process model past a deadline
 	calls atomic.Int64
 }
 
 func (s *switchEmbedder) Info() embed.ModelInfo { return storetest.Model }
 
-func (s *switchEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+func (s *switchEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	s.calls.Add(1)
+	if s.busy.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if s.down.Load() {
 		return nil, fmt.Errorf("%w: dial tcp 127.0.0.1:1: connect: connection refused", embed.ErrUnavailable)
 	}
@@ -183,5 +188,28 @@ func TestWriteFailureOpensBreaker(t *testing.T) {
 	}
 	if _, err := eng.Get(ctx, "w3"); err != nil {
 		t.Errorf("the write that succeeded: %v", err)
+	}
+}
+
+// TestBusyEmbedderKeepsBreakerClosed: a write whose deadline passes while
+// the embedder is busy (an in-process model under load) fails alone; the
+// breaker stays closed, so the next write is embedded and searches keep
+// their dense side.
+func TestBusyEmbedderKeepsBreakerClosed(t *testing.T) {
+	emb := &switchEmbedder{}
+	emb.busy.Store(true)
+	eng := breakerEngine(t, emb, time.Hour) // an opened breaker would stay open
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := eng.Put(ctx, []papersearch.Paper{paper("b1", "A write past its deadline.")}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("write past its deadline: %v", err)
+	}
+	emb.busy.Store(false)
+	if _, err := eng.Put(context.Background(), []papersearch.Paper{paper("b2", "The next write is embedded.")}); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+	res, err := eng.Search(context.Background(), search.Query{Text: "abstract", Limit: 3})
+	if err != nil || len(res.Degraded) != 0 {
+		t.Errorf("search after a busy embedder's deadline: %v, degraded %v", err, res.Degraded)
 	}
 }
