@@ -69,7 +69,8 @@ func (e *FieldError) Error() string {
 }
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// Complete validates a paper and fills what a corpus may leave out: white
+// Complete validates a paper and fills what a corpus may leave out:
+// control characters are removed from its text (StripControls), white
 // space is tidied, empty author names are dropped, a missing id is derived
 // from the abstract and a missing title from its first sentence. It is the
 // one check every paper passes before it is stored; the error is a
@@ -83,6 +84,17 @@ func Complete(p Paper) (Paper, error) {
 		if !utf8.ValidString(f.value) {
 			return p, &FieldError{Field: f.name, Err: ErrInvalidUTF8}
 		}
+	}
+	// Control characters go first, so lengths count what a reader sees.
+	p.Title, p.Abstract, p.Venue = StripControls(p.Title), StripControls(p.Abstract), StripControls(p.Venue)
+	if slices.ContainsFunc(p.Authors, func(a string) bool { return strings.ContainsFunc(a, Control) }) {
+		authors := make([]string, len(p.Authors))
+		for i, a := range p.Authors {
+			if authors[i] = a; utf8.ValidString(a) { // an invalid one is refused below
+				authors[i] = StripControls(a)
+			}
+		}
+		p.Authors = authors
 	}
 	for _, f := range []struct {
 		name, value string

@@ -95,13 +95,14 @@ func exportCSV(hits []papersearch.Hit) ([]byte, error) {
 	return b.Bytes(), w.Error()
 }
 
-// csvText neutralises a text cell that a spreadsheet would run as a
-// formula, as OWASP's CSV injection guidance says: a cell starting with
-// =, +, -, @, a tab or a carriage return gets a leading apostrophe, which
-// spreadsheets show as text and do not display. (Numeric cells, rank,
+// csvText writes a text cell without control characters, and neutralises
+// one that a spreadsheet would run as a formula, as OWASP's CSV injection
+// guidance says: a cell starting with =, +, -, @ or a tab gets a leading
+// apostrophe, which spreadsheets show as text and do not display. (Numeric cells, rank,
 // score and year, are written by the service and left as numbers.)
 func csvText(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+	s = papersearch.StripControls(s) // a paper stored before Complete removed them
+	if s != "" && strings.ContainsRune("=+-@\t", rune(s[0])) {
 		return "'" + s
 	}
 	return s

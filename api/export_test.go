@@ -93,8 +93,9 @@ func TestBibTeXEntryType(t *testing.T) {
 }
 
 // TestCSVNeutralisesFormulas: text cells a spreadsheet would run (=, +,
-// -, @, tab, carriage return first) start with an apostrophe; numbers and
-// other text are as they were.
+// -, @, tab first) start with an apostrophe; a carriage return is a line
+// break (no control character reaches a cell); numbers and other text are
+// as they were.
 func TestCSVNeutralisesFormulas(t *testing.T) {
 	hits := []papersearch.Hit{{ID: "=cmd", Rank: 1, Score: -0.25, Paper: papersearch.Paper{ID: "=cmd", Title: "=HYPERLINK(\"http://evil.example\",\"x\")",
 		Authors: []string{"+1+1", "B"}, Venue: "@SUM(A1)", Abstract: "-2+3", Year: 2020, Date: "2020-02", Added: time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)}},
@@ -109,7 +110,7 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 	}
 	want := [][]string{
 		{"1", "'=cmd", "-0.250000", "'=HYPERLINK(\"http://evil.example\",\"x\")", "'+1+1; B", "'@SUM(A1)", "2020", "", "'-2+3", "2020-02", "2026-12-02T08:00:00Z"},
-		{"2", "ok", "0.500000", "'\tTabbed", "", "ICML", "", "", "'\rReturn", "", ""},
+		{"2", "ok", "0.500000", "'\tTabbed", "", "ICML", "", "", "\nReturn", "", ""},
 	}
 	for i, w := range want {
 		if strings.Join(rows[i+1], "|") != strings.Join(w, "|") {

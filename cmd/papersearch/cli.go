@@ -277,6 +277,15 @@ func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Write
 
 func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 	if asJSON {
+		// JSON escapes C0 controls but writes C1 and bidirectional ones as
+		// they are, which a terminal would read.
+		for i := range res.Results {
+			p := &res.Results[i].Paper
+			p.Title, p.Abstract, p.Venue = papersearch.StripControls(p.Title), papersearch.StripControls(p.Abstract), papersearch.StripControls(p.Venue)
+			for j, a := range p.Authors {
+				p.Authors[j] = papersearch.StripControls(a)
+			}
+		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
@@ -301,6 +310,10 @@ func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 		if h.Paper.Year != 0 {
 			title = fmt.Sprintf("%s (%s %d)", title, strings.TrimSpace(h.Paper.Venue), h.Paper.Year)
 		}
+		// A terminal reads what is printed: no control character of a
+		// paper stored before Complete removed them, and no tab to shift
+		// the columns.
+		title = strings.Join(strings.Fields(papersearch.StripControls(title)), " ")
 		if near && len(h.Because) > 0 {
 			fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\n", h.Rank, h.Score, h.ID, title, h.Because[0].ID)
 			continue

@@ -78,3 +78,26 @@ func TestWrongFormatAndEmptyStore(t *testing.T) {
 		t.Errorf("search of an empty store: %v %q", err, out.String())
 	}
 }
+
+// TestPrintResultsWithoutControls: the table and the JSON that search,
+// similar and recommend print carry no control character of a paper
+// stored with them (before papersearch.Complete removed them), so stored
+// text cannot drive the terminal.
+func TestPrintResultsWithoutControls(t *testing.T) {
+	evil := "Title\x1b]0;pwned\x07 \x1b[31mred\u009b2J\u202eolleh\tcol\x00"
+	res := wire.SearchResponse{Index: papersearch.IndexInfo{Papers: 1}, Results: []papersearch.Hit{{Rank: 1, ID: "p1", Score: 0.5,
+		Paper: papersearch.Paper{ID: "p1", Title: evil, Abstract: evil, Venue: "V\x1b[2J", Year: 2024, Authors: []string{"A\u202eB"}}}}}
+	for _, asJSON := range []bool{false, true} {
+		var out bytes.Buffer
+		if err := printResults(&out, res, asJSON); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		if i := strings.IndexFunc(s, func(r rune) bool { return papersearch.Control(r) || !asJSON && r == '\t' }); i >= 0 {
+			t.Errorf("json %v: a control character at %d: %q", asJSON, i, s)
+		}
+		if !strings.Contains(s, "red") || !strings.Contains(s, "olleh") {
+			t.Errorf("json %v: the visible text is gone: %q", asJSON, s)
+		}
+	}
+}

@@ -84,6 +84,7 @@ func entryOf(p papersearch.Paper) (entryType, venueField string) {
 // abstracts do) is decoded to plain text first, so it is not escaped twice
 // and none of its commands reach a document that cites it.
 func Value(s string) string {
+	s = papersearch.StripControls(s) // a paper stored before Complete removed them
 	if latex.HasMarkup(s) {
 		s = latex.Decode(s)
 	}
