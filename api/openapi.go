@@ -20,9 +20,11 @@ import (
 //go:embed openapi.json
 var openAPITemplate []byte
 
-// openAPIFor returns the document of a service embedding with model: the
-// embeddings request's dimensions may only be the model's.
-func openAPIFor(models []embed.ModelInfo) ([]byte, error) {
+// openAPIFor returns the document of a service embedding with models: the
+// embeddings request's dimensions may only be the first model's. keyless
+// says the service takes writes without a key (no key set, listening on
+// loopback): its operations then require no security, as they do not.
+func openAPIFor(models []embed.ModelInfo, keyless bool) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(openAPITemplate, &doc); err != nil {
 		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
@@ -44,7 +46,36 @@ func openAPIFor(models []embed.ModelInfo) ([]byte, error) {
 		desc += " Leave it out when naming one model of the pair: " + strings.Join(parts, ", ") + "."
 	}
 	dims["description"] = desc
+	if keyless {
+		if err := dropSecurity(doc); err != nil {
+			return nil, err
+		}
+	}
 	return json.MarshalIndent(doc, "", " ")
+}
+
+// dropSecurity says of every operation that it needs no key, and says why
+// in the document's description.
+func dropSecurity(doc map[string]any) error {
+	paths, ok := doc["paths"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("the OpenAPI document has no paths")
+	}
+	for _, item := range paths {
+		ops, _ := item.(map[string]any)
+		for _, op := range ops {
+			if o, ok := op.(map[string]any); ok {
+				delete(o, "security")
+			}
+		}
+	}
+	info, ok := lookup(doc, "info")
+	if !ok {
+		return fmt.Errorf("the OpenAPI document has no info")
+	}
+	info["description"] = fmt.Sprint(info["description"]) +
+		" This service has no API key set and listens on loopback: it takes writes from clients on its machine without one."
+	return nil
 }
 
 // lookup follows keys through nested JSON objects.

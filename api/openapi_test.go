@@ -338,11 +338,53 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 			t.Errorf("id %q: the document allows it: %v, the server: %v", r, got, want)
 		}
 	}
-	// The abstract's "not blank" is Go's white space exactly.
-	nonBlank := regexp.MustCompile(prop("PaperInput", "abstract").Pattern)
-	for r := rune(0); r < 0x3100; r++ {
-		if got, want := nonBlank.MatchString(string(r)), strings.TrimSpace(string(r)) != ""; got != want {
-			t.Errorf("abstract %q: the document says blank: %v, the server: %v", r, !got, !want)
+	// The abstract's "not blank" is what Complete leaves after removing
+	// control characters and white space, exactly.
+	for _, name := range []string{"PaperInput", "PaperPatch"} {
+		nonBlank := regexp.MustCompile(prop(name, "abstract").Pattern)
+		for r := rune(0); r < 0x3100; r++ {
+			if got, want := nonBlank.MatchString(string(r)), strings.TrimSpace(papersearch.StripControls(string(r))) != ""; got != want {
+				t.Errorf("%s abstract %q: the document says blank: %v, the server: %v", name, r, !got, !want)
+			}
+		}
+	}
+}
+
+// TestOpenAPISaysWhoMayWrite: the served document requires the bearer
+// key of the write operations exactly when the service does: a keyed
+// service and one that refuses writes state it, a keyless loopback one
+// (which takes writes without a key) states none.
+func TestOpenAPISaysWhoMayWrite(t *testing.T) {
+	server(t)
+	for _, tt := range []struct {
+		name string
+		opts Options
+		want bool
+	}{
+		{"keyed", Options{APIKey: "k"}, true},
+		{"writes refused", Options{}, true},
+		{"keyless loopback", Options{OpenWrites: true}, false},
+	} {
+		srv := httptest.NewServer(New(testServer.engine, tt.opts))
+		_, body := do(t, "GET", srv.URL+"/openapi.json", "", "")
+		srv.Close()
+		var doc struct {
+			Paths map[string]map[string]json.RawMessage `json:"paths"`
+		}
+		if err := json.Unmarshal(body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for path, method := range map[string]string{"/v1/papers": "post", "/v1/alerts": "post", "/v1/watches/{id}/run": "post", "/v1/imports/{id}": "delete"} {
+			var op struct {
+				Security []map[string][]string `json:"security"`
+			}
+			if err := json.Unmarshal(doc.Paths[path][method], &op); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			got := len(op.Security) > 0
+			if got != tt.want {
+				t.Errorf("%s: %s %s states security %v, want %v", tt.name, method, path, got, tt.want)
+			}
 		}
 	}
 }

@@ -150,7 +150,7 @@ func New(engine Engine, opts Options) *Server {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
-	doc, err := openAPIFor(engine.Models())
+	doc, err := openAPIFor(engine.Models(), s.apiKey == "" && s.openWrites)
 	if err != nil {
 		panic(err) // the embedded document is broken: a build defect, caught by every test
 	}
