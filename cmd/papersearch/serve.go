@@ -34,7 +34,13 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 		}
 		log.Debug("local model loaded", "model", model.Info().Name, "took", time.Since(start).Round(time.Millisecond))
 		for name, c := range embed.Choices(model) {
-			log.Info("encoder kernels", "model", name, "precision", c.Precision, "kernel", c.Kernel,
+			// Said once per machine, when measured; read back from the
+			// machine's record, only at debug level.
+			level := slog.LevelInfo
+			if c.Recorded {
+				level = slog.LevelDebug
+			}
+			log.Log(ctx, level, "encoder kernels", "model", name, "precision", c.Precision, "kernel", c.Kernel,
 				"ffn_out", c.FFNOut, "ffn_out_kernel", c.FFNOutKernel, "attention_kernel", c.Attention,
 				"measured_gops", c.Measured, "recorded", c.Recorded)
 		}
