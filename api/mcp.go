@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -125,7 +126,7 @@ func newMCP(s *Server) *mcp.Server {
 			"`import` and `import_status` to add papers. " +
 			"Results name each paper's id, title, venue, year and URL.",
 	})
-	srv.AddReceivingMiddleware(s.recovering)
+	srv.AddReceivingMiddleware(s.recovering, s.settling)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "search",
 		Title: "Search papers",
@@ -320,6 +321,42 @@ func (s *Server) recovering(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}()
 		return next(ctx, method, req)
+	}
+}
+
+// DefaultSettleWait is how long an MCP tool or resource waits for the
+// store to settle (Options.Settled) before it answers that the service is
+// still indexing: seeding the 19 shipped papers takes about 10 s on two
+// cores.
+const DefaultSettleWait = 60 * time.Second
+
+// settling holds tool calls and resource reads until the store has
+// settled (see Options.Settled).
+func (s *Server) settling(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if s.settled == nil || method != "tools/call" && method != "resources/read" {
+			return next(ctx, method, req)
+		}
+		wait := time.NewTimer(cmp.Or(s.settleWait, DefaultSettleWait))
+		defer wait.Stop()
+		select {
+		case <-s.settled:
+			return next(ctx, method, req)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-wait.C:
+		}
+		why := "the store is still being indexed"
+		if s.ready != nil {
+			if err := s.ready(); err != nil {
+				why = err.Error()
+			}
+		}
+		if method == "tools/call" {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+				Text: "papersearch is not ready yet: " + why + "; ask again in a few seconds"}}}, nil
+		}
+		return nil, fmt.Errorf("papersearch is not ready yet: %s; ask again in a few seconds", why)
 	}
 }
 

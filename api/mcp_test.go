@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -312,5 +313,46 @@ func TestMCPRecoversPanics(t *testing.T) {
 	}
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_collections"}); err == nil && !res.IsError {
 		t.Error("a panicking list_collections answered")
+	}
+}
+
+// TestMCPWaitsForTheStoreToSettle: while the store is being seeded, a tool
+// call waits for it to settle and then answers from it; past SettleWait it
+// is a tool error that says how far indexing is.
+func TestMCPWaitsForTheStoreToSettle(t *testing.T) {
+	server(t)
+	ctx := context.Background()
+	call := func(opts Options) (*mcp.CallToolResult, error) {
+		srv := httptest.NewServer(New(testServer.engine, opts))
+		defer srv.Close()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer cs.Close()
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "brain signals", "limit": 2}})
+	}
+	settled := make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() { close(settled) })
+	start := time.Now()
+	res, err := call(Options{Settled: settled})
+	if err != nil || res.IsError {
+		t.Fatalf("a search while seeding: %v %+v", err, res)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond { // a lower bound: it waited
+		t.Errorf("a search while seeding answered after %v, before the store settled", took)
+	}
+	never := make(chan struct{})
+	res, err = call(Options{Settled: never, SettleWait: 100 * time.Millisecond,
+		Ready: func() error { return errors.New("seeding the empty store: 5 of 19 papers done") }})
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	if err != nil || !res.IsError || !strings.Contains(text.String(), "5 of 19 papers") {
+		t.Errorf("a search past the wait: %v %q, want a tool error saying how far seeding is", err, text.String())
 	}
 }

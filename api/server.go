@@ -64,6 +64,14 @@ type Options struct {
 	// Ready, if set, is asked by /readyz after the store answers; an error
 	// (such as "seeding 5 of 19 papers") makes the service report not ready.
 	Ready func() error
+	// Settled, if set, is closed once the store holds what the service
+	// starts with (an empty store's seeding has ended). Until then the MCP
+	// tools and resources wait for it, up to SettleWait, and then answer
+	// that the service is indexing, with Ready's words: an assistant's
+	// first question would otherwise find an empty store.
+	Settled <-chan struct{}
+	// SettleWait bounds that wait; 0 means DefaultSettleWait.
+	SettleWait time.Duration
 	// APIKey, if set, is the bearer token the write endpoints require.
 	APIKey string
 	// OpenWrites allows writes without a key from loopback clients; set it
@@ -106,6 +114,8 @@ type Server struct {
 	log        *slog.Logger
 	maxBody    int64
 	ready      func() error
+	settled    <-chan struct{} // see Options.Settled
+	settleWait time.Duration
 	apiKey     string
 	openWrites bool
 	trust      Trust
@@ -134,7 +144,7 @@ type Server struct {
 
 // New returns a Server answering from engine.
 func New(engine Engine, opts Options) *Server {
-	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready,
+	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready, settled: opts.Settled, settleWait: opts.SettleWait,
 		apiKey: opts.APIKey, openWrites: opts.OpenWrites, trust: opts.Trust, crossOrigin: opts.Trust.crossOrigin(),
 		keyed: map[string]bool{}, alerts: opts.Alerts, watches: opts.Watches, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
 	}

@@ -32,11 +32,14 @@ func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer store.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The tools wait for seeding (api.Options.Settled): an assistant that
+	// starts this command per conversation asks at once.
 	seeded := make(chan struct{})
+	var notReady atomic.Pointer[error]
 	go func() {
 		defer close(seeded)
 		if count == 0 && cfg.Seed {
-			if err := seed(ctx, eng, log, new(atomic.Pointer[error])); err != nil && ctx.Err() == nil {
+			if err := seed(ctx, eng, log, &notReady); err != nil && ctx.Err() == nil {
 				log.Error("seeding the empty store failed", "error", err)
 			}
 		}
@@ -48,7 +51,13 @@ func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 	in := &stdioGuard{r: bufio.NewReaderSize(os.Stdin, 64<<10), limit: int(max(api.BatchBodyFactor*cfg.MaxBody, 64<<10)), out: out, log: log}
 	// The user who started this command owns the store: imports need no
 	// key here, as the CLI's import does not.
-	srv := api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, OpenWrites: true, Importer: importConfig(cfg, log).Open})
+	srv := api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, OpenWrites: true, Importer: importConfig(cfg, log).Open,
+		Settled: seeded, Ready: func() error {
+			if e := notReady.Load(); e != nil {
+				return *e
+			}
+			return nil
+		}})
 	defer srv.Close() // running imports stop, keeping what they stored
 	err = srv.MCP().Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 	cancel()

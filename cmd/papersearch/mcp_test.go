@@ -210,3 +210,24 @@ func TestMCPStdioSurvivesMalformedMessages(t *testing.T) {
 		t.Errorf("tools/list after malformed messages: %v", r)
 	}
 }
+
+// TestMCPFirstSearchOnFreshFolder: an assistant that starts 'papersearch
+// mcp' on a fresh data folder and asks at once, right after initialize
+// (the official Python SDK over stdio), gets the seed corpus's answer: the
+// tools wait for seeding (it answered "papers": 0 before).
+func TestMCPFirstSearchOnFreshFolder(t *testing.T) {
+	if exec.Command("python3", "-c", "import mcp, jsonschema").Run() != nil {
+		testenv.Missing(t, "python3 with the MCP SDK is not installed (scripts/test installs it: pip install 'mcp==1.*')")
+	}
+	setEnv(t) // a fresh data folder, seeding on
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("python3", "testdata/mcp_client.py", "fresh", bin, "5")
+	cmd.Env = append(os.Environ(), "PAPERSEARCH_LOG_LEVEL=warn")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Errorf("the first search on a fresh folder: %v\n%s", err, out)
+	}
+}

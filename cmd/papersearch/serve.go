@@ -170,6 +170,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer store.Close()
 
 	var notReady atomic.Pointer[error]
+	settled := make(chan struct{}) // closed once seeding ends: /mcp's tools wait for it
 	if count == 0 && cfg.Seed {
 		// Not ready from the first request on: seeding starts after the
 		// listener, and a probe in between must not see an empty store ready.
@@ -204,7 +205,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return *e
 		}
 		return nil
-	}, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Trust: trust, Metrics: metrics,
+	}, Settled: settled, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Trust: trust, Metrics: metrics,
 		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: sources.Open,
 		ProtectEmbeddings: !cfg.EmbeddingsOpen, EmbedTokens: api.RateLimit{Rate: cfg.EmbeddingsTokens, Burst: cfg.EmbeddingsMax}})
 	defer handler.Close() // after the server has drained: running imports stop, keeping what they stored
@@ -228,6 +229,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 	if count == 0 && cfg.Seed {
 		err := seed(ctx, eng, log, &notReady)
+		close(settled)
 		if ctx.Err() != nil {
 			log.Warn("seeding interrupted; the papers stored so far are kept and the next start goes on with the rest")
 			return shutdown(srv, log)
@@ -236,6 +238,9 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 			shutdown(srv, log)
 			return err
 		}
+	}
+	if count != 0 || !cfg.Seed {
+		close(settled)
 	}
 	go watches.Run(ctx)
 	go eng.KeepMap(ctx, cfg.MapTick)

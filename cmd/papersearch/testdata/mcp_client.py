@@ -2,6 +2,7 @@
 
 usage: mcp_client.py http URL EXPECTED.json
        mcp_client.py stdio BINARY EXPECTED.json
+       mcp_client.py fresh BINARY N   (the first search on a fresh data folder finds N papers)
 
 EXPECTED.json holds what the HTTP API answered for the same requests:
 {"search": {"request": {...}, "response": {...}}, "similar": {...}, "paper": {...}, "collections": {...}}.
@@ -171,19 +172,33 @@ async def exercise(session, expected):
         check("not found" in str(e).lower(), f"unknown resource: {e}")
 
 
+async def first_search(session, n):
+    """An assistant's first question, right after initialize."""
+    await session.initialize()
+    got = await session.call_tool("search", {"query": "robots that learn manipulation from human videos", "limit": n})
+    check(not got.isError, f"the first search failed: {got.content}")
+    if not got.isError:
+        results = got.structuredContent["results"]
+        check(len(results) == n, f"the first search found {len(results)} papers, want {n}: {got.structuredContent}")
+
+
 async def main():
-    kind, target, expected_path = sys.argv[1:4]
-    with open(expected_path) as f:
-        expected = json.load(f)
+    kind, target, arg = sys.argv[1:4]
+    if kind == "fresh":
+        run, kind = (lambda session: first_search(session, int(arg))), "stdio"
+    else:
+        with open(arg) as f:
+            expected = json.load(f)
+        run = lambda session: exercise(session, expected)
     if kind == "http":
         async with streamablehttp_client(target) as (read, write, _):
             async with ClientSession(read, write) as session:
-                await exercise(session, expected)
+                await run(session)
     else:
         params = StdioServerParameters(command=target, args=["mcp"], env=dict(os.environ))
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
-                await exercise(session, expected)
+                await run(session)
     if failures:
         print("\n".join(failures))
         sys.exit(1)
