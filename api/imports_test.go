@@ -217,7 +217,9 @@ func TestImportCancelKeyAndStatus(t *testing.T) {
 	if resp, b := do(t, "GET", srv.URL+"/v1/imports/"+job.ID, "", ""); resp.StatusCode != 401 {
 		t.Errorf("GET without the key: %d %s", resp.StatusCode, b)
 	}
+	cancelStart := time.Now()
 	resp, b := do(t, "DELETE", srv.URL+"/v1/imports/"+job.ID, "", "", "Authorization", "Bearer k")
+	t.Logf("reliability: DELETE of a running import answered %d in %v", resp.StatusCode, time.Since(cancelStart).Round(time.Millisecond))
 	var cancelled wire.ImportJob
 	if err := json.Unmarshal(b, &cancelled); err != nil || resp.StatusCode != 200 || cancelled.Status != "cancelled" || cancelled.FinishedAt == nil {
 		t.Fatalf("DELETE a running import: %d %s", resp.StatusCode, b)

@@ -194,9 +194,13 @@ func (j *Jobs) Get(id string) (*wire.ImportJob, error) {
 	return &cp, nil
 }
 
-// Cancel stops a running import after the batch it is storing (what it
-// stored stays; the same import again resumes after it) and returns the
-// job as it ended, with stopped false if it was still storing after 30 s.
+// CancelWait bounds how long Cancel waits for a job to stop, so that a
+// cancel is answered within it; the job itself stops at its next record.
+const CancelWait = time.Second
+
+// Cancel stops a running import (what it stored stays; the same import
+// again resumes after it) and returns the job as it ended, with stopped
+// false if it had not stopped within CancelWait.
 // Its errors: ErrNoJob, ErrJobEnded, or ctx's.
 func (j *Jobs) Cancel(ctx context.Context, id string) (job *wire.ImportJob, stopped bool, err error) {
 	j.mu.Lock()
@@ -217,7 +221,7 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (job *wire.ImportJob, stop
 	select {
 	case <-stop.done:
 		stopped = true
-	case <-time.After(30 * time.Second):
+	case <-time.After(CancelWait):
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	}
