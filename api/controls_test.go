@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/alerts"
+	"github.com/papersearch/papersearch/api/wire"
 )
 
 // controlText holds each kind of character papersearch.Control names.
@@ -75,4 +78,22 @@ func TestControlCharactersNeverStoredOrExported(t *testing.T) {
 		t.Fatalf("GET as BibTeX: %d %s", resp.StatusCode, body)
 	}
 	noControls(t, "a paper's BibTeX", string(body))
+
+	// An alert's Atom feed.
+	saved, err := alerts.Open(filepath.Join(t.TempDir(), "alerts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	feeds := httptest.NewServer(New(eng, Options{OpenWrites: true, Alerts: saved}))
+	defer feeds.Close()
+	resp, body = do(t, "POST", feeds.URL+"/v1/alerts", "application/json", `{"query":"tensor sketching raw"}`)
+	var a wire.Alert
+	if err := json.Unmarshal(body, &a); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create an alert: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, "GET", feeds.URL+"/v1/alerts/"+a.ID+"/feed.atom", "", "")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "Raw NUL") {
+		t.Fatalf("the alert's feed: %d %.300s", resp.StatusCode, body)
+	}
+	noControls(t, "an Atom feed", string(body))
 }

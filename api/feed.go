@@ -161,16 +161,18 @@ func renderFeed(spec feedSpec, hits []papersearch.Hit, base, self string, now ti
 	return append([]byte(xml.Header), append(body, '\n')...), nil
 }
 
-// feedEntry is one paper of a feed.
+// feedEntry is one paper of a feed. Its text carries no control
+// character (encoding/xml replaces C0 ones but writes C1 and bidirectional
+// ones as they are) of a paper stored before Complete removed them.
 func feedEntry(spec feedSpec, h papersearch.Hit, base string) atomEntry {
 	p := h.Paper
 	api := base + "/v1/papers/" + url.PathEscape(p.ID)
 	e := atomEntry{
 		ID:      "urn:uuid:" + uuid.NewSHA1(feedNamespace, []byte(spec.Key+"\x00"+p.ID)).String(),
-		Title:   p.Title,
+		Title:   papersearch.StripControls(p.Title),
 		Updated: atomTime(p.Added),
-		Summary: why(spec, h),
-		Content: &atomContent{Type: "text", Text: p.Abstract},
+		Summary: papersearch.StripControls(why(spec, h)),
+		Content: &atomContent{Type: "text", Text: papersearch.StripControls(p.Abstract)},
 		Links:   []atomLink{{Rel: "related", Type: "application/json", Href: api}},
 	}
 	if first, _, ok := papersearch.ParseDate(p.Date); ok {
@@ -179,7 +181,7 @@ func feedEntry(spec feedSpec, h papersearch.Hit, base string) atomEntry {
 	alternate := cmp.Or(p.URL, api)
 	e.Links = append([]atomLink{{Rel: "alternate", Href: alternate}}, e.Links...)
 	for _, a := range p.Authors {
-		e.Authors = append(e.Authors, atomPerson{Name: a})
+		e.Authors = append(e.Authors, atomPerson{Name: papersearch.StripControls(a)})
 	}
 	for _, t := range p.Tags {
 		e.Categories = append(e.Categories, atomCategory{Term: t})

@@ -314,11 +314,12 @@ func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 		// paper stored before Complete removed them, and no tab to shift
 		// the columns.
 		title = strings.Join(strings.Fields(papersearch.StripControls(title)), " ")
+		id := papersearch.StripControls(h.ID) // ids refuse C0 controls, not C1 or bidirectional ones
 		if near && len(h.Because) > 0 {
-			fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\n", h.Rank, h.Score, h.ID, title, h.Because[0].ID)
+			fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\n", h.Rank, h.Score, id, title, papersearch.StripControls(h.Because[0].ID))
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", h.Rank, h.Score, h.ID, title)
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", h.Rank, h.Score, id, title)
 	}
 	return tw.Flush()
 }
