@@ -12,7 +12,7 @@ import (
 // ranking is a query's whole ranking, fused once over the query's
 // candidates whatever the page, so that pages of any size, put together,
 // are one page of their total size (ids, order and scores). Each page is
-// cut from it (see page): the ranking of the first candidates (the
+// cut from it (see pageAfter): the ranking of the first candidates (the
 // CandidateDepth best of each retrieval, or an aspect query's AspectDepth
 // nearest), then, for pages past it, the papers the deeper ranking (of the
 // maxSeen best) adds, in its order.
@@ -62,28 +62,42 @@ func unseen(list []fused, seen map[string]bool) int {
 // cut reports whether a retrieval that returned n of depth was cut short.
 func cut(n, depth int) bool { return n >= depth }
 
-// page takes the next page of q from r, the papers not yet seen, fetches
-// them and explains them.
-func (e *Engine) page(ctx context.Context, start time.Time, res Results, r ranking, q Query, seen []string,
-	fingerprint string, terms []string, queryVec []float32) (Results, error) {
+// pageAfter is the one place a page is cut: the next papers of r not in
+// seen, at most limit of them, and whether a page follows. Paging stops at
+// the ranking's first maxSeen papers: the page that reaches them is cut
+// there whatever its limit, so pages of every size put together are the
+// same papers in the same order.
+func (r ranking) pageAfter(ctx context.Context, seen []string, limit int) ([]fused, bool, error) {
 	wasSeen := make(map[string]bool, len(seen))
 	for _, id := range seen {
 		wasSeen[id] = true
 	}
-	ranked, more, err := r.upTo(ctx, q.Limit, wasSeen)
+	size := max(0, min(limit, maxSeen-len(seen)))
+	ranked, more, err := r.upTo(ctx, size, wasSeen)
 	if err != nil {
-		return Results{}, err
+		return nil, false, err
 	}
 	var next []fused
 	rest := 0 // unseen papers after the page
 	for _, x := range ranked {
 		switch {
 		case wasSeen[x.ID]:
-		case len(next) < q.Limit:
+		case len(next) < size:
 			next = append(next, x)
 		default:
 			rest++
 		}
+	}
+	return next, (rest > 0 || more) && len(next) > 0 && len(seen)+len(next) < maxSeen, nil
+}
+
+// page takes the next page of q from r, the papers not yet seen, fetches
+// them and explains them.
+func (e *Engine) page(ctx context.Context, start time.Time, res Results, r ranking, q Query, seen []string,
+	fingerprint string, terms []string, queryVec []float32) (Results, error) {
+	next, more, err := r.pageAfter(ctx, seen, q.Limit)
+	if err != nil {
+		return Results{}, err
 	}
 	ids := make([]string, len(next))
 	for i, x := range next {
@@ -109,7 +123,7 @@ func (e *Engine) page(ctx context.Context, start time.Time, res Results, r ranki
 			return Results{}, fmt.Errorf("explain: %w", err)
 		}
 	}
-	if (rest > 0 || more) && len(next) > 0 && len(seen)+len(next) < maxSeen {
+	if more {
 		res.NextCursor = e.encodeCursor(cursorState{V: 1, Query: fingerprint, Seen: append(slices.Clip(seen), ids...)})
 	}
 	info, err := e.Index(ctx)

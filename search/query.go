@@ -135,6 +135,12 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	if q.Aspect != WholePaper {
 		return e.searchByAspect(ctx, start, q)
 	}
+	return e.searchWhole(ctx, start, q)
+}
+
+// searchWhole answers the page of a validated query q that compares whole
+// papers: its retrievals, fused, cut at its cursor.
+func (e *Engine) searchWhole(ctx context.Context, start time.Time, q Query) (Results, error) {
 	seen, err := e.seen(q.Cursor, q.fingerprint("search"))
 	if err != nil {
 		return Results{}, err

@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -155,6 +156,47 @@ func BenchmarkRecommend29k(b *testing.B) {
 				res, err := eng.Recommend(ctx, search.RecommendQuery{Tag: tag, Limit: 10, Method: method})
 				if err != nil || len(res.Hits) != 10 {
 					b.Fatalf("%d hits, %v", len(res.Hits), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLastPage29k measures the page that ends a hybrid question's
+// paging (the one past 900) over the 29,100 ML papers with hash vectors:
+// the last of pages of 37 (after 999 results) and of 99 (after 990), each
+// ranking the 1,000 best of both retrievals, beside the first page of 100.
+func BenchmarkLastPage29k(b *testing.B) {
+	s, _ := benchStore(b)
+	ctx := context.Background()
+	eng, err := search.NewEngine(s, hashvec.Embedder{Model: s.Model()}, search.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := search.Query{Text: "attention mechanisms in transformers", Limit: 100}
+	b.Run("first of 100", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := eng.Search(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, size := range []int{37, 99} {
+		last := search.Query{Text: q.Text, Limit: size}
+		for {
+			res, err := eng.Search(ctx, last)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.NextCursor == "" {
+				break
+			}
+			last.Cursor = res.NextCursor
+		}
+		b.Run(fmt.Sprintf("last of %d", size), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := eng.Search(ctx, last); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
