@@ -88,6 +88,7 @@ func TestEncodeMath(t *testing.T) {
 		{`\textbf{\emph{x}}`, `\textbf{\emph{x}}`},
 		{`\alpha x`, `\alpha x`},
 		{`\alpha{}x`, `\alpha{}x`},
+		{`\sum\limits_{i=1}^n \log_2\nolimits`, `\sum\limits_{i=1}^n \log_2\nolimits`},
 	} {
 		got, ok := EncodeMath(tt.in)
 		if !ok || got != tt.want {
@@ -101,7 +102,7 @@ func TestEncodeMath(t *testing.T) {
 func TestEncodeMathRefuses(t *testing.T) {
 	for _, in := range []string{
 		"x^", "x_}", "x^a^b", "z_i_i=1^M", "x^2'", "{x", "x}", `\frac{2\gamma{(1-\gamma)^2}\epsilon`,
-		`\left( x`, `x \right)`, `\middle| x`, `\left x \right)`, `a\over b\over c`, `x^\over`, `\text{a`, "", " ",
+		`\left( x`, `x \right)`, `\middle| x`, `\left x \right)`, `a\over b\over c`, `x^\over`, `x\limits_i`, `\text{a`, "", " ",
 	} {
 		if got, ok := EncodeMath(in); ok {
 			t.Errorf("EncodeMath(%q) = %q, want it refused", in, got)

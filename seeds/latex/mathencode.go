@@ -20,9 +20,9 @@ import (
 // arguments (y^\max is y^{\max}, \tilde\mathcal{O} is
 // \tilde{\mathcal{O}}), as MathJax reads them. It reports false when the
 // formula is not well formed: its braces or its \left and \right do not
-// pair, a ^ or _ has nothing to raise or lower, or an atom has two
-// superscripts or two subscripts, or a group two of \over, \atop and
-// \choose.
+// pair, a ^ or _ has nothing to raise or lower, an atom has two
+// superscripts or two subscripts, a group two of \over, \atop and
+// \choose, or \limits follows no operator.
 func EncodeMath(src string) (string, bool) {
 	e := &mathEncoder{rs: []rune(strings.Join(strings.Fields(src), " "))}
 	e.math(0)
@@ -89,6 +89,7 @@ func (e *mathEncoder) name() string {
 func (e *mathEncoder) math(stop rune) {
 	lefts, fracs := 0, 0
 	sup, sub := false, false // the current atom's scripts
+	op := false              // the current atom is an operator (\sum, \log)
 	for e.i < len(e.rs) && !e.bad {
 		r := e.rs[e.i]
 		if r == stop {
@@ -114,7 +115,8 @@ func (e *mathEncoder) math(stop rune) {
 			e.write("'")
 			e.i++
 		default:
-			sup, sub = false, false
+			wasOp := op
+			sup, sub, op = false, false, false
 			switch r {
 			case '{':
 				e.group(false)
@@ -131,12 +133,17 @@ func (e *mathEncoder) math(stop rune) {
 						lefts--
 					}
 					e.delimited(name)
+				case "limits", "nolimits":
+					e.bad = e.bad || !wasOp // "Limit controls must follow a math operator"
+					op = true
+					e.write(`\` + name)
 				case "over", "atop", "choose":
 					fracs++
 					e.bad = e.bad || fracs > 1 // "Ambiguous; you need another { and }"
 					e.write(`\` + name)
 				default:
 					e.command(name)
+					op = operators[name]
 				}
 			case '%', '#', '&', '$':
 				e.write(`\` + string(r))
@@ -352,6 +359,11 @@ var (
 	delimiterSizes = words(`big Big bigg Bigg bigl bigr Bigl Bigr biggl biggr Biggl Biggr bigm Bigm biggm Biggm`)
 	delimiters     = words(`langle rangle lceil rceil lfloor rfloor lvert rvert lVert rVert vert Vert lbrace rbrace
 		backslash uparrow downarrow updownarrow Uparrow Downarrow Updownarrow ulcorner urcorner llcorner lrcorner lbrack rbrack`)
+	// operators are the commands that make an operator, which \limits
+	// and \nolimits may follow.
+	operators = words(`sum prod coprod int iint iiint iiiint idotsint oint bigcup bigcap bigvee bigwedge bigoplus bigotimes
+		bigodot biguplus bigsqcup log ln lg exp sin cos tan cot sec csc arcsin arccos arctan sinh cosh tanh coth min max sup
+		inf lim liminf limsup injlim projlim varliminf varlimsup arg det dim deg gcd hom ker Pr mathop operatorname`)
 	// textCommands are those kept in text: text styles and dots.
 	textCommands = words(`text mbox textbf textit textrm textsf texttt textup textsc textsl textnormal emph ldots dots`)
 )
