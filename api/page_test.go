@@ -231,7 +231,7 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 	paper := papersearch.Paper{ID: "markup-page", Title: `$\textbf{UniCon3R}$: quokka reconstruction`, Tags: []string{"marsupials"},
 		Abstract: `**This position paper** argues that quokka *reconstruction* needs 100\% of views <img src=x onerror="window.pwned=1">. ` +
 			`It factors $V \approx WH$ at a rate of $O(1/\sqrt{n})$ in the $\Gamma$-trace norm, for $5 or $10.`,
-		Authors:  []string{"Ada Lovelace"}, Year: 2024}
+		Authors: []string{"Ada Lovelace"}, Year: 2024}
 	if _, err := testServer.engine.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
 		t.Fatal(err)
 	}
