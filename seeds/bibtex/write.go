@@ -203,12 +203,17 @@ func Key(p papersearch.Paper) string {
 	return key + word + "_" + hex.EncodeToString(sum[:2])
 }
 
+// maxKeyPart is the most bytes of a name or a title word a key takes, so
+// that no key is past the Reader's MaxKeyBytes (the longest of the 29,100
+// shared ML papers' are 22 and 34).
+const maxKeyPart = 40
+
 // keyPart keeps the ASCII letters and digits of s, accents folded,
-// lower-cased.
+// lower-cased, at most maxKeyPart of them.
 func keyPart(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(papersearch.Fold(s)) {
-		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) && b.Len() < maxKeyPart {
 			b.WriteRune(r)
 		}
 	}
