@@ -1,9 +1,12 @@
 package api
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	neturl "net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -68,9 +71,45 @@ func TestBibTeX(t *testing.T) {
 	}
 	got := BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})
 	for _, want := range []string{"@inproceedings{" + key + ",", `title = {{A \textbraceleft{}Bidirectional\textbraceright{} Transformer \& 100\% \_Alignment\_}}`,
-		"author = {{Jingyi Zhang} and {Josef van Genabith}}", "booktitle = {ACL}", "year = {2021}", `abstract = {Costs \$5 \#1 \textasciitilde{}ok\textasciicircum{}}`} {
+		"author = {Zhang, Jingyi and van Genabith, Josef}", "booktitle = {ACL}", "year = {2021}", `abstract = {Costs \$5 \#1 \textasciitilde{}ok\textasciicircum{}}`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("BibTeX lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestBibTeXNoteResolves: the id that a paper's BibTeX note names, copied
+// as the file has it (and as LaTeX's \url prints it), is a path that GET
+// /v1/papers/{id} answers with that paper, whatever the id holds: LaTeX,
+// underscores and dashes, a slash, a space, an accent, a literal %41.
+func TestBibTeXNoteResolves(t *testing.T) {
+	url, _ := server(t)
+	ctx := context.Background()
+	var stored []papersearch.Paper
+	for i, id := range []string{`bibtex:Erd{\H{o}}s1959`, "iclr2019-B1x_q--t", "doi:10.1000/50%41off"} {
+		stored = append(stored, papersearch.Paper{ID: id, Title: fmt.Sprintf("Random graphs %d", i), Abstract: "On the evolution of random graphs.",
+			Authors: []string{"Paul Erdős", "Alfréd Rényi"}, Year: 1959})
+	}
+	if _, err := testServer.engine.Ingest(ctx, stored, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, p := range stored {
+			testServer.engine.Delete(ctx, p.ID)
+		}
+	}()
+	note := regexp.MustCompile(`note = \{papersearch id: \\url\{([^{}]*)\}\}`)
+	for _, id := range []string{stored[0].ID, stored[1].ID, stored[2].ID, "cs/0101001 ü"} {
+		resp, bib := do(t, "GET", url+"/v1/papers/"+neturl.PathEscape(id), "", "", "Accept", "application/x-bibtex")
+		m := note.FindSubmatch(bib)
+		if resp.StatusCode != 200 || m == nil {
+			t.Errorf("%s as BibTeX: %d, no note in\n%s", id, resp.StatusCode, bib)
+			continue
+		}
+		resp, body := do(t, "GET", url+"/v1/papers/"+string(m[1]), "", "")
+		var got papersearch.Paper
+		if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || got.ID != id {
+			t.Errorf("GET /v1/papers/%s (the note of %q): %d %.200s", m[1], id, resp.StatusCode, body)
 		}
 	}
 }

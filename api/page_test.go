@@ -221,21 +221,23 @@ func TestSearchPageLinksOnlyTheWeb(t *testing.T) {
 
 // TestSearchPageRendersMarkupAndKeepsItsState: a title and abstract
 // holding LaTeX and Markdown show as text, bold and italic (no "$\textbf",
-// no "**", and no HTML from the paper); the page's URL holds the query,
+// no "**", and no HTML from the paper), maths as what it prints or as its
+// LaTeX, never with a command dropped; the page's URL holds the query,
 // mode and filters, so opening it again asks the same; author and tag
 // filters are on the page; the status line gives the time in ms or s.
 func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 	url, _ := server(t)
 	ctx := context.Background()
 	paper := papersearch.Paper{ID: "markup-page", Title: `$\textbf{UniCon3R}$: quokka reconstruction`, Tags: []string{"marsupials"},
-		Abstract: `**This position paper** argues that quokka *reconstruction* needs 100\% of views <img src=x onerror="window.pwned=1">.`,
-		Authors:  []string{"Ada Lovelace"}, Year: 2024}
+		Abstract: `**This position paper** argues that quokka *reconstruction* needs 100\% of views <img src=x onerror="window.pwned=1">. ` +
+			`It factors $V \approx WH$ at a rate of $O(1/\sqrt{n})$ in the $\Gamma$-trace norm, for $5 or $10.`,
+		Authors: []string{"Ada Lovelace"}, Year: 2024}
 	if _, err := testServer.engine.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
 		t.Fatal(err)
 	}
 	defer testServer.engine.Delete(ctx, paper.ID)
 	b := browser(t)
-	var title, titleHTML, abstractHTML, status, hash, author, tags, mode string
+	var title, titleHTML, abstract, abstractHTML, status, hash, author, tags, mode string
 	var pwned bool
 	err := chromedp.Run(b,
 		chromedp.Navigate(url+"/#q=quokka+reconstruction&mode=lexical&author=lovelace&tag=marsupials&year_min=2020"),
@@ -243,6 +245,7 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 		chromedp.Text(".result h2", &title, chromedp.ByQuery),
 		chromedp.InnerHTML(".result h2", &titleHTML, chromedp.ByQuery),
 		chromedp.InnerHTML(".result .abstract", &abstractHTML, chromedp.ByQuery),
+		chromedp.Text(".result .abstract", &abstract, chromedp.ByQuery),
 		chromedp.Text("#status", &status, chromedp.ByID),
 		chromedp.Value("#author", &author, chromedp.ByID),
 		chromedp.Value("#tags", &tags, chromedp.ByID),
@@ -259,6 +262,10 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 	if !strings.Contains(abstractHTML, "<strong>This position paper</strong>") || !strings.Contains(abstractHTML, "<em>") ||
 		strings.Contains(abstractHTML, "**") || strings.Contains(abstractHTML, "<img") || pwned {
 		t.Errorf("abstract %s (script ran: %v)", abstractHTML, pwned)
+	}
+	if !strings.Contains(abstract, "V ≈ WH") || !strings.Contains(abstract, `O(1/\sqrt{n})`) || !strings.Contains(abstract, "Γ-trace norm, for $5 or $10.") ||
+		strings.Contains(abstract, "approxWH") {
+		t.Errorf("the abstract's maths shows as %q", abstract)
 	}
 	if author != "lovelace" || tags != "marsupials" || mode != "lexical" || !regexp.MustCompile(`(· \d+ ms|· \d+\.\d s)( · see them on the map)?$`).MatchString(status) {
 		t.Errorf("state from the URL: author %q, tags %q, mode %q; status %q", author, tags, mode, status)

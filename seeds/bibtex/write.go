@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds/latex"
@@ -14,11 +16,12 @@ import (
 
 // Format writes a paper as one BibTeX entry under its Key, of the entry
 // type its Type names (see entryOf: a journal article is an @article with
-// its venue as the journal). Every value is
-// written so that BibTeX's brace counting, and so any BibTeX parser, ends
-// it where it ends (see Value), and the Reader reads back the paper's own
-// fields (the url's braces and backslashes percent-encoded, which names the
-// same URL).
+// its venue as the journal). Every value is written so that BibTeX's brace
+// counting, and so any BibTeX parser, ends it where it ends (see Value);
+// authors are written last name first (Name), and the note names the id
+// as GET /v1/papers/{id} takes it (noteID). The Reader reads back the
+// paper's own fields (the url's braces and backslashes percent-encoded,
+// which names the same URL; maths as latex.Decode reads it).
 func Format(p papersearch.Paper) string {
 	var b strings.Builder
 	kind, venueField := entryOf(p)
@@ -31,9 +34,11 @@ func Format(p papersearch.Paper) string {
 	if p.Title != "" {
 		field("title", "{"+Value(p.Title)+"}") // double braces keep its capitals
 	}
-	authors := make([]string, len(p.Authors))
-	for i, a := range p.Authors {
-		authors[i] = "{" + Value(a) + "}" // braced: an "and" or a comma inside a name stays in it
+	var authors []string
+	for _, a := range p.Authors {
+		if n := Name(a); n != "" {
+			authors = append(authors, n)
+		}
 	}
 	field("author", strings.Join(authors, " and "))
 	field(venueField, Value(p.Venue))
@@ -43,7 +48,7 @@ func Format(p papersearch.Paper) string {
 	field("date", p.Date) // biblatex's; digits and hyphens only
 	field("url", urlValue(p.URL))
 	field("abstract", Value(p.Abstract))
-	field("note", "papersearch id: "+Value(p.ID))
+	field("note", noteID(p.ID))
 	b.WriteString("}\n")
 	return b.String()
 }
@@ -75,20 +80,76 @@ func entryOf(p papersearch.Paper) (entryType, venueField string) {
 }
 
 // Value writes text as a BibTeX field value (without its outer braces)
-// that latex.Decode, and so the Reader, turns back into the text, white
-// space collapsed: plain text has every character that BibTeX or LaTeX
-// reads specially escaped (braces as \textbraceleft{} and
+// that every BibTeX parser ends where it ends and that LaTeX typesets as
+// the text. Maths (latex.Spans: between $ signs, as arXiv abstracts hold
+// it) is written as LaTeX maths that keeps its commands
+// (latex.EncodeMath); a formula that is not well formed is written as its
+// source, as text. Text has every character that BibTeX or LaTeX reads
+// specially escaped (latex.Encode: braces as \textbraceleft{} and
 // \textbraceright{}, since BibTeX counts a brace even after a backslash,
-// so that no value can end early or open another entry); text that holds
-// LaTeX (a command such as \textbf or math between $ signs, as arXiv
-// abstracts do) is decoded to plain text first, so it is not escaped twice
-// and none of its commands reach a document that cites it.
+// so that no value can end early or open another entry); in a value that
+// holds LaTeX, the text's own markup (\textbf{x}, accents, \%) is decoded
+// first, so it is not escaped twice and none of its commands reach a
+// document that cites it. latex.Decode, and so the Reader, turns a value
+// back into the text, white space collapsed (and maths as Decode reads it).
 func Value(s string) string {
 	s = papersearch.StripControls(s) // a paper stored before Complete removed them
+	markup := latex.HasMarkup(s)
+	var b strings.Builder
+	for _, sp := range latex.Spans(s) {
+		if sp.Math {
+			if m, ok := latex.EncodeMath(sp.Text); ok {
+				b.WriteString(sp.Open + m + sp.Close)
+			} else {
+				b.WriteString(latex.Encode(sp.Open + sp.Text + sp.Close))
+			}
+			continue
+		}
+		t := sp.Text
+		if markup {
+			t = latex.Decode(literalDollars(t))
+		}
+		// Decode and Encode trim: the space between text and maths stays.
+		if strings.IndexFunc(sp.Text, unicode.IsSpace) == 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(latex.Encode(t))
+		if r, _ := utf8.DecodeLastRuneInString(sp.Text); unicode.IsSpace(r) {
+			b.WriteByte(' ')
+		}
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// literalDollars escapes the $ signs of text in which latex.Spans found no
+// maths, which latex.Decode would drop as math shifts: they are dollars.
+func literalDollars(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			b.WriteByte('\\')
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+		case '$':
+			b.WriteString(`\$`)
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// plain is a name or other text as plain text: control characters
+// removed, LaTeX decoded when it holds any.
+func plain(s string) string {
+	s = papersearch.StripControls(s)
 	if latex.HasMarkup(s) {
 		s = latex.Decode(s)
 	}
-	return latex.Encode(s)
+	return s
 }
 
 // urlValue writes a URL for BibTeX: as it is (URL fields are verbatim),
@@ -99,15 +160,29 @@ func urlValue(u string) string {
 	return strings.NewReplacer("{", "%7B", "}", "%7D", `\`, "%5C", " ", "%20").Replace(u)
 }
 
-// Key is a paper's citation key: the first author's last name, the year,
-// the first significant title word, and 4 hex digits of the id's hash, in
-// ASCII (accents folded: García is garcia), so it is readable and the same
-// for the same paper every time.
+// noteID writes the note that names the paper's id: "papersearch id:
+// \url{…}" with the id as a URL path segment (url.PathEscape), so that
+// what a reader copies from the note, as the file has it or as LaTeX
+// prints it (\url prints its argument verbatim), is what GET
+// /v1/papers/{id} takes. Most ids are written as they are (letters,
+// digits, "-_.:"); any character that LaTeX or BibTeX reads specially,
+// braces and backslashes as in "bibtex:Erd{\H{o}}s1959", or that a path
+// cannot hold ("/", spaces, non-ASCII), is percent-encoded, never decoded
+// (that id is not "bibtex:Erdős1959").
+func noteID(id string) string {
+	return `papersearch id: \url{` + url.PathEscape(id) + "}"
+}
+
+// Key is a paper's citation key: the first author's last name (as Name
+// splits it, without particles or suffix), the year, the first
+// significant title word, and 4 hex digits of the id's hash, in ASCII
+// (accents folded: García is garcia), so it is readable and the same for
+// the same paper every time.
 func Key(p papersearch.Paper) string {
 	name := "anon"
 	if len(p.Authors) > 0 {
-		if parts := strings.Fields(p.Authors[0]); len(parts) > 0 {
-			name = parts[len(parts)-1]
+		if last := splitName(strings.Fields(plain(p.Authors[0]))).last; last != "" {
+			name = last
 		}
 	}
 	word := ""
@@ -128,12 +203,17 @@ func Key(p papersearch.Paper) string {
 	return key + word + "_" + hex.EncodeToString(sum[:2])
 }
 
+// maxKeyPart is the most bytes of a name or a title word a key takes, so
+// that no key is past the Reader's MaxKeyBytes (the longest of the 29,100
+// shared ML papers' are 22 and 34).
+const maxKeyPart = 40
+
 // keyPart keeps the ASCII letters and digits of s, accents folded,
-// lower-cased.
+// lower-cased, at most maxKeyPart of them.
 func keyPart(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(papersearch.Fold(s)) {
-		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) && b.Len() < maxKeyPart {
 			b.WriteRune(r)
 		}
 	}

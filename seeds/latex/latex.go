@@ -182,21 +182,26 @@ func command(rs []rune, i int, b *strings.Builder) int {
 }
 
 // HasMarkup reports whether s holds LaTeX: a command (a backslash before a
-// letter) or an inline formula between two unescaped $ signs.
+// letter), an accent on a letter or a group (\'e, \~{a}), or maths (see
+// Spans).
 func HasMarkup(s string) bool {
-	dollars := 0
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\\' && i+1 < len(s):
-			if c := s[i+1]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+	if hasCommand(s) {
+		return true
+	}
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == '\\' {
+			if c := s[i+2]; strings.IndexByte("'`^\"~=.", s[i+1]) >= 0 && (c == '{' || isASCIILetter(rune(c))) {
 				return true
 			}
-			i++ // an escaped character
-		case s[i] == '$':
-			dollars++
+			i++
 		}
 	}
-	return dollars >= 2
+	for _, sp := range Spans(s) {
+		if sp.Math {
+			return true
+		}
+	}
+	return false
 }
 
 // Encode writes plain text as LaTeX that Decode turns back into it (white

@@ -1,0 +1,52 @@
+package bibtex
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/seeds"
+)
+
+func TestName(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"María García", "García, María"},
+		{"Jürgen Müller", "Müller, Jürgen"},
+		{"Quoc V. Le", "Le, Quoc V."},
+		{"Laurens van der Maaten", "van der Maaten, Laurens"},
+		{"Laurens Van Der Maaten", "Van Der Maaten, Laurens"},
+		{"Fernando De La Torre", "De La Torre, Fernando"},
+		{"Van Nguyen", "Nguyen, Van"}, // the first word is a first name
+		{"Guy L. Steele Jr.", "Steele, Jr., Guy L."},
+		{"Hal Daumé III", "Daumé, III, Hal"},
+		{"Charles Jr.", "Jr., Charles"}, // two words: no suffix without a last name
+		{"Florence d’Alché-Buc", "d’Alché-Buc, Florence"},
+		{"xiao wang", "wang, xiao"},
+		{"Mausam", "Mausam"},
+		{"others", "{others}"},
+		{"Jo and Bo", "Bo, Jo {and}"},
+		{"Smith, J.", "J., Smith{,}"},
+		{"A}@misc{y,", `A\textbraceright{}@misc\textbraceleft{}y{,}`},
+		{`Jo\~{a}o  P. Costeira`, "Costeira, João P."},
+		{"Takehisa Nishida & Kazuo Muto", `Muto, Takehisa Nishida \& Kazuo`},
+		{"  ", ""},
+	} {
+		if got := Name(tt.in); got != tt.want {
+			t.Errorf("Name(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestNameReadBack: the Reader reads every written name back as it was
+// stored, first name first (white space collapsed, LaTeX decoded).
+func TestNameReadBack(t *testing.T) {
+	authors := []string{"María García", "Laurens van der Maaten", "Guy L. Steele Jr.", "Jo and Bo", "Smith, J.", "A}@misc{y,", "Mausam", "others", `Jo\~{a}o  P. Costeira`}
+	var file strings.Builder
+	file.WriteString(Format(papersearch.Paper{ID: "n", Title: "T", Abstract: "A.", Authors: authors}))
+	papers, _, err := seeds.Collect(NewReader(strings.NewReader(file.String())))
+	want := []string{"María García", "Laurens van der Maaten", "Guy L. Steele Jr.", "Jo and Bo", "Smith, J.", "A}@misc{y,", "Mausam", "others", "João P. Costeira"}
+	if err != nil || len(papers) != 1 || !slices.Equal(papers[0].Authors, want) {
+		t.Errorf("read back %+v, %v, want %q, from\n%s", papers, err, want, file.String())
+	}
+}
