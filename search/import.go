@@ -38,7 +38,8 @@ type ImportOptions struct {
 	// Batch is how many papers are read before they are ingested together
 	// (default ImportBatch); an import never holds more of its source.
 	Batch int
-	// Progress, if set, is called after each stored batch.
+	// Progress, if set, is called as papers are embedded (every few
+	// papers) and after each stored batch.
 	Progress func(ImportProgress)
 }
 
@@ -55,7 +56,14 @@ type ImportProgress struct {
 	Read, Rejected int // records read from the source so far, and rejected
 	Stored         int // papers ingested so far (new, updated or unchanged)
 	New            int // of which were not stored before
-	Elapsed        time.Duration
+	// Embedded counts the papers embedded so far, those of the batch in
+	// hand included.
+	Embedded int
+	// Done counts the records the import is through with: rejected,
+	// stored, or embedded in the batch in hand (a share of its records as
+	// large as the share of its papers to embed that are done).
+	Done    int
+	Elapsed time.Duration
 }
 
 // Papers is a Source of papers already in memory (each Complete).
@@ -107,13 +115,25 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 	}
 	var sum ImportSummary
 	batch := make([]papersearch.Paper, 0, opts.Batch)
+	report := func(embedded, done int) {
+		if opts.Progress != nil {
+			opts.Progress(ImportProgress{Read: sum.Read, Rejected: sum.Rejected,
+				Stored: sum.New + sum.Updated + sum.Unchanged, New: sum.New,
+				Embedded: sum.Embedded + embedded, Done: sum.Rejected + done, Elapsed: time.Since(start)})
+		}
+	}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
+		// Records before this batch, rejected ones aside.
+		before := sum.Read - sum.Rejected - len(batch)
+		embedding := func(embedded, done, total int) {
+			report(embedded, before+len(batch)*done/total)
+		}
 		// Each batch is stored whole or not at all, so the summary counts
 		// what was committed.
-		s, err := e.Add(ctx, batch, AddOptions{Tags: tags})
+		s, err := e.Add(ctx, batch, AddOptions{Tags: tags, embedding: embedding})
 		sum.IngestSummary.Add(s.IngestSummary)
 		sum.Merged += s.Merged
 		if err != nil {
@@ -123,10 +143,7 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 		if err := checkpoint(ctx, src, false); err != nil {
 			return err
 		}
-		if opts.Progress != nil {
-			opts.Progress(ImportProgress{Read: sum.Read, Rejected: sum.Rejected,
-				Stored: sum.New + sum.Updated + sum.Unchanged, New: sum.New, Elapsed: time.Since(start)})
-		}
+		report(0, sum.Read-sum.Rejected)
 		return nil
 	}
 	for {
@@ -175,6 +192,10 @@ type AddOptions struct {
 	// batch) replace that version whole, as a POST of it does, instead of
 	// merging into it; versions under other ids are merged either way.
 	Replace bool
+	// embedding, if set, is told after each group of papers embedded
+	// how many were embedded and how many of total papers to store are
+	// done.
+	embedding func(embedded, done, total int)
 }
 
 // AddSummary says what Add did.
@@ -208,7 +229,7 @@ func (e *Engine) Add(ctx context.Context, papers []papersearch.Paper, opts AddOp
 	if err != nil {
 		return AddSummary{}, err
 	}
-	s, err := e.Put(ctx, m.works)
+	s, err := e.put(ctx, m.works, opts.embedding)
 	sum := AddSummary{IngestSummary: s, Merged: m.merged, IDs: m.ids}
 	sum.Duplicates += m.duplicates
 	if err != nil {

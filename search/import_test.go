@@ -465,3 +465,39 @@ func TestSimilarBySourceIDPages(t *testing.T) {
 		}
 	}
 }
+
+// TestImportProgressFollowsEmbedding: an import reports progress as its
+// papers are embedded, not only when a batch is stored, counting records
+// done (rejected, stored, or embedded in the batch in hand) up to every
+// record read.
+func TestImportProgressFollowsEmbedding(t *testing.T) {
+	eng, _, _ := importEngine(t)
+	papers := importPapers(40)
+	var reports []search.ImportProgress
+	sum, err := eng.Import(context.Background(), &sliceSource{papers: papers, bad: map[int]bool{5: true}},
+		search.ImportOptions{Batch: 20, Progress: func(p search.ImportProgress) { reports = append(reports, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	midBatch := 0
+	for i, p := range reports {
+		if i > 0 && (p.Done < reports[i-1].Done || p.Embedded < reports[i-1].Embedded) {
+			t.Errorf("report %d went back: %+v after %+v", i, p, reports[i-1])
+		}
+		if p.Done > p.Read || p.Stored > p.Done {
+			t.Errorf("report %d: %+v", i, p)
+		}
+		if p.Done > p.Stored+p.Rejected {
+			midBatch++
+		}
+	}
+	last := reports[len(reports)-1]
+	if last.Done != 40 || last.Embedded != 39 || last.Stored != 39 || sum.Embedded != 39 {
+		t.Errorf("last report %+v, summary %+v", last, sum)
+	}
+	// The engine embeds 8 papers at a time: two batches of 20 make six
+	// reports before their papers are stored.
+	if midBatch < 4 {
+		t.Errorf("%d of %d reports came while a batch was embedded; want progress as papers are embedded: %+v", midBatch, len(reports), reports)
+	}
+}

@@ -95,6 +95,12 @@ var ErrNothingStored = errors.New("nothing of the batch was stored")
 // as well as the cause. It holds the whole batch's vectors at once: for the
 // bounded batches of a request (POST /v1/papers), not for corpora.
 func (e *Engine) Put(ctx context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error) {
+	return e.put(ctx, papers, nil)
+}
+
+// put is Put telling embedding, if not nil, after each group of papers
+// embedded: how many so far, and how many of the total to store are done.
+func (e *Engine) put(ctx context.Context, papers []papersearch.Paper, embedding func(embedded, done, total int)) (papersearch.IngestSummary, error) {
 	start := time.Now()
 	work, sum, err := e.plan(ctx, papers)
 	if err != nil {
@@ -107,6 +113,9 @@ func (e *Engine) Put(ctx context.Context, papers []papersearch.Paper) (papersear
 		embedded += n
 		if err != nil {
 			return papersearch.IngestSummary{}, fmt.Errorf("%w: embed papers %d-%d of %d: %w", ErrNothingStored, done+1, done+len(batch), len(work), err)
+		}
+		if embedding != nil {
+			embedding(embedded, done+len(batch), len(work))
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -198,7 +207,7 @@ func (e *Engine) plan(ctx context.Context, papers []papersearch.Paper) ([]Docume
 		}
 		work = append(work, doc)
 	}
-	e.log.Info("ingest planned", "papers", len(papers), "new", sum.New, "updated", sum.Updated,
+	e.log.Debug("ingest planned", "papers", len(papers), "new", sum.New, "updated", sum.Updated,
 		"unchanged", sum.Unchanged, "to_embed", len(work)-sum.Reused)
 	return work, sum, nil
 }

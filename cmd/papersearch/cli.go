@@ -13,9 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/api/client"
@@ -51,54 +48,20 @@ func ingestFile(ctx context.Context, cfg Config, eng *search.Engine, name string
 		return err
 	}
 	defer f.Close()
-	r, report, finish := fileProgress(stderr, name, f, cfg.ProgressEvery)
+	r, view := fileProgress(stderr, name, f, cfg.ProgressEvery)
 	src, err := seeds.NewReader(r, 0)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	fmt.Fprintf(stderr, "%s: ingesting\n", name)
-	sum, err := eng.Import(ctx, src, search.ImportOptions{Progress: report})
-	finish()
+	sum, err := eng.Import(ctx, src, search.ImportOptions{Progress: view.report})
+	view.finish()
 	reportRejections(stderr, name, sum)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	fmt.Fprintf(stdout, "%s: %s\n", name, importSummary(sum))
 	return nil
-}
-
-// fileProgress shows the progress of an import reading f: on a terminal,
-// a bar of the file's bytes read with their rate and the time left (the
-// reader returned counts them), else importReporter's lines. finish ends
-// the bar.
-func fileProgress(w io.Writer, name string, f *os.File, period time.Duration) (io.Reader, func(search.ImportProgress), func()) {
-	out, ok := w.(*os.File)
-	info, err := f.Stat()
-	if !ok || !term.IsTerminal(int(out.Fd())) || err != nil || !info.Mode().IsRegular() {
-		return f, importReporter(w, name, period), func() {}
-	}
-	bar := progressbar.NewOptions64(info.Size(), progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(name),
-		progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond))
-	return io.TeeReader(f, bar), func(p search.ImportProgress) {
-			bar.Describe(fmt.Sprintf("%s (%d papers stored, %d new)", name, p.Stored, p.New))
-		}, func() {
-			bar.Finish()
-			fmt.Fprintln(w)
-		}
-}
-
-// importReporter prints an import's progress after a stored batch, at
-// most every period.
-func importReporter(w io.Writer, name string, period time.Duration) func(search.ImportProgress) {
-	var last time.Time
-	return func(p search.ImportProgress) {
-		if time.Since(last) < period {
-			return
-		}
-		last = time.Now()
-		fmt.Fprintf(w, "%s: %d records read, %d papers stored (%d new), %d rejected (%.1f records/s)\n",
-			name, p.Read, p.Stored, p.New, p.Rejected, float64(p.Read)/p.Elapsed.Seconds())
-	}
 }
 
 // reportRejections lists the records an import rejected.

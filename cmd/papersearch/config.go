@@ -71,7 +71,7 @@ type Config struct {
 	EmbeddingsTokens  float64       `envconfig:"EMBEDDINGS_TOKEN_RATE" default:"8192" desc:"tokens per second each client address may have embedded through /v1/embeddings (0: no limit)"`
 	EmbeddingsMax     int           `envconfig:"EMBEDDINGS_MAX_TOKENS" default:"131072" desc:"most tokens of one /v1/embeddings request, its distinct inputs as the model counts them"`
 	LogLevel          string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
-	ProgressEvery     time.Duration `envconfig:"PROGRESS_EVERY" default:"2s" desc:"how often ingest prints a progress line when not on a terminal (0: every batch)"`
+	ProgressEvery     time.Duration `envconfig:"PROGRESS_EVERY" default:"2s" desc:"how often ingest prints a progress line when not on a terminal (0: at every report, every few papers)"`
 	LogFormat         string        `envconfig:"LOG_FORMAT" default:"text" desc:"text or json"`
 }
 

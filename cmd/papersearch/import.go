@@ -51,10 +51,9 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		return usageError{"import: --max must be at least 1"}
 	}
 	var (
-		file   io.Reader
-		head   []byte // the file's first bytes, to say what it is if it holds no record
-		report = importReporter(stderr, name, cfg.ProgressEvery)
-		finish = func() {}
+		file io.Reader
+		head []byte // the file's first bytes, to say what it is if it holds no record
+		view *progressView
 	)
 	isFile, known := imports.IsFile(kind)
 	if !known {
@@ -67,7 +66,7 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		}
 		defer f.Close()
 		var r io.Reader
-		r, report, finish = fileProgress(stderr, name, f, cfg.ProgressEvery)
+		r, view = fileProgress(stderr, name, f, cfg.ProgressEvery)
 		if file, err = seeds.Decompressed(r); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -90,8 +89,17 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	}
 	defer store.Close()
 	fmt.Fprintf(stderr, "%s: importing (%s) with tags %v\n", name, kind, opened.Tags)
-	sum, err := eng.Import(ctx, opened.Source, search.ImportOptions{Tags: opened.Tags, Progress: report})
-	finish()
+	if view == nil {
+		// A network source: one --max bounds holds at most that many
+		// records; OpenReview's as many as the venue has.
+		var total func(int) int
+		if imports.Bounded(kind) {
+			total = func(int) int { return *limit }
+		}
+		view = newProgressView(stderr, name, cfg.ProgressEvery, total)
+	}
+	sum, err := eng.Import(ctx, opened.Source, search.ImportOptions{Tags: opened.Tags, Progress: view.report})
+	view.finish()
 	reportRejections(stderr, name, sum)
 	if err != nil && sum.Read == 0 && opened.ResumedAt == "" && len(bytes.TrimSpace(head)) > 0 {
 		return fmt.Errorf("%s: %w; %s", name, err, likelyFormat(head))

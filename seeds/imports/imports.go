@@ -36,9 +36,11 @@ type kind struct {
 	file bool
 	// http: POST /v1/imports offers it (arXiv's snapshot, gigabytes, is
 	// for the command line only).
-	http  bool
-	usage string
-	open  func(ctx context.Context, c Config, r Request) (search.Source, []string)
+	http bool
+	// bounded: Request.Max bounds how many papers it reads.
+	bounded bool
+	usage   string
+	open    func(ctx context.Context, c Config, r Request) (search.Source, []string)
 	// since, for a network source a watch reads by date, narrows a target
 	// to what the source dates on or after a day; nil for one a watch
 	// reads on from the position where its last run ended.
@@ -59,12 +61,12 @@ var kinds = []kind{ // read-only
 		open: func(_ context.Context, _ Config, r Request) (search.Source, []string) {
 			return arxiv.NewSnapshotReader(r.File, r.Categories...), []string{"arxiv"}
 		}},
-	{name: "arxiv", http: true, usage: "arxiv QUERY [--max N] (arXiv's API, e.g. 'cat:cs.LG AND ti:diffusion')",
+	{name: "arxiv", http: true, bounded: true, usage: "arxiv QUERY [--max N] (arXiv's API, e.g. 'cat:cs.LG AND ti:diffusion')",
 		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
 			return arxiv.NewAPIReader(ctx, c.client("arXiv", arxiv.RequestSpacing), c.ArxivURL, r.Target, r.Max), []string{"arxiv"}
 		},
 		since: arxiv.Since},
-	{name: "openalex", http: true, usage: "openalex FILTER [--max N] (e.g. 'concepts.id:C154945302,publication_year:2026')",
+	{name: "openalex", http: true, bounded: true, usage: "openalex FILTER [--max N] (e.g. 'concepts.id:C154945302,publication_year:2026')",
 		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
 			return openalex.NewReader(ctx, c.client("OpenAlex", 0), c.OpenAlexURL, r.Target, c.OpenAlexEmail, r.Max), []string{"openalex"}
 		},
@@ -102,6 +104,13 @@ func Usage() string {
 func IsFile(name string) (file, ok bool) {
 	k, ok := lookup(name)
 	return k.file, ok
+}
+
+// Bounded reports whether Request.Max bounds the papers the source of
+// that name reads.
+func Bounded(name string) bool {
+	k, _ := lookup(name)
+	return k.bounded
 }
 
 // HTTPSources names the sources POST /v1/imports takes.
