@@ -1,10 +1,12 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"encoding/xml"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +49,7 @@ func feedServer(t *testing.T) (url string, papers []papersearch.Paper, alertsPat
 	old := time.Now().Add(-30 * 24 * time.Hour).UTC().Truncate(time.Second)
 	papers[8].Added, papers[9].Added = old, old.Add(time.Hour)
 	papers[9].Title = `Less <than> & "quotes" ]]> in a <b>title</b>`
+	papers[1].URL = "https://example.org/papers/1?a=1&b=2"
 	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -253,12 +256,21 @@ print(json.dumps({"bozo": d.bozo, "error": str(d.get("bozo_exception", "")), "ve
 	for i, e := range got.Entries {
 		p, ok := byTitle[e.Title]
 		if !ok || e.ID != f.Entries[i].ID || e.Summary != f.Entries[i].Summary || e.Content != p.Abstract ||
-			!slices.Equal(e.Authors, p.Authors) || len(e.Updated) != 6 || e.Link == "" {
+			!slices.Equal(e.Authors, p.Authors) || len(e.Updated) != 6 || e.Link != cmp.Or(p.URL, url+"/#paper="+neturl.QueryEscape(p.ID)) {
 			t.Errorf("entry %d as feedparser read it: %+v", i, e)
 		}
 		hostile = hostile || e.Title == papers[9].Title
 	}
 	if !hostile {
 		t.Errorf("the title %q did not come back whole", papers[9].Title)
+	}
+	if !slices.ContainsFunc(got.Entries, func(e struct {
+		ID, Title, TitleType, Link, Summary, Content string
+		Authors                                      []string
+		Updated                                      []int
+	}) bool {
+		return strings.Contains(e.Link, "/#paper=")
+	}) {
+		t.Errorf("no entry of a paper without a url, linked to the page's view of it")
 	}
 }

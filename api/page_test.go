@@ -22,6 +22,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/internal/testenv"
+	"github.com/papersearch/papersearch/seeds"
 )
 
 // chromium finds the browser for the page test: $PAPERSEARCH_CHROMIUM, or
@@ -464,5 +465,35 @@ func TestMapPage(t *testing.T) {
 	}
 	if out := os.Getenv("PAPERSEARCH_SCREENSHOT_MAP"); out != "" {
 		os.WriteFile(out, png, 0o644)
+	}
+}
+
+// TestPaperView: #paper=ID, where a feed links a paper without a web page
+// of its own, shows that paper whole (title, authors, its abstract from
+// first word to last) above the papers similar to it.
+func TestPaperView(t *testing.T) {
+	url, _ := server(t)
+	all, err := seeds.NeurIPS2026()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := all[3]
+	ctx := browser(t)
+	var title, abstract, status string
+	var similar int
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(url+"/#paper="+neturl.QueryEscape(p.ID)),
+		chromedp.WaitVisible(`//div[@id="status"][contains(., "similar to")]`, chromedp.BySearch),
+		chromedp.Text("#paper h2", &title, chromedp.ByQuery),
+		chromedp.Text("#paper .abstract", &abstract, chromedp.ByQuery),
+		chromedp.Text("#status", &status, chromedp.ByID),
+		chromedp.Evaluate(`document.querySelectorAll("#results .result").length`, &similar),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Fields(p.Abstract)
+	if title != p.Title || !strings.HasPrefix(abstract, words[0]) || !strings.HasSuffix(abstract, words[len(words)-1]) || similar == 0 {
+		t.Errorf("paper view: title %q, abstract %.60q…, %d similar (status %q)", title, abstract, similar, status)
 	}
 }
