@@ -311,3 +311,45 @@ func TestPowB(t *testing.T) {
 		t.Errorf("powB: worst relative error %.2e", worst)
 	}
 }
+
+// TestLabelTwoUnevenClusters: the 2,000 papers, two broad topics
+// (one of most of the papers): a cluster is named by what sets it apart
+// from the other's papers, not by the words of scholarly writing it
+// merely uses more ("models, propose, task"; "algorithm, problem"), and
+// the two names share no word.
+func TestLabelTwoUnevenClusters(t *testing.T) {
+	var texts []string
+	var of []int
+	for i := range 170 {
+		text := fmt.Sprintf("We propose models for the task %d and show results.", i)
+		if i%10 < 6 {
+			text += " Language and translation."
+		}
+		texts, of = append(texts, text), append(of, 0)
+	}
+	for i := range 30 {
+		text := fmt.Sprintf("An algorithm for the problem %d.", i)
+		if i%10 < 6 {
+			text += " Kernels, and bounds."
+		}
+		texts, of = append(texts, text), append(of, 1)
+	}
+	got := Label(texts, Hierarchy{Of: [][]int{of}}, 3)
+	if !strings.Contains(strings.Join(got[0][0].Terms, " "), "language") || !strings.Contains(strings.Join(got[0][1].Terms, " "), "kernel") {
+		t.Errorf("named %v and %v; want language and kernel among them", got[0][0].Terms, got[0][1].Terms)
+	}
+	mean, most, plain := NameOverlap(got[0])
+	if plain != 0 || most != 0 || mean != 0 {
+		t.Errorf("names %v: overlap %.2f (max %.2f), %.0f%% words of scholarly writing; want none", got[0], mean, most, 100*plain)
+	}
+}
+
+// TestNameOverlap: the Jaccard index of two names' words, phrases split
+// and words stemmed, and the share of words of scholarly writing.
+func TestNameOverlap(t *testing.T) {
+	mean, most, plain := NameOverlap([]Topic{{Terms: []string{"language models", "tasks"}}, {Terms: []string{"model", "robots"}}, {Terms: []string{"graphs"}}})
+	// {languag, model, task} and {model, robot}: 1/4; the others 0.
+	if math.Abs(mean-1.0/12) > 1e-9 || most != 0.25 || math.Abs(plain-2.0/5) > 1e-9 {
+		t.Errorf("mean %.4f, max %.4f, scholarly %.4f", mean, most, plain)
+	}
+}

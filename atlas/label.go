@@ -79,9 +79,21 @@ func Label(texts []string, h Hierarchy, terms int) [][]Topic {
 				if n < floors[c] {
 					continue
 				}
-				// What the cluster holds more than the corpus does (half
-				// as often again) is distinctive.
-				r := scored{t, float64(n) / float64(sizes[c]) * math.Log(1+avg/float64(total[t])), 2*n*len(of) >= 3*total[t]*members[c]}
+				r := scored{term: t, score: float64(n) / float64(sizes[c]) * math.Log(1+avg/float64(total[t]))}
+				if rest := len(of) - members[c]; rest > 0 {
+					// Against the other clusters' papers: the share of
+					// the cluster's papers holding the term times the log
+					// of how many times more often they hold it (smoothed
+					// by one paper), so a word every paper writes
+					// ("model", "propose") weighs little beside one the
+					// cluster has to itself, however large the cluster.
+					in := float64(n) / float64(members[c])
+					out := (float64(total[t]-n) + 1) / float64(rest+1)
+					r.score = in * math.Log(in/out)
+					// What the cluster's papers hold half as often again
+					// as the others' is distinctive.
+					r.distinctive = 2*n*rest >= 3*(total[t]-n)*members[c]
+				}
 				ranked[c] = append(ranked[c], r)
 				if r.distinctive {
 					spread[t]++
@@ -103,6 +115,11 @@ func Label(texts []string, h Hierarchy, terms int) [][]Topic {
 			}
 			if rare := slices.DeleteFunc(slices.Clone(ranked), func(r scored) bool { return spread[r.term] > common }); len(rare) >= terms {
 				ranked = rare
+			}
+			// Words of scholarly writing alone name no cluster that has
+			// any other term: a shorter name says more.
+			if telling := slices.DeleteFunc(slices.Clone(ranked), func(r scored) bool { return boilerplate(r.term) }); len(telling) > 0 {
+				ranked = telling
 			}
 			slices.SortFunc(ranked, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.term, b.term)) })
 			// A word is shown as the phrase it mostly stands in, when
@@ -200,6 +217,34 @@ func clauseWords(text string) []string {
 // map to a character.
 var glyphRef = regexp.MustCompile(`\(cid:\d+\)`)
 
+// scholarly are the words of scholarly writing that any field's papers
+// use ("we propose a model for the task"), as index terms: a cluster may
+// use them more than the others, but they tell a reader nothing of what
+// it is about.
+var scholarly = func() map[string]bool { // read-only
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`algorithm algorithms approach approaches framework method methods model models
+		problem problems propose proposed present presents show shows shown task tasks result results paper work
+		new novel based using use used performance real world state art experiments experimental demonstrate
+		existing effective efficient improve improves improved achieve achieves different various several
+		study studies introduce provide provides significantly outperforms evaluate analysis`) {
+		t, _ := lexical.Term(w)
+		m[t] = true
+	}
+	return m
+}()
+
+// boilerplate reports whether every word of term is one of scholarly
+// writing's.
+func boilerplate(term string) bool {
+	for _, w := range strings.Fields(term) {
+		if !scholarly[w] {
+			return false
+		}
+	}
+	return true
+}
+
 // covered reports whether term repeats what a chosen term says: a word of
 // a chosen phrase, or a phrase holding a chosen word.
 func covered(term string, chosen []string) bool {
@@ -225,4 +270,53 @@ func written(term string, shown map[string]map[string]int) string {
 		}
 	}
 	return best
+}
+
+// NameOverlap measures how well a level's topic names tell its clusters
+// apart: the mean and the largest overlap (Jaccard index of their words,
+// a phrase's words counted singly) of two topics' terms over all pairs,
+// and the share of the terms that are words of scholarly writing alone
+// ("model", "propose", "problem").
+func NameOverlap(topics []Topic) (mean, most, plainShare float64) {
+	words := make([]map[string]bool, len(topics))
+	var terms, plain int
+	for i, t := range topics {
+		words[i] = map[string]bool{}
+		for _, term := range t.Terms {
+			terms++
+			stems := make([]string, 0, 2)
+			for _, w := range strings.Fields(term) {
+				s, _ := lexical.Term(w)
+				stems = append(stems, s)
+				words[i][s] = true
+			}
+			if boilerplate(strings.Join(stems, " ")) {
+				plain++
+			}
+		}
+	}
+	pairs := 0
+	for i := range words {
+		for j := i + 1; j < len(words); j++ {
+			inter := 0
+			for w := range words[i] {
+				if words[j][w] {
+					inter++
+				}
+			}
+			if union := len(words[i]) + len(words[j]) - inter; union > 0 {
+				o := float64(inter) / float64(union)
+				mean += o
+				most = max(most, o)
+			}
+			pairs++
+		}
+	}
+	if pairs > 0 {
+		mean /= float64(pairs)
+	}
+	if terms > 0 {
+		plainShare = float64(plain) / float64(terms)
+	}
+	return mean, most, plainShare
 }

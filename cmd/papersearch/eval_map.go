@@ -51,6 +51,10 @@ type mapLevelReport struct {
 	Clusters int     `json:"clusters"`
 	AMIVenue float64 `json:"ami_venue"`
 	AMIField float64 `json:"ami_field"`
+	// How well the topics' names tell them apart (atlas.NameOverlap).
+	NameOverlapMean float64 `json:"name_overlap_mean"`
+	NameOverlapMax  float64 `json:"name_overlap_max"`
+	ScholarlyTerms  float64 `json:"scholarly_terms"`
 }
 
 // evalMap lays out the corpus as the service does (and, to measure it
@@ -107,7 +111,13 @@ func evalMap(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, pape
 			venues[i], fields[i] = venue[id], fieldOf(venue[id])
 		}
 		for l, of := range m.Of {
-			r.Levels = append(r.Levels, mapLevelReport{Clusters: len(m.Clusters[l]), AMIVenue: atlas.AMI(of, venues), AMIField: atlas.AMI(of, fields)})
+			topics := make([]atlas.Topic, len(m.Clusters[l]))
+			for i, c := range m.Clusters[l] {
+				topics[i] = atlas.Topic{Terms: c.Terms}
+			}
+			lr := mapLevelReport{Clusters: len(m.Clusters[l]), AMIVenue: atlas.AMI(of, venues), AMIField: atlas.AMI(of, fields)}
+			lr.NameOverlapMean, lr.NameOverlapMax, lr.ScholarlyTerms = atlas.NameOverlap(topics)
+			r.Levels = append(r.Levels, lr)
 		}
 		r.Examples = m.Clusters[:1]
 		reports = append(reports, r)
@@ -118,11 +128,12 @@ func evalMap(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, pape
 		return enc.Encode(map[string]any{"corpus": a.corpus, "model": ix.model, "store": ix.store, "reports": reports})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "LAYOUT\tPAPERS\tSECONDS\tPEAK HEAP MiB\tTRUSTWORTHINESS@10\tCONTINUITY@10\tCLUSTERS: AMI VENUE / FIELD\n")
+	fmt.Fprintf(tw, "LAYOUT\tPAPERS\tSECONDS\tPEAK HEAP MiB\tTRUSTWORTHINESS@10\tCONTINUITY@10\tCLUSTERS: AMI VENUE / FIELD; NAMES' OVERLAP MEAN / MAX, SCHOLARLY TERMS\n")
 	for _, r := range reports {
 		var levels []string
 		for _, l := range r.Levels {
-			levels = append(levels, fmt.Sprintf("%d: %.3f / %.3f", l.Clusters, l.AMIVenue, l.AMIField))
+			levels = append(levels, fmt.Sprintf("%d: %.3f / %.3f; %.3f / %.3f, %.0f%%", l.Clusters, l.AMIVenue, l.AMIField,
+				l.NameOverlapMean, l.NameOverlapMax, 100*l.ScholarlyTerms))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t%.4f ± %.4f\t%.4f ± %.4f\t%s\n", r.Layout, r.Papers, r.Seconds, r.PeakHeapMiB,
 			r.Trustworthiness.Mean, r.Trustworthiness.SE, r.Continuity.Mean, r.Continuity.SE, strings.Join(levels, "; "))
