@@ -392,13 +392,27 @@ func TestMapPage(t *testing.T) {
 	var inked int
 	err = chromedp.Run(ctx, chromedp.Evaluate(`(() => { const d = atlas.data, c = $("map"), r = c.getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
 		const lit = d.lit; d.lit = new Set(); drawMap(); d.lit = lit;
-		const i = 0, s = Math.min(r.width, r.height) * atlas.s;
-		const x = (r.width - Math.min(r.width, r.height)) / 2 + (d.x[i] / d.scale - atlas.ox) * s, y = (r.height - Math.min(r.width, r.height)) / 2 + (d.y[i] / d.scale - atlas.oy) * s;
+		const i = 0, f = frame(r), s = f.side * atlas.s;
+		const x = f.x0 + (d.x[i] / d.scale - atlas.ox) * s, y = f.y0 + (d.y[i] / d.scale - atlas.oy) * s;
 		const px = c.getContext("2d").getImageData(Math.round((x - 2) * dpr), Math.round((y - 2) * dpr), Math.round(5 * dpr), Math.round(5 * dpr)).data;
 		let n = 0; for (let k = 3; k < px.length; k += 4) if (px[k] > 0) n++;
 		redraw(); return n / (dpr * dpr); })()`, &inked))
 	if err != nil || dots < 100 && inked < 16 {
 		t.Errorf("a paper of a map of %d: %d of the 25 pixels around it inked, want at least 16 (%v)", dots, inked, err)
+	}
+	// No paper is cut at the canvas's edge: at the first zoom every dot
+	// (7 px at most) and the 12 px ring around a paper the pointer is on
+	// lie inside it.
+	var closest float64
+	err = chromedp.Run(ctx, chromedp.Evaluate(`(() => { const d = atlas.data, r = $("map").getBoundingClientRect(), f = frame(r);
+		let m = Infinity;
+		for (let i = 0; i < d.ids.length; i++) {
+			const x = f.x0 + d.x[i] / d.scale * f.side, y = f.y0 + d.y[i] / d.scale * f.side;
+			m = Math.min(m, x, y, r.width - x, r.height - y);
+		}
+		return m; })()`, &closest))
+	if err != nil || closest < 12 {
+		t.Errorf("a paper drawn %.1f px from the canvas's edge, want at least 12 (%v)", closest, err)
 	}
 	// No two topic names drawn overlap.
 	var overlaps int
@@ -410,9 +424,8 @@ func TestMapPage(t *testing.T) {
 	}
 	// The pointer on a paper names it; a click opens its similar papers.
 	var tip, title, hash string
-	at := `(() => { const d = atlas.data, r = $("map").getBoundingClientRect(), s = Math.min(r.width, r.height) * atlas.s;
-		const x0 = (r.width - Math.min(r.width, r.height)) / 2, y0 = (r.height - Math.min(r.width, r.height)) / 2;
-		return [r.left + x0 + (d.x[0] / d.scale - atlas.ox) * s, r.top + y0 + (d.y[0] / d.scale - atlas.oy) * s]; })()`
+	at := `(() => { const d = atlas.data, r = $("map").getBoundingClientRect(), f = frame(r), s = f.side * atlas.s;
+		return [r.left + f.x0 + (d.x[0] / d.scale - atlas.ox) * s, r.top + f.y0 + (d.y[0] / d.scale - atlas.oy) * s]; })()`
 	pointer := func(kind string) string {
 		return `(() => { const [x, y] = ` + at + `; $("map").dispatchEvent(new PointerEvent("` + kind + `", {clientX: x, clientY: y, bubbles: true, pointerId: 1})); return true; })()`
 	}
