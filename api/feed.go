@@ -77,7 +77,14 @@ func (s *Server) feedHits(ctx context.Context, spec feedSpec, now time.Time) ([]
 			return nil, nil
 		}
 	} else {
-		res, err = s.engine.Search(ctx, search.Query{Text: spec.Query, Filter: f, Limit: spec.Limit, Explain: true})
+		// The best of what is new need not answer the search: the papers
+		// under the relevance floor are left out, and the next ones
+		// ranked above it take their places.
+		res, err = s.engine.Search(ctx, search.Query{Text: spec.Query, Filter: f, Limit: search.MaxLimit, Explain: true})
+		if floor, ok := s.engine.RelevanceFloor(res); err == nil && ok {
+			res.Hits = slices.DeleteFunc(res.Hits, func(h papersearch.Hit) bool { return !search.AboveFloor(h, floor) })
+		}
+		res.Hits = res.Hits[:min(len(res.Hits), spec.Limit)]
 	}
 	if err != nil {
 		return nil, err

@@ -145,21 +145,35 @@ func TestCollectionFeed(t *testing.T) {
 func TestAlerts(t *testing.T) {
 	url, _, path := feedServer(t)
 	key := []string{"Authorization", "Bearer k"}
-	resp, b := do(t, "POST", url+"/v1/alerts", "application/json", `{"query":"diffusion models for images","window":"5w","limit":3}`, key...)
+	resp, b := do(t, "POST", url+"/v1/alerts", "application/json", `{"query":"diffusion models for images","window":"5w","limit":1}`, key...)
 	var a wire.Alert
 	if resp.StatusCode != 201 || json.Unmarshal(b, &a) != nil || a.ID == "" || resp.Header.Get("Location") != "/v1/alerts/"+a.ID ||
-		a.FeedURL != url+"/v1/alerts/"+a.ID+"/feed.atom" || a.Window != "5w" || a.Limit != 3 {
+		a.FeedURL != url+"/v1/alerts/"+a.ID+"/feed.atom" || a.Window != "5w" || a.Limit != 1 {
 		t.Fatalf("POST /v1/alerts: %d %s", resp.StatusCode, b)
 	}
 	f, _ := readFeed(t, a.FeedURL)
-	if len(f.Entries) != 3 || !strings.Contains(f.Entries[0].Summary, `Matches "diffusion models for images"`) {
+	if len(f.Entries) != 1 || !strings.Contains(f.Entries[0].Summary, `Matches "diffusion models for images"`) {
 		t.Errorf("the alert's feed: %+v", f.Entries)
+	}
+	// A question no paper here answers (none is about proteins) lists
+	// nothing: the papers under the relevance floor are left out, however
+	// new.
+	resp, b = do(t, "POST", url+"/v1/alerts", "application/json", `{"query":"protein folding with diffusion models","window":"5w"}`, key...)
+	var none wire.Alert
+	if resp.StatusCode != 201 || json.Unmarshal(b, &none) != nil {
+		t.Fatalf("POST /v1/alerts: %d %s", resp.StatusCode, b)
+	}
+	if f, _ := readFeed(t, none.FeedURL); len(f.Entries) != 0 {
+		t.Errorf("the feed of a question nothing here answers: %d entries, first %q", len(f.Entries), f.Entries[0].Summary)
+	}
+	if resp, _ := do(t, "DELETE", url+"/v1/alerts/"+none.ID, "", "", key...); resp.StatusCode != 204 {
+		t.Errorf("DELETE: %d", resp.StatusCode)
 	}
 	reopened, err := alerts.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kept, err := reopened.Get(a.ID); err != nil || kept.Query != a.Query || kept.Limit != 3 {
+	if kept, err := reopened.Get(a.ID); err != nil || kept.Query != a.Query || kept.Limit != 1 {
 		t.Errorf("after a restart: %+v %v", kept, err)
 	}
 	var list wire.AlertsResponse

@@ -18,6 +18,8 @@ import (
 // reaches past decoding without a model.
 type echoEngine struct{}
 
+func (echoEngine) RelevanceFloor(search.Results) (float32, bool) { return 0, false }
+
 func (echoEngine) Search(ctx context.Context, q search.Query) (search.Results, error) {
 	if err := search.ValidateFilter(q.Filter); err != nil {
 		return search.Results{}, err

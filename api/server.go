@@ -25,6 +25,9 @@ import (
 // Engine is what the server needs from the search engine.
 type Engine interface {
 	Search(ctx context.Context, q search.Query) (search.Results, error)
+	// RelevanceFloor is the least dense cosine similarity at which a paper
+	// answers the search that gave res (search.Engine.RelevanceFloor).
+	RelevanceFloor(res search.Results) (float32, bool)
 	Similar(ctx context.Context, q search.SimilarQuery) (search.Results, error)
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
 	Collections(ctx context.Context) ([]papersearch.Collection, error)

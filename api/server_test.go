@@ -349,6 +349,7 @@ func TestBadRequests(t *testing.T) {
 type panicky struct{}
 
 func (panicky) Search(context.Context, search.Query) (search.Results, error)  { panic("boom") }
+func (panicky) RelevanceFloor(search.Results) (float32, bool)                 { panic("boom") }
 func (panicky) Collections(context.Context) ([]papersearch.Collection, error) { panic("boom") }
 func (panicky) Recommend(context.Context, search.RecommendQuery) (search.Results, error) {
 	panic("boom")
