@@ -89,8 +89,9 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 }
 
 // openServing opens the engine as openEngine does, for a server of it
-// (serve, mcp), and counts the papers stored; the store is the caller's to
-// close.
+// (serve, mcp), counts the papers stored and, on the embedded store,
+// follows other processes' changes to its file; the store is the caller's
+// to close.
 func openServing(ctx context.Context, cfg Config, log *slog.Logger, observe ...func(string, time.Duration, error)) (*search.Engine, search.Store, int, error) {
 	eng, store, err := openEngine(ctx, cfg, log, observe...)
 	if err != nil {
@@ -100,6 +101,12 @@ func openServing(ctx context.Context, cfg Config, log *slog.Logger, observe ...f
 	if err != nil {
 		store.Close()
 		return nil, nil, 0, err
+	}
+	// What another process (the command line's ingest, a second server)
+	// writes to the embedded store's file is searchable here within a
+	// second; Qdrant serves every instance the same collection already.
+	if s, ok := store.(*sqlite.Store); ok {
+		go s.Follow(ctx, sqlite.DefaultFollowEvery, log)
 	}
 	return eng, store, count, nil
 }

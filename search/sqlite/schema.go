@@ -22,8 +22,9 @@ import (
 // version 7 analyses text with accents folded (its terms are analysed
 // again: reanalyse), version 8 adds each paper's type, version 9 its date
 // and when it was added (the papers of an older store count as added when
-// it was upgraded).
-const schemaVersion = 9
+// it was upgraded), version 10 the changes log other processes follow
+// (follow.go).
+const schemaVersion = 10
 
 // upgradeFrom is the change from schema version v to the next.
 func upgradeFrom(v int) string {
@@ -35,6 +36,8 @@ func upgradeFrom(v int) string {
 	case 3: // upgrade fills work_keys in
 		return `ALTER TABLE papers ADD COLUMN sources TEXT NOT NULL DEFAULT ''`
 	case 4: // the sentences table is created with the schema; papers get sentences when re-embedded
+		return `SELECT 1`
+	case 9: // the changes table is created with the schema
 		return `SELECT 1`
 	case 6: // reanalyse fills the terms in again
 		return `SELECT 1`
@@ -90,7 +93,13 @@ CREATE TABLE IF NOT EXISTS sentences (
 	id      TEXT PRIMARY KEY,
 	roles   TEXT NOT NULL,
 	vectors BLOB NOT NULL
-) WITHOUT ROWID;`
+) WITHOUT ROWID;
+-- The ids each committed change touched, in order, for the other
+-- processes that have the file open to apply (follow.go).
+CREATE TABLE IF NOT EXISTS changes (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	id  TEXT NOT NULL
+);`
 
 func (s *Store) init(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, schema); err != nil {
@@ -116,12 +125,7 @@ func (s *Store) init(ctx context.Context) error {
 			return fmt.Errorf("record model: %w", err)
 		}
 	}
-	x, err := s.load(ctx)
-	if err != nil {
-		return err
-	}
-	s.idx.Store(x)
-	return nil
+	return s.reload(ctx)
 }
 
 // meta is the store's meta table.

@@ -39,6 +39,14 @@ type Store struct {
 	// change, from the transaction to the index's update.
 	writeMu sync.Mutex
 	idx     atomic.Pointer[index]
+	// applied is the newest seq of the changes log the index reflects,
+	// and own the spans after it that this Store wrote itself (see
+	// follow.go); both guarded by writeMu.
+	applied int64
+	own     []ownChanges
+	// closed is closed by Close, ending Follow.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 // Open opens or creates the store at path for vectors of model. A store
@@ -56,7 +64,7 @@ func Open(ctx context.Context, path string, model embed.ModelInfo) (*Store, erro
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: db, model: model}
+	s := &Store{db: db, model: model, closed: make(chan struct{})}
 	if err := s.init(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -135,11 +143,9 @@ const loadCollectEvery = 65536
 // caller holds s.writeMu, so no change is lost between load and swap. A
 // failed load leaves the current index serving: it is correct, only larger.
 func (s *Store) compact(ctx context.Context) error {
-	x, err := s.load(context.WithoutCancel(ctx))
-	if err != nil {
+	if err := s.reload(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("compact the index: %w", err)
 	}
-	s.idx.Store(x)
 	return nil
 }
 
@@ -152,8 +158,11 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 // Model returns the model the store's vectors come from.
 func (s *Store) Model() embed.ModelInfo { return s.model }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close ends Follow and closes the database.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return s.db.Close()
+}
 
 // Upsert writes docs in one transaction, then updates the index.
 func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
@@ -211,12 +220,21 @@ func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
 			}
 		}
 	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.Paper.ID
+	}
+	span, err := logChanges(ctx, tx, ids)
+	if err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("upsert: commit: %w", err)
 	}
 	if s.idx.Load().put(entries) {
 		return s.compact(ctx)
 	}
+	s.committed(span)
 	return nil
 }
 
@@ -241,12 +259,17 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 			return fmt.Errorf("delete %q: %w", id, err)
 		}
 	}
+	span, err := logChanges(ctx, tx, []string{id})
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", id, err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("delete %q: commit: %w", id, err)
 	}
 	if s.idx.Load().remove(id) {
 		return s.compact(ctx)
 	}
+	s.committed(span)
 	return nil
 }
 
