@@ -202,7 +202,7 @@ func related(ctx context.Context, engine Engine, in MCPRelated) (RelatedResponse
 		}
 		return RelatedResponse{}, err
 	}
-	limit, err := limitOf(in.Limit)
+	limit, err := search.RequestedLimit(in.Limit)
 	if err != nil {
 		return RelatedResponse{}, err
 	}

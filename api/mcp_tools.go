@@ -34,7 +34,7 @@ func (s *Server) mcpSimilar(ctx context.Context, req *mcp.CallToolRequest, in MC
 	if err != nil {
 		return nil, wire.SearchResponse{}, s.toolError(req, err)
 	}
-	limit, err := limitOf(in.Limit)
+	limit, err := search.RequestedLimit(in.Limit)
 	if err != nil {
 		return nil, wire.SearchResponse{}, s.toolError(req, err)
 	}
@@ -70,7 +70,7 @@ func (s *Server) mcpCollections(ctx context.Context, req *mcp.CallToolRequest, _
 
 // mcpRecommend answers the MCP tool recommend.
 func (s *Server) mcpRecommend(ctx context.Context, req *mcp.CallToolRequest, in MCPRecommend) (*mcp.CallToolResult, wire.SearchResponse, error) {
-	limit, err := limitOf(in.Limit)
+	limit, err := search.RequestedLimit(in.Limit)
 	if err != nil {
 		return nil, wire.SearchResponse{}, s.toolError(req, err)
 	}

@@ -44,22 +44,10 @@ func (s *Server) runSearch(ctx context.Context, q search.Query) (search.Results,
 	return res, err
 }
 
-// limitOf is a request's limit: the default when absent; an explicit 0
-// is refused here, since the engine reads 0 as "the default".
-func limitOf(limit *int) (int, error) {
-	if limit == nil {
-		return search.DefaultLimit, nil
-	}
-	if *limit == 0 {
-		return 0, &papersearch.FieldError{Field: "limit", Reason: fmt.Sprintf("must be between 1 and %d", search.MaxLimit), Err: search.ErrInvalidQuery}
-	}
-	return *limit, search.ValidateLimit(*limit)
-}
-
 // searchQuery is the engine's query for a search request (over HTTP or
 // MCP), or the problem with the request.
 func searchQuery(req wire.SearchRequest) (search.Query, error) {
-	limit, err := limitOf(req.Limit)
+	limit, err := search.RequestedLimit(req.Limit)
 	if err != nil {
 		return search.Query{}, err
 	}

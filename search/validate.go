@@ -26,12 +26,26 @@ func ValidateText(text string) error {
 	return nil
 }
 
-// ValidateLimit checks a result limit; 0 stands for DefaultLimit.
+// ValidateLimit checks a query's result limit; 0 stands for DefaultLimit.
 func ValidateLimit(limit int) error {
 	if limit < 0 || limit > MaxLimit {
 		return invalidField("limit", fmt.Sprintf("must be between 1 and %d", MaxLimit))
 	}
 	return nil
+}
+
+// RequestedLimit is the limit a request (HTTP, MCP, the command line) asks
+// for: DefaultLimit when it names none, else the one it names, which must
+// be from 1 to MaxLimit (a 0 it names is refused, not taken for the
+// default).
+func RequestedLimit(limit *int) (int, error) {
+	if limit == nil {
+		return DefaultLimit, nil
+	}
+	if *limit == 0 {
+		return 0, ValidateLimit(-1)
+	}
+	return *limit, ValidateLimit(*limit)
 }
 
 // invalidField is the error of a query field that breaks a rule: a

@@ -158,7 +158,7 @@ func parseQueryArgs(cmd, what string, args []string, stdout io.Writer) (string, 
 	if len(positional) != 1 {
 		return "", qf, usageError{fmt.Sprintf("%s needs exactly one %s (quote it if it has spaces); see papersearch %s -h", cmd, what, cmd)}
 	}
-	if err := search.ValidateLimit(qf.limit); err != nil || qf.limit == 0 {
+	if _, err := search.RequestedLimit(&qf.limit); err != nil {
 		return "", qf, usageError{fmt.Sprintf("%s: --limit must be between 1 and %d", cmd, search.MaxLimit)}
 	}
 	return positional[0], qf, nil
