@@ -232,7 +232,7 @@ func related(ctx context.Context, engine Engine, in MCPRelated) (RelatedResponse
 				f = &found{hit: RelatedHit{ID: h.ID, Paper: h.Paper}}
 				byID[h.ID] = f
 			}
-			f.hit.Score += 1 / float64(search.RRFK+h.Rank)
+			f.hit.Score += search.ReciprocalRank(h.Rank)
 			if !ok || h.Rank < f.bestRank {
 				f.bestRank, f.hit.DraftSentence = h.Rank, s
 				if h.Explanation != nil {

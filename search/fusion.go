@@ -43,6 +43,12 @@ const (
 // RRFK is reciprocal rank fusion's constant.
 const RRFK = 60
 
+// ReciprocalRank is what a paper at rank (1-based) of one list adds to
+// its score under reciprocal rank fusion: 1/(RRFK + rank). Every ranking
+// fused by rank (hybrid search under RRF, a draft's sentences' searches)
+// adds these.
+func ReciprocalRank(rank int) float64 { return 1 / float64(RRFK+rank) }
+
 // Fusion is a fusion rule.
 type Fusion struct {
 	Method      FusionMethod `json:"method"`
@@ -125,10 +131,10 @@ func fuse(dense []Candidate, matches Matches, f Fusion) []fused {
 	default: // RRF
 		for _, x := range byID {
 			if x.DenseRank > 0 {
-				x.Score += 1 / float64(RRFK+x.DenseRank)
+				x.Score += ReciprocalRank(x.DenseRank)
 			}
 			if x.LexicalRank > 0 {
-				x.Score += 1 / float64(RRFK+x.LexicalRank)
+				x.Score += ReciprocalRank(x.LexicalRank)
 			}
 		}
 	}
