@@ -17,6 +17,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // DefaultMaxChars is how much of each result's abstract an MCP tool
@@ -166,7 +167,8 @@ func newMCP(s *Server) *mcp.Server {
 		Name:  "import",
 		Title: "Import papers",
 		Description: "Start importing papers in the background, as POST /v1/imports does (needs the server's API key over HTTP): " +
-			"source openreview, arxiv or openalex with target (a venue id, a query, a filter) and max, or bibtex or csl with the file in content; " +
+			"source " + imports.Names(imports.NetworkSources()) + " with target (what the source is asked for: a query, a filter, a venue id) and max, or " +
+			imports.Names(imports.UploadSources()) + " with the file in content; " +
 			"tags for every paper. Answers the job; import_status follows it.",
 	}, s.mcpImport)
 	mcp.AddTool(srv, &mcp.Tool{

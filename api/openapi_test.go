@@ -8,14 +8,17 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/alerts"
@@ -385,6 +388,85 @@ func TestOpenAPISaysWhoMayWrite(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("%s: %s %s states security %v, want %v", tt.name, method, path, got, tt.want)
 			}
+		}
+	}
+}
+
+// TestSourcesAreOneList: the import sources the OpenAPI document's enums,
+// the MCP import tool's description and the command line's help name are
+// the list seeds/imports keeps; a source added there and missed in one of
+// them fails here.
+func TestSourcesAreOneList(t *testing.T) {
+	url, _ := server(t)
+	raw, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type source struct {
+		Enum  []string `json:"enum"`
+		Const string   `json:"const"`
+	}
+	type props struct {
+		Properties struct {
+			Source source `json:"source"`
+		} `json:"properties"`
+	}
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				ImportRequest struct {
+					OneOf []props `json:"oneOf"`
+				}
+				WatchRequest struct {
+					props
+					Not props `json:"not"`
+				}
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	sorted := func(s ...[]string) string {
+		all := slices.Concat(s...)
+		slices.Sort(all)
+		return strings.Join(all, ",")
+	}
+	sc := doc.Components.Schemas
+	if len(sc.ImportRequest.OneOf) != 2 {
+		t.Fatalf("ImportRequest: %d alternatives, want the network and the file sources'", len(sc.ImportRequest.OneOf))
+	}
+	for _, tt := range []struct {
+		what      string
+		got, want string
+	}{
+		{"ImportRequest's network sources", sorted(sc.ImportRequest.OneOf[0].Properties.Source.Enum), sorted(imports.NetworkSources())},
+		{"ImportRequest's file sources", sorted(sc.ImportRequest.OneOf[1].Properties.Source.Enum), sorted(imports.UploadSources())},
+		{"the sources POST /v1/imports takes", sorted(imports.NetworkSources(), imports.UploadSources()), sorted(imports.HTTPSources())},
+		{"WatchRequest's sources", sorted(sc.WatchRequest.Properties.Source.Enum), sorted(imports.WatchSources())},
+		{"WatchRequest's sources read in order (no since)", sc.WatchRequest.Not.Properties.Source.Const, sorted(imports.InOrder())},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s: the document says %s, seeds/imports %s", tt.what, tt.got, tt.want)
+		}
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tools.Tools, func(tool *mcp.Tool) bool { return tool.Name == "import" })
+	if i < 0 {
+		t.Fatal("no import tool")
+	}
+	for _, s := range imports.HTTPSources() {
+		if !strings.Contains(tools.Tools[i].Description, s) {
+			t.Errorf("the MCP import tool's description names no %s: %q", s, tools.Tools[i].Description)
 		}
 	}
 }

@@ -35,7 +35,7 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	fs.Var(&tags, "tag", "tag every imported paper (repeat for several)")
 	fs.Var(&categories, "category", "arxiv-snapshot: keep records with a category starting with this (repeat for several)")
 	limit := fs.Int("max", 1000, "arxiv, openalex: import at most this many papers")
-	restart := fs.Bool("restart", false, "arxiv, openalex, openreview: read the source from its start, not after what an interrupted run stored")
+	restart := fs.Bool("restart", false, strings.Join(imports.NetworkSources(), ", ")+": read the source from its start, not after what an interrupted run stored")
 	positional, err := parseInterleaved(fs, "import", args[1:], stdout)
 	if err != nil {
 		return err

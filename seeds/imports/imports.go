@@ -96,7 +96,7 @@ func Usage() string {
 	for i, k := range kinds {
 		parts[i] = k.usage
 	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+	return Names(parts)
 }
 
 // IsFile reports whether the source of that name reads a file, and
@@ -114,14 +114,36 @@ func Bounded(name string) bool {
 }
 
 // HTTPSources names the sources POST /v1/imports takes.
-func HTTPSources() []string {
+func HTTPSources() []string { return sources(func(k kind) bool { return k.http }) }
+
+// NetworkSources names the sources that ask a network API for a target
+// (the others read a file); each keeps a checkpoint to resume from.
+func NetworkSources() []string { return sources(func(k kind) bool { return !k.file }) }
+
+// UploadSources names the file sources POST /v1/imports takes, the file
+// in its content.
+func UploadSources() []string { return sources(func(k kind) bool { return k.http && k.file }) }
+
+// sources names the kinds that keep holds for, in the order help lists
+// them: the one list of sources every other list (the OpenAPI document's
+// enums, the MCP tool's description, the command line's help) is made
+// from or checked against.
+func sources(keep func(kind) bool) []string {
 	var out []string
 	for _, k := range kinds {
-		if k.http {
+		if keep(k) {
 			out = append(out, k.name)
 		}
 	}
 	return out
+}
+
+// Names joins names as a sentence does: "a, b or c".
+func Names(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // UserAgent introduces papersearch to the APIs it imports from.

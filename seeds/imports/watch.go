@@ -181,27 +181,15 @@ func (w *Watches) watchOf(req wire.WatchRequest) (watchRow, error) {
 		Tags: tags, Max: limit, Created: now, Since: since, NextRun: now}, every: period}, nil
 }
 
-// WatchSources names the sources a watch can follow.
-func WatchSources() []string {
-	var out []string
-	for _, k := range kinds {
-		if !k.file {
-			out = append(out, k.name)
-		}
-	}
-	return out
-}
+// WatchSources names the sources a watch can follow: the network ones.
+func WatchSources() []string { return NetworkSources() }
 
 // dated names the sources a watch reads by date.
-func dated() []string {
-	var out []string
-	for _, k := range kinds {
-		if k.since != nil {
-			out = append(out, k.name)
-		}
-	}
-	return out
-}
+func dated() []string { return sources(func(k kind) bool { return k.since != nil }) }
+
+// InOrder names the network sources a watch reads in order, from where its
+// last run ended, rather than by date (it takes no since).
+func InOrder() []string { return sources(func(k kind) bool { return !k.file && k.since == nil }) }
 
 // List returns the watches, oldest first, each as it stands.
 func (w *Watches) List(ctx context.Context) ([]wire.Watch, error) {
