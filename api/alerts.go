@@ -100,7 +100,7 @@ func (s *Server) createAlert(c echo.Context) error {
 		return err
 	}
 	a.Created = time.Now().UTC().Truncate(time.Second)
-	a, err = s.alerts.Add(a)
+	a, err = s.alerts.Add(c.Request().Context(), a)
 	if err != nil {
 		return s.alertsProblem(err)
 	}
@@ -113,7 +113,11 @@ func (s *Server) createAlert(c echo.Context) error {
 func (s *Server) listAlerts(c echo.Context) error {
 	out := wire.AlertsResponse{Alerts: []wire.Alert{}}
 	if s.alerts != nil {
-		for _, a := range s.alerts.List() {
+		list, err := s.alerts.List(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		for _, a := range list {
 			out.Alerts = append(out.Alerts, s.withFeedURL(c, a))
 		}
 	}
@@ -125,7 +129,7 @@ func (s *Server) alert(c echo.Context) (wire.Alert, error) {
 	if s.alerts == nil {
 		return wire.Alert{}, s.alertsProblem(alerts.ErrNotFound)
 	}
-	a, err := s.alerts.Get(c.Param("id"))
+	a, err := s.alerts.Get(c.Request().Context(), c.Param("id"))
 	return a, s.alertsProblem(err)
 }
 
@@ -143,7 +147,7 @@ func (s *Server) deleteAlert(c echo.Context) error {
 	if _, err := s.alert(c); err != nil {
 		return err
 	}
-	if err := s.alerts.Delete(c.Param("id")); err != nil {
+	if err := s.alerts.Delete(c.Request().Context(), c.Param("id")); err != nil {
 		return s.alertsProblem(err)
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
 )
 
@@ -80,10 +78,7 @@ func TestControlCharactersNeverStoredOrExported(t *testing.T) {
 	noControls(t, "a paper's BibTeX", string(body))
 
 	// An alert's Atom feed.
-	saved, err := alerts.Open(filepath.Join(t.TempDir(), "alerts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	saved := newAlerts(t)
 	feeds := httptest.NewServer(New(eng, Options{OpenWrites: true, Alerts: saved}))
 	defer feeds.Close()
 	resp, body = do(t, "POST", feeds.URL+"/v1/alerts", "application/json", `{"query":"tensor sketching raw"}`)

@@ -18,6 +18,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
@@ -27,7 +28,7 @@ import (
 // feedServer serves a store of its own: eight seed papers added now, in
 // the collection "mine" the first two, and two added thirty days ago, one
 // with a title full of what XML must escape.
-func feedServer(t *testing.T) (url string, papers []papersearch.Paper, alertsPath string) {
+func feedServer(t *testing.T) (url string, papers []papersearch.Paper, store *sqlite.Store) {
 	t.Helper()
 	server(t) // the shared model
 	ctx := context.Background()
@@ -56,14 +57,20 @@ func feedServer(t *testing.T) (url string, papers []papersearch.Paper, alertsPat
 	if _, err := eng.Retag(ctx, []string{papers[0].ID, papers[1].ID}, []string{"mine"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	alertsPath = filepath.Join(dir, "alerts.json")
-	saved, err := alerts.Open(alertsPath)
+	srv := httptest.NewServer(New(eng, Options{APIKey: "k", Alerts: alerts.New(store)}))
+	t.Cleanup(srv.Close)
+	return srv.URL, papers, store
+}
+
+// newAlerts keeps alerts in a store of their own, for one test.
+func newAlerts(t *testing.T) *alerts.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "records.db"), embed.ModelInfo{Name: "records", Dim: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(eng, Options{APIKey: "k", Alerts: saved}))
-	t.Cleanup(srv.Close)
-	return srv.URL, papers, alertsPath
+	t.Cleanup(func() { st.Close() })
+	return alerts.New(st)
 }
 
 // readFeed fetches and reads a feed, failing the test unless it is an
@@ -143,7 +150,7 @@ func TestCollectionFeed(t *testing.T) {
 // which any reader fetches without one, is kept across a restart, and is
 // gone once deleted; bad requests name their fault.
 func TestAlerts(t *testing.T) {
-	url, _, path := feedServer(t)
+	url, _, store := feedServer(t)
 	key := []string{"Authorization", "Bearer k"}
 	resp, b := do(t, "POST", url+"/v1/alerts", "application/json", `{"query":"diffusion models for images","window":"5w","limit":1}`, key...)
 	var a wire.Alert
@@ -169,11 +176,9 @@ func TestAlerts(t *testing.T) {
 	if resp, _ := do(t, "DELETE", url+"/v1/alerts/"+none.ID, "", "", key...); resp.StatusCode != 204 {
 		t.Errorf("DELETE: %d", resp.StatusCode)
 	}
-	reopened, err := alerts.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if kept, err := reopened.Get(a.ID); err != nil || kept.Query != a.Query || kept.Limit != 1 {
+	// Kept in the store: another server on it, or the next start, answers it.
+	reopened := alerts.New(store)
+	if kept, err := reopened.Get(context.Background(), a.ID); err != nil || kept.Query != a.Query || kept.Limit != 1 {
 		t.Errorf("after a restart: %+v %v", kept, err)
 	}
 	var list wire.AlertsResponse

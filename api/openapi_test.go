@@ -21,7 +21,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
@@ -59,10 +58,7 @@ func TestOpenAPI(t *testing.T) {
 		do(t, "DELETE", importing.URL+"/v1/papers/bibtex:oa-imp", "", "")
 	}()
 
-	kept, err := alerts.Open(filepath.Join(t.TempDir(), "alerts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	kept := newAlerts(t)
 	watches, err := imports.OpenWatches(context.Background(), filepath.Join(t.TempDir(), "watches.db"), testServer.engine,
 		imports.Config{DataDir: t.TempDir()}.Open, nil) // never run here: Run is not called
 	if err != nil {

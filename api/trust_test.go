@@ -6,13 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
 )
 
@@ -178,10 +176,7 @@ func TestLinksIgnoreHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		saved, err := alerts.Open(filepath.Join(t.TempDir(), "alerts.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		saved := newAlerts(t)
 		srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: trust, Alerts: saved}))
 		want := srv.URL
 		if public != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/qdrant"
 )
 
@@ -64,7 +66,7 @@ type Config struct {
 	PublicURL         string        `envconfig:"PUBLIC_URL" desc:"the service's base URL as its clients reach it, e.g. https://papers.example.org: feed and alert links are built from it and its host is answered for (unset: links name the listen address)"`
 	AllowedHosts      []string      `envconfig:"ALLOWED_HOSTS" desc:"comma-separated Host header values answered for besides loopback names and addresses and PAPERSEARCH_PUBLIC_URL's host: names, *.domain, IP addresses, CIDR prefixes, or * for any; other hosts get 421 (DNS rebinding)"`
 	TrustedProxies    []string      `envconfig:"TRUSTED_PROXIES" desc:"comma-separated IP addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For or Forwarded header names the client, for the key rule, rate limits and logs (unset: every client is the connection's peer)"`
-	CursorKey         string        `envconfig:"CURSOR_KEY" desc:"secret that signs page cursors; instances behind one address need the same (unset: a random key kept in the data folder, cursor.key)"`
+	CursorKey         string        `envconfig:"CURSOR_KEY" desc:"secret that signs page cursors (unset: a random key made once and kept in the store, which every instance on it shares)"`
 	RateLimit         float64       `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
 	RateBurst         int           `envconfig:"RATE_BURST" default:"40" desc:"burst of requests allowed per client address"`
 	EmbeddingsOpen    bool          `envconfig:"EMBEDDINGS_OPEN" default:"false" desc:"serve POST /v1/embeddings without the API key even beyond loopback (by default it follows the write endpoints' key rule)"`
@@ -238,23 +240,35 @@ func settingHint(err error) string {
 	return ""
 }
 
-// cursorKey returns the key that signs page cursors: PAPERSEARCH_CURSOR_KEY
-// if set, else the one kept in the data folder (cursor.key, made on first
-// use), so cursors outlive a restart.
-func (c Config) cursorKey() ([]byte, error) {
+// cursorKey is the secret that signs page cursors: PAPERSEARCH_CURSOR_KEY,
+// else the one kept in the store's records (made once, at random, or
+// taken from the cursor.key an earlier version kept in the data folder),
+// so that every instance on the store and every restart accept the
+// cursors any of them gave.
+func (c Config) cursorKey(ctx context.Context, store search.Store) ([]byte, error) {
 	if c.CursorKey != "" {
 		return []byte(c.CursorKey), nil
 	}
-	path := filepath.Join(c.DataDir, "cursor.key")
-	if key, err := os.ReadFile(path); err == nil && len(key) >= 32 {
-		return key, nil
+	records, ok := store.(search.Records)
+	if !ok {
+		return nil, fmt.Errorf("cursor key: the %s store keeps no records; set PAPERSEARCH_CURSOR_KEY", store.Kind())
 	}
-	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+	if key, err := records.GetRecord(ctx, "service", "cursor-key"); err == nil && len(key) >= 32 {
+		return key, nil
+	} else if err != nil && !errors.Is(err, search.ErrNotFound) {
 		return nil, fmt.Errorf("cursor key: %w", err)
 	}
-	key := make([]byte, 32)
-	rand.Read(key)
-	if err := os.WriteFile(path, key, 0o600); err != nil {
+	key, err := os.ReadFile(filepath.Join(c.DataDir, "cursor.key"))
+	if err != nil || len(key) < 32 {
+		key = make([]byte, 32)
+		rand.Read(key)
+	}
+	if err := records.PutRecord(ctx, "service", "cursor-key", key); err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	// Two instances starting at once may each have written one: both go
+	// on with the one kept last.
+	if key, err = records.GetRecord(ctx, "service", "cursor-key"); err != nil {
 		return nil, fmt.Errorf("cursor key: %w", err)
 	}
 	return key, nil

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/internal/testenv"
+	"github.com/papersearch/papersearch/search/qdrant"
 )
 
 // TestOneFolderManyProcesses: two servers and the command line on one data
@@ -88,7 +93,7 @@ func TestOneFolderManyProcesses(t *testing.T) {
 	within("a paper the command line ingested", "axolotl", true)
 
 	resp, err := http.Post(b+"/v1/papers", "application/json", strings.NewReader(
-		`{"papers":[{"id":"post-1","title":"Quokka ecology","abstract":"Quokkas on Rottnest Island."}]}`))
+		`{"papers":[{"id":"post-1","title":"Quokka ecology","abstract":"Quokkas on Rottnest Island."},{"id":"post-2","title":"Quokka diet","abstract":"What quokkas eat."}]}`))
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("POST to the second server: %v %v", resp, err)
 	}
@@ -100,4 +105,162 @@ func TestOneFolderManyProcesses(t *testing.T) {
 		t.Fatalf("DELETE through the first server: %v %v", resp, err)
 	}
 	within("a paper deleted through the other server", "axolotl", false)
+
+	// An alert made through one server is answered by the other, its feed
+	// too; deleted through the other, it is gone from both.
+	resp, err = http.Post(a+"/v1/alerts", "application/json", strings.NewReader(`{"query":"quokka island ecology"}`))
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("POST /v1/alerts: %v %v", resp, err)
+	}
+	var alert struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&alert)
+	resp.Body.Close()
+	status := func(method, url string) int {
+		req, _ := http.NewRequest(method, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("GET", b+"/v1/alerts/"+alert.ID); got != 200 {
+		t.Errorf("the alert through the other server: %d", got)
+	}
+	if got := status("GET", b+"/v1/alerts/"+alert.ID+"/feed.atom"); got != 200 {
+		t.Errorf("its feed through the other server: %d", got)
+	}
+	if got := status("DELETE", b+"/v1/alerts/"+alert.ID); got != 204 {
+		t.Errorf("DELETE through the other server: %d", got)
+	}
+	if got := status("GET", a+"/v1/alerts/"+alert.ID); got != 404 {
+		t.Errorf("the deleted alert through the first server: %d", got)
+	}
+	// A page's cursor from one server is taken by the other: one key.
+	resp, err = http.Post(a+"/v1/search", "application/json", strings.NewReader(`{"query":"quokka","mode":"lexical","limit":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		NextCursor string `json:"next_cursor"`
+	}
+	json.NewDecoder(resp.Body).Decode(&page)
+	resp.Body.Close()
+	if page.NextCursor == "" {
+		t.Fatal("no second page of two quokka papers")
+	}
+	resp, err = http.Post(b+"/v1/search", "application/json", strings.NewReader(`{"query":"quokka","mode":"lexical","limit":1,"cursor":"`+page.NextCursor+`"}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("the first server's cursor on the second: %v %v", resp.StatusCode, err)
+	}
+	resp.Body.Close()
+}
+
+// TestTwoInstancesOnQdrant: two servers, each with a data folder of its
+// own, on one Qdrant collection, as deploy/k8s runs them: an alert made
+// through one is answered (and its feed served) by the other and deleted
+// through it; a page's cursor from one is taken by the other; a paper
+// posted to one is found by the other's search.
+func TestTwoInstancesOnQdrant(t *testing.T) {
+	qurl := os.Getenv("PAPERSEARCH_TEST_QDRANT_URL")
+	if qurl == "" {
+		testenv.Missing(t, "PAPERSEARCH_TEST_QDRANT_URL is not set: start one with deploy/qdrant-local.sh up and export the URL it prints")
+	}
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	coll := "twoinst_" + hex.EncodeToString(suffix)
+	embedURL := hashEndpoint(t)
+	start := func() string {
+		cmd := exec.Command(bin, "serve")
+		cmd.Env = crashEnv(t, t.TempDir(), embedURL, "PAPERSEARCH_ADDR=127.0.0.1:0", "PAPERSEARCH_QDRANT_URL="+qurl, "PAPERSEARCH_COLLECTION="+coll)
+		logs := new(testenv.Buffer)
+		cmd.Stderr = logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		base := listeningURL(t, logs)
+		for i := 0; i < 800; i++ {
+			if resp, err := http.Get(base + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					return base
+				}
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		t.Fatalf("server not ready:\n%s", logs)
+		return ""
+	}
+	a := start()
+	b := start()
+	t.Cleanup(func() {
+		q := openCrashStore(t, t.TempDir(), qurl, coll)
+		q.(*qdrant.Store).Drop(context.Background())
+		q.Close()
+	})
+	post := func(url, body string) (int, []byte) {
+		resp, err := http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, out
+	}
+	status := func(method, url string) int {
+		req, _ := http.NewRequest(method, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code, body := post(a+"/v1/papers", `{"papers":[{"id":"q-1","title":"Quokka ecology","abstract":"Quokkas on Rottnest Island."},{"id":"q-2","title":"Quokka diet","abstract":"What quokkas eat."}]}`); code != 200 {
+		t.Fatalf("POST papers: %d %s", code, body)
+	}
+	// The other instance counts the collection's document frequencies
+	// again once its point count (read every 2 s at most) shows another
+	// writer.
+	var page struct {
+		Results    []struct{ ID string } `json:"results"`
+		NextCursor string                `json:"next_cursor"`
+	}
+	began := time.Now()
+	for {
+		code, body := post(b+"/v1/search", `{"query":"quokka","mode":"lexical","limit":1}`)
+		if json.Unmarshal(body, &page); code == 200 && len(page.Results) == 1 && page.NextCursor != "" {
+			break
+		}
+		if time.Since(began) > 5*time.Second {
+			t.Fatalf("search through the other instance after 5 s: %d %s", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("reliability: a paper posted to one Qdrant instance found by the other's search in %v", time.Since(began).Round(time.Millisecond))
+	if code, body := post(a+"/v1/search", `{"query":"quokka","mode":"lexical","limit":1,"cursor":"`+page.NextCursor+`"}`); code != 200 {
+		t.Errorf("the second instance's cursor on the first: %d %s", code, body)
+	}
+	code, body := post(a+"/v1/alerts", `{"query":"quokka island ecology"}`)
+	var alert struct{ ID string }
+	if json.Unmarshal(body, &alert); code != 201 || alert.ID == "" {
+		t.Fatalf("POST /v1/alerts: %d %s", code, body)
+	}
+	if got := status("GET", b+"/v1/alerts/"+alert.ID); got != 200 {
+		t.Errorf("the alert through the other instance: %d", got)
+	}
+	if got := status("GET", b+"/v1/alerts/"+alert.ID+"/feed.atom"); got != 200 {
+		t.Errorf("its feed through the other instance: %d", got)
+	}
+	if got := status("DELETE", b+"/v1/alerts/"+alert.ID); got != 204 {
+		t.Errorf("DELETE through the other instance: %d", got)
+	}
+	if got := status("GET", a+"/v1/alerts/"+alert.ID); got != 404 {
+		t.Errorf("the deleted alert through the first instance: %d", got)
+	}
 }

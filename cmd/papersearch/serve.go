@@ -122,7 +122,7 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...fu
 	if err != nil {
 		return nil, nil, err
 	}
-	key, err := cfg.cursorKey()
+	key, err := cfg.cursorKey(ctx, store)
 	if err != nil {
 		store.Close()
 		return nil, nil, err
@@ -195,9 +195,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	saved, err := alerts.Open(filepath.Join(cfg.DataDir, "alerts.json"))
-	if err != nil {
-		return err
+	var saved *alerts.Store
+	if records, ok := store.(search.Records); ok {
+		saved = alerts.New(records)
+		if n, err := saved.Migrate(ctx, filepath.Join(cfg.DataDir, "alerts.json")); err != nil {
+			return err
+		} else if n > 0 {
+			log.Info("moved the data folder's alerts into the store", "alerts", n, "store", store.Kind())
+		}
 	}
 	sources := importConfig(cfg, log)
 	sources.Clients = imports.NewClients() // one per source: its rate limit holds across imports and watches

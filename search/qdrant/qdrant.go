@@ -149,6 +149,8 @@ type Store struct {
 	// the 100 candidates' order near their end barely reaches the fused
 	// top 10 (SciFact is the same to 4 decimals with and without int8).
 	search *qc.SearchParams
+	// records is the collection of the service's own state (records.go).
+	records records
 
 	// countMu guards the cached point count (see Count).
 	countMu sync.Mutex
@@ -213,7 +215,7 @@ func Open(ctx context.Context, cfg Config, model embed.ModelInfo) (*Store, error
 		return nil, fmt.Errorf("connect to qdrant at %s: %w", cfg.URL, err)
 	}
 	q := &Store{client: client, coll: cfg.Collection, model: model, log: log,
-		read: qc.NewReadConsistencyFactor(1),
+		read: qc.NewReadConsistencyFactor(1), records: records{replication: cfg.Replication},
 		search: &qc.SearchParams{HnswEf: optional(cfg.HNSWEF),
 			Quantization: &qc.QuantizationSearchParams{Rescore: qc.PtrOf(true)}}}
 	err = q.ensureCollection(ctx, cfg)
@@ -258,7 +260,11 @@ func (q *Store) Collection() string { return q.coll }
 // Close closes the connection.
 func (q *Store) Close() error { return q.client.Close() }
 
-// Drop deletes the whole collection. Tests use it to clean up.
-func (q *Store) Drop(ctx context.Context) error { return q.client.DeleteCollection(ctx, q.coll) }
+// Drop deletes the whole collection, and its records'. Tests use it to
+// clean up.
+func (q *Store) Drop(ctx context.Context) error {
+	q.client.DeleteCollection(ctx, q.coll+recordsSuffix) // there may be none
+	return q.client.DeleteCollection(ctx, q.coll)
+}
 
 var _ search.Store = (*Store)(nil)

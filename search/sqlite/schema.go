@@ -23,7 +23,7 @@ import (
 // again: reanalyse), version 8 adds each paper's type, version 9 its date
 // and when it was added (the papers of an older store count as added when
 // it was upgraded), version 10 the changes log other processes follow
-// (follow.go).
+// (follow.go) and the records table of the service's own state.
 const schemaVersion = 10
 
 // upgradeFrom is the change from schema version v to the next.
@@ -37,7 +37,7 @@ func upgradeFrom(v int) string {
 		return `ALTER TABLE papers ADD COLUMN sources TEXT NOT NULL DEFAULT ''`
 	case 4: // the sentences table is created with the schema; papers get sentences when re-embedded
 		return `SELECT 1`
-	case 9: // the changes table is created with the schema
+	case 9: // the changes and records tables are created with the schema
 		return `SELECT 1`
 	case 6: // reanalyse fills the terms in again
 		return `SELECT 1`
@@ -99,7 +99,15 @@ CREATE TABLE IF NOT EXISTS sentences (
 CREATE TABLE IF NOT EXISTS changes (
 	seq INTEGER PRIMARY KEY AUTOINCREMENT,
 	id  TEXT NOT NULL
-);`
+);
+-- The service's own state beside the papers (search.Records): alerts,
+-- keys, by kind and id.
+CREATE TABLE IF NOT EXISTS records (
+	kind TEXT NOT NULL,
+	id   TEXT NOT NULL,
+	doc  BLOB NOT NULL,
+	PRIMARY KEY (kind, id)
+) WITHOUT ROWID;`
 
 func (s *Store) init(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, schema); err != nil {

@@ -4,6 +4,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -56,6 +57,47 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 	t.Run("Works", func(t *testing.T) { worksFindsVersions(t, open) })
 	t.Run("KeepsAddedTimes", func(t *testing.T) { keepsAddedTimes(t, open) })
 	t.Run("DateFilters", func(t *testing.T) { dateFilters(t, open) })
+	t.Run("Records", func(t *testing.T) { keepsRecords(t, open(t)) })
+}
+
+// keepsRecords: a store keeps the service's records by kind and id:
+// replaced whole, listed by kind, removed, an absent one ErrNotFound, and
+// none of them a paper.
+func keepsRecords(t *testing.T, s search.Store) {
+	r, ok := s.(search.Records)
+	if !ok {
+		t.Fatalf("%T keeps no records", s)
+	}
+	ctx := context.Background()
+	for _, rec := range []struct{ kind, id, doc string }{
+		{"alert", "a1", `{"query":"x"}`}, {"alert", "a2", `{"query":"y"}`}, {"service", "a1", `"key"`}, {"alert", "a1", `{"query":"z"}`},
+	} {
+		if err := r.PutRecord(ctx, rec.kind, rec.id, []byte(rec.doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := r.GetRecord(ctx, "alert", "a1"); err != nil || string(got) != `{"query":"z"}` {
+		t.Errorf("GetRecord alert a1: %s %v", got, err)
+	}
+	if got, err := r.GetRecord(ctx, "service", "a1"); err != nil || string(got) != `"key"` {
+		t.Errorf("GetRecord service a1: %s %v", got, err)
+	}
+	all, err := r.ListRecords(ctx, "alert")
+	if err != nil || len(all) != 2 || string(all["a2"]) != `{"query":"y"}` {
+		t.Errorf("ListRecords alert: %q %v", all, err)
+	}
+	if err := r.DeleteRecord(ctx, "alert", "a2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.GetRecord(ctx, "alert", "a2"); !errors.Is(err, search.ErrNotFound) {
+		t.Errorf("a deleted record: %v", err)
+	}
+	if err := r.DeleteRecord(ctx, "alert", "a2"); !errors.Is(err, search.ErrNotFound) {
+		t.Errorf("deleting an absent record: %v", err)
+	}
+	if n, err := s.Count(ctx); err != nil || n != 0 {
+		t.Errorf("records counted as papers: %d %v", n, err)
+	}
 }
 
 // filled opens a store and stores Doc(0) to Doc(n-1) in it.
