@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,15 +30,11 @@ func TestClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, _ := searchtest.Engine(t, model, search.Options{})
+	eng, store := searchtest.Engine(t, model, search.Options{})
 	importer := func(_ context.Context, req imports.Request) (imports.Opened, error) {
 		return imports.Opened{Source: csl.NewReader(req.File), Tags: req.Tags}, nil
 	}
-	kept, err := alerts.Open(filepath.Join(t.TempDir(), "alerts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := api.New(eng, api.Options{APIKey: "k", Importer: importer, Alerts: kept})
+	h := api.New(eng, api.Options{APIKey: "k", Importer: importer, Alerts: alerts.New(store)})
 	defer h.Close()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
