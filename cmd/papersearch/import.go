@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -125,9 +126,35 @@ func importConfig(cfg Config, log *slog.Logger) imports.Config {
 		OpenReviewURL: cfg.OpenReviewURL, OpenAlexEmail: cfg.OpenAlexEmail, Log: log}
 }
 
-// watchesPath is the file of the watches the server runs, beside the
-// import checkpoints in the data folder.
-func watchesPath(cfg Config) string { return filepath.Join(cfg.DataDir, "watches.db") }
+// watchesPath is the SQLite file that keeps the watches the server runs:
+// on the embedded store, the store's own file (its watches table), so
+// they are the store's like its papers and alerts; with Qdrant, still
+// watches.db in the data folder, which the processes on that folder share.
+func watchesPath(cfg Config) string {
+	if cfg.QdrantURL == "" {
+		return cfg.storePath()
+	}
+	return filepath.Join(cfg.DataDir, "watches.db")
+}
+
+// openWatches opens the watches at watchesPath (see imports.OpenWatches),
+// first moving into the embedded store's file the watches an earlier
+// version kept in the data folder's watches.db.
+func openWatches(ctx context.Context, cfg Config, run imports.Runner, open imports.Opener, log *slog.Logger) (*imports.Watches, error) {
+	if old := filepath.Join(cfg.DataDir, "watches.db"); old != watchesPath(cfg) {
+		n, err := imports.CopyWatches(ctx, old, watchesPath(cfg))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.Rename(old, old+".migrated"); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if n > 0 {
+			log.Info("moved the data folder's watches into the store", "watches", n)
+		}
+	}
+	return imports.OpenWatches(ctx, watchesPath(cfg), run, open, log)
+}
 
 // likelyFormat says what a file whose first bytes are head looks like, and
 // which command reads it.

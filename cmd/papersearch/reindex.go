@@ -14,6 +14,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // reindex re-embeds every paper of the embedded store under the configured
@@ -101,6 +102,14 @@ func rebuild(ctx context.Context, srcPath string, srcModel embed.ModelInfo, dstP
 		return sum, err
 	}
 	if dst != src {
+		// The new store takes over the old one's state: alerts, keys and
+		// watches.
+		if _, err := dst.CopyRecords(ctx, src); err != nil {
+			return sum, err
+		}
+		if _, err := imports.CopyWatches(ctx, srcPath, dstPath); err != nil {
+			return sum, err
+		}
 		err = errors.Join(src.Close(), dst.Close())
 	}
 	return sum, err

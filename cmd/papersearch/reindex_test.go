@@ -70,12 +70,37 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 		}
 	}
 
+	// The store's state besides its papers: an alert and a watch.
+	db, err := sql.Open("sqlite", filepath.Join(dir, "papersearch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO records (kind, id, doc) VALUES ('alert', 'a1', '{"id":"a1"}')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := run(ctx, []string{"watch", "add", "arxiv", "cat:cs.LG"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+
 	var out bytes.Buffer
 	if err := run(ctx, []string{"reindex"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "reindexed 3 papers under hash-64") {
 		t.Errorf("reindex output: %s", out.String())
+	}
+	// The new store kept them.
+	db, err = sql.Open("sqlite", filepath.Join(dir, "papersearch.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records, watches int
+	db.QueryRowContext(ctx, `SELECT COUNT(*) FROM records WHERE kind = 'alert'`).Scan(&records)
+	db.QueryRowContext(ctx, `SELECT COUNT(*) FROM watches`).Scan(&watches)
+	db.Close()
+	if records != 1 || watches != 1 {
+		t.Errorf("after reindex the store keeps %d alerts and %d watches, want 1 and 1", records, watches)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "papersearch.db."+strings.ReplaceAll(embed.DefaultLocalModel, "+", "_")+".bak")); err != nil {
 		t.Errorf("old index not kept: %v", err)
@@ -94,7 +119,7 @@ func TestModelChangeRefusedThenReindexed(t *testing.T) {
 
 	// A store of schema 5 drops its sentence vectors when opened; reindex
 	// under the same model embeds its papers again, in place, for theirs.
-	db, err := sql.Open("sqlite", filepath.Join(dir, "papersearch.db"))
+	db, err = sql.Open("sqlite", filepath.Join(dir, "papersearch.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

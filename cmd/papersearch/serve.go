@@ -206,7 +206,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	sources := importConfig(cfg, log)
 	sources.Clients = imports.NewClients() // one per source: its rate limit holds across imports and watches
-	watches, err := imports.OpenWatches(ctx, watchesPath(cfg), eng, sources.Open, log)
+	watches, err := openWatches(ctx, cfg, eng, sources.Open, log)
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ func openWatchList(ctx context.Context, cfg Config, log *slog.Logger, running bo
 		return remoteWatches{c}, func() {}, err
 	}
 	if !running {
-		w, err := imports.OpenWatches(ctx, watchesPath(cfg), nil, nil, log)
+		w, err := openWatches(ctx, cfg, nil, nil, log)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -148,7 +148,7 @@ func openWatchList(ctx context.Context, cfg Config, log *slog.Logger, running bo
 		return nil, nil, err
 	}
 	sources := importConfig(cfg, log)
-	w, err := imports.OpenWatches(ctx, watchesPath(cfg), eng, sources.Open, log)
+	w, err := openWatches(ctx, cfg, eng, sources.Open, log)
 	if err != nil {
 		store.Close()
 		return nil, nil, err

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/seeds/fetch/fetchtest"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // TestWatchCommandAndServe: a watch added on the command line to the data
@@ -94,5 +98,35 @@ func TestWatchCommandAndServe(t *testing.T) {
 	}
 	if out := cli("watch", "list"); !strings.Contains(out, "no watches") {
 		t.Errorf("after rm: %s", out)
+	}
+}
+
+// TestWatchesMoveIntoTheStore: the watches an earlier version kept in the
+// data folder's watches.db are the embedded store's after the next start
+// (its file's watches table), and the old file is set aside.
+func TestWatchesMoveIntoTheStore(t *testing.T) {
+	dir := setEnv(t)
+	ctx := context.Background()
+	old := filepath.Join(dir, "watches.db")
+	w, err := imports.OpenWatches(ctx, old, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Add(ctx, wire.WatchRequest{Source: "arxiv", Target: "cat:cs.LG"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"watch", "list"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "cat:cs.LG") {
+		t.Errorf("watch list after the move: %q", out.String())
+	}
+	if _, err := os.Stat(old + ".migrated"); err != nil {
+		t.Errorf("watches.db not set aside: %v", err)
+	}
+	if n, err := imports.CopyWatches(ctx, old+".migrated", filepath.Join(dir, "papersearch.db")); err != nil || n != 0 {
+		t.Errorf("the store's file holds the watch already: copying again copied %d (%v)", n, err)
 	}
 }

@@ -67,3 +67,27 @@ func (s *Store) DeleteRecord(ctx context.Context, kind, id string) error {
 }
 
 var _ search.Records = (*Store)(nil)
+
+// CopyRecords copies every record of from into s (reindex's new store
+// takes the old one's alerts and keys), replacing any s holds of the same
+// kind and id, and returns how many it copied.
+func (s *Store) CopyRecords(ctx context.Context, from *Store) (int, error) {
+	rows, err := from.db.QueryContext(ctx, `SELECT kind, id, doc FROM records`)
+	if err != nil {
+		return 0, fmt.Errorf("copy the records: %w", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var kind, id string
+		var doc []byte
+		if err := rows.Scan(&kind, &id, &doc); err != nil {
+			return n, fmt.Errorf("copy the records: %w", err)
+		}
+		if err := s.PutRecord(ctx, kind, id, doc); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Err()
+}

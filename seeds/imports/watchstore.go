@@ -277,3 +277,42 @@ func (s *watchStore) runNow(ctx context.Context, id string, now time.Time) error
 	}
 	return nil
 }
+
+// CopyWatches copies the watches kept in the SQLite file at from (an
+// earlier version's watches.db in the data folder, or a store being
+// replaced by reindex) into the one at to, keeping any watch to holds
+// already, and returns how many it copied; a file without watches is
+// nothing to copy.
+func CopyWatches(ctx context.Context, from, to string) (int, error) {
+	if _, err := os.Stat(from); errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	dst, err := openWatchStore(ctx, to)
+	if err != nil {
+		return 0, err
+	}
+	defer dst.close()
+	conn, err := dst.db.Conn(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("copy the watches: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS old`, "file:"+from+"?mode=ro"); err != nil {
+		return 0, fmt.Errorf("copy the watches of %s: %w", from, err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE old`)
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM old.sqlite_master WHERE type = 'table' AND name = 'watches'`).Scan(&n); err != nil || n == 0 {
+		return 0, err
+	}
+	res, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO watches (`+watchTableColumns+`) SELECT `+watchTableColumns+` FROM old.watches`)
+	if err != nil {
+		return 0, fmt.Errorf("copy the watches of %s: %w", from, err)
+	}
+	copied, _ := res.RowsAffected()
+	return int(copied), nil
+}
+
+// watchTableColumns are every column of the watches table.
+const watchTableColumns = `id, source, target, every_ms, every, tags, max, created, since, position, run_newest, next_run,
+	lease_until, lease_owner, runs, last_started, last_finished, last_read, last_added, last_error`
