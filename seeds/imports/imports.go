@@ -211,6 +211,10 @@ type Request struct {
 	// Restart reads a network source from its start, not after what an
 	// interrupted run of the same import stored.
 	Restart bool
+	// Of names whose import this is, when not the user's (a watch's id):
+	// its checkpoint is its own, so two watches of one target, or a watch
+	// and an import of it, never resume from each other's.
+	Of string
 }
 
 // ErrBadRequest is wrapped by the *papersearch.FieldError of a request

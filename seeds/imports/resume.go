@@ -76,7 +76,11 @@ func (c Config) resume(r Request, tags []string, src search.Source) (search.Sour
 		tags[i] = strings.ToLower(t)
 	}
 	slices.Sort(tags)
-	sum := sha256.Sum256([]byte(strings.Join([]string{r.Kind, r.Target, fmt.Sprint(r.Max), strings.Join(tags, ","), c.Store}, "\x00")))
+	key := []string{r.Kind, r.Target, fmt.Sprint(r.Max), strings.Join(tags, ","), c.Store}
+	if r.Of != "" {
+		key = append(key, r.Of)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(key, "\x00")))
 	res := &resumable{positioned: p, path: filepath.Join(c.DataDir, "imports", hex.EncodeToString(sum[:8])+".json"),
 		file: checkpointFile{Source: r.Kind, Target: r.Target}}
 	if r.Restart {

@@ -166,7 +166,7 @@ func (w *Watches) keepLease(ctx context.Context, cancel context.CancelFunc, id s
 // where the next run goes on from.
 func (w *Watches) importOnce(ctx context.Context, row watchRow, log *slog.Logger) (runEnd, error) {
 	k, _ := lookup(row.Source)
-	req := Request{Kind: row.Source, Target: row.Target, Max: row.Max, Tags: row.Tags}
+	req := Request{Kind: row.Source, Target: row.Target, Max: row.Max, Tags: row.Tags, Of: row.ID}
 	if k.since != nil {
 		req.Target = k.since(row.Target, row.Since)
 	}
