@@ -101,6 +101,10 @@ type Options struct {
 	// Importer, if set, opens the sources of POST /v1/imports
 	// (imports.Config.Open); without it imports answer 501.
 	Importer imports.Opener
+	// Records, if set, is the store's keeping of the service's state: the
+	// import jobs are kept there, so every instance on the store answers
+	// and cancels them.
+	Records search.Records
 	// Alerts, if set, keeps the saved searches of /v1/alerts; without it
 	// making one answers 501.
 	Alerts *alerts.Store
@@ -156,6 +160,7 @@ func New(engine Engine, opts Options) *Server {
 	}
 	if opts.Importer != nil {
 		s.imports = imports.NewJobs(engine, opts.Importer, s.log)
+		s.imports.Records = opts.Records
 	}
 	if opts.EmbedTokens.Rate > 0 {
 		s.embedTokens = newTokenMeter(opts.EmbedTokens)

@@ -196,7 +196,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	var saved *alerts.Store
-	if records, ok := store.(search.Records); ok {
+	records, _ := store.(search.Records)
+	if records != nil {
 		saved = alerts.New(records)
 		if n, err := saved.Migrate(ctx, filepath.Join(cfg.DataDir, "alerts.json")); err != nil {
 			return err
@@ -218,7 +219,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 		return nil
 	}, Settled: settled, APIKey: cfg.APIKey, OpenWrites: cfg.APIKey == "" && loopback, Trust: trust, Metrics: metrics,
-		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: sources.Open,
+		RateLimit: api.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}, Importer: sources.Open, Records: records,
 		ProtectEmbeddings: !cfg.EmbeddingsOpen, EmbedTokens: api.RateLimit{Rate: cfg.EmbeddingsTokens, Burst: cfg.EmbeddingsMax}})
 	defer handler.Close() // after the server has drained: running imports stop, keeping what they stored
 	srv := &http.Server{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,11 +57,18 @@ type Runner interface {
 type Opener func(ctx context.Context, r Request) (Opened, error)
 
 // Jobs runs imports in the background and remembers how each went: one
-// lock for the map and every job in it.
+// lock for the map and every job in it. With Records set, each job is also
+// kept in the store (kind "import", written as it starts, about every
+// second while it runs, and as it ends), so any instance on the store
+// answers its progress, and a cancel asked of another instance (a record
+// of kind "import-cancel") stops it within CancelWait.
 type Jobs struct {
 	run  Runner
 	open Opener
 	log  *slog.Logger
+	// Records, if set before the first Start, keeps the jobs in the
+	// service's store.
+	Records search.Records
 
 	mu      sync.Mutex
 	jobs    map[string]*wire.ImportJob
@@ -161,9 +169,63 @@ func (j *Jobs) Start(req wire.ImportRequest) (*wire.ImportJob, error) {
 	j.add(job)
 	j.stops[job.ID] = stop
 	j.mu.Unlock()
+	j.keep(job.ID)
 	j.wg.Add(1)
 	go j.runJob(ctx, job.ID, opened)
+	if j.Records != nil {
+		j.wg.Add(1)
+		go j.heedCancels(ctx, job.ID, stop)
+	}
 	return j.Get(job.ID)
+}
+
+// Kinds of the records of the jobs.
+const (
+	jobRecord    = "import"
+	cancelRecord = "import-cancel"
+)
+
+// keepEvery is how often a running job's progress is written to the
+// store, and how often it looks for a cancel asked of another instance.
+const keepEvery = 250 * time.Millisecond
+
+// keep writes the job of that id, as it stands, to the store.
+func (j *Jobs) keep(id string) {
+	if j.Records == nil {
+		return
+	}
+	job, err := j.Get(id)
+	if err != nil {
+		return
+	}
+	b, err := json.Marshal(job)
+	if err == nil {
+		err = j.Records.PutRecord(context.WithoutCancel(j.ctx), jobRecord, id, b)
+	}
+	if err != nil {
+		j.log.Warn("import: its progress not kept in the store; other instances answer what they last read", "import", id, "error", err)
+	}
+}
+
+// heedCancels stops a running job when another instance asks (a cancel
+// record for it), until the job's context ends.
+func (j *Jobs) heedCancels(ctx context.Context, id string, stop *jobStop) {
+	defer j.wg.Done()
+	t := time.NewTicker(keepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop.done:
+			return
+		case <-t.C:
+		}
+		if _, err := j.Records.GetRecord(ctx, cancelRecord, id); err == nil {
+			stop.cancel()
+			return
+		}
+	}
 }
 
 // add records a job, forgetting the oldest finished ones beyond keptJobs.
@@ -181,17 +243,46 @@ func (j *Jobs) add(job *wire.ImportJob) {
 	}
 }
 
-// Get returns a copy of the job of that id, or ErrNoJob.
+// Get returns a copy of the job of that id: this instance's, else the
+// one the store keeps (another instance's), or ErrNoJob.
 func (j *Jobs) Get(id string) (*wire.ImportJob, error) {
+	if job, ok := j.local(id); ok {
+		return job, nil
+	}
+	return j.kept(context.WithoutCancel(j.ctx), id)
+}
+
+// local returns a copy of the job of that id if this instance runs or ran
+// it.
+func (j *Jobs) local(id string) (*wire.ImportJob, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	job, ok := j.jobs[id]
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrNoJob, id)
+		return nil, false
 	}
 	cp := *job
 	cp.Rejections = slices.Clone(job.Rejections)
-	return &cp, nil
+	return &cp, true
+}
+
+// kept reads the job of that id from the store, or answers ErrNoJob.
+func (j *Jobs) kept(ctx context.Context, id string) (*wire.ImportJob, error) {
+	if j.Records == nil {
+		return nil, fmt.Errorf("%w %q", ErrNoJob, id)
+	}
+	b, err := j.Records.GetRecord(ctx, jobRecord, id)
+	if errors.Is(err, search.ErrNotFound) {
+		return nil, fmt.Errorf("%w %q", ErrNoJob, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("import %s: %w", id, err)
+	}
+	var job wire.ImportJob
+	if err := json.Unmarshal(b, &job); err != nil {
+		return nil, fmt.Errorf("import %s: %w", id, err)
+	}
+	return &job, nil
 }
 
 // CancelWait bounds how long Cancel waits for a job to stop, so that a
@@ -208,7 +299,7 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (job *wire.ImportJob, stop
 	stop := j.stops[id]
 	j.mu.Unlock()
 	if !known {
-		return nil, false, fmt.Errorf("%w %q", ErrNoJob, id)
+		return j.cancelElsewhere(ctx, id)
 	}
 	if stop == nil {
 		job, err := j.Get(id)
@@ -229,6 +320,36 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (job *wire.ImportJob, stop
 	return job, stopped, err
 }
 
+// cancelElsewhere asks the instance running the job of that id (one the
+// store keeps) to stop it, and waits up to CancelWait for it to have.
+func (j *Jobs) cancelElsewhere(ctx context.Context, id string) (*wire.ImportJob, bool, error) {
+	job, err := j.kept(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if job.Status != "running" {
+		return job, true, fmt.Errorf("import %s: %w (%s)", id, ErrJobEnded, job.Status)
+	}
+	if err := j.Records.PutRecord(ctx, cancelRecord, id, []byte(`{}`)); err != nil {
+		return nil, false, fmt.Errorf("import %s: %w", id, err)
+	}
+	deadline := time.Now().Add(CancelWait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(keepEvery / 2):
+		}
+		if job, err = j.kept(ctx, id); err != nil {
+			return nil, false, err
+		}
+		if job.Status != "running" {
+			return job, true, nil
+		}
+	}
+	return job, false, nil
+}
+
 // runJob runs one job to its end, or until ctx ends (Cancel, Close), and
 // records how it went.
 func (j *Jobs) runJob(ctx context.Context, id string, opened Opened) {
@@ -238,8 +359,13 @@ func (j *Jobs) runJob(ctx context.Context, id string, opened Opened) {
 		defer j.mu.Unlock()
 		f(j.jobs[id])
 	}
+	var kept time.Time
 	sum, err := j.run.Import(ctx, opened.Source, search.ImportOptions{Tags: opened.Tags, Progress: func(p search.ImportProgress) {
 		update(func(job *wire.ImportJob) { job.Read, job.Stored, job.Rejected = p.Read, p.Stored, p.Rejected })
+		if time.Since(kept) >= keepEvery {
+			kept = time.Now()
+			j.keep(id)
+		}
 	}})
 	cancelled := err != nil && ctx.Err() != nil && j.ctx.Err() == nil
 	update(func(job *wire.ImportJob) {
@@ -264,6 +390,10 @@ func (j *Jobs) runJob(ctx context.Context, id string, opened Opened) {
 			delete(j.stops, id)
 		}
 	})
+	j.keep(id)
+	if j.Records != nil {
+		j.Records.DeleteRecord(context.WithoutCancel(j.ctx), cancelRecord, id) // none, unless another instance asked
+	}
 	switch {
 	case cancelled:
 		j.log.Info("import cancelled; what it stored stays, and the same import again resumes", "import", id, "read", sum.Read, "stored", sum.New+sum.Updated+sum.Unchanged)

@@ -1,0 +1,83 @@
+package imports
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/hashvec"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/searchtest"
+)
+
+// TestJobsAreTheStores: two instances' jobs on one store. An import
+// started by one is answered by the other, its progress as it goes; a
+// cancel asked of the other stops it within CancelWait (what it stored
+// stays); once ended, both answer how it ended, and a second cancel is
+// ErrJobEnded.
+func TestJobsAreTheStores(t *testing.T) {
+	eng, store := searchtest.Engine(t, hashvec.Embedder{Model: embed.ModelInfo{Name: "test-model", Dim: 8}}, search.Options{IngestBatch: 1})
+	ctx := context.Background()
+	// A library of 2,000 entries: long enough to be cancelled midway.
+	var lib strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&lib, "@misc{shared%d, title = {Shared %d}, abstract = {A study %d of shared imports.}}\n", i, i, i)
+	}
+	// Each record read a millisecond apart: the import runs for seconds.
+	open := func(ctx context.Context, r Request) (Opened, error) {
+		o, err := Config{}.Open(ctx, r)
+		o.Source = slowSource{o.Source}
+		return o, err
+	}
+	a, b := NewJobs(eng, open, nil), NewJobs(eng, open, nil)
+	a.Records, b.Records = store, store
+	defer a.Close()
+	defer b.Close()
+	job, err := a.Start(wire.ImportRequest{Source: "bibtex", Content: lib.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen *wire.ImportJob
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if seen, err = b.Get(job.ID); err != nil {
+			t.Fatalf("the other instance: %v", err)
+		}
+		if seen.Stored > 0 {
+			break
+		}
+	}
+	if seen.Status != "running" || seen.Stored == 0 {
+		t.Fatalf("the other instance's view of a running import: %+v", seen)
+	}
+	began := time.Now()
+	ended, stopped, err := b.Cancel(ctx, job.ID)
+	took := time.Since(began)
+	if err != nil || !stopped || ended.Status != "cancelled" || took > CancelWait+200*time.Millisecond {
+		t.Fatalf("cancel through the other instance: %+v stopped=%v %v in %v", ended, stopped, err, took)
+	}
+	t.Logf("reliability: an import cancelled through another instance stopped in %v, %d papers stored", took.Round(time.Millisecond), ended.Stored)
+	mine, _ := a.Get(job.ID)
+	if mine.Status != "cancelled" || mine.Stored != ended.Stored || mine.Stored == 2000 {
+		t.Errorf("the running instance's view: %+v, the other's %+v", mine, ended)
+	}
+	if _, _, err := b.Cancel(ctx, job.ID); !errors.Is(err, ErrJobEnded) {
+		t.Errorf("cancel an ended import: %v", err)
+	}
+	if _, err := b.Get("imp_0000000000000000"); !errors.Is(err, ErrNoJob) {
+		t.Errorf("an unknown import: %v", err)
+	}
+}
+
+// slowSource hands out its source's records a millisecond apart.
+type slowSource struct{ search.Source }
+
+func (s slowSource) Next() (papersearch.Paper, error) {
+	time.Sleep(time.Millisecond)
+	return s.Source.Next()
+}
