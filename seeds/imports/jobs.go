@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -179,55 +178,6 @@ func (j *Jobs) Start(req wire.ImportRequest) (*wire.ImportJob, error) {
 	return j.Get(job.ID)
 }
 
-// Kinds of the records of the jobs.
-const (
-	jobRecord    = "import"
-	cancelRecord = "import-cancel"
-)
-
-// keepEvery is how often a running job's progress is written to the
-// store, and how often it looks for a cancel asked of another instance.
-const keepEvery = 250 * time.Millisecond
-
-// keep writes the job of that id, as it stands, to the store.
-func (j *Jobs) keep(id string) {
-	if j.Records == nil {
-		return
-	}
-	job, err := j.Get(id)
-	if err != nil {
-		return
-	}
-	b, err := json.Marshal(job)
-	if err == nil {
-		err = j.Records.PutRecord(context.WithoutCancel(j.ctx), jobRecord, id, b)
-	}
-	if err != nil {
-		j.log.Warn("import: its progress not kept in the store; other instances answer what they last read", "import", id, "error", err)
-	}
-}
-
-// heedCancels stops a running job when another instance asks (a cancel
-// record for it), until the job's context ends.
-func (j *Jobs) heedCancels(ctx context.Context, id string, stop *jobStop) {
-	defer j.wg.Done()
-	t := time.NewTicker(keepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-stop.done:
-			return
-		case <-t.C:
-		}
-		if _, err := j.Records.GetRecord(ctx, cancelRecord, id); err == nil {
-			stop.cancel()
-			return
-		}
-	}
-}
-
 // add records a job, forgetting the oldest finished ones beyond keptJobs.
 // The caller holds j.mu.
 func (j *Jobs) add(job *wire.ImportJob) {
@@ -266,25 +216,6 @@ func (j *Jobs) local(id string) (*wire.ImportJob, bool) {
 	return &cp, true
 }
 
-// kept reads the job of that id from the store, or answers ErrNoJob.
-func (j *Jobs) kept(ctx context.Context, id string) (*wire.ImportJob, error) {
-	if j.Records == nil {
-		return nil, fmt.Errorf("%w %q", ErrNoJob, id)
-	}
-	b, err := j.Records.GetRecord(ctx, jobRecord, id)
-	if errors.Is(err, search.ErrNotFound) {
-		return nil, fmt.Errorf("%w %q", ErrNoJob, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("import %s: %w", id, err)
-	}
-	var job wire.ImportJob
-	if err := json.Unmarshal(b, &job); err != nil {
-		return nil, fmt.Errorf("import %s: %w", id, err)
-	}
-	return &job, nil
-}
-
 // CancelWait bounds how long Cancel waits for a job to stop, so that a
 // cancel is answered within it; the job itself stops at its next record.
 const CancelWait = time.Second
@@ -318,36 +249,6 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (job *wire.ImportJob, stop
 	}
 	job, err = j.Get(id)
 	return job, stopped, err
-}
-
-// cancelElsewhere asks the instance running the job of that id (one the
-// store keeps) to stop it, and waits up to CancelWait for it to have.
-func (j *Jobs) cancelElsewhere(ctx context.Context, id string) (*wire.ImportJob, bool, error) {
-	job, err := j.kept(ctx, id)
-	if err != nil {
-		return nil, false, err
-	}
-	if job.Status != "running" {
-		return job, true, fmt.Errorf("import %s: %w (%s)", id, ErrJobEnded, job.Status)
-	}
-	if err := j.Records.PutRecord(ctx, cancelRecord, id, []byte(`{}`)); err != nil {
-		return nil, false, fmt.Errorf("import %s: %w", id, err)
-	}
-	deadline := time.Now().Add(CancelWait)
-	for time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return nil, false, ctx.Err()
-		case <-time.After(keepEvery / 2):
-		}
-		if job, err = j.kept(ctx, id); err != nil {
-			return nil, false, err
-		}
-		if job.Status != "running" {
-			return job, true, nil
-		}
-	}
-	return job, false, nil
 }
 
 // runJob runs one job to its end, or until ctx ends (Cancel, Close), and
