@@ -263,4 +263,28 @@ func TestTwoInstancesOnQdrant(t *testing.T) {
 	if got := status("GET", a+"/v1/alerts/"+alert.ID); got != 404 {
 		t.Errorf("the deleted alert through the first instance: %d", got)
 	}
+	// A watch made through one is listed and deleted through the other.
+	code, body = post(a+"/v1/watches", `{"source":"arxiv","target":"cat:cs.LG","every":"1d"}`)
+	var watch struct{ ID string }
+	if json.Unmarshal(body, &watch); code != 201 || watch.ID == "" {
+		t.Fatalf("POST /v1/watches: %d %s", code, body)
+	}
+	listed := func(base string) string {
+		resp, err := http.Get(base + "/v1/watches")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := listed(b); !strings.Contains(got, watch.ID) {
+		t.Errorf("the watch through the other instance: %s", got)
+	}
+	if got := status("DELETE", b+"/v1/watches/"+watch.ID); got != 204 {
+		t.Errorf("DELETE the watch through the other instance: %d", got)
+	}
+	if got := listed(a); strings.Contains(got, watch.ID) {
+		t.Errorf("the deleted watch through the first instance: %s", got)
+	}
 }

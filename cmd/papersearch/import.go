@@ -126,23 +126,20 @@ func importConfig(cfg Config, log *slog.Logger) imports.Config {
 		OpenReviewURL: cfg.OpenReviewURL, OpenAlexEmail: cfg.OpenAlexEmail, Log: log}
 }
 
-// watchesPath is the SQLite file that keeps the watches the server runs:
-// on the embedded store, the store's own file (its watches table), so
-// they are the store's like its papers and alerts; with Qdrant, still
-// watches.db in the data folder, which the processes on that folder share.
-func watchesPath(cfg Config) string {
-	if cfg.QdrantURL == "" {
-		return cfg.storePath()
+// openWatches opens the watches of the configured store, to be run with
+// run and open: on the embedded store, its file's watches table (the data
+// folder's watches.db of an earlier version moved in once); on Qdrant,
+// records of its own (store), which every instance on it shares.
+func openWatches(ctx context.Context, cfg Config, store search.Store, run imports.Runner, open imports.Opener, log *slog.Logger) (*imports.Watches, error) {
+	if cfg.QdrantURL != "" {
+		records, ok := store.(search.Records)
+		if !ok {
+			return nil, fmt.Errorf("watches: the %s store keeps no records", store.Kind())
+		}
+		return imports.WatchesIn(records, run, open, log), nil
 	}
-	return filepath.Join(cfg.DataDir, "watches.db")
-}
-
-// openWatches opens the watches at watchesPath (see imports.OpenWatches),
-// first moving into the embedded store's file the watches an earlier
-// version kept in the data folder's watches.db.
-func openWatches(ctx context.Context, cfg Config, run imports.Runner, open imports.Opener, log *slog.Logger) (*imports.Watches, error) {
-	if old := filepath.Join(cfg.DataDir, "watches.db"); old != watchesPath(cfg) {
-		n, err := imports.CopyWatches(ctx, old, watchesPath(cfg))
+	if old := filepath.Join(cfg.DataDir, "watches.db"); old != cfg.storePath() {
+		n, err := imports.CopyWatches(ctx, old, cfg.storePath())
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +150,7 @@ func openWatches(ctx context.Context, cfg Config, run imports.Runner, open impor
 			log.Info("moved the data folder's watches into the store", "watches", n)
 		}
 	}
-	return imports.OpenWatches(ctx, watchesPath(cfg), run, open, log)
+	return imports.OpenWatches(ctx, cfg.storePath(), run, open, log)
 }
 
 // likelyFormat says what a file whose first bytes are head looks like, and

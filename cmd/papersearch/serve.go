@@ -207,7 +207,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	sources := importConfig(cfg, log)
 	sources.Clients = imports.NewClients() // one per source: its rate limit holds across imports and watches
-	watches, err := openWatches(ctx, cfg, eng, sources.Open, log)
+	watches, err := openWatches(ctx, cfg, store, eng, sources.Open, log)
 	if err != nil {
 		return err
 	}

@@ -129,15 +129,15 @@ func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 }
 
 // openWatchList opens the watches the command works on: the service's
-// when PAPERSEARCH_SERVER is set, else the data folder's; to run one here
+// when PAPERSEARCH_SERVER is set, else the configured store's; to run one here
 // (running), with the engine over the local store. done closes them.
 func openWatchList(ctx context.Context, cfg Config, log *slog.Logger, running bool) (watchList, func(), error) {
 	if cfg.Server != "" {
 		c, err := client.New(cfg.Server, cfg.APIKey, nil)
 		return remoteWatches{c}, func() {}, err
 	}
-	if !running {
-		w, err := openWatches(ctx, cfg, nil, nil, log)
+	if !running && cfg.QdrantURL == "" {
+		w, err := openWatches(ctx, cfg, nil, nil, nil, log)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -148,7 +148,7 @@ func openWatchList(ctx context.Context, cfg Config, log *slog.Logger, running bo
 		return nil, nil, err
 	}
 	sources := importConfig(cfg, log)
-	w, err := openWatches(ctx, cfg, eng, sources.Open, log)
+	w, err := openWatches(ctx, cfg, store, eng, sources.Open, log)
 	if err != nil {
 		store.Close()
 		return nil, nil, err

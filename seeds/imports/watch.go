@@ -14,6 +14,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/search"
 )
 
 // Watches: network sources the server imports from by itself, each on
@@ -60,7 +61,7 @@ var (
 // Watches keeps and runs the watches of a data folder. Make it with
 // OpenWatches; Run runs the due watches until its context ends.
 type Watches struct {
-	store *watchStore
+	store watchKeeper
 	open  Opener
 	run   Runner
 	log   *slog.Logger
@@ -80,20 +81,47 @@ type Watches struct {
 	wg      sync.WaitGroup
 }
 
-// OpenWatches opens the watches kept in the file at path, to be run with
-// open and run.
+// watchKeeper keeps the watches, their schedules and leases: a SQLite
+// file (watchStore) or a store's records (recordWatches).
+type watchKeeper interface {
+	close() error
+	add(ctx context.Context, w watchRow) error
+	list(ctx context.Context) ([]watchRow, error)
+	get(ctx context.Context, id string) (watchRow, error)
+	remove(ctx context.Context, id string) error
+	due(ctx context.Context, now time.Time) ([]string, error)
+	claim(ctx context.Context, id, owner string, now time.Time, ttl time.Duration) (bool, error)
+	renew(ctx context.Context, id, owner string, until time.Time) (bool, error)
+	noteNewest(ctx context.Context, id, owner, newest string) error
+	finish(ctx context.Context, id, owner string, end runEnd, stopped bool) error
+	runNow(ctx context.Context, id string, now time.Time) error
+}
+
+// OpenWatches opens the watches kept in the SQLite file at path, to be
+// run with open and run.
 func OpenWatches(ctx context.Context, path string, run Runner, open Opener, log *slog.Logger) (*Watches, error) {
 	store, err := openWatchStore(ctx, path)
 	if err != nil {
 		return nil, err
 	}
+	return newWatches(store, run, open, log), nil
+}
+
+// WatchesIn opens the watches kept as records of a store (Qdrant's), to
+// be run with open and run: every instance on the store lists, runs and
+// deletes the same ones, each due watch run by one of them.
+func WatchesIn(records search.Records, run Runner, open Opener, log *slog.Logger) *Watches {
+	return newWatches(&recordWatches{records: records, confirm: confirmLease}, run, open, log)
+}
+
+func newWatches(store watchKeeper, run Runner, open Opener, log *slog.Logger) *Watches {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var id [8]byte
 	rand.Read(id[:])
 	return &Watches{store: store, open: open, run: run, log: log, owner: hex.EncodeToString(id[:]), Now: time.Now,
-		Tick: 30 * time.Second, Lease: 2 * time.Minute, running: map[string]context.CancelFunc{}, slots: make(chan struct{}, MaxWatchRuns)}, nil
+		Tick: 30 * time.Second, Lease: 2 * time.Minute, running: map[string]context.CancelFunc{}, slots: make(chan struct{}, MaxWatchRuns)}
 }
 
 // Close stops this process's runs (each keeps what it stored; the watch
