@@ -68,6 +68,9 @@ type Jobs struct {
 	// Records, if set before the first Start, keeps the jobs in the
 	// service's store.
 	Records search.Records
+	// keepMu makes each write of a job to the store read the job as it
+	// stands then, so a late write never puts back an older state.
+	keepMu sync.Mutex
 
 	mu      sync.Mutex
 	jobs    map[string]*wire.ImportJob

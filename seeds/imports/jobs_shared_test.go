@@ -2,6 +2,7 @@ package imports
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -71,6 +72,16 @@ func TestJobsAreTheStores(t *testing.T) {
 	}
 	if _, err := b.Get("imp_0000000000000000"); !errors.Is(err, ErrNoJob) {
 		t.Errorf("an unknown import: %v", err)
+	}
+	// A job whose instance was killed mid-run: running in the store, its
+	// instance silent for longer than deadAfter, it is answered failed.
+	lost, _ := json.Marshal(jobDoc{ImportJob: wire.ImportJob{ID: "imp_1111111111111111", Source: "arxiv", Status: "running"},
+		Alive: time.Now().Add(-time.Minute)})
+	if err := store.PutRecord(ctx, jobRecord, "imp_1111111111111111", lost); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Get("imp_1111111111111111"); err != nil || got.Status != "failed" || got.Error != lostJob {
+		t.Errorf("a killed instance's import: %+v %v", got, err)
 	}
 }
 

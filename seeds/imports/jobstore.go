@@ -24,16 +24,37 @@ const (
 // store, and how often it looks for a cancel asked of another instance.
 const keepEvery = 250 * time.Millisecond
 
+// aliveEvery is how often a running job says, in the store, that its
+// instance is alive though it made no progress (a source slow to answer);
+// a job running in the store that has not said so for deadAfter ran on an
+// instance that stopped without ending it (killed).
+const (
+	aliveEvery = 2 * time.Second
+	deadAfter  = 15 * time.Second
+)
+
+// jobDoc is a job as its record holds it: the job, and when its instance
+// last said it runs it.
+type jobDoc struct {
+	wire.ImportJob
+	Alive time.Time `json:"alive"`
+}
+
+// lostJob is the error of a job whose instance stopped without ending it.
+const lostJob = "the server running this import stopped before it ended; importing again resumes after what was stored"
+
 // keep writes the job of that id, as it stands, to the store.
 func (j *Jobs) keep(id string) {
 	if j.Records == nil {
 		return
 	}
+	j.keepMu.Lock()
+	defer j.keepMu.Unlock()
 	job, err := j.Get(id)
 	if err != nil {
 		return
 	}
-	b, err := json.Marshal(job)
+	b, err := json.Marshal(jobDoc{ImportJob: *job, Alive: time.Now().UTC()})
 	if err == nil {
 		err = j.Records.PutRecord(context.WithoutCancel(j.ctx), jobRecord, id, b)
 	}
@@ -48,6 +69,7 @@ func (j *Jobs) heedCancels(ctx context.Context, id string, stop *jobStop) {
 	defer j.wg.Done()
 	t := time.NewTicker(keepEvery)
 	defer t.Stop()
+	alive := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -55,6 +77,10 @@ func (j *Jobs) heedCancels(ctx context.Context, id string, stop *jobStop) {
 		case <-stop.done:
 			return
 		case <-t.C:
+		}
+		if time.Since(alive) >= aliveEvery {
+			alive = time.Now()
+			j.keep(id)
 		}
 		if _, err := j.Records.GetRecord(ctx, cancelRecord, id); err == nil {
 			stop.cancel()
@@ -75,9 +101,13 @@ func (j *Jobs) kept(ctx context.Context, id string) (*wire.ImportJob, error) {
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", id, err)
 	}
-	var job wire.ImportJob
-	if err := json.Unmarshal(b, &job); err != nil {
+	var doc jobDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("import %s: %w", id, err)
+	}
+	job := doc.ImportJob
+	if job.Status == "running" && time.Since(doc.Alive) > deadAfter {
+		job.Status, job.Error = "failed", lostJob
 	}
 	return &job, nil
 }
