@@ -17,9 +17,11 @@ import (
 // (search.Records), for a store that is no SQLite file (Qdrant): every
 // instance on it lists, runs and deletes the same watches. A record has no
 // compare-and-set, so a lease is claimed by writing it and reading it back
-// after confirmLease: of two instances claiming one watch at once the one
+// after confirm: of two instances claiming one watch at once the one
 // written last holds it, and the other, reading the winner's name, backs
-// off.
+// off. A claim whose write landed more than confirm/2 after it read the
+// watch free gives up, so every claim that stands was written before any
+// other's read-back: two never both run one watch.
 type recordWatches struct {
 	records search.Records
 	// confirm is how long a claim waits before reading its lease back:
@@ -148,10 +150,17 @@ func (s *recordWatches) claim(ctx context.Context, id, owner string, now time.Ti
 	if err != nil || !isDue(d, now) {
 		return false, err
 	}
+	readAt := time.Now()
 	started := now
 	d.LeaseOwner, d.LeaseUntil, d.LastStarted = owner, now.Add(ttl), &started
 	if err := s.write(ctx, d); err != nil {
 		return false, err
+	}
+	if time.Since(readAt) > s.confirm/2 {
+		// Another claim may have read the watch free and been confirmed
+		// before this one landed: give way (the watch waits out the lease
+		// written, at worst).
+		return false, nil
 	}
 	select {
 	case <-ctx.Done():

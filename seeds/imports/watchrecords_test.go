@@ -3,7 +3,9 @@ package imports
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,7 +30,7 @@ func TestWatchesInRecords(t *testing.T) {
 	cfg := Config{DataDir: t.TempDir(), Store: "embedded test", OpenReviewURL: up.URL, Clients: NewClients()}
 	instance := func() *Watches {
 		w := WatchesIn(store, eng, cfg.Open, nil)
-		w.store.(*recordWatches).confirm = 50 * time.Millisecond
+		w.store.(*recordWatches).confirm = 500 * time.Millisecond
 		t.Cleanup(func() { w.Close() })
 		return w
 	}
@@ -71,4 +73,88 @@ func TestWatchesInRecords(t *testing.T) {
 	if _, err := a.Get(ctx, ids[0]); !errors.Is(err, ErrNoWatch) {
 		t.Errorf("a watch the other deleted: %v", err)
 	}
+}
+
+// deadRecords is a store's records as a killed process sees them: once
+// dead, nothing it asks reaches the store (its lease renewals are lost).
+type deadRecords struct {
+	search.Records
+	dead atomic.Bool
+}
+
+var errDead = errors.New("the process was killed")
+
+func (d *deadRecords) PutRecord(ctx context.Context, kind, id string, doc []byte) error {
+	if d.dead.Load() {
+		return errDead
+	}
+	return d.Records.PutRecord(ctx, kind, id, doc)
+}
+
+func (d *deadRecords) GetRecord(ctx context.Context, kind, id string) ([]byte, error) {
+	if d.dead.Load() {
+		return nil, errDead
+	}
+	return d.Records.GetRecord(ctx, kind, id)
+}
+
+// TestKilledInstancesWatchIsTakenOver: an instance killed while it runs a
+// watch (its lease no longer renewed) loses the watch to another instance
+// within two lease periods, which runs it to its end: one finished run,
+// every paper stored.
+func TestKilledInstancesWatchIsTakenOver(t *testing.T) {
+	ctx := context.Background()
+	eng, store := searchtest.Engine(t, hashvec.Embedder{Model: embed.ModelInfo{Name: "test-model", Dim: 8}}, search.Options{})
+	up := fetchtest.OpenReviewLive(t, "ICLR.cc/2027/Conference", 1000)
+	up.Publish(3)
+	hang, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	up.Before(func(*http.Request) { // the first instance's fetch hangs until the end
+		if first.CompareAndSwap(false, true) {
+			close(hang)
+			<-release
+		}
+	})
+	cfg := Config{DataDir: t.TempDir(), Store: "embedded test", OpenReviewURL: up.URL, Clients: NewClients()}
+	const lease, confirm = time.Second, 200 * time.Millisecond
+	instance := func(r search.Records) *Watches {
+		w := WatchesIn(r, eng, cfg.Open, nil)
+		w.store.(*recordWatches).confirm = confirm
+		w.Lease = lease
+		return w
+	}
+	dying := &deadRecords{Records: store}
+	a, b := instance(dying), instance(store)
+	defer b.Close()
+	watch, err := a.Add(ctx, wire.WatchRequest{Source: "openreview", Target: "ICLR.cc/2027/Conference"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StartDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-hang // a runs it
+	dying.dead.Store(true)
+	killed := time.Now()
+	var took time.Duration
+	for deadline := killed.Add(10 * lease); ; time.Sleep(lease / 10) {
+		if err := b.StartDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b.mu.Lock()
+		_, taken := b.running[watch.ID]
+		b.mu.Unlock()
+		if taken || time.Now().After(deadline) {
+			took = time.Since(killed)
+			break
+		}
+	}
+	b.Wait()
+	close(release)
+	a.Close()
+	got, err := b.Get(ctx, watch.ID)
+	if err != nil || got.Runs != 1 || got.LastRead != 3 || took > 2*lease+2*confirm {
+		t.Errorf("after the kill, taken over in %v (lease %v): %+v %v; want one run that read 3 within two lease periods", took, lease, got, err)
+	}
+	t.Logf("reliability: a killed instance's watch taken over in %v with a %v lease", took.Round(time.Millisecond), lease)
 }
