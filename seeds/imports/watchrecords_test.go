@@ -30,7 +30,9 @@ func TestWatchesInRecords(t *testing.T) {
 	cfg := Config{DataDir: t.TempDir(), Store: "embedded test", OpenReviewURL: up.URL, Clients: NewClients()}
 	instance := func() *Watches {
 		w := WatchesIn(store, eng, cfg.Open, nil)
-		w.store.(*recordWatches).confirm = 500 * time.Millisecond
+		// Two seconds: a claim gives way only when its write lands a
+		// second after its read, which a loaded CI machine never takes.
+		w.store.(*recordWatches).confirm = 2 * time.Second
 		t.Cleanup(func() { w.Close() })
 		return w
 	}
