@@ -30,29 +30,7 @@ func TestOneFolderManyProcesses(t *testing.T) {
 	}
 	dataDir := t.TempDir()
 	env := crashEnv(t, dataDir, hashEndpoint(t), "PAPERSEARCH_ADDR=127.0.0.1:0")
-	start := func() string {
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = env
-		logs := new(testenv.Buffer)
-		cmd.Stderr = logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		base := listeningURL(t, logs)
-		for i := 0; i < 400; i++ {
-			if resp, err := http.Get(base + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					return base
-				}
-			}
-			time.Sleep(25 * time.Millisecond)
-		}
-		t.Fatalf("server not ready:\n%s", logs)
-		return ""
-	}
-	a, b := start(), start()
+	a, b := serveProcess(t, bin, env), serveProcess(t, bin, env)
 	finds := func(base, word string) bool {
 		resp, err := http.Post(base+"/v1/search", "application/json", strings.NewReader(`{"query":"`+word+`","mode":"lexical"}`))
 		if err != nil {
@@ -175,29 +153,10 @@ func TestTwoInstancesOnQdrant(t *testing.T) {
 	coll := "twoinst_" + hex.EncodeToString(suffix)
 	embedURL := hashEndpoint(t)
 	start := func() string {
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = crashEnv(t, t.TempDir(), embedURL, "PAPERSEARCH_ADDR=127.0.0.1:0", "PAPERSEARCH_QDRANT_URL="+qurl, "PAPERSEARCH_COLLECTION="+coll)
-		logs := new(testenv.Buffer)
-		cmd.Stderr = logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		base := listeningURL(t, logs)
-		for i := 0; i < 800; i++ {
-			if resp, err := http.Get(base + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					return base
-				}
-			}
-			time.Sleep(25 * time.Millisecond)
-		}
-		t.Fatalf("server not ready:\n%s", logs)
-		return ""
+		return serveProcess(t, bin, crashEnv(t, t.TempDir(), embedURL, "PAPERSEARCH_ADDR=127.0.0.1:0",
+			"PAPERSEARCH_QDRANT_URL="+qurl, "PAPERSEARCH_COLLECTION="+coll))
 	}
-	a := start()
-	b := start()
+	a, b := start(), start()
 	t.Cleanup(func() {
 		q := openCrashStore(t, t.TempDir(), qurl, coll)
 		q.(*qdrant.Store).Drop(context.Background())
@@ -287,4 +246,31 @@ func TestTwoInstancesOnQdrant(t *testing.T) {
 	if got := listed(a); strings.Contains(got, watch.ID) {
 		t.Errorf("the deleted watch through the first instance: %s", got)
 	}
+}
+
+// serveProcess starts 'papersearch serve' (bin) with env, killed when the
+// test ends, and returns its URL once it is ready (/readyz 200, 20 s at
+// most).
+func serveProcess(t *testing.T, bin string, env []string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = env
+	logs := new(testenv.Buffer)
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	base := listeningURL(t, logs)
+	for range 800 {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return base
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("server not ready:\n%s", logs)
+	return ""
 }
