@@ -124,6 +124,28 @@ func TestLayoutKeepsNeighbourhoods(t *testing.T) {
 	}
 }
 
+// TestClusterOfFewDistinctVectors: papers whose vectors are all alike
+// (copies, or an embedder that tells them apart poorly) leave k-means'
+// clusters empty; the coarser levels are still made, nested, without a
+// panic (a server building its map crashed on one).
+func TestClusterOfFewDistinctVectors(t *testing.T) {
+	vecs, _ := planted(3, 1, 32, 0, 9)
+	for len(vecs) < 40 {
+		vecs = append(vecs, vecs[len(vecs)%3])
+	}
+	h, err := Cluster(context.Background(), vecs, LevelSizes(len(vecs)), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := 1; l < len(h.Of); l++ {
+		for i := range vecs {
+			if h.Parent[l][h.Of[l][i]] != h.Of[l-1][i] {
+				t.Fatalf("point %d: level %d does not nest in the one above", i, l)
+			}
+		}
+	}
+}
+
 // TestClusterFindsPlantedClusters: the finest level finds the planted
 // clusters (AMI near 1), each level nests in the one above, and the
 // sizes are those asked for.

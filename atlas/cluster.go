@@ -111,12 +111,17 @@ func Cluster(ctx context.Context, vecs [][]float32, sizes []int, seed uint64) (H
 }
 
 // closestWard is the pair of groups whose merge raises the within-group
-// sum of squares least: |A||B|/(|A|+|B|)·‖μA−μB‖².
+// sum of squares least: |A||B|/(|A|+|B|)·‖μA−μB‖². A group k-means left
+// empty (as many clusters asked as there are distinct vectors, or fewer)
+// costs nothing to merge.
 func closestWard(alive []int, sums [][]float64, count []int) (int, int) {
-	best, ba, bb := math.Inf(1), -1, -1
+	best, ba, bb := math.Inf(1), alive[0], alive[1]
 	for x, a := range alive {
 		for _, b := range alive[x+1:] {
 			na, nb := float64(count[a]), float64(count[b])
+			if na == 0 || nb == 0 {
+				return a, b
+			}
 			var d2 float64
 			for d := range sums[a] {
 				diff := sums[a][d]/na - sums[b][d]/nb
