@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ func TestOneFolderManyProcesses(t *testing.T) {
 	}
 	dataDir := t.TempDir()
 	env := crashEnv(t, dataDir, hashEndpoint(t), "PAPERSEARCH_ADDR=127.0.0.1:0")
-	a, b := serveProcess(t, bin, env), serveProcess(t, bin, env)
+	a, b := serveProcess(t, bin, env).URL, serveProcess(t, bin, env).URL
 	finds := func(base, word string) bool {
 		resp, err := http.Post(base+"/v1/search", "application/json", strings.NewReader(`{"query":"`+word+`","mode":"lexical"}`))
 		if err != nil {
@@ -154,7 +155,7 @@ func TestTwoInstancesOnQdrant(t *testing.T) {
 	embedURL := hashEndpoint(t)
 	start := func() string {
 		return serveProcess(t, bin, crashEnv(t, t.TempDir(), embedURL, "PAPERSEARCH_ADDR=127.0.0.1:0",
-			"PAPERSEARCH_QDRANT_URL="+qurl, "PAPERSEARCH_COLLECTION="+coll))
+			"PAPERSEARCH_QDRANT_URL="+qurl, "PAPERSEARCH_COLLECTION="+coll)).URL
 	}
 	a, b := start(), start()
 	t.Cleanup(func() {
@@ -248,10 +249,32 @@ func TestTwoInstancesOnQdrant(t *testing.T) {
 	}
 }
 
+// served is a 'papersearch serve' process under test.
+type served struct {
+	URL    string
+	cmd    *exec.Cmd
+	logs   *testenv.Buffer
+	exited chan struct{}
+}
+
+// stop ends the process as a rolling update does: SIGTERM, then it has
+// 20 s to drain its requests, stop its runs and exit.
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not exit within 20 s of SIGTERM:\n%s", s.logs)
+	}
+	if !s.cmd.ProcessState.Success() {
+		t.Errorf("serve exited with %v after SIGTERM:\n%s", s.cmd.ProcessState, s.logs)
+	}
+}
+
 // serveProcess starts 'papersearch serve' (bin) with env, killed when the
-// test ends, and returns its URL once it is ready (/readyz 200, 20 s at
-// most).
-func serveProcess(t *testing.T, bin string, env []string) string {
+// test ends, and returns it once it is ready (/readyz 200, 20 s at most).
+func serveProcess(t *testing.T, bin string, env []string) *served {
 	t.Helper()
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = env
@@ -260,17 +283,19 @@ func serveProcess(t *testing.T, bin string, env []string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	base := listeningURL(t, logs)
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	s := &served{URL: listeningURL(t, logs), cmd: cmd, logs: logs, exited: exited}
 	for range 800 {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
+		if resp, err := http.Get(s.URL + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return base
+				return s
 			}
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	t.Fatalf("server not ready:\n%s", logs)
-	return ""
+	return nil
 }
