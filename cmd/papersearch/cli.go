@@ -23,16 +23,25 @@ import (
 
 // ingest brings the papers of each file into the store through the
 // engine's one pipeline (Import: streamed in batches, versions of a work
-// merged) and prints a summary.
+// merged), their vectors read from and kept in the embedding cache, and
+// prints a summary.
 func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, stdout, stderr io.Writer) error {
 	if len(files) == 0 {
 		return usageError{"ingest needs at least one corpus file (seed text or JSONL, optionally gzipped)"}
 	}
-	eng, store, err := openEngine(ctx, cfg, log)
+	embedder, batch, cachePath, closeCache, err := cachedEmbedder(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeCache()
+	eng, store, err := engineWith(ctx, cfg, log, embedder, batch)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	if cachePath != "" {
+		log.Debug("ingest: embeddings cached", "cache", cachePath)
+	}
 	for _, name := range files {
 		if err := ingestFile(ctx, cfg, eng, name, stdout, stderr); err != nil {
 			return err

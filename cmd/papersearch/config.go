@@ -42,6 +42,7 @@ type Config struct {
 	EmbedBatchTokens  int           `envconfig:"EMBED_BATCH_TOKENS" default:"65536" desc:"most estimated tokens in one embeddings request"`
 	EmbedConcurrency  int           `envconfig:"EMBED_CONCURRENCY" default:"4" desc:"embeddings requests in flight at once"`
 	EmbedRetryMax     time.Duration `envconfig:"EMBED_RETRY_MAX" default:"2m" desc:"longest time spent retrying one embeddings request"`
+	EmbedCache        string        `envconfig:"EMBED_CACHE" desc:"embedding cache that ingest, import, reindex and eval read and fill, so a text a model embedded once is not embedded again: a SQLite file (unset: papersearch/embeddings.db in the user's cache folder; off: none)"`
 	QueryEmbedTimeout time.Duration `envconfig:"QUERY_EMBED_TIMEOUT" default:"5s" desc:"deadline for embedding one search query"`
 
 	QdrantURL         string        `envconfig:"QDRANT_URL" desc:"gRPC URL of a Qdrant server or cluster node, e.g. http://127.0.0.1:6334 (https: TLS; unset: the embedded store)"`

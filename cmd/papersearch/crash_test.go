@@ -56,7 +56,7 @@ func crashEnv(t *testing.T, dataDir, embedURL string, extra ...string) []string 
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"PAPERSEARCH_DATA_DIR=" + dataDir, "PAPERSEARCH_EMBED_URL=" + embedURL, "PAPERSEARCH_EMBED_MODEL=hash-64",
 		"PAPERSEARCH_EMBED_BATCH=25", "PAPERSEARCH_EMBED_CONCURRENCY=1", "PAPERSEARCH_SEED=false", "PAPERSEARCH_RATE_LIMIT=0",
-		"PAPERSEARCH_PROGRESS_EVERY=0"} // a line per stored batch: each is an acknowledgement
+		"PAPERSEARCH_PROGRESS_EVERY=0", "PAPERSEARCH_EMBED_CACHE=" + filepath.Join(t.TempDir(), "embeddings.db")} // a line per stored batch: each is an acknowledgement
 	return append(env, extra...)
 }
 

@@ -204,15 +204,7 @@ type evalIndex struct {
 // indexForEval indexes papers into a fresh store, the embeddings cached in
 // the default embedding cache, reporting progress on stderr.
 func indexForEval(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, papers []papersearch.Paper, stderr io.Writer) (evalIndex, error) {
-	inner, _, err := newEmbedder(ctx, cfg, log)
-	if err != nil {
-		return evalIndex{}, err
-	}
-	cachePath, err := embed.DefaultCachePath()
-	if err != nil {
-		return evalIndex{}, err
-	}
-	cache, closeCache, err := cached(inner, cachePath)
+	cache, _, cachePath, closeCache, err := cachedEmbedder(ctx, cfg, log)
 	if err != nil {
 		return evalIndex{}, err
 	}
@@ -343,35 +335,6 @@ func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.Mo
 		return nil, nil, err
 	}
 	return s, func() { s.Close(); os.RemoveAll(dir) }, nil
-}
-
-// cached wraps e with the embedding cache at path: a Pair part by part, so
-// each model's vectors are cached under its own name and with its own
-// instructions.
-func cached(e embed.Embedder, path string) (embed.Embedder, func(), error) {
-	if p, ok := e.(*embed.Pair); ok {
-		var parts []embed.Embedder
-		var closers []func()
-		closeAll := func() {
-			for _, c := range closers {
-				c()
-			}
-		}
-		for _, m := range p.Parts() {
-			c, closeC, err := cached(m, path)
-			if err != nil {
-				closeAll()
-				return nil, nil, err
-			}
-			parts, closers = append(parts, c), append(closers, closeC)
-		}
-		return embed.NewPair(parts...), closeAll, nil
-	}
-	c, err := embed.NewCache(e, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return c, func() { c.Close() }, nil
 }
 
 func readWith[T any](name string, read func(io.Reader) (T, error)) (T, error) {

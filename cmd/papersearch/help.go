@@ -15,7 +15,7 @@ import (
 // them (printUsage lists them all).
 var synopses = map[string]string{
 	"serve":     "papersearch [serve]\n\nServe the HTTP API and the search page. It takes no arguments; configure it with the\nPAPERSEARCH_* variables that 'papersearch help' lists.",
-	"ingest":    "papersearch ingest FILE...\n\nAdd the papers of seed-text or JSONL files (.gz too) to the store through the pipeline import\nuses (batches of 256, versions of one work merged) and print what changed; rejected records\nare listed with their lines.",
+	"ingest":    "papersearch ingest FILE...\n\nAdd the papers of seed-text or JSONL files (.gz too) to the store through the pipeline import\nuses (batches of 256, versions of one work merged) and print what changed; rejected records\nare listed with their lines. Vectors come from and go to the embedding cache\n(PAPERSEARCH_EMBED_CACHE): a corpus embedded before by the same models costs no encoder time.",
 	"import":    "papersearch import SOURCE ARG [flags]\n\nAdd papers from a source, tagged with --tag and the source's own tags. Sources: " + imports.Usage() + ".",
 	"search":    "papersearch search [flags] QUERY\n\nPrint the papers that best answer QUERY (from PAPERSEARCH_SERVER when set, else the local store).",
 	"similar":   "papersearch similar [flags] ID\n\nPrint the papers most like paper ID, never the paper itself.",

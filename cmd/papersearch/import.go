@@ -84,7 +84,12 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		fmt.Fprintf(stderr, "%s: resuming after record %s, where an interrupted run stopped (--restart reads from the start)\n",
 			name, strings.Fields(at)[0])
 	}
-	eng, store, err := openEngine(ctx, cfg, log)
+	embedder, batch, _, closeCache, err := cachedEmbedder(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeCache()
+	eng, store, err := engineWith(ctx, cfg, log, embedder, batch)
 	if err != nil {
 		return err
 	}

@@ -61,6 +61,7 @@ func setEnv(t *testing.T) string {
 	dir := t.TempDir()
 	t.Setenv("PAPERSEARCH_DATA_DIR", dir)
 	t.Setenv("PAPERSEARCH_ADDR", "127.0.0.1:0")
+	t.Setenv("PAPERSEARCH_EMBED_CACHE", filepath.Join(t.TempDir(), "embeddings.db"))
 	return dir
 }
 

@@ -31,10 +31,11 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	embedder, batch, err := newEmbedder(ctx, cfg, log)
+	embedder, batch, _, closeCache, err := cachedEmbedder(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	defer closeCache()
 	info := embedder.Info()
 	inPlace := old == info
 	dstPath := path

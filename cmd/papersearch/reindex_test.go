@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -26,6 +27,29 @@ func hashEndpoint(t *testing.T) string { return slowHashEndpoint(t, 0) }
 // slowHashEndpoint is hashEndpoint taking delay to answer each request, as a
 // remote model would.
 func slowHashEndpoint(t *testing.T, delay time.Duration) string {
+	return hashServer(t, delay, func([]string) {})
+}
+
+// askedHashEndpoint is hashEndpoint keeping the texts it is asked to
+// embed: asked returns those since its last call.
+func askedHashEndpoint(t *testing.T) (url string, asked func() []string) {
+	var mu sync.Mutex
+	var texts []string
+	url = hashServer(t, 0, func(in []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		texts = append(texts, in...)
+	})
+	return url, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := texts
+		texts = nil
+		return out
+	}
+}
+
+func hashServer(t *testing.T, delay time.Duration, asked func([]string)) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(delay)
 		var req struct {
@@ -33,6 +57,7 @@ func slowHashEndpoint(t *testing.T, delay time.Duration) string {
 			Model string   `json:"model"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
+		asked(req.Input)
 		type item struct {
 			Object    string    `json:"object"`
 			Index     int       `json:"index"`
@@ -192,5 +217,61 @@ func ingestThreePapers(t *testing.T) {
 `), 0o644)
 	if err := run(context.Background(), []string{"ingest", corpus}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIngestReusesTheEmbeddingCache: a corpus ingested once costs no
+// embedding when ingested again into a fresh store (another data folder,
+// a rebuilt index): its vectors, sentence vectors too, come from the
+// embedding cache that eval also reads; with PAPERSEARCH_EMBED_CACHE=off
+// its texts are embedded again.
+func TestIngestReusesTheEmbeddingCache(t *testing.T) {
+	setEnv(t)
+	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
+	url, asked := askedHashEndpoint(t)
+	t.Setenv("PAPERSEARCH_EMBED_URL", url)
+	t.Setenv("PAPERSEARCH_EMBED_MODEL", "hash-64")
+	ctx := context.Background()
+	// corpusTexts counts the texts asked that hold words of the corpus
+	// (the endpoint is also asked a probe of its own at each start).
+	corpusTexts := func() int {
+		n := 0
+		for _, text := range asked() {
+			if strings.Contains(text, "molecular") || strings.Contains(text, "audio") || strings.Contains(text, "amino") {
+				n++
+			}
+		}
+		return n
+	}
+	ingestThreePapers(t)
+	if n := corpusTexts(); n < 3 {
+		t.Fatalf("the first ingest embedded %d of the corpus's texts", n)
+	}
+	fresh := t.TempDir()
+	t.Setenv("PAPERSEARCH_DATA_DIR", fresh)
+	ingestThreePapers(t)
+	if n := corpusTexts(); n != 0 {
+		t.Errorf("ingesting the same corpus into a fresh store embedded %d of its texts again, want 0", n)
+	}
+	var out bytes.Buffer
+	if err := run(ctx, []string{"search", "--json", "protein folding"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), `"id": "c"`) {
+		t.Errorf("search of the store made from the cache: %v\n%s", err, out.String())
+	}
+	// The sentence vectors came from the cache too.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(fresh, "papersearch.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withSentences int
+	db.QueryRow(`SELECT COUNT(*) FROM sentences`).Scan(&withSentences)
+	db.Close()
+	if withSentences != 3 {
+		t.Errorf("%d papers of the store made from the cache have sentence vectors, want 3", withSentences)
+	}
+	t.Setenv("PAPERSEARCH_DATA_DIR", t.TempDir())
+	t.Setenv("PAPERSEARCH_EMBED_CACHE", "off")
+	ingestThreePapers(t)
+	if n := corpusTexts(); n < 3 {
+		t.Errorf("with the cache off, ingest embedded %d of the corpus's texts", n)
 	}
 }

@@ -118,6 +118,12 @@ func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...fu
 	if err != nil {
 		return nil, nil, err
 	}
+	return engineWith(ctx, cfg, log, embedder, batch, observe...)
+}
+
+// engineWith opens the store under embedder's model and the engine on it,
+// embedding batch texts at a time.
+func engineWith(ctx context.Context, cfg Config, log *slog.Logger, embedder embed.Embedder, batch int, observe ...func(string, time.Duration, error)) (*search.Engine, search.Store, error) {
 	store, err := openStore(ctx, cfg, log, embedder.Info())
 	if err != nil {
 		return nil, nil, err
