@@ -39,7 +39,7 @@ type bert struct {
 	cfg     bertConfig
 	plan    plan      // the kernels of its products on this CPU
 	choice  Choice    // its arithmetic and kernels, and why
-	wordEmb []float32 // [vocab, hidden]
+	wordEmb tensor    // [vocab, hidden], as the weights file holds it: a text reads only its words' rows
 	posEmb  []float32 // [maxPositions, hidden]
 	typeEmb []float32 // [hidden], token type 0
 	embNorm layerNorm
@@ -93,7 +93,8 @@ func loadBERT(weights []byte, p Precision, exactFFNOut bool, given *measurement,
 	norm := func(prefix string) layerNorm {
 		return layerNorm{gamma: get(prefix+".weight", h), beta: get(prefix+".bias", h)}
 	}
-	m.wordEmb = get("embeddings.word_embeddings.weight", cfg.VocabSize, h)
+	m.wordEmb, err = f.tensor("embeddings.word_embeddings.weight", cfg.VocabSize, h)
+	errs = append(errs, err)
 	m.posEmb = get("embeddings.position_embeddings.weight", cfg.MaxPositions, h)
 	if t := get("embeddings.token_type_embeddings.weight", 2, h); t != nil {
 		m.typeEmb = t[:h]
@@ -235,10 +236,10 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 	// Embeddings: word + position + token type, then layer norm.
 	for t, id := range ids {
 		row := s.x[t*h : (t+1)*h]
-		w := m.wordEmb[int(id)*h : (int(id)+1)*h]
+		m.wordEmb.row(int(id), row)
 		p := m.posEmb[t*h : (t+1)*h]
 		for j := range row {
-			row[j] = w[j] + p[j] + m.typeEmb[j]
+			row[j] = row[j] + p[j] + m.typeEmb[j] // as (w + p) + t
 		}
 	}
 	m.embNorm.apply(s.x, h, eps)

@@ -2,7 +2,7 @@ package embed
 
 import (
 	"context"
-	"embed"
+	_ "embed" // the models' weights
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,14 +11,26 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
-// models holds the weights of every local model the binary carries, one
+// The weights of every local model the binary carries, one
 // <name>.f16.safetensors file each (written by scripts/convert_model.py or
 // scripts/convert_onnx_model.py), and the WordPiece vocabulary they share.
-//
-//go:embed model/*.f16.safetensors model/vocab.txt
-var models embed.FS
+// Each is a string, read where the binary maps it (see weightsOf): loading
+// copies none of it, and its pages are given back once the model's layers
+// are packed, so that only the rows of word embeddings that texts use
+// come back into memory.
+var (
+	//go:embed model/all-minilm-l6-v2.f16.safetensors
+	miniLMWeights string
+	//go:embed model/bge-small-en-v1.5.f16.safetensors
+	bgeWeights string
+	//go:embed model/e5-small-v2.f16.safetensors
+	e5Weights string
+	//go:embed model/vocab.txt
+	vocabText string
+)
 
 // DefaultLocalModel is the local model used unless another is chosen:
 // bge-small-en-v1.5, e5-small-v2 and all-MiniLM-L6-v2 as one (see Pair and
@@ -28,10 +40,14 @@ var models embed.FS
 // their held-out halves (docs/ranking.md).
 const DefaultLocalModel = "bge-small-en-v1.5+e5-small-v2+all-MiniLM-L6-v2"
 
+// weightsOf is an embedded weights file's bytes where the binary maps
+// them, without a copy. They are read-only: writing to them faults.
+func weightsOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // localModel is one local model's weights file and what its int8
 // arithmetic keeps in float32.
 type localModel struct {
-	file string
+	weights *string
 	// exactFFNOut keeps the feed-forward output layers out of int8 when
 	// the other dense layers run in it: in bfloat16 where the CPU has a
 	// bf16 kernel, else in float32. Their inputs, GELU's outputs, are the
@@ -43,9 +59,9 @@ type localModel struct {
 
 // localFiles maps each local model's name to its file and settings.
 var localFiles = map[string]localModel{ // read-only
-	"all-MiniLM-L6-v2":  {file: "model/all-minilm-l6-v2.f16.safetensors", exactFFNOut: true},
-	"bge-small-en-v1.5": {file: "model/bge-small-en-v1.5.f16.safetensors"},
-	"e5-small-v2":       {file: "model/e5-small-v2.f16.safetensors"},
+	"all-MiniLM-L6-v2":  {weights: &miniLMWeights, exactFFNOut: true},
+	"bge-small-en-v1.5": {weights: &bgeWeights},
+	"e5-small-v2":       {weights: &e5Weights},
 }
 
 // LocalModels lists the names of the local models, sorted.
@@ -112,6 +128,9 @@ type LocalOptions struct {
 	// measured, when set, is the rates to choose from for a model of its
 	// shape instead of measuring (a Pair's later models take the first's).
 	measured *measurement
+	// tokenizer, when set, is the vocabulary's tokenizer to use (a Pair's
+	// models share the first's: they share the vocabulary).
+	tokenizer *Tokenizer
 }
 
 // Local is an in-process embedding model: a BERT encoder producing
@@ -141,10 +160,7 @@ func NewLocalModel(name string, opts LocalOptions) (*Local, error) {
 	if !ok {
 		return nil, fmt.Errorf("load local model: %w: %q; the local models are %s", ErrUnknownModel, name, strings.Join(LocalModels(), ", "))
 	}
-	weights, err := models.ReadFile(lm.file)
-	if err != nil {
-		return nil, fmt.Errorf("load local model %s: %w", name, err)
-	}
+	weights := weightsOf(*lm.weights)
 	warn := func(err error) {
 		if opts.Logger != nil {
 			opts.Logger.Warn("encoder arithmetic measured for this process only", "model", name, "err", err)
@@ -154,13 +170,14 @@ func NewLocalModel(name string, opts LocalOptions) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load local model %s: %w", name, err)
 	}
-	vocab, err := models.ReadFile("model/vocab.txt")
-	if err != nil {
-		return nil, fmt.Errorf("load local model %s: %w", name, err)
-	}
-	tok, err := NewTokenizer(vocab)
-	if err != nil {
-		return nil, fmt.Errorf("load local model %s: %w", name, err)
+	// The layers are packed in memory of their own; the file's pages are
+	// read again only for the word embeddings of the words texts hold.
+	release(weights)
+	tok := opts.tokenizer
+	if tok == nil {
+		if tok, err = NewTokenizer([]byte(vocabText)); err != nil {
+			return nil, fmt.Errorf("load local model %s: %w", name, err)
+		}
 	}
 	workers := opts.Workers
 	if workers <= 0 {

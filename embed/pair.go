@@ -193,6 +193,7 @@ func OpenLocal(name string, opts LocalOptions) (Embedder, error) {
 			// One measurement decides for every model: they run on the same
 			// CPU, and measured apart, timing noise could split them.
 			opts.measured = m.model.measurement()
+			opts.tokenizer = m.tok
 		}
 		models[i] = m
 	}

@@ -6,7 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 )
+
+// littleEndian is whether this machine stores a uint16 as safetensors
+// does, so half values can be read in place.
+var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }() // read-only
 
 // tensorFile is a parsed safetensors file (a little-endian header length,
 // a JSON header, then raw tensor bytes). Only float16 and float32 tensors are
@@ -84,6 +89,10 @@ func (f *tensorFile) tensor(name string, shape ...int) (tensor, error) {
 		if len(raw) != 2*count {
 			return tensor{}, fmt.Errorf("safetensors: tensor %s holds %d bytes, want %d", name, len(raw), 2*count)
 		}
+		if count > 0 && littleEndian && uintptr(unsafe.Pointer(&raw[0]))%2 == 0 {
+			// The file's own bytes, read where they lie: never written.
+			return tensor{h: unsafe.Slice((*uint16)(unsafe.Pointer(&raw[0])), count)}, nil
+		}
 		h := make([]uint16, count)
 		for i := range h {
 			h[i] = binary.LittleEndian.Uint16(raw[2*i:])
@@ -107,6 +116,17 @@ func (f *tensorFile) tensor(name string, shape ...int) (tensor, error) {
 type tensor struct {
 	h []uint16
 	f []float32
+}
+
+// row widens row i of t, a matrix of rows of len(dst) values, into dst,
+// exactly.
+func (t tensor) row(i int, dst []float32) {
+	n := len(dst)
+	if t.h == nil {
+		copy(dst, t.f[i*n:(i+1)*n])
+		return
+	}
+	halvesToFloats(dst, t.h[i*n:(i+1)*n])
 }
 
 // float32s returns t's values as float32, exactly.
