@@ -36,6 +36,7 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	vectors := fs.String("vectors", "hash", "model (embed every paper) or hash (deterministic random vectors; free-text queries still use the model)")
 	synthetic := fs.Int("synthetic", 0, "instead, measure dense top-10 over N synthetic 384-d vectors in the embedded store (latency, recall@10)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	memProfile := fs.String("memprofile", "", "write a heap profile (go tool pprof) to this file once the requests have ended")
 	if err := parseFlags(fs, "bench", args, stdout); err != nil {
 		return err
 	}
@@ -86,6 +87,14 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		}
 		defer s.Close()
 		opts.Store, opts.Dir = s, dir
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		opts.MemProfile = f
 	}
 	rep, err := bench.Run(ctx, opts)
 	if err != nil {

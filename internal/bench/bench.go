@@ -17,6 +17,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -45,6 +48,9 @@ type Options struct {
 	HashVectors bool
 	Clients     int
 	Duration    time.Duration // of each kind of request
+	// MemProfile, if set, receives a heap profile (pprof) taken once the
+	// requests have ended, after a collection.
+	MemProfile io.Writer
 	// Settle, if set, is called after ingest and waits until the store is
 	// as a running service meets it (Qdrant: its segments optimized).
 	Settle func(ctx context.Context) error
@@ -79,12 +85,25 @@ type Report struct {
 	QueryEmbedMS float64 `json:"query_embed_ms"`
 	// ImportPerS is the rate an import embedded and stored papers at
 	// while search-during-import was driven.
-	ImportPerS    float64            `json:"import_per_s"`
-	Queries       map[string]Latency `json:"queries"`
-	RSSBytes      int64              `json:"rss_bytes"`
-	DiskBytes     int64              `json:"disk_bytes"`
-	BytesPerPaper float64            `json:"bytes_per_paper"`
-	Dense         *DenseReport       `json:"dense,omitempty"`
+	ImportPerS float64            `json:"import_per_s"`
+	Queries    map[string]Latency `json:"queries"`
+	RSSBytes   int64              `json:"rss_bytes"`
+	// ServeRSSBytes is the peak RSS while the requests were driven, the
+	// ingest's memory returned to the system first; LiveHeapBytes the
+	// heap in use after a collection once they ended: the store's index,
+	// the models' weights, the bench's own papers.
+	ServeRSSBytes int64 `json:"serve_rss_bytes"`
+	LiveHeapBytes int64 `json:"live_heap_bytes"`
+	// ServeAnonBytes and ServeFileBytes are the most anonymous and
+	// file-backed memory resident at once while serving (sampled every
+	// 50 ms): the heap and the runtime's, and mapped files; ServeLiveBytes
+	// the largest live heap a collection found meanwhile.
+	ServeAnonBytes int64        `json:"serve_anon_bytes"`
+	ServeFileBytes int64        `json:"serve_file_bytes"`
+	ServeLiveBytes int64        `json:"serve_live_heap_bytes"`
+	DiskBytes      int64        `json:"disk_bytes"`
+	BytesPerPaper  float64      `json:"bytes_per_paper"`
+	Dense          *DenseReport `json:"dense,omitempty"`
 	// Encoders is each local model's arithmetic and kernel, and what was
 	// measured to choose them.
 	Encoders map[string]embed.Choice `json:"encoders,omitempty"`
@@ -157,10 +176,26 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	if rep.QueryEmbedMS, err = queryEmbedMS(ctx, opts.Model); err != nil {
 		return rep, err
 	}
+	rep.RSSBytes = PeakRSS()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	sampled := memorySampler()
 	if err := serve(ctx, opts, &rep); err != nil {
+		sampled()
 		return rep, err
 	}
-	rep.RSSBytes = PeakRSS()
+	m := sampled()
+	rep.ServeAnonBytes, rep.ServeFileBytes, rep.ServeLiveBytes = m.anon, m.file, m.live
+	rep.RSSBytes, rep.ServeRSSBytes = max(rep.RSSBytes, PeakRSS()), PeakRSS()
+	runtime.GC()
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	rep.LiveHeapBytes = int64(mem.HeapAlloc)
+	if opts.MemProfile != nil {
+		if err := pprof.WriteHeapProfile(opts.MemProfile); err != nil {
+			return rep, fmt.Errorf("bench: heap profile: %w", err)
+		}
+	}
 	if opts.Dir != "" {
 		rep.DiskBytes = DirSize(opts.Dir)
 		rep.BytesPerPaper = float64(rep.DiskBytes) / float64(len(opts.Papers))

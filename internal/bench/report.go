@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // resetPeakRSS makes the kernel's peak RSS (VmHWM) the current RSS, where
@@ -21,18 +23,61 @@ func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 // PeakRSS is the process's peak resident set size (VmHWM), or 0 where
 // /proc is not available.
-func PeakRSS() int64 {
+func PeakRSS() int64 { return status("VmHWM") }
+
+// status is a size /proc/self/status reports (VmHWM, RssAnon, RssFile),
+// in bytes; 0 where /proc is not available.
+func status(field string) int64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field+":" {
 			kb, _ := strconv.ParseInt(f[1], 10, 64)
 			return kb * 1024
 		}
 	}
 	return 0
+}
+
+// memorySample is the most memory of each kind seen at once.
+type memorySample struct {
+	anon, file, live int64
+}
+
+// memorySampler records, every 50 ms until stop, the most anonymous
+// memory (the heap, stacks, the runtime's own) and file-backed memory
+// (mapped files: the store's file, the binary's pages) resident at once,
+// and the largest live heap a collection found (runtime/metrics
+// /gc/heap/live:bytes).
+func memorySampler() (stop func() memorySample) {
+	done := make(chan struct{})
+	var m memorySample
+	finished := make(chan struct{})
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(live)
+			if live[0].Value.Kind() == metrics.KindUint64 {
+				m.live = max(m.live, int64(live[0].Value.Uint64()))
+			}
+			m.anon, m.file = max(m.anon, status("RssAnon")), max(m.file, status("RssFile"))
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() memorySample {
+		close(done)
+		<-finished
+		return m
+	}
 }
 
 // DirSize is the total size of the files below dir.
@@ -87,6 +132,11 @@ func (rep Report) Print(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(tw, "import during search-during-import\t%.1f papers/s\n", rep.ImportPerS)
 	}
 	fmt.Fprintf(tw, "peak RSS\t%.0f MiB\n", float64(rep.RSSBytes)/(1<<20))
+	if rep.ServeRSSBytes > 0 {
+		fmt.Fprintf(tw, "peak RSS serving\t%.0f MiB (anonymous %.0f, mapped files %.0f)\tlive heap %.0f MiB at most, %.0f after\tpeak/live %.2f\n",
+			float64(rep.ServeRSSBytes)/(1<<20), float64(rep.ServeAnonBytes)/(1<<20), float64(rep.ServeFileBytes)/(1<<20),
+			float64(rep.ServeLiveBytes)/(1<<20), float64(rep.LiveHeapBytes)/(1<<20), float64(rep.ServeRSSBytes)/float64(rep.ServeLiveBytes))
+	}
 	if rep.DiskBytes > 0 {
 		fmt.Fprintf(tw, "store on disk\t%.1f MiB (%.0f bytes per paper)\n", float64(rep.DiskBytes)/(1<<20), rep.BytesPerPaper)
 	}
