@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
+	"runtime"
 	"strings"
 
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/roles"
+	"golang.org/x/sync/errgroup"
 )
 
 // encodeSentences writes sentences as their roles (a digit each) and
@@ -63,26 +66,45 @@ func (s *Store) putSentences(ctx context.Context, tx *sql.Tx, id string, ss []se
 // KeepsSentences reports true: every embedded store keeps them.
 func (s *Store) KeepsSentences() bool { return true }
 
+// sentencesPerReader is the fewest papers whose sentences one reader
+// reads when Sentences splits its ids across the cores.
+const sentencesPerReader = 64
+
 // Sentences returns the sentences kept for those of ids that have them.
+// Many papers' are read by as many readers as there are cores, each on a
+// connection of its own: the file is read, not mapped (see Open), and a
+// read's time is mostly SQLite's copying of the rows' pages.
 func (s *Store) Sentences(ctx context.Context, ids []string) (map[string][]search.Sentence, error) {
-	out := make(map[string][]search.Sentence, len(ids))
-	err := s.eachIn(ctx, `SELECT id, roles, vectors FROM sentences WHERE id`, ids, func(row scanner) error {
-		var (
-			id, rs string
-			blob   []byte
-		)
-		if err := row.Scan(&id, &rs, &blob); err != nil {
-			return err
-		}
-		ss, err := decodeSentences(rs, blob, s.model.Dim)
-		if err != nil {
-			return fmt.Errorf("paper %s: %w", id, err)
-		}
-		out[id] = ss
-		return nil
-	})
-	if err != nil {
+	readers := max(1, min(runtime.GOMAXPROCS(0), len(ids)/sentencesPerReader))
+	found := make([]map[string][]search.Sentence, readers)
+	g, ctx := errgroup.WithContext(ctx)
+	for r := range readers {
+		part := ids[r*len(ids)/readers : (r+1)*len(ids)/readers]
+		found[r] = make(map[string][]search.Sentence, len(part))
+		g.Go(func() error {
+			return s.eachIn(ctx, `SELECT id, roles, vectors FROM sentences WHERE id`, part, func(row scanner) error {
+				var (
+					id, rs string
+					blob   []byte
+				)
+				if err := row.Scan(&id, &rs, &blob); err != nil {
+					return err
+				}
+				ss, err := decodeSentences(rs, blob, s.model.Dim)
+				if err != nil {
+					return fmt.Errorf("paper %s: %w", id, err)
+				}
+				found[r][id] = ss
+				return nil
+			})
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return nil, fmt.Errorf("sentences: %w", err)
+	}
+	out := found[0]
+	for _, m := range found[1:] {
+		maps.Copy(out, m)
 	}
 	return out, nil
 }

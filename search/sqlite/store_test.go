@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"sync"
 	"testing"
@@ -350,6 +351,48 @@ func TestUpgradeFoldsAccents(t *testing.T) {
 		got, err := s.Nearest(ctx, d.Vector, 5, papersearch.Filter{Author: author})
 		if err != nil || len(got) != 1 || got[0].ID != "p001" {
 			t.Errorf("author %q: %v, %v", author, got, err)
+		}
+	}
+}
+
+// TestSentencesOfManyPapers: the sentences of many papers, read by as many
+// readers as there are cores, are each paper's own, as read one by one;
+// a paper without any, or unknown, is absent.
+func TestSentencesOfManyPapers(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "p.db"), storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var docs []search.Document
+	var ids []string
+	for i := range 3 * sentencesPerReader {
+		d := storetest.Doc(i)
+		if i%7 != 0 { // every seventh paper has none
+			d.Sentences = []search.Sentence{{Role: roles.Method, Vector: storetest.RandomUnit(uint64(i), storetest.Model.Dim)},
+				{Role: roles.Result, Vector: storetest.RandomUnit(uint64(1000+i), storetest.Model.Dim)}}
+		}
+		docs = append(docs, d)
+		ids = append(ids, d.Paper.ID)
+	}
+	if err := s.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Sentences(ctx, append(ids, "unknown"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(ids) - (len(ids)+6)/7; len(all) != want {
+		t.Errorf("%d papers' sentences, want %d", len(all), want)
+	}
+	for _, id := range ids {
+		one, err := s.Sentences(ctx, []string{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(all[id], one[id]) {
+			t.Fatalf("paper %s: %v read with the others, %v alone", id, all[id], one[id])
 		}
 	}
 }
