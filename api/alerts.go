@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -64,17 +63,6 @@ func alertFeed(a wire.Alert) feedSpec {
 	return spec
 }
 
-// alertsProblem maps the alert store's errors to problems; others pass.
-func (s *Server) alertsProblem(err error) error {
-	switch {
-	case errors.Is(err, alerts.ErrNotFound):
-		return problem(http.StatusNotFound, "alert-not-found", err.Error())
-	case errors.Is(err, alerts.ErrTooMany):
-		return problem(http.StatusConflict, "too-many-alerts", err.Error())
-	}
-	return err
-}
-
 // withFeedURL is a kept alert as answered: with its feed's URL.
 func (s *Server) withFeedURL(c echo.Context, a wire.Alert) wire.Alert {
 	a.FeedURL = s.trust.baseURL(c.Request()) + "/v1/alerts/" + a.ID + "/feed.atom"
@@ -102,7 +90,7 @@ func (s *Server) createAlert(c echo.Context) error {
 	a.Created = time.Now().UTC().Truncate(time.Second)
 	a, err = s.alerts.Add(c.Request().Context(), a)
 	if err != nil {
-		return s.alertsProblem(err)
+		return err
 	}
 	a = s.withFeedURL(c, a)
 	c.Response().Header().Set(echo.HeaderLocation, "/v1/alerts/"+a.ID)
@@ -127,10 +115,10 @@ func (s *Server) listAlerts(c echo.Context) error {
 // alert reads the alert the path names.
 func (s *Server) alert(c echo.Context) (wire.Alert, error) {
 	if s.alerts == nil {
-		return wire.Alert{}, s.alertsProblem(alerts.ErrNotFound)
+		return wire.Alert{}, alerts.ErrNotFound
 	}
 	a, err := s.alerts.Get(c.Request().Context(), c.Param("id"))
-	return a, s.alertsProblem(err)
+	return a, err
 }
 
 // getAlert answers GET /v1/alerts/{id}.
@@ -148,7 +136,7 @@ func (s *Server) deleteAlert(c echo.Context) error {
 		return err
 	}
 	if err := s.alerts.Delete(c.Request().Context(), c.Param("id")); err != nil {
-		return s.alertsProblem(err)
+		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }

@@ -1,13 +1,11 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/seeds/imports"
 )
@@ -42,27 +40,7 @@ func (s *Server) beginImport(req wire.ImportRequest) (*wire.ImportJob, error) {
 		return nil, problem(http.StatusNotImplemented, "imports-unavailable", "this server does not import")
 	}
 	job, err := s.imports.Start(req)
-	return job, importProblem(err)
-}
-
-// importProblem maps the errors of imports.Jobs to problems; others pass.
-func importProblem(err error) error {
-	var fe *papersearch.FieldError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &fe):
-		return toProblem(err)
-	case errors.Is(err, imports.ErrTooMany):
-		p := problem(http.StatusTooManyRequests, "too-many-imports", err.Error())
-		p.RetryAfter = 10
-		return p
-	case errors.Is(err, imports.ErrNoJob):
-		return problem(http.StatusNotFound, "import-not-found", err.Error())
-	case errors.Is(err, imports.ErrJobEnded):
-		return problem(http.StatusConflict, "import-ended", err.Error())
-	}
-	return err
+	return job, err
 }
 
 // cancelImport answers DELETE /v1/imports/{id}: a running import stops
@@ -71,11 +49,11 @@ func importProblem(err error) error {
 // it is still storing); one that has ended is 409.
 func (s *Server) cancelImport(c echo.Context) error {
 	if s.imports == nil {
-		return importProblem(fmt.Errorf("%w %q", imports.ErrNoJob, c.Param("id")))
+		return fmt.Errorf("%w %q", imports.ErrNoJob, c.Param("id"))
 	}
 	job, stopped, err := s.imports.Cancel(c.Request().Context(), c.Param("id"))
 	if err != nil {
-		return importProblem(err)
+		return err
 	}
 	if !stopped {
 		return c.JSON(http.StatusAccepted, job) // still storing its last batch
@@ -95,8 +73,8 @@ func (s *Server) importStatus(c echo.Context) error {
 // importJob is the import of that id as it stands.
 func (s *Server) importJob(id string) (*wire.ImportJob, error) {
 	if s.imports == nil {
-		return nil, importProblem(fmt.Errorf("%w %q", imports.ErrNoJob, id))
+		return nil, fmt.Errorf("%w %q", imports.ErrNoJob, id)
 	}
 	job, err := s.imports.Get(id)
-	return job, importProblem(err)
+	return job, err
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // problem builds a Problem with a type and title derived from the status.
@@ -59,6 +61,45 @@ func fieldDetail(fe *papersearch.FieldError) string {
 	return fe.Err.Error()
 }
 
+// sentinel is how an error a handler returns is answered when it wraps
+// err: its status and problem type, its Retry-After in seconds (0: none)
+// and, when detail is set, that detail instead of the error's own text
+// (hint is added to the error's text otherwise).
+type sentinel struct {
+	err        error
+	status     int
+	slug       string
+	retryAfter int
+	detail     string
+	hint       string
+}
+
+// sentinels is the one table of the errors the service answers by
+// sentinel, the first that an error wraps deciding (read-only). Errors of
+// other kinds (a *wire.Problem, a field error, a body too large, a model
+// of another dimension, an echo error) are toProblem's own cases.
+var sentinels = []sentinel{
+	{err: alerts.ErrNotFound, status: http.StatusNotFound, slug: "alert-not-found"},
+	{err: alerts.ErrTooMany, status: http.StatusConflict, slug: "too-many-alerts"},
+	{err: imports.ErrTooMany, status: http.StatusTooManyRequests, slug: "too-many-imports", retryAfter: 10},
+	{err: imports.ErrNoJob, status: http.StatusNotFound, slug: "import-not-found"},
+	{err: imports.ErrJobEnded, status: http.StatusConflict, slug: "import-ended"},
+	{err: imports.ErrNoWatch, status: http.StatusNotFound, slug: "watch-not-found"},
+	{err: imports.ErrTooManyWatches, status: http.StatusConflict, slug: "too-many-watches"},
+	{err: search.ErrNotFound, status: http.StatusNotFound, slug: "not-found"},
+	{err: search.ErrEmptyCollection, status: http.StatusNotFound, slug: "empty-collection",
+		hint: ": add papers to it first (POST /v1/collections/{tag}/papers, or a paper's tags)"},
+	{err: search.ErrNoSentences, status: http.StatusNotImplemented, slug: "not-implemented",
+		detail: "aspect and sentence similarity need sentence vectors, which this Qdrant collection does not keep (it was created before they were); reindex into a new collection"},
+	{err: search.ErrMapNotReady, status: http.StatusServiceUnavailable, slug: "map-not-ready", retryAfter: 2 * retryAfterSeconds,
+		hint: "; the map is laid out in the background (about a minute for 30,000 papers): retry shortly"},
+	{err: search.ErrUnavailable, status: http.StatusServiceUnavailable, slug: "unavailable", retryAfter: retryAfterSeconds,
+		detail: "a service this one depends on (the vector store or the embedding endpoint) is unavailable; retry shortly"},
+	{err: context.DeadlineExceeded, status: http.StatusServiceUnavailable, slug: "timeout", retryAfter: retryAfterSeconds,
+		detail: "the request took too long; try again"},
+	{err: context.Canceled, status: 499, slug: "canceled", detail: "the client closed the request"},
+}
+
 // toProblem maps any error a handler returns to the problem the client sees.
 func toProblem(err error) *wire.Problem {
 	var (
@@ -80,39 +121,29 @@ func toProblem(err error) *wire.Problem {
 			return p
 		}
 		return invalid(fe.Error(), field)
-	case errors.Is(err, search.ErrNotFound):
-		return problem(http.StatusNotFound, "not-found", err.Error())
-	case errors.Is(err, search.ErrEmptyCollection):
-		return problem(http.StatusNotFound, "empty-collection", err.Error()+": add papers to it first (POST /v1/collections/{tag}/papers, or a paper's tags)")
 	case errors.As(err, &tle):
 		return embeddingProblem(http.StatusBadRequest, "max_tokens_per_request", "input", tle.Error())
 	case errors.As(err, &maxErr):
 		return problem(http.StatusRequestEntityTooLarge, "body-too-large",
 			fmt.Sprintf("the request body exceeds %d bytes", maxErr.Limit))
-	case errors.Is(err, search.ErrNoSentences):
-		return problem(http.StatusNotImplemented, "not-implemented",
-			"aspect and sentence similarity need sentence vectors, which this Qdrant collection does not keep (it was created before they were); reindex into a new collection")
-	case errors.Is(err, search.ErrMapNotReady):
-		p := problem(http.StatusServiceUnavailable, "map-not-ready", err.Error()+"; the map is laid out in the background (about a minute for 30,000 papers): retry shortly")
-		p.RetryAfter = 2 * retryAfterSeconds
-		return p
 	case errors.As(err, &dim):
 		// Before ErrUnavailable: an open breaker's refusal names the failure
 		// that opened it, and this one waiting will not mend.
 		return problem(http.StatusBadGateway, "embedding-model-mismatch",
 			dim.Error()+"; the endpoint must serve the index's model, or the index be rebuilt under the new one (papersearch reindex)")
-	case errors.Is(err, search.ErrUnavailable):
-		p := problem(http.StatusServiceUnavailable, "unavailable",
-			"a service this one depends on (the vector store or the embedding endpoint) is unavailable; retry shortly")
-		p.RetryAfter = retryAfterSeconds
-		return p
-	case errors.Is(err, context.DeadlineExceeded):
-		p := problem(http.StatusServiceUnavailable, "timeout", "the request took too long; try again")
-		p.RetryAfter = retryAfterSeconds
-		return p
-	case errors.Is(err, context.Canceled):
-		return problem(499, "canceled", "the client closed the request")
-	case errors.As(err, &he):
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			detail := s.detail
+			if detail == "" {
+				detail = err.Error() + s.hint
+			}
+			p := problem(s.status, s.slug, detail)
+			p.RetryAfter = s.retryAfter
+			return p
+		}
+	}
+	if errors.As(err, &he) {
 		status := he.Code
 		detail := http.StatusText(status)
 		if m, ok := he.Message.(string); ok {

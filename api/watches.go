@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -12,17 +11,6 @@ import (
 
 // Watches: network sources the server imports from by itself, each on
 // its period (imports.Watches). Every route takes the write key.
-
-// watchesProblem maps the watches' errors to problems; others pass.
-func watchesProblem(err error) error {
-	switch {
-	case errors.Is(err, imports.ErrNoWatch):
-		return problem(http.StatusNotFound, "watch-not-found", err.Error())
-	case errors.Is(err, imports.ErrTooManyWatches):
-		return problem(http.StatusConflict, "too-many-watches", err.Error())
-	}
-	return err
-}
 
 // watchesOff is the answer of a server that runs no watches.
 func watchesOff() error {
@@ -40,7 +28,7 @@ func (s *Server) createWatch(c echo.Context) error {
 	}
 	w, err := s.watches.Add(c.Request().Context(), req)
 	if err != nil {
-		return watchesProblem(err)
+		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/v1/watches/"+w.ID)
 	return c.JSON(http.StatusCreated, w)
@@ -62,11 +50,11 @@ func (s *Server) listWatches(c echo.Context) error {
 // getWatch answers GET /v1/watches/{id}: the watch and how its runs went.
 func (s *Server) getWatch(c echo.Context) error {
 	if s.watches == nil {
-		return watchesProblem(imports.ErrNoWatch)
+		return imports.ErrNoWatch
 	}
 	w, err := s.watches.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
-		return watchesProblem(err)
+		return err
 	}
 	return c.JSON(http.StatusOK, w)
 }
@@ -75,10 +63,10 @@ func (s *Server) getWatch(c echo.Context) error {
 // stops after the batch it is storing, which stays.
 func (s *Server) deleteWatch(c echo.Context) error {
 	if s.watches == nil {
-		return watchesProblem(imports.ErrNoWatch)
+		return imports.ErrNoWatch
 	}
 	if err := s.watches.Remove(c.Request().Context(), c.Param("id")); err != nil {
-		return watchesProblem(err)
+		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
@@ -88,11 +76,11 @@ func (s *Server) deleteWatch(c echo.Context) error {
 // imports.MaxWatchRuns slots, unless it is running).
 func (s *Server) runWatch(c echo.Context) error {
 	if s.watches == nil {
-		return watchesProblem(imports.ErrNoWatch)
+		return imports.ErrNoWatch
 	}
 	w, err := s.watches.RunNow(c.Request().Context(), c.Param("id"))
 	if err != nil {
-		return watchesProblem(err)
+		return err
 	}
 	return c.JSON(http.StatusAccepted, w)
 }
