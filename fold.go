@@ -14,7 +14,8 @@ import (
 // "Erdos". Letters are decomposed (NFD), their combining marks dropped, and
 // the letters that carry their mark inside them (ø, ł, đ, ß, æ, œ, þ, ı)
 // spelled in ASCII; case is kept. It is the one fold of the project: the
-// lexical analyser, the author filter and BibTeX keys use it.
+// lexical analyser, the author filter, BibTeX keys and work keys
+// (TitleKey) use it.
 func Fold(s string) string {
 	if isASCII(s) {
 		return s

@@ -97,16 +97,16 @@ func Surname(name string) string {
 	return words[len(words)-1]
 }
 
-// foldWords splits s into lower-case words of letters and digits, with
-// accents removed: "Schrödinger's Équation" is [schrodinger s equation].
+// foldWords splits s into lower-case words of letters and digits, folded
+// by Fold once compatibility forms are spelled plainly (the ligature "ﬁ"
+// as "fi", a full-width "Ａ" as "A"): "Schrödinger's Équation" is
+// [schrodinger s equation], "Jørgensen" [jorgensen], "Straße" [strasse].
 func foldWords(s string) []string {
 	var b strings.Builder
-	for _, r := range norm.NFKD.String(s) {
-		switch {
-		case unicode.Is(unicode.Mn, r):
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
+	for _, r := range Fold(norm.NFKC.String(s)) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			b.WriteRune(unicode.ToLower(r))
-		default:
+		} else {
 			b.WriteByte(' ')
 		}
 	}

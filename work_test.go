@@ -18,6 +18,12 @@ func TestTitleKey(t *testing.T) {
 		{"Schrödinger's   Équations, Revisited", []string{"Anna van den Berg"}, "title:schrodinger s equations revisited/berg"},
 		{"Schrodinger's Equations: revisited", []string{"Berg, Anna van den"}, "title:schrodinger s equations revisited/berg"},
 		{"Deep learning", []string{"LeCun, Yann"}, "title:deep learning/lecun"},
+		// Fold's letters: the Scandinavian, Polish and German spellings of
+		// a name and a title are those of their ASCII ones, as the search
+		// and the author filter take them; a ligature is its letters.
+		{"Spectral Methods for Straße Networks", []string{"Søren Jørgensen"}, "title:spectral methods for strasse networks/jorgensen"},
+		{"Spectral Methods for Strasse Networks", []string{"Jorgensen, Soren"}, "title:spectral methods for strasse networks/jorgensen"},
+		{"Eﬃcient Łukasiewicz Logic", []string{"Łukasz Kaiser"}, "title:efficient lukasiewicz logic/kaiser"},
 		{"On Nets", []string{"A. Smith"}, ""},                              // too short
 		{"Introduction", []string{"A. Smith"}, ""},                         // too short
 		{"On the Theory of Deep Nets", nil, ""},                            // no author

@@ -204,6 +204,11 @@ func (q *Store) readMetadata(ctx context.Context, meta map[string]*qc.Value) err
 			return err
 		}
 	}
+	if v < 7 {
+		if err := q.rekey(ctx); err != nil {
+			return err
+		}
+	}
 	// Recorded once every step is done: an interrupted upgrade runs again
 	// at the next open, each step rewriting points from their own payload.
 	err := q.client.UpdateCollection(ctx, &qc.UpdateCollection{CollectionName: q.coll,
@@ -316,6 +321,25 @@ func (q *Store) refold(ctx context.Context) error {
 	}
 	q.log.Info("qdrant collection: text analysed again with accents folded", "collection", q.coll, "papers", n,
 		"took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// rekey makes every point's work keys again from its payload, as this
+// version folds them.
+func (q *Store) rekey(ctx context.Context) error {
+	start := time.Now()
+	n, err := q.rewrite(ctx, []string{fieldPaperID, fieldTitle, fieldAuthors, fieldSources}, func(pt *qc.RetrievedPoint) ([]*qc.PointsUpdateOperation, error) {
+		payload, err := qc.TryValueMap(map[string]any{fieldWorkKeys: workKeysOf(documentOf(pt.GetPayload(), nil).Paper)})
+		if err != nil {
+			return nil, err
+		}
+		return []*qc.PointsUpdateOperation{qc.NewPointsUpdateSetPayload(&qc.PointsUpdateOperation_SetPayload{Payload: payload,
+			PointsSelector: qc.NewPointsSelector(pt.GetId())})}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("make the work keys of qdrant collection %s again: %w", q.coll, err)
+	}
+	q.log.Info("qdrant collection: work keys made again", "collection", q.coll, "papers", n, "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -212,17 +212,12 @@ func payloadOf(d search.Document, docLen int) map[string]any {
 	for i, s := range d.Paper.Sources {
 		sources[i] = map[string]any{"id": s.ID, "url": s.URL}
 	}
-	keys := papersearch.WorkKeys(d.Paper)
-	workKeys := make([]any, len(keys))
-	for i, k := range keys {
-		workKeys[i] = k
-	}
 	var rs strings.Builder
 	for _, s := range d.Sentences {
 		rs.WriteByte(byte('0' + s.Role))
 	}
 	payload := map[string]any{
-		fieldSources: sources, fieldWorkKeys: workKeys, fieldSentenceRoles: rs.String(),
+		fieldSources: sources, fieldWorkKeys: workKeysOf(d.Paper), fieldSentenceRoles: rs.String(),
 		fieldTags: tags, fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldType: d.Paper.Type, fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
@@ -308,4 +303,14 @@ func (q *Store) forgetCount() {
 	q.countMu.Lock()
 	q.countAt = time.Time{}
 	q.countMu.Unlock()
+}
+
+// workKeysOf is p's work keys as a point's payload holds them.
+func workKeysOf(p papersearch.Paper) []any {
+	keys := papersearch.WorkKeys(p)
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = k
+	}
+	return out
 }

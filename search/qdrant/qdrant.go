@@ -72,8 +72,11 @@ const (
 // an older collection analyses its points again (refold). Version 6 keeps
 // each paper's date, the days it was published on and when it was added:
 // opening an older collection gives its points those (dateAll), counting
-// them as added then.
-const schemaVersion = 6
+// them as added then. Version 7 folds work keys by papersearch.Fold (ø, ł,
+// ß, æ… spelled in ASCII): opening an older collection makes every
+// point's again (rekey), which also gives the points of a version 2
+// collection theirs.
+const schemaVersion = 7
 
 // DefaultCollection is the collection used when none is configured.
 const DefaultCollection = "papers"

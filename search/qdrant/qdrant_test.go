@@ -301,7 +301,9 @@ func TestUpsertUndoesAFailedWrite(t *testing.T) {
 // and, as before version 6, no dates; opening it analyses every point
 // again, so "naive bayes" finds the paper written "naïve" and the author
 // filter "scholkopf" finds Schölkopf, dates every point by its year and
-// counts it as added then, and records the current version.
+// counts it as added then, makes its work keys again as version 7 folds
+// them (a version spelled "Jorgensen" is recognised as the paper by
+// "Jørgensen"), and records the current version.
 func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
 	ctx := context.Background()
 	q := openTestQdrant(t, storetest.Model)
@@ -310,7 +312,14 @@ func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
 	d.Paper.Year = 2019
 	other := storetest.Doc(2)
 	other.Paper.Abstract = "Bayes nets for spam filtering with naive priors."
+	other.Paper.Title, other.Paper.Authors = "Spectral Methods for Straße Networks", []string{"Søren Jørgensen"}
 	if err := q.Upsert(ctx, []search.Document{d, other}); err != nil {
+		t.Fatal(err)
+	}
+	// Before version 7 a work key kept ø and ß.
+	if _, err := q.client.SetPayload(ctx, &qc.SetPayloadPoints{CollectionName: q.coll, Wait: qc.PtrOf(true),
+		Payload:        qc.NewValueMap(map[string]any{fieldWorkKeys: []any{"p002", "title:spectral methods for straße networks/jørgensen"}}),
+		PointsSelector: qc.NewPointsSelector(pointID("p002"))}); err != nil {
 		t.Fatal(err)
 	}
 	// Back to version 4: the point as the analyser before folding made it.
@@ -356,6 +365,10 @@ func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
 	}
 	if got, err := again.Get(ctx, "p002"); err != nil || got.Paper.Added.Before(opened) || time.Since(got.Paper.Added) > time.Minute {
 		t.Errorf("added after the upgrade: %v, %v; want about %v", got.Paper.Added, err, opened)
+	}
+	ascii := papersearch.TitleKey(papersearch.Paper{Title: "Spectral methods for Strasse networks", Authors: []string{"Jorgensen, Soren"}})
+	if works, err := again.Works(ctx, []string{ascii}); err != nil || len(works) != 1 || works["p002"].ID != "p002" {
+		t.Errorf("after the upgrade, %s finds %v, %v; want p002", ascii, works, err)
 	}
 	// As a reader would, wait for the version the refold records to reach
 	// the node answering.

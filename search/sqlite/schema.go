@@ -23,8 +23,10 @@ import (
 // again: reanalyse), version 8 adds each paper's type, version 9 its date
 // and when it was added (the papers of an older store count as added when
 // it was upgraded), version 10 the changes log other processes follow
-// (follow.go) and the records table of the service's own state.
-const schemaVersion = 10
+// (follow.go) and the records table of the service's own state, version
+// 11 work keys folded by papersearch.Fold (ø, ł, ß, æ… spelled in ASCII
+// as the lexical analyser spells them; fillWorkKeys makes them again).
+const schemaVersion = 11
 
 // upgradeFrom is the change from schema version v to the next.
 func upgradeFrom(v int) string {
@@ -38,6 +40,8 @@ func upgradeFrom(v int) string {
 	case 4: // the sentences table is created with the schema; papers get sentences when re-embedded
 		return `SELECT 1`
 	case 9: // the changes and records tables are created with the schema
+		return `SELECT 1`
+	case 10: // fillWorkKeys makes every paper's work keys again
 		return `SELECT 1`
 	case 6: // reanalyse fills the terms in again
 		return `SELECT 1`
@@ -181,7 +185,7 @@ func (s *Store) upgrade(ctx context.Context, v string) error {
 		return fmt.Errorf("upgrade schema: %w", err)
 	}
 	defer tx.Rollback()
-	keyed, folded := from >= 4, from >= 7
+	keyed, folded := from >= 11, from >= 7
 	for ; from < schemaVersion; from++ {
 		if err := execUpgrade(ctx, tx, upgradeFrom(from)); err != nil {
 			return fmt.Errorf("upgrade schema from version %d: %w", from, err)
@@ -230,8 +234,9 @@ func execUpgrade(ctx context.Context, tx *sql.Tx, stmts string) error {
 	return nil
 }
 
-// fillWorkKeys records the work keys of every paper (stores written before
-// schema version 4 kept none).
+// fillWorkKeys records the work keys of every paper, replacing those it
+// has (stores written before schema version 4 kept none, before 11 folded
+// fewer letters).
 func fillWorkKeys(ctx context.Context, tx *sql.Tx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT `+paperColumns+` FROM papers`)
 	if err != nil {

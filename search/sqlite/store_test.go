@@ -396,3 +396,40 @@ func TestSentencesOfManyPapers(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeFoldsWorkKeys: a store of schema version 10 keyed a work by
+// its title and first author's surname with ø, ß and the like kept; opened
+// by this version its keys are made again, so a version spelled in ASCII
+// ("Jorgensen", "Strasse") is recognised as the stored paper's.
+func TestUpgradeFoldsWorkKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := Open(ctx, path, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := storetest.Doc(1)
+	d.Paper.Title, d.Paper.Authors = "Spectral Methods for Straße Networks", []string{"Søren Jørgensen"}
+	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+		t.Fatal(err)
+	}
+	ascii := papersearch.TitleKey(papersearch.Paper{Title: "Spectral methods for Strasse networks", Authors: []string{"Jorgensen, Soren"}})
+	// Back to version 10: the key as its fold wrote it.
+	for _, q := range []string{`UPDATE work_keys SET key = 'title:spectral methods for straße networks/jørgensen' WHERE key LIKE 'title:%'`,
+		`UPDATE meta SET value = '10' WHERE key = 'schema_version'`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if works, err := s.Works(ctx, []string{ascii}); err != nil || len(works) != 0 {
+		t.Fatalf("before the upgrade, %s finds %v, %v", ascii, works, err)
+	}
+	s.Close()
+	if s, err = Open(ctx, path, storetest.Model); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if works, err := s.Works(ctx, []string{ascii}); err != nil || len(works) != 1 || works["p001"].ID != "p001" {
+		t.Errorf("after the upgrade, %s finds %v, %v; want p001", ascii, works, err)
+	}
+}
