@@ -361,8 +361,7 @@ func (e *Engine) EvalFeatures(ctx context.Context, queries []EvalQuery, qrels Qr
 		if !ok {
 			continue
 		}
-		var feats []Features
-		_, err := e.Search(withFeatureSink(ctx, func(f []Features) { feats = f }), Query{Text: q.Text, Mode: Hybrid, Limit: MaxLimit})
+		feats, err := e.candidateFeatures(ctx, q.Text)
 		if err != nil && !errors.Is(err, ErrInvalidQuery) {
 			return fmt.Errorf("query %s: %w", q.ID, err)
 		}

@@ -267,15 +267,17 @@ func coverage(p papersearch.Paper, weight map[string]float64, pairs [][2]string,
 	return text / ideal, title / ideal, adjacent
 }
 
-// featureSink, in a context, receives the Features of
-// every free-text query searched with it (see EvalFeatures).
-type featureSink struct{}
-
-func withFeatureSink(ctx context.Context, sink func([]Features)) context.Context {
-	return context.WithValue(ctx, featureSink{}, sink)
-}
-
-func sinkOf(ctx context.Context) func([]Features) {
-	sink, _ := ctx.Value(featureSink{}).(func([]Features))
-	return sink
+// candidateFeatures is the Features of a free-text question's first
+// FeatureDepth fused candidates in hybrid mode, as a second stage would
+// re-score them (see EvalFeatures); none when one side found nothing.
+func (e *Engine) candidateFeatures(ctx context.Context, text string) ([]Features, error) {
+	q := Query{Text: text, Mode: Hybrid, Limit: MaxLimit}
+	if err := q.validate(); err != nil {
+		return nil, err
+	}
+	rt, r, err := e.retrieve(ctx, q)
+	if err != nil || len(rt.dense) == 0 || len(rt.lex.Candidates) == 0 {
+		return nil, err
+	}
+	return e.features(ctx, r.first, FeatureDepth, rt.terms, rt.allModels, rt.dense, rt.lex, rt.filter)
 }

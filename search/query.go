@@ -145,11 +145,8 @@ func (e *Engine) searchWhole(ctx context.Context, start time.Time, q Query) (Res
 	if err != nil {
 		return Results{}, err
 	}
-	filter := q.Filter
-	filter.Exclude = slices.Concat(q.Like, q.Unlike)
-	terms := lexical.Analyze(q.Text)
-	rt := &retrieval{e: e, mode: q.Mode, terms: terms, filter: filter}
-	if err := rt.run(ctx, q); err != nil {
+	rt, r, err := e.retrieve(ctx, q)
+	if err != nil {
 		return Results{}, err
 	}
 	res := Results{Degraded: rt.degraded}
@@ -157,17 +154,19 @@ func (e *Engine) searchWhole(ctx context.Context, start time.Time, q Query) (Res
 		ev := rt.lex.evidence()
 		res.Evidence = &ev
 	}
-	r := e.fusedRanking(q.Mode, rt.dense, rt.lex, rt.denseAt, rt.lexAt)
-	// An evaluation asks for the features a second stage would re-score
-	// a free-text question's first candidates by (see EvalFeatures).
-	if sink := sinkOf(ctx); sink != nil && q.Mode == Hybrid && len(q.Like) == 0 && len(rt.dense) > 0 && len(rt.lex.Candidates) > 0 {
-		f, err := e.features(ctx, r.first, FeatureDepth, terms, rt.allModels, rt.dense, rt.lex, filter)
-		if err != nil {
-			return Results{}, err
-		}
-		sink(f)
+	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), rt.terms, rt.queryVec)
+}
+
+// retrieve runs a validated whole-paper query's first retrievals and
+// fuses them.
+func (e *Engine) retrieve(ctx context.Context, q Query) (*retrieval, ranking, error) {
+	filter := q.Filter
+	filter.Exclude = slices.Concat(q.Like, q.Unlike)
+	rt := &retrieval{e: e, mode: q.Mode, terms: lexical.Analyze(q.Text), filter: filter}
+	if err := rt.run(ctx, q); err != nil {
+		return nil, ranking{}, err
 	}
-	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), terms, rt.queryVec)
+	return rt, e.fusedRanking(q.Mode, rt.dense, rt.lex, rt.denseAt, rt.lexAt), nil
 }
 
 // retrieval is one query's first retrievals at CandidateDepth, and how to
