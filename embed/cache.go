@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 )
@@ -32,7 +33,14 @@ type Cache struct {
 	// bfloat16 holds bf16 vectors under float32's keys (cosine to float32's
 	// above 0.9999).
 	arith string
+	// found and asked count the entries read from the cache and those
+	// asked of it (a text, whole or in parts, once per call).
+	found, asked atomic.Int64
 }
+
+// Found reports how many of the entries asked of the cache it held, and
+// how many were asked.
+func (c *Cache) Found() (found, asked int64) { return c.found.Load(), c.asked.Load() }
 
 // NewCache wraps inner with a cache stored at path (created if missing).
 func NewCache(inner Embedder, path string) (*Cache, error) {
@@ -162,6 +170,8 @@ func (c *Cache) through(ctx context.Context, n int, key func(int) []byte, found 
 			missing = append(missing, i)
 		}
 	}
+	c.asked.Add(int64(n))
+	c.found.Add(int64(n - len(missing)))
 	if len(missing) == 0 {
 		return nil
 	}

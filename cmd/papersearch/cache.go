@@ -2,61 +2,83 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/papersearch/papersearch/embed"
 )
 
-// cachedEmbedder is newEmbedder's embedder wrapped in the embedding cache
-// (PAPERSEARCH_EMBED_CACHE), for the commands that embed a corpus (ingest,
-// import, reindex, eval): a text a model embedded before, in any of them, costs no
-// encoder time. It returns the cache's path ("" when it is off) and what
-// closes it, to call once the embedder is no longer used.
-func cachedEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (_ embed.Embedder, batch int, path string, closeCache func(), _ error) {
-	inner, batch, err := newEmbedder(ctx, cfg, log)
-	if err != nil {
-		return nil, 0, "", nil, err
-	}
-	switch path = cfg.EmbedCache; path {
-	case "off":
-		return inner, batch, "", func() {}, nil
-	case "":
-		if path, err = embed.DefaultCachePath(); err != nil {
-			return nil, 0, "", nil, err
-		}
-	}
-	e, closeCache, err := cached(inner, path)
-	if err != nil {
-		return nil, 0, "", nil, err
-	}
-	return e, batch, path, closeCache, nil
+// embedCache is the embedding cache (PAPERSEARCH_EMBED_CACHE) a command
+// that embeds a corpus (ingest, import, reindex, eval) reads and fills: a
+// text a model embedded before, in any of them, costs no encoder time.
+type embedCache struct {
+	path   string         // "" when the cache is off
+	caches []*embed.Cache // one per model
 }
 
-// cached wraps e with the embedding cache at path: a Pair part by part, so
-// each model's vectors are cached under its own name and with its own
-// instructions.
-func cached(e embed.Embedder, path string) (embed.Embedder, func(), error) {
+// cachedEmbedder is newEmbedder's embedder wrapped in the embedding cache,
+// and the cache, to close once the embedder is no longer used.
+func cachedEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embedder, int, *embedCache, error) {
+	inner, batch, err := newEmbedder(ctx, cfg, log)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	c := &embedCache{path: cfg.EmbedCache}
+	switch c.path {
+	case "off":
+		return inner, batch, &embedCache{}, nil
+	case "":
+		if c.path, err = embed.DefaultCachePath(); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	e, err := c.wrap(inner)
+	if err != nil {
+		c.close()
+		return nil, 0, nil, err
+	}
+	return e, batch, c, nil
+}
+
+// wrap wraps e with the cache: a Pair part by part, so each model's
+// vectors are cached under its own name and with its own instructions.
+func (c *embedCache) wrap(e embed.Embedder) (embed.Embedder, error) {
 	if p, ok := e.(*embed.Pair); ok {
 		var parts []embed.Embedder
-		var closers []func()
-		closeAll := func() {
-			for _, c := range closers {
-				c()
-			}
-		}
 		for _, m := range p.Parts() {
-			c, closeC, err := cached(m, path)
+			w, err := c.wrap(m)
 			if err != nil {
-				closeAll()
-				return nil, nil, err
+				return nil, err
 			}
-			parts, closers = append(parts, c), append(closers, closeC)
+			parts = append(parts, w)
 		}
-		return embed.NewPair(parts...), closeAll, nil
+		return embed.NewPair(parts...), nil
 	}
-	c, err := embed.NewCache(e, path)
+	cache, err := embed.NewCache(e, c.path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return c, func() { c.Close() }, nil
+	c.caches = append(c.caches, cache)
+	return cache, nil
+}
+
+// close closes the cache's files.
+func (c *embedCache) close() {
+	for _, cache := range c.caches {
+		cache.Close()
+	}
+}
+
+// report writes to w how many of the vectors asked for the cache held,
+// when it was asked any.
+func (c *embedCache) report(w io.Writer) {
+	var found, asked int64
+	for _, cache := range c.caches {
+		f, a := cache.Found()
+		found, asked = found+f, asked+a
+	}
+	if asked > 0 {
+		fmt.Fprintf(w, "embedding cache %s: %d of the %d texts asked of it (once per model) found, %d encoded\n", c.path, found, asked, asked-found)
+	}
 }

@@ -29,19 +29,17 @@ func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, s
 	if len(files) == 0 {
 		return usageError{"ingest needs at least one corpus file (seed text or JSONL, optionally gzipped)"}
 	}
-	embedder, batch, cachePath, closeCache, err := cachedEmbedder(ctx, cfg, log)
+	embedder, batch, cache, err := cachedEmbedder(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer closeCache()
+	defer cache.close()
 	eng, store, err := engineWith(ctx, cfg, log, embedder, batch)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if cachePath != "" {
-		log.Debug("ingest: embeddings cached", "cache", cachePath)
-	}
+	defer cache.report(stderr)
 	for _, name := range files {
 		if err := ingestFile(ctx, cfg, eng, name, stdout, stderr); err != nil {
 			return err

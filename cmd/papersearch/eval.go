@@ -204,27 +204,32 @@ type evalIndex struct {
 // indexForEval indexes papers into a fresh store, the embeddings cached in
 // the default embedding cache, reporting progress on stderr.
 func indexForEval(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, papers []papersearch.Paper, stderr io.Writer) (evalIndex, error) {
-	cache, _, cachePath, closeCache, err := cachedEmbedder(ctx, cfg, log)
+	cached, _, cache, err := cachedEmbedder(ctx, cfg, log)
 	if err != nil {
 		return evalIndex{}, err
 	}
-	store, cleanup, err := evalStore(ctx, cfg, log, cache.Info(), papers)
+	closeCache, cachePath := cache.close, cache.path
+	store, cleanup, err := evalStore(ctx, cfg, log, cached.Info(), papers)
 	if err != nil {
 		closeCache()
 		return evalIndex{}, err
 	}
-	ix := evalIndex{model: cache.Info().Name, store: store.Kind(), close: func() { cleanup(); closeCache() }}
+	ix := evalIndex{model: cached.Info().Name, store: store.Kind(), close: func() { cleanup(); closeCache() }}
 	opts := search.Options{Logger: log, IngestBatch: 64, RawQueries: a.rawQueries}
 	if a.denseWeight > 0 {
 		f := search.DefaultFusion
 		f.DenseWeight = a.denseWeight
 		opts.Fusion = &f
 	}
-	if ix.eng, err = search.NewEngine(store, cache, opts); err != nil {
+	if ix.eng, err = search.NewEngine(store, cached, opts); err != nil {
 		ix.close()
 		return evalIndex{}, err
 	}
-	fmt.Fprintf(stderr, "eval: indexing %d documents into a fresh %s index (embeddings cached in %s)\n", len(papers), store.Kind(), cachePath)
+	where := "embeddings cached in " + cachePath
+	if cachePath == "" {
+		where = "no embedding cache"
+	}
+	fmt.Fprintf(stderr, "eval: indexing %d documents into a fresh %s index (%s)\n", len(papers), store.Kind(), where)
 	last := time.Now()
 	sum, err := ix.eng.Ingest(ctx, papers, func(p search.IngestProgress) {
 		if time.Since(last) > 5*time.Second || p.Done == p.Total {

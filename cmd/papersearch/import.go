@@ -84,11 +84,12 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		fmt.Fprintf(stderr, "%s: resuming after record %s, where an interrupted run stopped (--restart reads from the start)\n",
 			name, strings.Fields(at)[0])
 	}
-	embedder, batch, _, closeCache, err := cachedEmbedder(ctx, cfg, log)
+	embedder, batch, cache, err := cachedEmbedder(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer closeCache()
+	defer cache.close()
+	defer cache.report(stderr)
 	eng, store, err := engineWith(ctx, cfg, log, embedder, batch)
 	if err != nil {
 		return err

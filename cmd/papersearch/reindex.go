@@ -31,11 +31,12 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	embedder, batch, _, closeCache, err := cachedEmbedder(ctx, cfg, log)
+	embedder, batch, cache, err := cachedEmbedder(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer closeCache()
+	defer cache.close()
+	defer cache.report(stderr)
 	info := embedder.Info()
 	inPlace := old == info
 	dstPath := path

@@ -208,13 +208,16 @@ func TestLocalModelChangeRefusedThenReindexed(t *testing.T) {
 
 // ingestThreePapers stores three papers on distinct topics (a, b, c) with
 // the configured model.
+// threePapers is the corpus ingestThreePapers ingests.
+const threePapers = `{"id":"a","abstract":"Graph neural networks predict molecular properties."}
+{"id":"b","abstract":"Speech recognition transcribes audio with transformers."}
+{"id":"c","abstract":"Protein folding from amino acid sequences."}
+`
+
 func ingestThreePapers(t *testing.T) {
 	t.Helper()
 	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
-	os.WriteFile(corpus, []byte(`{"id":"a","abstract":"Graph neural networks predict molecular properties."}
-{"id":"b","abstract":"Speech recognition transcribes audio with transformers."}
-{"id":"c","abstract":"Protein folding from amino acid sequences."}
-`), 0o644)
+	os.WriteFile(corpus, []byte(threePapers), 0o644)
 	if err := run(context.Background(), []string{"ingest", corpus}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -249,9 +252,17 @@ func TestIngestReusesTheEmbeddingCache(t *testing.T) {
 	}
 	fresh := t.TempDir()
 	t.Setenv("PAPERSEARCH_DATA_DIR", fresh)
-	ingestThreePapers(t)
+	corpus := filepath.Join(t.TempDir(), "papers.jsonl")
+	os.WriteFile(corpus, []byte(threePapers), 0o644)
+	var says bytes.Buffer
+	if err := run(ctx, []string{"ingest", corpus}, io.Discard, &says); err != nil {
+		t.Fatal(err)
+	}
 	if n := corpusTexts(); n != 0 {
 		t.Errorf("ingesting the same corpus into a fresh store embedded %d of its texts again, want 0", n)
+	}
+	if !strings.Contains(says.String(), "embedding cache") || !strings.Contains(says.String(), " found, 0 encoded") {
+		t.Errorf("ingest does not say the cache held every vector:\n%s", says.String())
 	}
 	var out bytes.Buffer
 	if err := run(ctx, []string{"search", "--json", "protein folding"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), `"id": "c"`) {
