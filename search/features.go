@@ -267,10 +267,11 @@ func coverage(p papersearch.Paper, weight map[string]float64, pairs [][2]string,
 	return text / ideal, title / ideal, adjacent
 }
 
-// candidateFeatures is the Features of a free-text question's first
+// CandidateFeatures is the Features of a free-text question's first
 // FeatureDepth fused candidates in hybrid mode, as a second stage would
-// re-score them (see EvalFeatures); none when one side found nothing.
-func (e *Engine) candidateFeatures(ctx context.Context, text string) ([]Features, error) {
+// re-score them (what evaluation writes to train one); none when one side
+// found nothing.
+func (e *Engine) CandidateFeatures(ctx context.Context, text string) ([]Features, error) {
 	q := Query{Text: text, Mode: Hybrid, Limit: MaxLimit}
 	if err := q.validate(); err != nil {
 		return nil, err

@@ -223,3 +223,14 @@ func (m Matches) evidence() float64 {
 	}
 	return math.Min(1, float64(m.Candidates[0].Score)/m.Ideal)
 }
+
+// WithFusion returns an engine over the same store and embedder that fuses
+// with f.
+func (e *Engine) WithFusion(f Fusion) *Engine {
+	c := *e
+	c.opts.Fusion = &f
+	return &c
+}
+
+// Fusion is the rule the engine fuses hybrid results by.
+func (e *Engine) Fusion() Fusion { return *e.opts.Fusion }

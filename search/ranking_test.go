@@ -15,6 +15,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/eval"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
@@ -25,42 +26,42 @@ func TestMetrics(t *testing.T) {
 	rels := map[string]int{"d2": 1, "d3": 1, "d9": 1}
 	ranked := []string{"d1", "d2", "d3"}
 	// DCG = 1/log2(3) + 1/log2(4) = 1.130930; IDCG = 1 + 1/log2(3) + 1/log2(4) = 2.130930.
-	if got := search.NDCG(ranked, rels, 10); !near(got, 0.530721) {
+	if got := eval.NDCG(ranked, rels, 10); !near(got, 0.530721) {
 		t.Errorf("nDCG@10 = %.6f, want 0.530721", got)
 	}
-	if got := search.Recall(ranked, rels, 100); !near(got, 2.0/3) {
+	if got := eval.Recall(ranked, rels, 100); !near(got, 2.0/3) {
 		t.Errorf("recall@100 = %.6f, want 0.666667", got)
 	}
-	if got := search.MRR(ranked, rels, 10); !near(got, 0.5) {
+	if got := eval.MRR(ranked, rels, 10); !near(got, 0.5) {
 		t.Errorf("MRR@10 = %.6f, want 0.5", got)
 	}
 	// Cut-offs: nothing relevant in the first 1.
-	if search.NDCG(ranked, rels, 1) != 0 || search.MRR(ranked, rels, 1) != 0 || search.Recall(ranked, rels, 1) != 0 {
+	if eval.NDCG(ranked, rels, 1) != 0 || eval.MRR(ranked, rels, 1) != 0 || eval.Recall(ranked, rels, 1) != 0 {
 		t.Error("metrics at cut-off 1 should be 0")
 	}
 	// Graded: DCG = 1 + 2/log2(3) = 2.261860; IDCG = 2 + 1/log2(3) = 2.630930.
-	if got := search.NDCG([]string{"b", "a"}, map[string]int{"a": 2, "b": 1}, 10); !near(got, 0.859718) {
+	if got := eval.NDCG([]string{"b", "a"}, map[string]int{"a": 2, "b": 1}, 10); !near(got, 0.859718) {
 		t.Errorf("graded nDCG = %.6f, want 0.859718", got)
 	}
 	// Perfect and empty rankings.
-	if got := search.NDCG([]string{"d2", "d3", "d9"}, rels, 10); !near(got, 1) {
+	if got := eval.NDCG([]string{"d2", "d3", "d9"}, rels, 10); !near(got, 1) {
 		t.Errorf("perfect nDCG = %f", got)
 	}
-	if search.NDCG(nil, rels, 10) != 0 || search.Recall(nil, rels, 100) != 0 || search.MRR(nil, rels, 10) != 0 {
+	if eval.NDCG(nil, rels, 10) != 0 || eval.Recall(nil, rels, 100) != 0 || eval.MRR(nil, rels, 10) != 0 {
 		t.Error("an empty ranking scores 0")
 	}
 }
 
 func TestReadQueriesAndQrels(t *testing.T) {
-	qs, err := search.ReadQueries(strings.NewReader(`{"_id":"0","text":"a claim"}` + "\n\n" + `{"_id":"2","text":"another"}`))
+	qs, err := eval.ReadQueries(strings.NewReader(`{"_id":"0","text":"a claim"}` + "\n\n" + `{"_id":"2","text":"another"}`))
 	if err != nil || len(qs) != 2 || qs[1].ID != "2" || qs[0].Text != "a claim" {
 		t.Fatalf("queries %v %v", qs, err)
 	}
-	qr, err := search.ReadQrels(strings.NewReader("query-id\tcorpus-id\tscore\n0\t31715818\t1\n0\t42\t2\n2\t7\t1\n"))
+	qr, err := eval.ReadQrels(strings.NewReader("query-id\tcorpus-id\tscore\n0\t31715818\t1\n0\t42\t2\n2\t7\t1\n"))
 	if err != nil || len(qr) != 2 || qr["0"]["42"] != 2 || qr["2"]["7"] != 1 {
 		t.Fatalf("qrels %v %v", qr, err)
 	}
-	if _, err := search.ReadQrels(strings.NewReader("h\th\tscore\n0\t1\n")); err == nil {
+	if _, err := eval.ReadQrels(strings.NewReader("h\th\tscore\n0\t1\n")); err == nil {
 		t.Error("short qrels line accepted")
 	}
 }
@@ -355,8 +356,8 @@ func TestSample(t *testing.T) {
 	for i := range 50 {
 		papers = append(papers, papersearch.Paper{ID: fmt.Sprintf("p%02d", i), Abstract: "x"})
 	}
-	qrels := search.Qrels{"q": {"p49": 1}}
-	a, b := search.Sample(papers, 0, 10, qrels), search.Sample(slices.Clone(papers), 0, 10, qrels)
+	qrels := eval.Qrels{"q": {"p49": 1}}
+	a, b := eval.Sample(papers, 0, 10, qrels), eval.Sample(slices.Clone(papers), 0, 10, qrels)
 	if len(a) < 10 || len(a) > 11 || fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Fatalf("sample of 10 (+1 judged): %d papers, or not reproducible", len(a))
 	}
@@ -366,7 +367,7 @@ func TestSample(t *testing.T) {
 	if !slices.IsSortedFunc(a, func(x, y papersearch.Paper) int { return strings.Compare(x.ID, y.ID) }) {
 		t.Error("the sample is not in corpus order")
 	}
-	if got := search.Sample(papers, 0, 100, nil); len(got) != 50 {
+	if got := eval.Sample(papers, 0, 100, nil); len(got) != 50 {
 		t.Errorf("a sample larger than the corpus has %d papers", len(got))
 	}
 }

@@ -299,3 +299,26 @@ func (e *Engine) because(ctx context.Context, hits []papersearch.Hit, c collecti
 	}
 	return nil
 }
+
+// RecommendAmong ranks papers for a collection of members (ids of stored
+// papers, no tag needed) by method within f, as Recommend ranks a tagged
+// collection, and returns the ids of its first n; ErrEmptyCollection if no
+// member is stored. Evaluation asks it for collections it makes.
+func (e *Engine) RecommendAmong(ctx context.Context, members []string, method RecommendMethod, f papersearch.Filter, n int) ([]string, error) {
+	c, err := e.collectionOf(ctx, members, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.members) == 0 {
+		return nil, ErrEmptyCollection
+	}
+	r, err := e.recommend(ctx, c, method, f)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, min(n, len(r.first)))
+	for _, x := range r.first[:min(n, len(r.first))] {
+		ids = append(ids, x.ID)
+	}
+	return ids, nil
+}

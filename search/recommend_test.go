@@ -11,6 +11,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/eval"
 	"github.com/papersearch/papersearch/search/searchtest"
 )
 
@@ -209,11 +210,11 @@ func TestRecommendCases(t *testing.T) {
 	add("a7", 2022, "Ada")
 	add("b1", 2020, "Bob")
 	add("x", 0, "Ada") // no year: not counted
-	cases := search.RecommendCases(papers, 8, 2)
+	cases := eval.RecommendCases(papers, 8, 2)
 	if len(cases) != 2 {
 		t.Fatalf("cases %+v", cases)
 	}
-	for i, want := range []search.RecommendCase{
+	for i, want := range []eval.RecommendCase{
 		{Author: "Ada", Members: []string{"a0", "a2", "a4", "a1", "a3", "a5"}, Year: 2021, Relevant: []string{"a6"}},
 		{Author: "Ada", Members: []string{"a0", "a2", "a4", "a1", "a3", "a5"}, Year: 2022, Relevant: []string{"a7"}},
 	} {

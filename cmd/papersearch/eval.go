@@ -16,6 +16,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/eval"
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/qdrant"
 	"github.com/papersearch/papersearch/search/sqlite"
@@ -150,8 +151,8 @@ func (a evalArgs) split() string {
 // judgements and each paper's text by id.
 type evalData struct {
 	papers  []papersearch.Paper
-	queries []search.EvalQuery
-	qrels   search.Qrels
+	queries []eval.EvalQuery
+	qrels   eval.Qrels
 	texts   map[string]string
 }
 
@@ -167,18 +168,18 @@ func (a evalArgs) data(stderr io.Writer) (evalData, error) {
 		fmt.Fprintf(stderr, "%s: %d records rejected, first: line %d: %v\n", a.corpus, len(rejected), rejected[0].Line, rejected[0].Err)
 	}
 	if !a.titles && !a.recommend && !a.maps {
-		if d.queries, err = readWith(a.queriesFile, search.ReadQueries); err != nil {
+		if d.queries, err = readWith(a.queriesFile, eval.ReadQueries); err != nil {
 			return d, err
 		}
-		if d.qrels, err = readWith(a.qrelsFile, search.ReadQrels); err != nil {
+		if d.qrels, err = readWith(a.qrelsFile, eval.ReadQrels); err != nil {
 			return d, err
 		}
 	}
 	if a.sample > 0 {
-		papers = search.Sample(papers, a.sampleFrom, a.sample, d.qrels)
+		papers = eval.Sample(papers, a.sampleFrom, a.sample, d.qrels)
 	}
 	if a.titles {
-		d.queries, d.qrels = search.TitleQueries(papers)
+		d.queries, d.qrels = eval.TitleQueries(papers)
 	}
 	if a.noTitles {
 		for i := range papers {
@@ -249,18 +250,18 @@ func indexForEval(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs,
 // runs evaluates the queries in each mode a asks for (and, with
 // --fusion-sweep, hybrid under each fusion of the sweep), returning the
 // default hybrid run apart too.
-func (a evalArgs) runs(ctx context.Context, eng *search.Engine, d evalData) (search.Run, []search.Run, error) {
-	hybrid, err := eng.Evaluate(ctx, d.queries, d.qrels, d.texts, search.Hybrid)
+func (a evalArgs) runs(ctx context.Context, eng *search.Engine, d evalData) (eval.Run, []eval.Run, error) {
+	hybrid, err := eval.Evaluate(ctx, eng, d.queries, d.qrels, d.texts, search.Hybrid)
 	if err != nil {
 		return hybrid, nil, err
 	}
-	var runs []search.Run
+	var runs []eval.Run
 	for _, m := range a.modes {
 		if m == search.Hybrid {
 			runs = append(runs, hybrid)
 			continue
 		}
-		r, err := eng.Evaluate(ctx, d.queries, d.qrels, d.texts, m)
+		r, err := eval.Evaluate(ctx, eng, d.queries, d.qrels, d.texts, m)
 		if err != nil {
 			return hybrid, nil, err
 		}
@@ -270,7 +271,7 @@ func (a evalArgs) runs(ctx context.Context, eng *search.Engine, d evalData) (sea
 		return hybrid, runs, nil
 	}
 	for _, f := range fusionSweep() {
-		r, err := eng.WithFusion(f).Evaluate(ctx, d.queries, d.qrels, d.texts, search.Hybrid)
+		r, err := eval.Evaluate(ctx, eng.WithFusion(f), d.queries, d.qrels, d.texts, search.Hybrid)
 		if err != nil {
 			return hybrid, nil, err
 		}
@@ -304,7 +305,7 @@ func writeFeatures(ctx context.Context, eng *search.Engine, d evalData, name str
 	if err != nil {
 		return err
 	}
-	err = eng.EvalFeatures(ctx, d.queries, d.qrels, d.texts, f)
+	err = eval.Features(ctx, eng, d.queries, d.qrels, d.texts, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -11,10 +11,11 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/eval"
 )
 
 // evalRecommendations measures each recommendation method on the
-// corpus's authors (search.RecommendCases) and prints, for the half of
+// corpus's authors (eval.RecommendCases) and prints, for the half of
 // the authors asked for, each method's recall@20 and nDCG@20 and their
 // paired differences from the default method's.
 func evalRecommendations(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, papers []papersearch.Paper, stdout, stderr io.Writer) error {
@@ -23,23 +24,23 @@ func evalRecommendations(ctx context.Context, cfg Config, log *slog.Logger, a ev
 		return err
 	}
 	defer ix.close()
-	cases := search.RecommendCases(papers, 8, 2)
+	cases := eval.RecommendCases(papers, 8, 2)
 	fmt.Fprintf(stderr, "eval: %d recommendation cases (authors of at least 8 papers, their latest 2 held out)\n", len(cases))
 	methods := search.RecommendMethods()
-	runs := make(map[search.RecommendMethod][]search.RecommendOutcome, len(methods))
+	runs := make(map[search.RecommendMethod][]eval.RecommendOutcome, len(methods))
 	for _, m := range methods {
 		start := time.Now()
-		if runs[m], err = ix.eng.EvaluateRecommendations(ctx, cases, m); err != nil {
+		if runs[m], err = eval.EvaluateRecommendations(ctx, ix.eng, cases, m); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "eval: %s in %s (%.1f ms a case)\n", m, time.Since(start).Round(time.Millisecond),
 			float64(time.Since(start).Microseconds())/1000/float64(max(1, len(cases))))
 	}
-	keep := func(o search.RecommendOutcome) bool { return search.HeldOut(o.Author) == a.heldOut }
+	keep := func(o eval.RecommendOutcome) bool { return eval.HeldOut(o.Author) == a.heldOut }
 	base := runs[methods[0]]
-	sums := make(map[search.RecommendMethod]search.RecommendSummary, len(methods))
+	sums := make(map[search.RecommendMethod]eval.RecommendSummary, len(methods))
 	for _, m := range methods {
-		sums[m] = search.SummarizeRecommendations(runs[m], base, keep)
+		sums[m] = eval.SummarizeRecommendations(runs[m], base, keep)
 	}
 	if a.asJSON {
 		enc := json.NewEncoder(stdout)

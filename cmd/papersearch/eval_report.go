@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/eval"
 )
 
 // What eval prints: its table of runs, the overlap bands of the queries and
@@ -18,17 +19,17 @@ import (
 // evalRow is one run's summary over one overlap band.
 type evalRow struct {
 	Band string `json:"band"`
-	search.Summary
+	eval.Summary
 }
 
 // evalRows summarises each run per overlap band over the half of the
 // queries asked for, against base.
-func evalRows(runs []search.Run, base search.Run, heldOut bool) []evalRow {
-	inSplit := func(o search.Outcome) bool { return search.HeldOut(o.ID) == heldOut }
+func evalRows(runs []eval.Run, base eval.Run, heldOut bool) []evalRow {
+	inSplit := func(o eval.Outcome) bool { return eval.HeldOut(o.ID) == heldOut }
 	var rows []evalRow
 	for _, r := range runs {
-		for _, band := range search.Bands() {
-			s := search.Summarize(r, &base, func(o search.Outcome) bool { return inSplit(o) && search.InBand(o.Overlap, band) })
+		for _, band := range eval.Bands() {
+			s := eval.Summarize(r, &base, func(o eval.Outcome) bool { return inSplit(o) && eval.InBand(o.Overlap, band) })
 			if s.Queries > 0 {
 				rows = append(rows, evalRow{band, s})
 			}
@@ -38,7 +39,7 @@ func evalRows(runs []search.Run, base search.Run, heldOut bool) []evalRow {
 }
 
 // printEvalRows prints rows as a table.
-func printEvalRows(w io.Writer, a evalArgs, base search.Run, rows []evalRow) error {
+func printEvalRows(w io.Writer, a evalArgs, base eval.Run, rows []evalRow) error {
 	against := "hybrid " + base.Fusion
 	if a.baselineFile != "" {
 		against = a.baselineFile + "'s hybrid " + base.Fusion
@@ -56,23 +57,23 @@ func printEvalRows(w io.Writer, a evalArgs, base search.Run, rows []evalRow) err
 }
 
 // readBaseline reads the hybrid run of an eval's JSON output.
-func readBaseline(name string) (search.Run, error) {
+func readBaseline(name string) (eval.Run, error) {
 	var out struct {
-		Hybrid search.Run `json:"hybrid"`
+		Hybrid eval.Run `json:"hybrid"`
 	}
 	b, err := os.ReadFile(name)
 	if err != nil {
-		return search.Run{}, err
+		return eval.Run{}, err
 	}
 	if err := json.Unmarshal(b, &out); err != nil || len(out.Hybrid.Outcomes) == 0 {
-		return search.Run{}, fmt.Errorf("%s: not the --json output of papersearch eval (no hybrid run): %v", name, err)
+		return eval.Run{}, fmt.Errorf("%s: not the --json output of papersearch eval (no hybrid run): %v", name, err)
 	}
 	return out.Hybrid, nil
 }
 
 // printOverlap lists each judged query's overlap with its relevant
 // documents and band, and the share of queries per band.
-func printOverlap(queries []search.EvalQuery, qrels search.Qrels, texts map[string]string, w io.Writer) error {
+func printOverlap(queries []eval.EvalQuery, qrels eval.Qrels, texts map[string]string, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUERY\tOVERLAP\tBAND\tSPLIT\tTEXT")
 	count := map[string]int{}
@@ -81,17 +82,17 @@ func printOverlap(queries []search.EvalQuery, qrels search.Qrels, texts map[stri
 		if !ok {
 			continue
 		}
-		o := search.Judge(q, nil, rels, texts).Overlap
+		o := eval.Judge(q, nil, rels, texts).Overlap
 		band := ""
-		for _, b := range search.Bands()[1:] {
-			if search.InBand(o, b) {
+		for _, b := range eval.Bands()[1:] {
+			if eval.InBand(o, b) {
 				band = b
 			}
 		}
 		count[band]++
-		count[search.BandAll]++
+		count[eval.BandAll]++
 		split := "dev"
-		if search.HeldOut(q.ID) {
+		if eval.HeldOut(q.ID) {
 			split = "held-out"
 		}
 		fmt.Fprintf(tw, "%s\t%.0f%%\t%s\t%s\t%s\n", q.ID, 100*o, band, split, q.Text)
@@ -99,7 +100,7 @@ func printOverlap(queries []search.EvalQuery, qrels search.Qrels, texts map[stri
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, b := range search.Bands() {
+	for _, b := range eval.Bands() {
 		fmt.Fprintf(w, "%s: %d queries\n", b, count[b])
 	}
 	return nil
@@ -107,8 +108,8 @@ func printOverlap(queries []search.EvalQuery, qrels search.Qrels, texts map[stri
 
 // printMisses lists the queries whose best relevant document is not first
 // in hybrid mode, with its rank in each mode (0: not in the first 100).
-func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQuery, qrels search.Qrels, heldOut bool, w io.Writer) error {
-	rank := func(q search.EvalQuery, m search.Mode) (int, error) {
+func printMisses(ctx context.Context, eng *search.Engine, queries []eval.EvalQuery, qrels eval.Qrels, heldOut bool, w io.Writer) error {
+	rank := func(q eval.EvalQuery, m search.Mode) (int, error) {
 		res, err := eng.Search(ctx, search.Query{Text: q.Text, Mode: m, Limit: search.MaxLimit})
 		if err != nil && !errors.Is(err, search.ErrInvalidQuery) {
 			return 0, err
@@ -122,7 +123,7 @@ func printMisses(ctx context.Context, eng *search.Engine, queries []search.EvalQ
 	}
 	fmt.Fprintln(w, "misses: query\thybrid\tdense\tlexical\ttext")
 	for _, q := range queries {
-		if _, ok := qrels[q.ID]; !ok || search.HeldOut(q.ID) != heldOut {
+		if _, ok := qrels[q.ID]; !ok || eval.HeldOut(q.ID) != heldOut {
 			continue
 		}
 		var r [3]int

@@ -1,4 +1,4 @@
-package search
+package eval
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
 )
 
@@ -109,19 +110,19 @@ type Run struct {
 // recall@100, reciprocal rank and its overlap with texts (document id →
 // the text it was indexed from; see Overlap). Queries without judgements
 // are skipped, as trec_eval does.
-func (e *Engine) Evaluate(ctx context.Context, queries []EvalQuery, qrels Qrels, texts map[string]string, mode Mode) (Run, error) {
+func Evaluate(ctx context.Context, e *search.Engine, queries []EvalQuery, qrels Qrels, texts map[string]string, mode search.Mode) (Run, error) {
 	run := Run{Mode: string(mode)}
-	if mode != Dense && mode != Lexical {
-		run.Fusion = e.opts.Fusion.String()
+	if mode != search.Dense && mode != search.Lexical {
+		run.Fusion = e.Fusion().String()
 	}
 	for _, q := range queries {
 		rels, ok := qrels[q.ID]
 		if !ok {
 			continue
 		}
-		res, err := e.Search(ctx, Query{Text: q.Text, Mode: mode, Limit: MaxLimit})
-		if errors.Is(err, ErrInvalidQuery) {
-			res = Results{} // e.g. a query of stop words only in lexical mode: nothing found
+		res, err := e.Search(ctx, search.Query{Text: q.Text, Mode: mode, Limit: search.MaxLimit})
+		if errors.Is(err, search.ErrInvalidQuery) {
+			res = search.Results{} // e.g. a query of stop words only in lexical mode: nothing found
 		} else if err != nil {
 			return run, fmt.Errorf("query %s: %w", q.ID, err)
 		}
@@ -291,14 +292,6 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// WithFusion returns an engine over the same store and embedder that fuses
-// with f.
-func (e *Engine) WithFusion(f Fusion) *Engine {
-	c := *e
-	c.opts.Fusion = &f
-	return &c
-}
-
 // Sample returns the n papers whose ids come after the first from by
 // SHA-256, a fixed sample any tool can reproduce, plus every paper the
 // judgements name, in their order in papers.
@@ -350,19 +343,19 @@ func TitleQueries(papers []papersearch.Paper) ([]EvalQuery, Qrels) {
 	return queries, qrels
 }
 
-// EvalFeatures writes, for every judged query, one JSON line with the
+// Features writes, for every judged query, one JSON line with the
 // second stage's features of its first FeatureDepth fused candidates in
 // hybrid mode, the query's overlap and split, and its relevant
 // documents: what a second stage is trained and measured on.
-func (e *Engine) EvalFeatures(ctx context.Context, queries []EvalQuery, qrels Qrels, texts map[string]string, w io.Writer) error {
+func Features(ctx context.Context, e *search.Engine, queries []EvalQuery, qrels Qrels, texts map[string]string, w io.Writer) error {
 	enc := json.NewEncoder(w)
 	for _, q := range queries {
 		rels, ok := qrels[q.ID]
 		if !ok {
 			continue
 		}
-		feats, err := e.candidateFeatures(ctx, q.Text)
-		if err != nil && !errors.Is(err, ErrInvalidQuery) {
+		feats, err := e.CandidateFeatures(ctx, q.Text)
+		if err != nil && !errors.Is(err, search.ErrInvalidQuery) {
 			return fmt.Errorf("query %s: %w", q.ID, err)
 		}
 		o := Judge(q, nil, rels, texts)
@@ -371,7 +364,7 @@ func (e *Engine) EvalFeatures(ctx context.Context, queries []EvalQuery, qrels Qr
 			x[i] = f.Vector()
 		}
 		if err := enc.Encode(map[string]any{"id": q.ID, "held_out": HeldOut(q.ID), "overlap": o.Overlap,
-			"relevant": rels, "candidates": feats, "names": FeatureNames(max(len(e.byModel)-1, 1)), "x": x, "model": e.store.Model().Name}); err != nil {
+			"relevant": rels, "candidates": feats, "names": search.FeatureNames(max(len(e.Models())-1, 1)), "x": x, "model": e.Model().Name}); err != nil {
 			return err
 		}
 	}

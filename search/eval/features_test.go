@@ -1,4 +1,4 @@
-package search_test
+package eval_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/eval"
 	"github.com/papersearch/papersearch/search/searchtest"
 )
 
@@ -29,9 +30,9 @@ func TestEvalFeatures(t *testing.T) {
 	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
-	queries := []search.EvalQuery{{ID: "q1", Text: "graph networks for proteins"}, {ID: "q2", Text: "unjudged question"}}
+	queries := []eval.EvalQuery{{ID: "q1", Text: "graph networks for proteins"}, {ID: "q2", Text: "unjudged question"}}
 	var out bytes.Buffer
-	if err := eng.EvalFeatures(ctx, queries, search.Qrels{"q1": {"a": 1}}, nil, &out); err != nil {
+	if err := eval.Features(ctx, eng, queries, eval.Qrels{"q1": {"a": 1}}, nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	type line struct {

@@ -1,14 +1,16 @@
-package search
+package eval
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
 )
 
 // The recommendation signal: in a corpus with authors, each author with
@@ -40,7 +42,7 @@ func RecommendCases(papers []papersearch.Paper, minPapers, holdOut int) []Recomm
 		}
 	}
 	var cases []RecommendCase
-	for _, author := range mapKeys(byAuthor) {
+	for _, author := range slices.Sorted(maps.Keys(byAuthor)) {
 		ps := byAuthor[author]
 		if len(ps) < minPapers {
 			continue
@@ -81,27 +83,20 @@ type RecommendOutcome struct {
 
 // EvaluateRecommendations runs each case with method: the collection's
 // recommendations among the papers of the case's year.
-func (e *Engine) EvaluateRecommendations(ctx context.Context, cases []RecommendCase, method RecommendMethod) ([]RecommendOutcome, error) {
+func EvaluateRecommendations(ctx context.Context, e *search.Engine, cases []RecommendCase, method search.RecommendMethod) ([]RecommendOutcome, error) {
 	out := make([]RecommendOutcome, 0, len(cases))
 	for _, cs := range cases {
-		c, err := e.collectionOf(ctx, cs.Members, nil)
+		first, err := e.RecommendAmong(ctx, cs.Members, method, papersearch.Filter{YearMin: cs.Year, YearMax: cs.Year}, 20)
 		if err != nil {
-			return nil, err
-		}
-		if len(c.members) == 0 {
-			return nil, fmt.Errorf("recommendation case %s %d: no member is stored", cs.Author, cs.Year)
-		}
-		r, err := e.recommend(ctx, c, method, papersearch.Filter{YearMin: cs.Year, YearMax: cs.Year})
-		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("recommendation case %s %d: %w", cs.Author, cs.Year, err)
 		}
 		relevant := make(map[string]bool, len(cs.Relevant))
 		for _, id := range cs.Relevant {
 			relevant[id] = true
 		}
 		var found, dcg, ideal float64
-		for i, x := range r.first[:min(20, len(r.first))] {
-			if relevant[x.ID] {
+		for i, id := range first {
+			if relevant[id] {
 				found++
 				dcg += 1 / math.Log2(float64(i+2))
 			}

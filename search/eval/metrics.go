@@ -1,4 +1,4 @@
-package search
+package eval
 
 import (
 	"math"
