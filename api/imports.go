@@ -39,8 +39,8 @@ func (s *Server) beginImport(req wire.ImportRequest) (*wire.ImportJob, error) {
 	if s.imports == nil {
 		return nil, problem(http.StatusNotImplemented, "imports-unavailable", "this server does not import")
 	}
-	job, err := s.imports.Start(req)
-	return job, err
+	job, err := s.imports.Start(imports.JobRequest(req))
+	return jobOf(job), err
 }
 
 // cancelImport answers DELETE /v1/imports/{id}: a running import stops
@@ -56,9 +56,9 @@ func (s *Server) cancelImport(c echo.Context) error {
 		return err
 	}
 	if !stopped {
-		return c.JSON(http.StatusAccepted, job) // still storing its last batch
+		return c.JSON(http.StatusAccepted, jobOf(job)) // still storing its last batch
 	}
-	return c.JSON(http.StatusOK, job)
+	return c.JSON(http.StatusOK, jobOf(job))
 }
 
 // importStatus answers GET /v1/imports/{id}.
@@ -76,5 +76,19 @@ func (s *Server) importJob(id string) (*wire.ImportJob, error) {
 		return nil, fmt.Errorf("%w %q", imports.ErrNoJob, id)
 	}
 	job, err := s.imports.Get(id)
-	return job, err
+	return jobOf(job), err
+}
+
+// jobOf is an import job as the API answers it; nil for none.
+func jobOf(j *imports.Job) *wire.ImportJob {
+	if j == nil {
+		return nil
+	}
+	out := wire.ImportJob{ID: j.ID, Source: j.Source, Target: j.Target, Tags: j.Tags, Status: j.Status, Error: j.Error,
+		Read: j.Read, Stored: j.Stored, Rejected: j.Rejected, NoAbstract: j.NoAbstract, Merged: j.Merged,
+		Rejections: make([]wire.ImportRejection, len(j.Rejections)), Summary: j.Summary, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
+	for i, r := range j.Rejections {
+		out.Rejections[i] = wire.ImportRejection(r)
+	}
+	return &out
 }

@@ -26,12 +26,12 @@ func (s *Server) createWatch(c echo.Context) error {
 	if err := s.decode(c, s.maxBody, &req); err != nil {
 		return err
 	}
-	w, err := s.watches.Add(c.Request().Context(), req)
+	w, err := s.watches.Add(c.Request().Context(), imports.WatchRequest(req))
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/v1/watches/"+w.ID)
-	return c.JSON(http.StatusCreated, w)
+	return c.JSON(http.StatusCreated, wire.Watch(w))
 }
 
 // listWatches answers GET /v1/watches, oldest first.
@@ -42,7 +42,9 @@ func (s *Server) listWatches(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out.Watches = append(out.Watches, ws...)
+		for _, w := range ws {
+			out.Watches = append(out.Watches, wire.Watch(w))
+		}
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -56,7 +58,7 @@ func (s *Server) getWatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, w)
+	return c.JSON(http.StatusOK, wire.Watch(w))
 }
 
 // deleteWatch answers DELETE /v1/watches/{id}: 204; a run under way here
@@ -82,5 +84,5 @@ func (s *Server) runWatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, w)
+	return c.JSON(http.StatusAccepted, wire.Watch(w))
 }

@@ -21,21 +21,27 @@ import (
 // the service at PAPERSEARCH_SERVER, or those in the data folder, which a
 // server on it runs (imports.Watches).
 type watchList interface {
-	Add(ctx context.Context, req wire.WatchRequest) (wire.Watch, error)
-	List(ctx context.Context) ([]wire.Watch, error)
+	Add(ctx context.Context, req imports.WatchRequest) (imports.Watch, error)
+	List(ctx context.Context) ([]imports.Watch, error)
 	Remove(ctx context.Context, id string) error
 }
 
-// remoteWatches are the watches of a service.
+// remoteWatches are the watches of a service, their API types converted
+// to the watches' own.
 type remoteWatches struct{ c *client.Client }
 
-func (r remoteWatches) Add(ctx context.Context, req wire.WatchRequest) (wire.Watch, error) {
-	return r.c.AddWatch(ctx, req)
+func (r remoteWatches) Add(ctx context.Context, req imports.WatchRequest) (imports.Watch, error) {
+	w, err := r.c.AddWatch(ctx, wire.WatchRequest(req))
+	return imports.Watch(w), err
 }
 
-func (r remoteWatches) List(ctx context.Context) ([]wire.Watch, error) {
+func (r remoteWatches) List(ctx context.Context) ([]imports.Watch, error) {
 	res, err := r.c.Watches(ctx)
-	return res.Watches, err
+	out := make([]imports.Watch, len(res.Watches))
+	for i, w := range res.Watches {
+		out[i] = imports.Watch(w)
+	}
+	return out, err
 }
 
 func (r remoteWatches) Remove(ctx context.Context, id string) error { return r.c.RemoveWatch(ctx, id) }
@@ -62,7 +68,7 @@ func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	}
 	sub, args := args[0], args[1:]
 	var (
-		req          wire.WatchRequest
+		req          imports.WatchRequest
 		every, since string
 		tags         tagFlags
 		max          int
@@ -96,7 +102,7 @@ func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		return err
 	}
 	defer done()
-	var out []wire.Watch
+	var out []imports.Watch
 	switch sub {
 	case "add":
 		req.Source, req.Target, req.Tags, req.Max, req.Every = positional[0], positional[1], tags, &max, &every
@@ -107,7 +113,7 @@ func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		if err != nil {
 			return err
 		}
-		out = []wire.Watch{w}
+		out = []imports.Watch{w}
 	case "list":
 		if out, err = list.List(ctx); err != nil {
 			return err
@@ -123,7 +129,7 @@ func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		if err != nil {
 			return err
 		}
-		out = []wire.Watch{w}
+		out = []imports.Watch{w}
 	}
 	return printWatches(stdout, out, asJSON)
 }
@@ -159,23 +165,28 @@ func openWatchList(ctx context.Context, cfg Config, log *slog.Logger, running bo
 // runWatch runs a watch now: here, when the watches are the data
 // folder's; by the service, which starts it within its next look,
 // otherwise.
-func runWatch(ctx context.Context, cfg Config, list watchList, id string) (wire.Watch, error) {
+func runWatch(ctx context.Context, cfg Config, list watchList, id string) (imports.Watch, error) {
 	if here, ok := list.(*imports.Watches); ok {
 		return here.RunHere(ctx, id)
 	}
 	c, err := client.New(cfg.Server, cfg.APIKey, nil)
 	if err != nil {
-		return wire.Watch{}, err
+		return imports.Watch{}, err
 	}
-	return c.RunWatch(ctx, id)
+	w, err := c.RunWatch(ctx, id)
+	return imports.Watch(w), err
 }
 
 // printWatches prints watches as a table, or as the API's JSON.
-func printWatches(w io.Writer, watches []wire.Watch, asJSON bool) error {
+func printWatches(w io.Writer, watches []imports.Watch, asJSON bool) error {
 	if asJSON {
+		out := wire.WatchesResponse{Watches: make([]wire.Watch, len(watches))}
+		for i, x := range watches {
+			out.Watches[i] = wire.Watch(x)
+		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(wire.WatchesResponse{Watches: watches})
+		return enc.Encode(out)
 	}
 	if len(watches) == 0 {
 		_, err := fmt.Fprintln(w, "no watches; add one with 'papersearch watch add SOURCE TARGET'")

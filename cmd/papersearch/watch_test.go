@@ -112,7 +112,7 @@ func TestWatchesMoveIntoTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Add(ctx, wire.WatchRequest{Source: "arxiv", Target: "cat:cs.LG"}); err != nil {
+	if _, err := w.Add(ctx, imports.WatchRequest{Source: "arxiv", Target: "cat:cs.LG"}); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()

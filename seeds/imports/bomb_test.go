@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/seeds/fetch"
 )
@@ -68,7 +67,7 @@ func readBomb(t *testing.T, url string) {
 	env.cfg.Log = slog.New(slog.NewTextHandler(log, nil))
 	w := env.open(t)
 	ctx := context.Background()
-	watch, err := w.Add(ctx, wire.WatchRequest{Source: "openreview", Target: bombVenue})
+	watch, err := w.Add(ctx, WatchRequest{Source: "openreview", Target: bombVenue})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +75,7 @@ func readBomb(t *testing.T, url string) {
 	defer jobs.Close()
 	testenv.NoteResting(t)
 
-	job, err := jobs.Start(wire.ImportRequest{Source: "openreview", Target: bombVenue})
+	job, err := jobs.Start(JobRequest{Source: "openreview", Target: bombVenue})
 	if err != nil {
 		t.Fatal(err)
 	}

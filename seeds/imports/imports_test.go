@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/api/wire"
 )
 
 // pager is a positioned source of n papers, read from its position on.
@@ -80,19 +79,19 @@ func TestResume(t *testing.T) {
 func TestRequest(t *testing.T) {
 	max := func(n int) *int { return &n }
 	for _, tc := range []struct {
-		req   wire.ImportRequest
+		req   JobRequest
 		field string
 	}{
-		{wire.ImportRequest{Source: "zotero", Content: "x"}, "source"},
-		{wire.ImportRequest{Source: "arxiv-snapshot", Content: "x"}, "source"}, // the command line's only
-		{wire.ImportRequest{Source: "bibtex"}, "content"},
-		{wire.ImportRequest{Source: "bibtex", Content: "x", Max: max(3)}, "target"},
-		{wire.ImportRequest{Source: "arxiv", Target: "q", Content: "x"}, "content"},
-		{wire.ImportRequest{Source: "openalex"}, "target"},
-		{wire.ImportRequest{Source: "arxiv", Target: "q", Max: max(0)}, "max"},
-		{wire.ImportRequest{Source: "arxiv", Target: "q", Max: max(MaxPapers + 1)}, "max"},
-		{wire.ImportRequest{Source: "csl", Content: "[]", Tags: []string{"no spaces"}}, "tags"},
-		{wire.ImportRequest{Source: "openreview", Target: "NeurIPS.cc/2026/Conference"}, ""},
+		{JobRequest{Source: "zotero", Content: "x"}, "source"},
+		{JobRequest{Source: "arxiv-snapshot", Content: "x"}, "source"}, // the command line's only
+		{JobRequest{Source: "bibtex"}, "content"},
+		{JobRequest{Source: "bibtex", Content: "x", Max: max(3)}, "target"},
+		{JobRequest{Source: "arxiv", Target: "q", Content: "x"}, "content"},
+		{JobRequest{Source: "openalex"}, "target"},
+		{JobRequest{Source: "arxiv", Target: "q", Max: max(0)}, "max"},
+		{JobRequest{Source: "arxiv", Target: "q", Max: max(MaxPapers + 1)}, "max"},
+		{JobRequest{Source: "csl", Content: "[]", Tags: []string{"no spaces"}}, "tags"},
+		{JobRequest{Source: "openreview", Target: "NeurIPS.cc/2026/Conference"}, ""},
 	} {
 		r, err := request(tc.req)
 		var fe *papersearch.FieldError

@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 	"github.com/papersearch/papersearch/seeds/fetch"
@@ -73,7 +72,7 @@ type Jobs struct {
 	keepMu sync.Mutex
 
 	mu      sync.Mutex
-	jobs    map[string]*wire.ImportJob
+	jobs    map[string]*Job
 	stops   map[string]*jobStop // of the running jobs
 	order   []string            // ids, oldest first
 	running int
@@ -96,7 +95,7 @@ func NewJobs(run Runner, open Opener, log *slog.Logger) *Jobs {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Jobs{run: run, open: open, log: log, jobs: map[string]*wire.ImportJob{}, stops: map[string]*jobStop{}, ctx: ctx, cancel: cancel}
+	return &Jobs{run: run, open: open, log: log, jobs: map[string]*Job{}, stops: map[string]*jobStop{}, ctx: ctx, cancel: cancel}
 }
 
 // Close stops the running imports and waits for them: each keeps the
@@ -109,7 +108,7 @@ func (j *Jobs) Close() {
 // request checks an import request as POST /v1/imports and MCP take it
 // and makes the Request it names: a *papersearch.FieldError wrapping
 // ErrBadRequest names the field at fault.
-func request(req wire.ImportRequest) (Request, error) {
+func request(req JobRequest) (Request, error) {
 	k, ok := lookup(req.Source)
 	switch {
 	case !ok || !k.http:
@@ -139,7 +138,7 @@ func request(req wire.ImportRequest) (Request, error) {
 // background, returning the job as it stands. Its errors: a
 // *papersearch.FieldError wrapping ErrBadRequest, ErrTooMany, or the
 // opener's.
-func (j *Jobs) Start(req wire.ImportRequest) (*wire.ImportJob, error) {
+func (j *Jobs) Start(req JobRequest) (*Job, error) {
 	r, err := request(req)
 	if err != nil {
 		return nil, err
@@ -160,8 +159,8 @@ func (j *Jobs) Start(req wire.ImportRequest) (*wire.ImportJob, error) {
 	}
 	id := make([]byte, 8)
 	rand.Read(id)
-	job := &wire.ImportJob{ID: "imp_" + hex.EncodeToString(id), Source: req.Source, Target: req.Target, Tags: opened.Tags,
-		Status: "running", Rejections: []wire.ImportRejection{}, StartedAt: time.Now().UTC()}
+	job := &Job{ID: "imp_" + hex.EncodeToString(id), Source: req.Source, Target: req.Target, Tags: opened.Tags,
+		Status: "running", Rejections: []Rejection{}, StartedAt: time.Now().UTC()}
 	if job.Tags == nil {
 		job.Tags = []string{}
 	}
@@ -183,7 +182,7 @@ func (j *Jobs) Start(req wire.ImportRequest) (*wire.ImportJob, error) {
 
 // add records a job, forgetting the oldest finished ones beyond keptJobs.
 // The caller holds j.mu.
-func (j *Jobs) add(job *wire.ImportJob) {
+func (j *Jobs) add(job *Job) {
 	j.jobs[job.ID] = job
 	j.order = append(j.order, job.ID)
 	for i := 0; len(j.jobs) > keptJobs && i < len(j.order); {
@@ -198,7 +197,7 @@ func (j *Jobs) add(job *wire.ImportJob) {
 
 // Get returns a copy of the job of that id: this instance's, else the
 // one the store keeps (another instance's), or ErrNoJob.
-func (j *Jobs) Get(id string) (*wire.ImportJob, error) {
+func (j *Jobs) Get(id string) (*Job, error) {
 	if job, ok := j.local(id); ok {
 		return job, nil
 	}
@@ -207,7 +206,7 @@ func (j *Jobs) Get(id string) (*wire.ImportJob, error) {
 
 // local returns a copy of the job of that id if this instance runs or ran
 // it.
-func (j *Jobs) local(id string) (*wire.ImportJob, bool) {
+func (j *Jobs) local(id string) (*Job, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	job, ok := j.jobs[id]
@@ -227,7 +226,7 @@ const CancelWait = time.Second
 // again resumes after it) and returns the job as it ended, with stopped
 // false if it had not stopped within CancelWait.
 // Its errors: ErrNoJob, ErrJobEnded, or ctx's.
-func (j *Jobs) Cancel(ctx context.Context, id string) (job *wire.ImportJob, stopped bool, err error) {
+func (j *Jobs) Cancel(ctx context.Context, id string) (job *Job, stopped bool, err error) {
 	j.mu.Lock()
 	_, known := j.jobs[id]
 	stop := j.stops[id]
@@ -258,21 +257,21 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (job *wire.ImportJob, stop
 // records how it went.
 func (j *Jobs) runJob(ctx context.Context, id string, opened Opened) {
 	defer j.wg.Done()
-	update := func(f func(job *wire.ImportJob)) {
+	update := func(f func(job *Job)) {
 		j.mu.Lock()
 		defer j.mu.Unlock()
 		f(j.jobs[id])
 	}
 	var kept time.Time
 	sum, err := j.run.Import(ctx, opened.Source, search.ImportOptions{Tags: opened.Tags, Progress: func(p search.ImportProgress) {
-		update(func(job *wire.ImportJob) { job.Read, job.Stored, job.Rejected = p.Read, p.Stored, p.Rejected })
+		update(func(job *Job) { job.Read, job.Stored, job.Rejected = p.Read, p.Stored, p.Rejected })
 		if time.Since(kept) >= keepEvery {
 			kept = time.Now()
 			j.keep(id)
 		}
 	}})
 	cancelled := err != nil && ctx.Err() != nil && j.ctx.Err() == nil
-	update(func(job *wire.ImportJob) {
+	update(func(job *Job) {
 		now := time.Now().UTC()
 		job.FinishedAt = &now
 		job.Read, job.Stored, job.Rejected, job.NoAbstract = sum.Read, sum.New+sum.Updated+sum.Unchanged, sum.Rejected, sum.NoAbstract
@@ -311,8 +310,8 @@ func (j *Jobs) runJob(ctx context.Context, id string, opened Opened) {
 
 // boundedRejections lists the first rejected records, each reason cut to
 // rejectionDetail bytes, all of them to rejectionBytes.
-func boundedRejections(rejected []*seeds.LineError) []wire.ImportRejection {
-	out := []wire.ImportRejection{}
+func boundedRejections(rejected []*seeds.LineError) []Rejection {
+	out := []Rejection{}
 	total := 0
 	for _, le := range rejected[:min(len(rejected), reportedRejections)] {
 		detail := le.Err.Error()
@@ -326,7 +325,7 @@ func boundedRejections(rejected []*seeds.LineError) []wire.ImportRejection {
 		if total += len(detail); total > rejectionBytes {
 			break
 		}
-		out = append(out, wire.ImportRejection{Record: le.Line, Detail: detail})
+		out = append(out, Rejection{Record: le.Line, Detail: detail})
 	}
 	return out
 }

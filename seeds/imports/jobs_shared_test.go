@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -40,11 +39,11 @@ func TestJobsAreTheStores(t *testing.T) {
 	a.Records, b.Records = store, store
 	defer a.Close()
 	defer b.Close()
-	job, err := a.Start(wire.ImportRequest{Source: "bibtex", Content: lib.String()})
+	job, err := a.Start(JobRequest{Source: "bibtex", Content: lib.String()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen *wire.ImportJob
+	var seen *Job
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if seen, err = b.Get(job.ID); err != nil {
 			t.Fatalf("the other instance: %v", err)
@@ -75,7 +74,7 @@ func TestJobsAreTheStores(t *testing.T) {
 	}
 	// A job whose instance was killed mid-run: running in the store, its
 	// instance silent for longer than deadAfter, it is answered failed.
-	lost, _ := json.Marshal(jobDoc{ImportJob: wire.ImportJob{ID: "imp_1111111111111111", Source: "arxiv", Status: "running"},
+	lost, _ := json.Marshal(jobDoc{Job: Job{ID: "imp_1111111111111111", Source: "arxiv", Status: "running"},
 		Alive: time.Now().Add(-time.Minute)})
 	if err := store.PutRecord(ctx, jobRecord, "imp_1111111111111111", lost); err != nil {
 		t.Fatal(err)

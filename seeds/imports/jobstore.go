@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -36,7 +35,7 @@ const (
 // jobDoc is a job as its record holds it: the job, and when its instance
 // last said it runs it.
 type jobDoc struct {
-	wire.ImportJob
+	Job
 	Alive time.Time `json:"alive"`
 }
 
@@ -54,7 +53,7 @@ func (j *Jobs) keep(id string) {
 	if err != nil {
 		return
 	}
-	b, err := json.Marshal(jobDoc{ImportJob: *job, Alive: time.Now().UTC()})
+	b, err := json.Marshal(jobDoc{Job: *job, Alive: time.Now().UTC()})
 	if err == nil {
 		err = j.Records.PutRecord(context.WithoutCancel(j.ctx), jobRecord, id, b)
 	}
@@ -90,7 +89,7 @@ func (j *Jobs) heedCancels(ctx context.Context, id string, stop *jobStop) {
 }
 
 // kept reads the job of that id from the store, or answers ErrNoJob.
-func (j *Jobs) kept(ctx context.Context, id string) (*wire.ImportJob, error) {
+func (j *Jobs) kept(ctx context.Context, id string) (*Job, error) {
 	if j.Records == nil {
 		return nil, fmt.Errorf("%w %q", ErrNoJob, id)
 	}
@@ -105,7 +104,7 @@ func (j *Jobs) kept(ctx context.Context, id string) (*wire.ImportJob, error) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("import %s: %w", id, err)
 	}
-	job := doc.ImportJob
+	job := doc.Job
 	if job.Status == "running" && time.Since(doc.Alive) > deadAfter {
 		job.Status, job.Error = "failed", lostJob
 	}
@@ -114,7 +113,7 @@ func (j *Jobs) kept(ctx context.Context, id string) (*wire.ImportJob, error) {
 
 // cancelElsewhere asks the instance running the job of that id (one the
 // store keeps) to stop it, and waits up to CancelWait for it to have.
-func (j *Jobs) cancelElsewhere(ctx context.Context, id string) (*wire.ImportJob, bool, error) {
+func (j *Jobs) cancelElsewhere(ctx context.Context, id string) (*Job, bool, error) {
 	job, err := j.kept(ctx, id)
 	if err != nil {
 		return nil, false, err

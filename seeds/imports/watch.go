@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -140,26 +139,26 @@ func (w *Watches) Close() error {
 // Add checks a watch request and keeps the watch, due at once. Its
 // errors: a *papersearch.FieldError wrapping ErrBadRequest naming the
 // field at fault, or ErrTooManyWatches.
-func (w *Watches) Add(ctx context.Context, req wire.WatchRequest) (wire.Watch, error) {
+func (w *Watches) Add(ctx context.Context, req WatchRequest) (Watch, error) {
 	row, err := w.watchOf(req)
 	if err != nil {
-		return wire.Watch{}, err
+		return Watch{}, err
 	}
 	kept, err := w.store.list(ctx)
 	if err != nil {
-		return wire.Watch{}, err
+		return Watch{}, err
 	}
 	if len(kept) >= MaxWatches {
-		return wire.Watch{}, ErrTooManyWatches
+		return Watch{}, ErrTooManyWatches
 	}
 	if err := w.store.add(ctx, row); err != nil {
-		return wire.Watch{}, err
+		return Watch{}, err
 	}
 	return w.Get(ctx, row.ID)
 }
 
 // watchOf checks a request and makes the watch it asks for.
-func (w *Watches) watchOf(req wire.WatchRequest) (watchRow, error) {
+func (w *Watches) watchOf(req WatchRequest) (watchRow, error) {
 	k, ok := lookup(req.Source)
 	if !ok || k.file {
 		return watchRow{}, badRequest("source", "must be a network source: "+strings.Join(WatchSources(), ", "))
@@ -205,7 +204,7 @@ func (w *Watches) watchOf(req wire.WatchRequest) (watchRow, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	return watchRow{Watch: wire.Watch{ID: "w_" + hex.EncodeToString(id[:]), Source: req.Source, Target: req.Target, Every: every,
+	return watchRow{Watch: Watch{ID: "w_" + hex.EncodeToString(id[:]), Source: req.Source, Target: req.Target, Every: every,
 		Tags: tags, Max: limit, Created: now, Since: since, NextRun: now}, every: period}, nil
 }
 
@@ -220,12 +219,12 @@ func dated() []string { return sources(func(k kind) bool { return k.since != nil
 func InOrder() []string { return sources(func(k kind) bool { return !k.file && k.since == nil }) }
 
 // List returns the watches, oldest first, each as it stands.
-func (w *Watches) List(ctx context.Context) ([]wire.Watch, error) {
+func (w *Watches) List(ctx context.Context) ([]Watch, error) {
 	rows, err := w.store.list(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]wire.Watch, len(rows))
+	out := make([]Watch, len(rows))
 	for i, r := range rows {
 		out[i] = w.status(r)
 	}
@@ -233,16 +232,16 @@ func (w *Watches) List(ctx context.Context) ([]wire.Watch, error) {
 }
 
 // Get returns the watch of that id as it stands, or ErrNoWatch.
-func (w *Watches) Get(ctx context.Context, id string) (wire.Watch, error) {
+func (w *Watches) Get(ctx context.Context, id string) (Watch, error) {
 	r, err := w.store.get(ctx, id)
 	if err != nil {
-		return wire.Watch{}, err
+		return Watch{}, err
 	}
 	return w.status(r), nil
 }
 
 // status is a stored watch as reported.
-func (w *Watches) status(r watchRow) wire.Watch {
+func (w *Watches) status(r watchRow) Watch {
 	out := r.Watch
 	out.Running = r.leaseUntil.After(w.Now())
 	return out
@@ -265,9 +264,9 @@ func (w *Watches) Remove(ctx context.Context, id string) error {
 // RunNow makes the watch of that id due now: Run starts it at its next
 // look, in its turn for one of the MaxWatchRuns slots, unless it is
 // running.
-func (w *Watches) RunNow(ctx context.Context, id string) (wire.Watch, error) {
+func (w *Watches) RunNow(ctx context.Context, id string) (Watch, error) {
 	if err := w.store.runNow(ctx, id, w.Now()); err != nil {
-		return wire.Watch{}, err
+		return Watch{}, err
 	}
 	return w.Get(ctx, id)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/seeds/fetch/fetchtest"
 )
 
@@ -21,7 +20,7 @@ func BenchmarkWatchRunFindsNothing(b *testing.B) {
 	env.cfg.OpenAlexURL = up.URL
 	up.Publish(200)
 	w := env.openTB(b)
-	watch, err := w.Add(ctx, wire.WatchRequest{Source: "openalex", Target: "topics.id:T1", Since: ptr("2025-12-01")})
+	watch, err := w.Add(ctx, WatchRequest{Source: "openalex", Target: "topics.id:T1", Since: ptr("2025-12-01")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -80,7 +79,7 @@ func runDue(t *testing.T, w *Watches) {
 	w.Wait()
 }
 
-func get(t *testing.T, w *Watches, id string) wire.Watch {
+func get(t *testing.T, w *Watches, id string) Watch {
 	t.Helper()
 	got, err := w.Get(context.Background(), id)
 	if err != nil {
@@ -152,7 +151,7 @@ func TestWatchFollowsEachSource(t *testing.T) {
 			*tt.url(&env.cfg) = up.URL
 			up.Publish(5)
 			w := env.open(t)
-			req := wire.WatchRequest{Source: tt.source, Target: tt.target, Every: ptr("1d"), Tags: []string{"Followed"}}
+			req := WatchRequest{Source: tt.source, Target: tt.target, Every: ptr("1d"), Tags: []string{"Followed"}}
 			if tt.source != "openreview" {
 				req.Since = ptr("2025-12-01")
 			}
@@ -198,7 +197,7 @@ func TestWatchResumesAfterRestart(t *testing.T) {
 	env.cfg.OpenReviewURL = up.URL
 	up.Publish(2500)
 	first := env.open(t)
-	watch, err := first.Add(ctx, wire.WatchRequest{Source: "openreview", Target: "NeurIPS.cc/2026/Conference"})
+	watch, err := first.Add(ctx, WatchRequest{Source: "openreview", Target: "NeurIPS.cc/2026/Conference"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +241,7 @@ func TestWatchNeverRunsTwice(t *testing.T) {
 	env.cfg.ArxivURL = up.URL
 	up.Publish(3)
 	a, b := env.open(t), env.open(t)
-	watch, err := a.Add(ctx, wire.WatchRequest{Source: "arxiv", Target: "cat:cs.CL", Since: ptr("2025-12-01")})
+	watch, err := a.Add(ctx, WatchRequest{Source: "arxiv", Target: "cat:cs.CL", Since: ptr("2025-12-01")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,11 +283,11 @@ func TestWatchRunsOnItsInterval(t *testing.T) {
 	done := make(chan struct{})
 	go func() { w.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	watch, err := w.Add(ctx, wire.WatchRequest{Source: "openalex", Target: "topics.id:T1", Every: ptr("6h"), Since: ptr("2025-12-01")})
+	watch, err := w.Add(ctx, WatchRequest{Source: "openalex", Target: "topics.id:T1", Every: ptr("6h"), Since: ptr("2025-12-01")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitRuns := func(n int) wire.Watch {
+	waitRuns := func(n int) Watch {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -319,7 +318,7 @@ func TestWatchFailureAndRemoval(t *testing.T) {
 	up := fetchtest.OpenAlexLive(t, "topics.id:T1", "someone-else@example.org", 200) // refuses our mailto
 	env.cfg.OpenAlexURL = up.URL
 	w := env.open(t)
-	watch, err := w.Add(ctx, wire.WatchRequest{Source: "openalex", Target: "topics.id:T1", Every: ptr("1w"), Since: ptr("2026-11-01")})
+	watch, err := w.Add(ctx, WatchRequest{Source: "openalex", Target: "topics.id:T1", Every: ptr("1w"), Since: ptr("2026-11-01")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,18 +338,18 @@ func TestWatchFailureAndRemoval(t *testing.T) {
 	}
 	zero := 0
 	for _, tt := range []struct {
-		req   wire.WatchRequest
+		req   WatchRequest
 		field string
 	}{
-		{wire.WatchRequest{Source: "bibtex", Target: "x"}, "source"},
-		{wire.WatchRequest{Source: "arxiv-snapshot", Target: "x"}, "source"},
-		{wire.WatchRequest{Source: "arxiv", Target: " "}, "target"},
-		{wire.WatchRequest{Source: "arxiv", Target: "x", Every: ptr("30m")}, "every"},
-		{wire.WatchRequest{Source: "arxiv", Target: "x", Max: &zero}, "max"},
-		{wire.WatchRequest{Source: "arxiv", Target: "x", Tags: []string{"a b"}}, "tags"},
-		{wire.WatchRequest{Source: "arxiv", Target: "x", Since: ptr("2027-02-30")}, "since"},
-		{wire.WatchRequest{Source: "arxiv", Target: "x", Since: ptr("yesterday")}, "since"},
-		{wire.WatchRequest{Source: "openreview", Target: "x", Since: ptr("2026-01-01")}, "since"},
+		{WatchRequest{Source: "bibtex", Target: "x"}, "source"},
+		{WatchRequest{Source: "arxiv-snapshot", Target: "x"}, "source"},
+		{WatchRequest{Source: "arxiv", Target: " "}, "target"},
+		{WatchRequest{Source: "arxiv", Target: "x", Every: ptr("30m")}, "every"},
+		{WatchRequest{Source: "arxiv", Target: "x", Max: &zero}, "max"},
+		{WatchRequest{Source: "arxiv", Target: "x", Tags: []string{"a b"}}, "tags"},
+		{WatchRequest{Source: "arxiv", Target: "x", Since: ptr("2027-02-30")}, "since"},
+		{WatchRequest{Source: "arxiv", Target: "x", Since: ptr("yesterday")}, "since"},
+		{WatchRequest{Source: "openreview", Target: "x", Since: ptr("2026-01-01")}, "since"},
 	} {
 		var fe *papersearch.FieldError
 		if _, err := w.Add(ctx, tt.req); !errors.As(err, &fe) || fe.Field != tt.field || !errors.Is(err, ErrBadRequest) {

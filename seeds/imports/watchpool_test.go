@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/seeds/fetch/fetchtest"
 )
 
@@ -52,7 +51,7 @@ func TestWatchRunsShareAPool(t *testing.T) {
 	const due = 3*MaxWatchRuns + 1
 	ids := make([]string, due)
 	for i := range ids {
-		watch, err := w.Add(ctx, wire.WatchRequest{Source: "openreview", Target: "ICLR.cc/2027/Conference"})
+		watch, err := w.Add(ctx, WatchRequest{Source: "openreview", Target: "ICLR.cc/2027/Conference"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -38,7 +37,7 @@ const watchKind = "watch"
 
 // watchDoc is a watch as its record holds it.
 type watchDoc struct {
-	wire.Watch
+	Watch
 	EveryMS    int64     `json:"every_ms"`
 	RunNewest  string    `json:"run_newest,omitempty"`
 	LeaseUntil time.Time `json:"lease_until"`

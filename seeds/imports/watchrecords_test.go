@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -39,7 +38,7 @@ func TestWatchesInRecords(t *testing.T) {
 	a, b := instance(), instance()
 	var ids []string
 	for range 3 {
-		w, err := a.Add(ctx, wire.WatchRequest{Source: "openreview", Target: "ICLR.cc/2027/Conference"})
+		w, err := a.Add(ctx, WatchRequest{Source: "openreview", Target: "ICLR.cc/2027/Conference"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +127,7 @@ func TestKilledInstancesWatchIsTakenOver(t *testing.T) {
 	dying := &deadRecords{Records: store}
 	a, b := instance(dying), instance(store)
 	defer b.Close()
-	watch, err := a.Add(ctx, wire.WatchRequest{Source: "openreview", Target: "ICLR.cc/2027/Conference"})
+	watch, err := a.Add(ctx, WatchRequest{Source: "openreview", Target: "ICLR.cc/2027/Conference"})
 	if err != nil {
 		t.Fatal(err)
 	}

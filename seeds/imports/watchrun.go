@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -88,16 +87,16 @@ func (w *Watches) start(ctx context.Context, id string) (bool, error) {
 // RunHere runs the watch of that id now, in this process (when one of its
 // MaxWatchRuns slots is free), and returns it as the run left it;
 // ErrWatchRunning if a process runs it already.
-func (w *Watches) RunHere(ctx context.Context, id string) (wire.Watch, error) {
+func (w *Watches) RunHere(ctx context.Context, id string) (Watch, error) {
 	if err := w.store.runNow(ctx, id, w.Now()); err != nil {
-		return wire.Watch{}, err
+		return Watch{}, err
 	}
 	started, err := w.start(ctx, id)
 	if err != nil {
-		return wire.Watch{}, err
+		return Watch{}, err
 	}
 	if !started {
-		return wire.Watch{}, fmt.Errorf("%w: %s", ErrWatchRunning, id)
+		return Watch{}, fmt.Errorf("%w: %s", ErrWatchRunning, id)
 	}
 	w.Wait()
 	return w.Get(context.WithoutCancel(ctx), id)

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
-
-	"github.com/papersearch/papersearch/api/wire"
 )
 
 // watchSchema is the table of watches: each one's request, where its
@@ -70,7 +68,7 @@ func (s *watchStore) close() error { return s.db.Close() }
 
 // watchRow is a watch as stored.
 type watchRow struct {
-	wire.Watch
+	Watch
 	every      time.Duration
 	runNewest  string
 	leaseUntil time.Time
