@@ -277,8 +277,10 @@ func rollingRestart(t *testing.T, bin string, env func(extra ...string) []string
 		must(200, "GET", base+"/v1/papers/bibtex:platypus1", "", nil)
 		must(200, "POST", base+"/v1/search", `{"query":"quokka","mode":"lexical","limit":1,"cursor":"`+page.NextCursor+`"}`, nil)
 	}
-	if n := overlapping.Load(); n != 0 || asks.Load() != 3 {
-		t.Errorf("the upstream was asked %d times, %d while another ask was in flight; want 3 (the interrupted run, its takeover, the run asked for), none at once", asks.Load(), n)
+	// At least the interrupted run, its takeover and the run asked for;
+	// more when a takeover was itself under way as its server stopped.
+	if n := overlapping.Load(); n != 0 || asks.Load() < 3 {
+		t.Errorf("the upstream was asked %d times, %d while another ask was in flight; want 3 or more (the interrupted run, its takeover, the run asked for), none at once", asks.Load(), n)
 	}
 	t.Logf("reliability: rolling restart of 2 instances in %v: %d papers written, %d acknowledged (%d sent again to the other server), %d lost; the watch's interrupted run taken over, duplicated runs %d",
 		took.Round(time.Millisecond), len(acked)+refused, len(acked), retried.Load(), lost, overlapping.Load())
