@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/papersearch/papersearch/catalog"
 )
 
 // statusLog records the status of every request a handler answers.
@@ -59,7 +60,7 @@ func TestBrowserAttacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log statusLog
-	target := httptest.NewServer(log.wrap(New(testServer.engine, Options{OpenWrites: true})))
+	target := httptest.NewServer(log.wrap(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true})))
 	defer target.Close()
 	u, _ := url.Parse(target.URL)
 	body := fmt.Sprintf(`{"papers":[{"id":%q,"abstract":"replaced cross-site"}]}`, id)

@@ -125,7 +125,7 @@ func (s *Server) retag(edit collectionEdit) echo.HandlerFunc {
 		add, remove := edit(tag)
 		ctx, cancel := extendWriteDeadline(c, len(ids))
 		defer cancel()
-		papers, err := s.engine.Retag(ctx, ids, add, remove)
+		papers, err := s.catalog.Retag(ctx, ids, add, remove)
 		if err != nil {
 			return toProblem(err)
 		}

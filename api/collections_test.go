@@ -9,6 +9,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 )
 
 // TestCollections: papers added to a collection over HTTP (by id, one with
@@ -19,7 +20,7 @@ import (
 // Writes need the key; bad requests name their fault.
 func TestCollections(t *testing.T) {
 	_, papers := server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{APIKey: "k"}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{APIKey: "k"}))
 	defer srv.Close()
 	key := []string{"Authorization", "Bearer k"}
 	member, odd, dismissed := papers[0].ID, papers[6].ID, papers[1].ID

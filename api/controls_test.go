@@ -10,6 +10,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 )
 
 // controlText holds each kind of character papersearch.Control names.
@@ -31,12 +32,12 @@ func TestControlCharactersNeverStoredOrExported(t *testing.T) {
 	eng := testServer.engine
 	t.Cleanup(func() {
 		for _, id := range []string{"ctl-post", "ctl-raw"} {
-			eng.Delete(context.Background(), id)
+			catalog.New(eng, catalog.Options{}).Delete(context.Background(), id)
 		}
 	})
 	paper, _ := json.Marshal(map[string]any{"papers": []map[string]any{{"id": "ctl-post", "title": "Posted " + controlText,
 		"abstract": "Tensor sketching " + controlText, "venue": "Venue " + controlText, "authors": []string{"Ada " + controlText}}}})
-	open := httptest.NewServer(New(eng, Options{OpenWrites: true}))
+	open := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{OpenWrites: true}))
 	defer open.Close()
 	srv := open.URL
 	if resp, body := do(t, "POST", srv+"/v1/papers", "application/json", string(paper)); resp.StatusCode != 200 {
@@ -57,11 +58,11 @@ func TestControlCharactersNeverStoredOrExported(t *testing.T) {
 		t.Errorf("the visible text was not kept: %q / %q", got.Abstract, got.Venue)
 	}
 
-	// Stored as it was given (Engine.Put writes papers as they are), as a
+	// Stored as it was given (catalog.Catalog.Put writes papers as they are), as a
 	// paper stored before the rule.
 	raw := papersearch.Paper{ID: "ctl-raw", Title: "Raw " + controlText, Abstract: "Tensor sketching raw " + controlText,
 		Venue: "Venue " + controlText, Authors: []string{"Grace " + controlText}, Year: 2024}
-	if _, err := eng.Put(context.Background(), []papersearch.Paper{raw}); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(context.Background(), []papersearch.Paper{raw}); err != nil {
 		t.Fatal(err)
 	}
 	for _, accept := range []string{"text/csv", "application/x-bibtex"} {
@@ -79,7 +80,7 @@ func TestControlCharactersNeverStoredOrExported(t *testing.T) {
 
 	// An alert's Atom feed.
 	saved := newAlerts(t)
-	feeds := httptest.NewServer(New(eng, Options{OpenWrites: true, Alerts: saved}))
+	feeds := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{OpenWrites: true, Alerts: saved}))
 	defer feeds.Close()
 	resp, body = do(t, "POST", feeds.URL+"/v1/alerts", "application/json", `{"query":"tensor sketching raw"}`)
 	var a wire.Alert

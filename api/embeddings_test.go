@@ -13,6 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 )
 
 // TestEmbeddingsErrorsReadByOpenAIClients sends every kind of bad request
@@ -20,7 +21,7 @@ import (
 // error, whichever layer raised it, carries OpenAI's error object with a
 // message, so the client reports more than "status code: 400".
 func TestEmbeddingsErrorsReadByOpenAIClients(t *testing.T) {
-	srv := httptest.NewServer(New(echoEngine{}, Options{MaxBody: 4096, RateLimit: RateLimit{Rate: 1000, Burst: 1000}}))
+	srv := httptest.NewServer(New(echoEngine{}, echoEngine{}, Options{MaxBody: 4096, RateLimit: RateLimit{Rate: 1000, Burst: 1000}}))
 	defer srv.Close()
 	big := `{"input":"` + strings.Repeat("a", BatchBodyFactor*4096) + `"}`
 	tests := []struct {
@@ -102,7 +103,7 @@ func TestEmbeddingsErrorsReadByOpenAIClients(t *testing.T) {
 // Retry-After; with ProtectEmbeddings the route follows the write rule.
 func TestEmbeddingsTokenArraysDedupAndBounds(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{}))
 	defer srv.Close()
 	embedOf := func(body string) ([][]float32, *http.Response, []byte) {
 		t.Helper()
@@ -138,7 +139,7 @@ func TestEmbeddingsTokenArraysDedupAndBounds(t *testing.T) {
 	}
 	// A client in debt (two requests of 3 or more tokens, bursts of 3,
 	// 0.01 a second) gets 429 with Retry-After.
-	metered := httptest.NewServer(New(testServer.engine, Options{EmbedTokens: RateLimit{Rate: 0.01, Burst: 3}}))
+	metered := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{EmbedTokens: RateLimit{Rate: 0.01, Burst: 3}}))
 	defer metered.Close()
 	for range 2 {
 		if resp, b := do(t, "POST", metered.URL+"/v1/embeddings", "application/json", `{"input":"graph neural networks"}`); resp.StatusCode != 200 {
@@ -149,7 +150,7 @@ func TestEmbeddingsTokenArraysDedupAndBounds(t *testing.T) {
 		t.Errorf("past the token rate: %d %q %.200s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 	}
 
-	srv2 := httptest.NewServer(New(testServer.engine, Options{}))
+	srv2 := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{}))
 	defer srv2.Close()
 	type usage struct {
 		Data  []json.RawMessage
@@ -184,12 +185,12 @@ func TestEmbeddingsTokenArraysDedupAndBounds(t *testing.T) {
 
 	// The write rule: beyond loopback (no OpenWrites) without a key, 403;
 	// with a key, 401 without it and 200 with it.
-	closed := httptest.NewServer(New(testServer.engine, Options{ProtectEmbeddings: true}))
+	closed := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{ProtectEmbeddings: true}))
 	defer closed.Close()
 	if resp, b := do(t, "POST", closed.URL+"/v1/embeddings", "application/json", `{"input":"a"}`); resp.StatusCode != 403 {
 		t.Errorf("protected, no key configured: %d %s", resp.StatusCode, b)
 	}
-	keyed := httptest.NewServer(New(testServer.engine, Options{ProtectEmbeddings: true, APIKey: "k"}))
+	keyed := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{ProtectEmbeddings: true, APIKey: "k"}))
 	defer keyed.Close()
 	if resp, _ := do(t, "POST", keyed.URL+"/v1/embeddings", "application/json", `{"input":"a"}`); resp.StatusCode != 401 {
 		t.Errorf("protected, no key sent: %d", resp.StatusCode)

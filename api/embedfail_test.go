@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -108,7 +109,7 @@ func faultyServer(t *testing.T, opts search.Options) (*faultyEndpoint, string) {
 		t.Fatal(err)
 	}
 	eng, _ := searchtest.Engine(t, client, opts)
-	srv := httptest.NewServer(New(eng, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{OpenWrites: true}))
 	t.Cleanup(srv.Close)
 	return ep, srv.URL
 }

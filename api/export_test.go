@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/seeds/bibtex"
 )
 
@@ -90,12 +91,12 @@ func TestBibTeXNoteResolves(t *testing.T) {
 		stored = append(stored, papersearch.Paper{ID: id, Title: fmt.Sprintf("Random graphs %d", i), Abstract: "On the evolution of random graphs.",
 			Authors: []string{"Paul Erdős", "Alfréd Rényi"}, Year: 1959})
 	}
-	if _, err := testServer.engine.Ingest(ctx, stored, nil); err != nil {
+	if _, err := catalog.New(testServer.engine, catalog.Options{}).Ingest(ctx, stored, nil); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
 		for _, p := range stored {
-			testServer.engine.Delete(ctx, p.ID)
+			catalog.New(testServer.engine, catalog.Options{}).Delete(ctx, p.ID)
 		}
 	}()
 	note := regexp.MustCompile(`note = \{papersearch id: \\url\{([^{}]*)\}\}`)

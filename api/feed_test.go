@@ -18,6 +18,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
@@ -51,13 +52,13 @@ func feedServer(t *testing.T) (url string, papers []papersearch.Paper, store *sq
 	papers[8].Added, papers[9].Added = old, old.Add(time.Hour)
 	papers[9].Title = `Less <than> & "quotes" ]]> in a <b>title</b>`
 	papers[1].URL = "https://example.org/papers/1?a=1&b=2"
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Retag(ctx, []string{papers[0].ID, papers[1].ID}, []string{"mine"}, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Retag(ctx, []string{papers[0].ID, papers[1].ID}, []string{"mine"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(eng, Options{APIKey: "k", Alerts: alerts.New(store)}))
+	srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{APIKey: "k", Alerts: alerts.New(store)}))
 	t.Cleanup(srv.Close)
 	return srv.URL, papers, store
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
@@ -60,19 +61,19 @@ func (echoEngine) Embed(_ context.Context, _ string, texts []string) ([][]float3
 	}
 	return out, len(texts), nil
 }
-func (echoEngine) Add(_ context.Context, papers []papersearch.Paper, _ search.AddOptions) (search.AddSummary, error) {
+func (echoEngine) Add(_ context.Context, papers []papersearch.Paper, _ catalog.AddOptions) (catalog.AddSummary, error) {
 	ids := make([]string, len(papers))
 	for i, p := range papers {
 		ids[i] = p.ID
 	}
-	return search.AddSummary{IngestSummary: papersearch.IngestSummary{New: len(papers)}, IDs: ids}, nil
+	return catalog.AddSummary{IngestSummary: papersearch.IngestSummary{New: len(papers)}, IDs: ids}, nil
 }
 func (echoEngine) Put(_ context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error) {
 	return papersearch.IngestSummary{New: len(papers)}, nil
 }
 func (echoEngine) Delete(context.Context, string) error { return nil }
-func (echoEngine) Import(context.Context, search.Source, search.ImportOptions) (search.ImportSummary, error) {
-	return search.ImportSummary{}, nil
+func (echoEngine) Import(context.Context, catalog.Source, catalog.ImportOptions) (catalog.ImportSummary, error) {
+	return catalog.ImportSummary{}, nil
 }
 
 // FuzzRequests sends arbitrary bodies to every JSON endpoint: the answer is
@@ -86,7 +87,7 @@ func FuzzRequests(f *testing.F) {
 	f.Add(`{"limit":1e400}`)
 	f.Add(`{"query":"a","query":"b","filters":{"venues":["x",null],"year_min":2020.0}}`)
 	f.Add(`{"papers":[{"id":null,"abstract":"a","url":"https://x.org/p","authors":["A",null]},null]}`)
-	h := New(echoEngine{}, Options{OpenWrites: true})
+	h := New(echoEngine{}, echoEngine{}, Options{OpenWrites: true})
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, path := range []string{"/v1/search", "/v1/embeddings", "/v1/papers"} {
 			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))

@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch/api/wire"
-	"github.com/papersearch/papersearch/seeds/imports"
+	"github.com/papersearch/papersearch/catalog/imports"
 )
 
 // Close stops the running imports and waits for them: each keeps the

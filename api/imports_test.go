@@ -15,9 +15,10 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/seeds"
 	"github.com/papersearch/papersearch/seeds/bibtex"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // bibtexImporter opens bibtex imports with the real reader; other sources
@@ -36,7 +37,7 @@ func bibtexImporter(_ context.Context, req imports.Request) (imports.Opened, err
 func importServer(t *testing.T) (*httptest.Server, *Server) {
 	t.Helper()
 	server(t)
-	h := New(testServer.engine, Options{OpenWrites: true, Importer: bibtexImporter})
+	h := New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Importer: bibtexImporter})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); h.Close() })
 	return srv, h
@@ -176,7 +177,7 @@ func TestImportCancelKeyAndStatus(t *testing.T) {
 		}
 		return bibtexImporter(context.Background(), req)
 	}
-	h := New(testServer.engine, Options{APIKey: "k", Importer: importer})
+	h := New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{APIKey: "k", Importer: importer})
 	srv := httptest.NewServer(h)
 	defer func() { srv.Close(); h.Close() }()
 	start := func(body string) wire.ImportJob {
@@ -228,7 +229,7 @@ func TestImportCancelKeyAndStatus(t *testing.T) {
 	for i := range 300 {
 		if _, err := testServer.engine.Get(context.Background(), fmt.Sprintf("bibtex:cancel%d", i)); err == nil {
 			stored++
-			defer testServer.engine.Delete(context.Background(), fmt.Sprintf("bibtex:cancel%d", i))
+			defer catalog.New(testServer.engine, catalog.Options{}).Delete(context.Background(), fmt.Sprintf("bibtex:cancel%d", i))
 		}
 	}
 	if stored != cancelled.Stored || stored == 300 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/drive"
 	"github.com/papersearch/papersearch/internal/hashvec"
@@ -67,7 +68,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: New(eng, Options{OpenWrites: true}), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: New(eng, catalog.New(eng, catalog.Options{}), Options{OpenWrites: true}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
@@ -52,14 +53,14 @@ func TestMapRoute(t *testing.T) {
 	}
 	papers = papers[:min(30, len(papers))]
 	papers[0].Tags, papers[1].Tags = []string{"mine"}, []string{"mine"}
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
 	n, err := store.Count(ctx) // the seed corpus repeats some papers
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(eng, Options{}))
+	srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{}))
 	defer srv.Close()
 	resp, b := do(t, "GET", srv.URL+"/v1/map", "", "")
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "map-not-ready") {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // DefaultMaxChars is how much of each result's abstract an MCP tool

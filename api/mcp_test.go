@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 )
 
 // TestMCP: over /mcp, the tools answer what the REST routes answer for the
@@ -179,10 +180,10 @@ func TestMCP(t *testing.T) {
 
 	// recommend: what GET /v1/collections/{tag}/recommendations answers;
 	// a collection's resource lists its papers.
-	if _, err := testServer.engine.Retag(ctx, []string{papers[0].ID, id}, []string{"mcp-list"}, nil); err != nil {
+	if _, err := catalog.New(testServer.engine, catalog.Options{}).Retag(ctx, []string{papers[0].ID, id}, []string{"mcp-list"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	defer testServer.engine.Retag(ctx, []string{papers[0].ID, id}, nil, []string{"mcp-list"})
+	defer catalog.New(testServer.engine, catalog.Options{}).Retag(ctx, []string{papers[0].ID, id}, nil, []string{"mcp-list"})
 	_, body = do(t, "GET", base+"/v1/collections/mcp-list/recommendations?limit=3&method=centroid", "", "")
 	if err := json.Unmarshal(body, &rest); err != nil || len(rest.Results) != 3 {
 		t.Fatalf("recommendations over REST: %s", body)
@@ -221,7 +222,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // request as POST /v1/imports does, and run the import to its end.
 func TestMCPImport(t *testing.T) {
 	server(t)
-	h := New(testServer.engine, Options{APIKey: "k", Importer: bibtexImporter})
+	h := New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{APIKey: "k", Importer: bibtexImporter})
 	srv := httptest.NewServer(h)
 	defer func() { srv.Close(); h.Close() }()
 	ctx := context.Background()
@@ -265,7 +266,7 @@ func TestMCPImport(t *testing.T) {
 	}
 	defer func() { // the shared engine's papers stay the other tests'
 		for _, id := range []string{"bibtex:imp1", "doi:10.5/x"} {
-			testServer.engine.Delete(context.Background(), id)
+			catalog.New(testServer.engine, catalog.Options{}).Delete(context.Background(), id)
 		}
 	}()
 	var job wire.ImportJob
@@ -293,7 +294,7 @@ func TestMCPImport(t *testing.T) {
 // TestMCPRecoversPanics: a tool whose engine panics answers an error, and
 // the server (whose MCP handlers run on the SDK's goroutines) lives on.
 func TestMCPRecoversPanics(t *testing.T) {
-	srv := httptest.NewServer(New(panicky{}, Options{}))
+	srv := httptest.NewServer(New(panicky{}, panicky{}, Options{}))
 	defer srv.Close()
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
@@ -323,7 +324,7 @@ func TestMCPWaitsForTheStoreToSettle(t *testing.T) {
 	server(t)
 	ctx := context.Background()
 	call := func(opts Options) (*mcp.CallToolResult, error) {
-		srv := httptest.NewServer(New(testServer.engine, opts))
+		srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), opts))
 		defer srv.Close()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
 			&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -18,7 +19,7 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(eng, Options{Metrics: m}))
+	srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{Metrics: m}))
 	defer srv.Close()
 	for _, r := range []struct{ method, path, body string }{
 		{"POST", "/v1/search", `{"query":"brain signals","limit":2}`},
@@ -83,7 +84,7 @@ func grepLines(s, sub string) string {
 // TestMetricsStartAtZero: before any request, every operation's error
 // counter and latency histogram is already exposed, at zero.
 func TestMetricsStartAtZero(t *testing.T) {
-	srv := httptest.NewServer(New(echoEngine{}, Options{}))
+	srv := httptest.NewServer(New(echoEngine{}, echoEngine{}, Options{}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {

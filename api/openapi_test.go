@@ -22,9 +22,10 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // TestOpenAPI validates real requests and responses of every endpoint
@@ -44,7 +45,7 @@ func TestOpenAPI(t *testing.T) {
 	for _, ct := range []string{"text/csv", "application/x-ndjson", "application/x-bibtex", "text/html", MediaAtom} {
 		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
 	}
-	writable := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	writable := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer writable.Close()
 	importing, importer := importServer(t)
 	resp, body := do(t, "POST", importing.URL+"/v1/imports", "application/json", `{"source":"bibtex","content":"@misc{oa-imp, abstract = {x}}"}`)
@@ -59,13 +60,13 @@ func TestOpenAPI(t *testing.T) {
 	}()
 
 	kept := newAlerts(t)
-	watches, err := imports.OpenWatches(context.Background(), filepath.Join(t.TempDir(), "watches.db"), testServer.engine,
+	watches, err := imports.OpenWatches(context.Background(), filepath.Join(t.TempDir(), "watches.db"), catalog.New(testServer.engine, catalog.Options{}),
 		imports.Config{DataDir: t.TempDir()}.Open, nil) // never run here: Run is not called
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer watches.Close()
-	alerting := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Alerts: kept, Watches: watches}))
+	alerting := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Alerts: kept, Watches: watches}))
 	defer alerting.Close()
 	resp, body = do(t, "POST", alerting.URL+"/v1/alerts", "application/json", `{"query":"brain signals","window":"2w"}`)
 	var alert wire.Alert
@@ -364,7 +365,7 @@ func TestOpenAPISaysWhoMayWrite(t *testing.T) {
 		{"writes refused", Options{}, true},
 		{"keyless loopback", Options{OpenWrites: true}, false},
 	} {
-		srv := httptest.NewServer(New(testServer.engine, tt.opts))
+		srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), tt.opts))
 		_, body := do(t, "GET", srv.URL+"/openapi.json", "", "")
 		srv.Close()
 		var doc struct {
@@ -390,7 +391,7 @@ func TestOpenAPISaysWhoMayWrite(t *testing.T) {
 
 // TestSourcesAreOneList: the import sources the OpenAPI document's enums,
 // the MCP import tool's description and the command line's help name are
-// the list seeds/imports keeps; a source added there and missed in one of
+// the list catalog/imports keeps; a source added there and missed in one of
 // them fails here.
 func TestSourcesAreOneList(t *testing.T) {
 	url, _ := server(t)
@@ -443,7 +444,7 @@ func TestSourcesAreOneList(t *testing.T) {
 		{"WatchRequest's sources read in order (no since)", sc.WatchRequest.Not.Properties.Source.Const, sorted(imports.InOrder())},
 	} {
 		if tt.got != tt.want {
-			t.Errorf("%s: the document says %s, seeds/imports %s", tt.what, tt.got, tt.want)
+			t.Errorf("%s: the document says %s, catalog/imports %s", tt.what, tt.got, tt.want)
 		}
 	}
 	ctx := context.Background()

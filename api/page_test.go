@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/internal/testenv"
@@ -156,7 +157,7 @@ func TestSearchPage(t *testing.T) {
 // and finds every link there http or https, the stored script never run.
 func TestSearchPageLinksOnlyTheWeb(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer srv.Close()
 	evil := `{"papers":[{"id":"xss-api","title":"Zebrafish regeneration atlas","abstract":"Zebrafish fin regeneration atlas.","url":"javascript:alert(document.domain)"}]}`
 	if resp, body := do(t, "POST", srv.URL+"/v1/papers", "application/json", evil); resp.StatusCode != 400 {
@@ -171,12 +172,12 @@ func TestSearchPageLinksOnlyTheWeb(t *testing.T) {
 		{ID: "web-ok", Title: "Zebrafish spinal cord regeneration", Abstract: "Zebrafish spinal cord regeneration.",
 			URL: "https://example.org/zebrafish"},
 	}
-	if _, err := testServer.engine.Ingest(ctx, legacy, nil); err != nil {
+	if _, err := catalog.New(testServer.engine, catalog.Options{}).Ingest(ctx, legacy, nil); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
 		for _, p := range legacy {
-			testServer.engine.Delete(ctx, p.ID)
+			catalog.New(testServer.engine, catalog.Options{}).Delete(ctx, p.ID)
 		}
 	}()
 	resp, _ := do(t, "GET", srv.URL+"/", "", "")
@@ -233,10 +234,10 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 		Abstract: `**This position paper** argues that quokka *reconstruction* needs 100\% of views <img src=x onerror="window.pwned=1">. ` +
 			`It factors $V \approx WH$ at a rate of $O(1/\sqrt{n})$ in the $\Gamma$-trace norm, for $5 or $10.`,
 		Authors: []string{"Ada Lovelace"}, Year: 2024}
-	if _, err := testServer.engine.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
+	if _, err := catalog.New(testServer.engine, catalog.Options{}).Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
 		t.Fatal(err)
 	}
-	defer testServer.engine.Delete(ctx, paper.ID)
+	defer catalog.New(testServer.engine, catalog.Options{}).Delete(ctx, paper.ID)
 	b := browser(t)
 	var title, titleHTML, abstract, abstractHTML, status, hash, author, tags, mode string
 	var pwned bool
@@ -296,7 +297,7 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 // interested" on one marks it and the view drops it.
 func TestCollectionPage(t *testing.T) {
 	_, papers := server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer srv.Close()
 	defer func() { // leave the shared store as it was
 		for _, p := range papers {

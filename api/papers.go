@@ -14,13 +14,13 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/catalog"
 )
 
 // MaxIngestPapers bounds the papers of one POST /v1/papers.
 const MaxIngestPapers = 1000
 
-// ingest adds papers through the engine's one pipeline: a paper whose id
+// ingest adds papers through the catalog's one pipeline: a paper whose id
 // is stored replaces it whole (POST is idempotent by id), and a version of
 // a stored work under another id joins that work, as an import's does; the
 // answer's ids say where each paper went.
@@ -61,10 +61,10 @@ func (s *Server) ingest(c echo.Context) error {
 	ctx, cancel := extendWriteDeadline(c, len(papers))
 	defer cancel()
 	// One batch, stored whole or not at all.
-	sum, err := s.engine.Add(ctx, papers, search.AddOptions{Replace: true})
+	sum, err := s.catalog.Add(ctx, papers, catalog.AddOptions{Replace: true})
 	if err != nil {
 		p := toProblem(err)
-		if errors.Is(err, search.ErrNothingStored) {
+		if errors.Is(err, catalog.ErrNothingStored) {
 			p.Detail += "; nothing of the batch was stored"
 		}
 		return p
@@ -79,7 +79,7 @@ func (s *Server) deletePaper(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.engine.Delete(c.Request().Context(), id); err != nil {
+	if err := s.catalog.Delete(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -190,7 +190,7 @@ func (s *Server) patchPaper(c echo.Context) error {
 	}
 	wctx, cancel := extendWriteDeadline(c, 1)
 	defer cancel()
-	if _, err := s.engine.Put(wctx, []papersearch.Paper{done}); err != nil {
+	if _, err := s.catalog.Put(wctx, []papersearch.Paper{done}); err != nil {
 		return err
 	}
 	stored, err := s.engine.Get(ctx, id)

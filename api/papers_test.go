@@ -14,6 +14,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 )
@@ -23,7 +24,7 @@ import (
 // request is stored; and papers it must take, including null as absent.
 func TestIngestValidation(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer srv.Close()
 	ok := `{"id":"v-ok","abstract":"A valid paper about validation."}`
 	tests := []struct {
@@ -79,7 +80,7 @@ func TestIngestValidation(t *testing.T) {
 					if p.URL != "" && !strings.HasPrefix(p.URL, "http") {
 						t.Errorf("stored url %q", p.URL)
 					}
-					testServer.engine.Delete(context.Background(), id)
+					catalog.New(testServer.engine, catalog.Options{}).Delete(context.Background(), id)
 				}
 				return
 			}
@@ -108,7 +109,7 @@ func TestIngestAThousandRealAbstracts(t *testing.T) {
 	if len(body) <= DefaultMaxBody {
 		t.Fatalf("1,000 papers take only %d bytes; the test proves nothing", len(body))
 	}
-	srv := httptest.NewServer(New(echoEngine{}, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(echoEngine{}, echoEngine{}, Options{OpenWrites: true}))
 	defer srv.Close()
 	resp, out := do(t, "POST", srv.URL+"/v1/papers", "application/json", string(body))
 	var ir wire.IngestResponse
@@ -129,7 +130,7 @@ func TestIngestAThousandRealAbstracts(t *testing.T) {
 // id is unescaped exactly once.
 func TestIDsWithPercentSignsRoundTrip(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer srv.Close()
 	ids := []string{"a%41b", "100%", "x/y%2Fz", "Ⱥÿ°m%ë", "50% off"}
 	var papers []string
@@ -157,7 +158,7 @@ func TestIDsWithPercentSignsRoundTrip(t *testing.T) {
 // naming the field.
 func TestTags(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer srv.Close()
 	body := `{"papers":[
 		{"id":"tag-a","abstract":"Sparse mixtures of experts route each token to two experts.","tags":["My-Library","neurips-2026"]},
@@ -206,7 +207,7 @@ func TestTags(t *testing.T) {
 // it whole.
 func TestPostMergesVersions(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer srv.Close()
 	defer do(t, "DELETE", srv.URL+"/v1/papers/arxiv:2403.00009", "", "")
 	preprint := `{"id":"arxiv:2403.00009","title":"Merging Versions of Papers Posted Twice","abstract":"A preprint on merging versions.",
@@ -246,7 +247,7 @@ func TestPostMergesVersions(t *testing.T) {
 // case-insensitive); so are its similar papers; DELETE takes it raw too.
 func TestIDsWithSlashes(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer srv.Close()
 	const id = "doi:10.1109/jproc.2021.3058954"
 	body := `{"papers":[{"id":"doi:10.1109/JPROC.2021.3058954","title":"A survey of slashes","abstract":"Identifiers with slashes in them, such as DOIs, name papers."}]}`
@@ -291,7 +292,7 @@ func TestIDsWithSlashes(t *testing.T) {
 // rules a POST does; the id cannot change.
 func TestPatchPaper(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer srv.Close()
 	defer do(t, "DELETE", srv.URL+"/v1/papers/patch-me", "", "")
 	body := `{"id":"patch-me","title":"Before","abstract":"A paper about merge patches of stored records.","authors":["Ada Lovelace"],
@@ -340,7 +341,7 @@ func TestPatchPaper(t *testing.T) {
 	if resp, b := do(t, "PATCH", srv.URL+"/v1/papers/no-such-paper", "application/merge-patch+json", `{"title":"x"}`); resp.StatusCode != 404 {
 		t.Errorf("PATCH an unknown paper: %d %s", resp.StatusCode, b)
 	}
-	keyed := httptest.NewServer(New(testServer.engine, Options{APIKey: "k"}))
+	keyed := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{APIKey: "k"}))
 	defer keyed.Close()
 	if resp, _ := do(t, "PATCH", keyed.URL+"/v1/papers/patch-me", "application/merge-patch+json", `{"title":"x"}`); resp.StatusCode != 401 {
 		t.Errorf("PATCH without the key: %d", resp.StatusCode)
@@ -356,7 +357,7 @@ func TestPatchPaper(t *testing.T) {
 // when they were added; a bad bound names its field or parameter.
 func TestDates(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer srv.Close()
 	before := time.Now().UTC().Truncate(time.Second)
 	body := `{"papers":[

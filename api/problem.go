@@ -15,9 +15,9 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // problem builds a Problem with a type and title derived from the status.

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 )
@@ -30,11 +31,11 @@ func TestWriteEndpointsNeedTheKey(t *testing.T) {
 	server(t)
 	eng := testServer.engine
 	const key = "s3cret-key"
-	withKey := httptest.NewServer(New(eng, Options{APIKey: key}))
+	withKey := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{APIKey: key}))
 	defer withKey.Close()
-	closed := httptest.NewServer(New(eng, Options{}))
+	closed := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{}))
 	defer closed.Close()
-	open := httptest.NewServer(New(eng, Options{OpenWrites: true}))
+	open := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{OpenWrites: true}))
 	defer open.Close()
 
 	paper := `{"papers":[{"id":"w1","title":"Write test","abstract":"A paper written through the API about tensor sketching.","year":2024}]}`
@@ -106,12 +107,12 @@ func TestWriteEndpointsNeedTheKey(t *testing.T) {
 	if resp, _ := withBearer(t, "DELETE", withKey.URL+"/v1/papers/w1", key, ""); resp.StatusCode != 404 {
 		t.Errorf("second delete: %d", resp.StatusCode)
 	}
-	eng.Delete(context.Background(), "w4")
+	catalog.New(eng, catalog.Options{}).Delete(context.Background(), "w4")
 }
 
 func TestRateLimit(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{RateLimit: RateLimit{Rate: 1, Burst: 3}}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{RateLimit: RateLimit{Rate: 1, Burst: 3}}))
 	defer srv.Close()
 	var limited *http.Response
 	for range 6 {
@@ -149,7 +150,7 @@ func (downEngine) Embed(context.Context, string, []string) ([][]float32, int, er
 
 func TestReadyzReportsDegradedEmbedder(t *testing.T) {
 	server(t)
-	srv := httptest.NewServer(New(downEngine{testServer.engine}, Options{}))
+	srv := httptest.NewServer(New(downEngine{testServer.engine}, catalog.New(testServer.engine, catalog.Options{}), Options{}))
 	defer srv.Close()
 	resp, body := withBearer(t, "GET", srv.URL+"/readyz", "", "")
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"status":"degraded"`) || !strings.Contains(string(body), `"degraded":["dense"]`) {
@@ -164,7 +165,7 @@ func TestReadyzLogsChangesNotProbes(t *testing.T) {
 	var logs testenv.Buffer
 	var seeding atomic.Bool
 	seeding.Store(true)
-	srv := httptest.NewServer(New(testServer.engine, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func() error {
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func() error {
 		if seeding.Load() {
 			return errors.New("seeding the empty store: 8 of 19 papers done")
 		}

@@ -17,9 +17,10 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/alerts"
+	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // Engine is what the server needs from the search engine.
@@ -35,9 +36,6 @@ type Engine interface {
 	Map(ctx context.Context, q search.MapQuery) (search.MapView, error)
 	// CollectionPapers returns the papers holding a tag, by id.
 	CollectionPapers(ctx context.Context, tag string) ([]papersearch.Paper, error)
-	// Retag adds and removes tags on papers, stored at once
-	// (search.Engine.Retag).
-	Retag(ctx context.Context, ids, add, remove []string) ([]papersearch.Paper, error)
 	Index(ctx context.Context) (papersearch.IndexInfo, error)
 	// Ping reports whether the store answers now, from no cache.
 	Ping(ctx context.Context) error
@@ -47,13 +45,21 @@ type Engine interface {
 	Encoders() map[string]embed.Choice
 	// Embed embeds texts as given with the named model ("": the index's).
 	Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error)
+}
+
+// Catalog is what the server needs to change the papers: the write side
+// (catalog.Catalog), its one way in.
+type Catalog interface {
 	// Add stores a batch of papers through the one pipeline, each work
-	// once, whole or not at all (search.Engine.Add).
-	Add(ctx context.Context, papers []papersearch.Paper, opts search.AddOptions) (search.AddSummary, error)
+	// once, whole or not at all (catalog.Catalog.Add).
+	Add(ctx context.Context, papers []papersearch.Paper, opts catalog.AddOptions) (catalog.AddSummary, error)
 	// Put stores a batch of papers by id as they are, whole or not at all
-	// (search.Engine.Put): a patched paper keeps its id.
+	// (catalog.Catalog.Put): a patched paper keeps its id.
 	Put(ctx context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error)
-	Import(ctx context.Context, src search.Source, opts search.ImportOptions) (search.ImportSummary, error)
+	// Retag adds and removes tags on papers, stored at once
+	// (catalog.Catalog.Retag).
+	Retag(ctx context.Context, ids, add, remove []string) ([]papersearch.Paper, error)
+	Import(ctx context.Context, src catalog.Source, opts catalog.ImportOptions) (catalog.ImportSummary, error)
 	Delete(ctx context.Context, id string) error
 }
 
@@ -118,6 +124,7 @@ type Options struct {
 type Server struct {
 	echo       *echo.Echo
 	engine     Engine
+	catalog    Catalog
 	log        *slog.Logger
 	maxBody    int64
 	ready      func() error
@@ -149,9 +156,10 @@ type Server struct {
 	mcp         *mcp.Server // the Model Context Protocol server (see MCP)
 }
 
-// New returns a Server answering from engine.
-func New(engine Engine, opts Options) *Server {
-	s := &Server{engine: engine, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready, settled: opts.Settled, settleWait: opts.SettleWait,
+// New returns a Server answering from engine and changing papers through
+// cat.
+func New(engine Engine, cat Catalog, opts Options) *Server {
+	s := &Server{engine: engine, catalog: cat, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready, settled: opts.Settled, settleWait: opts.SettleWait,
 		apiKey: opts.APIKey, openWrites: opts.OpenWrites, trust: opts.Trust, crossOrigin: opts.Trust.crossOrigin(),
 		keyed: map[string]bool{}, alerts: opts.Alerts, watches: opts.Watches, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
 	}
@@ -159,7 +167,7 @@ func New(engine Engine, opts Options) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Importer != nil {
-		s.imports = imports.NewJobs(engine, opts.Importer, s.log)
+		s.imports = imports.NewJobs(cat, opts.Importer, s.log)
 		s.imports.Records = opts.Records
 	}
 	if opts.EmbedTokens.Rate > 0 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
@@ -80,13 +81,13 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 		papers = append(papers, papersearch.Paper{ID: "cs/0101001 ü", Title: "An old arXiv id",
 			Abstract: "Identifiers with slashes, spaces and accents must round-trip through the URL path.",
 			Authors:  []string{"Ada Lovelace"}, Venue: "arXiv", Year: 2001, Tags: []string{"history"}})
-		if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+		if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 			testServer.err = err
 			return
 		}
 		mapping, stopMapping := context.WithCancel(ctx)
 		go eng.KeepMap(mapping, 20*time.Millisecond)
-		srv := httptest.NewServer(New(eng, Options{}))
+		srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{}))
 		testServer.url, testServer.papers, testServer.engine = srv.URL, papers, eng
 		testServer.store, testServer.model = store, model
 		testServer.close = func() { stopMapping(); srv.Close(); store.Close(); os.RemoveAll(dir) }
@@ -377,18 +378,18 @@ func (panicky) Embed(context.Context, string, []string) ([][]float32, int, error
 func (panicky) Put(context.Context, []papersearch.Paper) (papersearch.IngestSummary, error) {
 	panic("boom")
 }
-func (panicky) Add(context.Context, []papersearch.Paper, search.AddOptions) (search.AddSummary, error) {
+func (panicky) Add(context.Context, []papersearch.Paper, catalog.AddOptions) (catalog.AddSummary, error) {
 	panic("boom")
 }
 func (panicky) Delete(context.Context, string) error { panic("boom") }
-func (panicky) Import(context.Context, search.Source, search.ImportOptions) (search.ImportSummary, error) {
+func (panicky) Import(context.Context, catalog.Source, catalog.ImportOptions) (catalog.ImportSummary, error) {
 	panic("boom")
 }
 
 func TestPanicsBecomeProblems(t *testing.T) {
 	var logs testenv.Buffer
 	m := NewMetrics()
-	srv := httptest.NewServer(New(panicky{}, Options{Metrics: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+	srv := httptest.NewServer(New(panicky{}, panicky{}, Options{Metrics: m, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 	defer srv.Close()
 	defer func() {
 		// A panicking request is logged and counted like any other.
@@ -418,7 +419,7 @@ func TestPanicsBecomeProblems(t *testing.T) {
 // TestSlowBodyTimesOut sends a body that stops arriving: the answer is 408
 // problem+json, with no socket address or internal error text in it.
 func TestSlowBodyTimesOut(t *testing.T) {
-	srv := httptest.NewUnstartedServer(New(echoEngine{}, Options{}))
+	srv := httptest.NewUnstartedServer(New(echoEngine{}, echoEngine{}, Options{}))
 	srv.Config.ReadTimeout = 300 * time.Millisecond
 	srv.Start()
 	defer srv.Close()

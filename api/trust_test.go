@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 )
 
 // writeRoutes are a write of every kind, with a valid JSON body; the
@@ -52,7 +53,7 @@ func TestCrossSiteWritesRefused(t *testing.T) {
 		{"keyless loopback", Options{OpenWrites: true}, nil},
 		{"keyed", Options{APIKey: "k"}, []string{"Authorization", "Bearer k"}},
 	} {
-		srv := httptest.NewServer(New(eng, cfg.opts))
+		srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), cfg.opts))
 		for _, rt := range writeRoutes {
 			path, body := strings.ReplaceAll(rt.path, "%s", id), strings.ReplaceAll(rt.body, "%s", id)
 			for _, try := range []struct {
@@ -108,9 +109,9 @@ func TestHostChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true}))
+	plain := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true}))
 	defer plain.Close()
-	allowing := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: trust}))
+	allowing := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Trust: trust}))
 	defer allowing.Close()
 	get := "/v1/papers/" + papers[1].ID
 	for _, tt := range []struct {
@@ -177,7 +178,7 @@ func TestLinksIgnoreHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		saved := newAlerts(t)
-		srv := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: trust, Alerts: saved}))
+		srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Trust: trust, Alerts: saved}))
 		want := srv.URL
 		if public != "" {
 			want = "https://papers.example.org/ps"
@@ -212,9 +213,9 @@ func TestTrustedProxies(t *testing.T) {
 		t.Fatal(err)
 	}
 	untag(t, []string{papers[0].ID}, "proxy-test")
-	behind := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: proxied}))
+	behind := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Trust: proxied}))
 	defer behind.Close()
-	direct := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: elsewhere}))
+	direct := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Trust: elsewhere}))
 	defer direct.Close()
 	write := func(base string, headers ...string) int {
 		t.Helper()
@@ -250,9 +251,9 @@ func TestTrustedProxies(t *testing.T) {
 	// Rate limits judge the forwarded client behind a trusted proxy, and
 	// the peer otherwise.
 	limit := RateLimit{Rate: 0.01, Burst: 2}
-	limited := httptest.NewServer(New(testServer.engine, Options{Trust: proxied, RateLimit: limit}))
+	limited := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{Trust: proxied, RateLimit: limit}))
 	defer limited.Close()
-	limitedDirect := httptest.NewServer(New(testServer.engine, Options{Trust: elsewhere, RateLimit: limit}))
+	limitedDirect := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{Trust: elsewhere, RateLimit: limit}))
 	defer limitedDirect.Close()
 	get := func(base, client string) int {
 		resp, _ := do(t, "GET", base+"/v1/collections", "", "", "X-Forwarded-For", client)
@@ -277,7 +278,7 @@ func TestTrustedProxies(t *testing.T) {
 	}
 
 	// The MCP tools that write judge the forwarded client too.
-	mcpBehind := httptest.NewServer(New(testServer.engine, Options{OpenWrites: true, Trust: proxied, Importer: bibtexImporter}))
+	mcpBehind := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Trust: proxied, Importer: bibtexImporter}))
 	defer mcpBehind.Close()
 	for client, refused := range map[string]bool{"203.0.113.9": true, "127.0.0.1": false} {
 		tr := &mcp.StreamableClientTransport{Endpoint: mcpBehind.URL + "/mcp",
@@ -308,7 +309,7 @@ func TestTrustedProxies(t *testing.T) {
 // of the client's requests.
 func TestUnauthenticatedWritesGet401(t *testing.T) {
 	_, papers := server(t)
-	srv := httptest.NewServer(New(testServer.engine, Options{APIKey: "k", RateLimit: RateLimit{Rate: 0.01, Burst: 2}}))
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{APIKey: "k", RateLimit: RateLimit{Rate: 0.01, Burst: 2}}))
 	defer srv.Close()
 	untag(t, []string{papers[0].ID}, "limit-test")
 	body := `{"ids":["` + papers[0].ID + `"]}`
@@ -364,7 +365,7 @@ func TestClientAddr(t *testing.T) {
 // untag takes the tags a test added off the shared server's papers.
 func untag(t *testing.T, ids []string, tags ...string) {
 	t.Cleanup(func() {
-		if _, err := testServer.engine.Retag(context.Background(), ids, nil, tags); err != nil {
+		if _, err := catalog.New(testServer.engine, catalog.Options{}).Retag(context.Background(), ids, nil, tags); err != nil {
 			t.Error(err)
 		}
 	})

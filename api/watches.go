@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch/api/wire"
-	"github.com/papersearch/papersearch/seeds/imports"
+	"github.com/papersearch/papersearch/catalog/imports"
 )
 
 // Watches: network sources the server imports from by itself, each on

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
@@ -59,7 +60,7 @@ func TestMain(m *testing.M) {
 			upstream.err = err
 			return
 		}
-		srv := httptest.NewServer(api.New(eng, api.Options{}))
+		srv := httptest.NewServer(api.New(eng, catalog.New(eng, catalog.Options{}), api.Options{}))
 		upstream.url, upstream.local = srv.URL, local
 		closeAll = func() { srv.Close(); store.Close() }
 	})

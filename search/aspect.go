@@ -100,7 +100,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 		return Results{}, fmt.Errorf("aspect: %w", ErrNoSentences)
 	}
 	if doc.Sentences == nil { // stored before sentences were kept
-		if err := e.embedWithSentences(ctx, []*Document{&doc}); err != nil {
+		if err := e.EmbedDocuments(ctx, []*Document{&doc}); err != nil {
 			return Results{}, fmt.Errorf("embed the sentences of %s: %w", sq.ID, err)
 		}
 	}
@@ -192,7 +192,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 			return Results{}, err
 		}
 		if doc.Sentences == nil {
-			if err := e.embedWithSentences(ctx, []*Document{&doc}); err != nil {
+			if err := e.EmbedDocuments(ctx, []*Document{&doc}); err != nil {
 				return Results{}, fmt.Errorf("embed the sentences of %s: %w", id, err)
 			}
 		}

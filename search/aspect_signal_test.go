@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
@@ -92,7 +93,7 @@ func aspectSignal(b *testing.B, papers []papersearch.Paper, local embed.Embedder
 		}
 		return e
 	}
-	if _, err := engine(search.ResearchOptions{}).Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(engine(search.ResearchOptions{}), catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		b.Fatal(err)
 	}
 	type method struct {

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/searchtest"
 )
 
 // TestSimilarByAspect: with the method aspect the paper using the same
@@ -16,7 +18,7 @@ import (
 // chosen sentences are compared when named; bad requests are refused.
 func TestSimilarByAspect(t *testing.T) {
 	ctx := context.Background()
-	eng, _, _ := importEngine(t)
+	eng, _ := searchtest.Engine(t, &searchtest.Recorder{Name: "test-model"}, search.Options{})
 	const (
 		problem = "Predicting how proteins fold remains a central open problem in biology."
 		method  = "We propose a graph neural network with attention over residue contacts, trained with a contrastive loss."
@@ -30,7 +32,7 @@ func TestSimilarByAspect(t *testing.T) {
 			" We train random forests on hand-made features of each residue pair. Experiments show that the forests are fast but less accurate."},
 		{ID: "other", Title: "Sorting", Abstract: "Sorting is a basic task in computing. We present a new merge procedure. Results show that it is twice as fast."},
 	}
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := func(sq search.SimilarQuery) papersearch.Hit {
@@ -148,7 +150,7 @@ func ingestLonePaper(t *testing.T, eng *search.Engine) {
 		{ID: "b", Title: "Graphs", Abstract: "Graph attention networks learn over molecules. Results show gains."},
 		{ID: "c", Title: "Sorting", Abstract: "Sorting is a basic task in computing. We present a new merge procedure."},
 	}
-	if _, err := eng.Ingest(context.Background(), papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(context.Background(), papers, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -159,7 +161,7 @@ func ingestLonePaper(t *testing.T, eng *search.Engine) {
 // gets an answer.
 func TestSimilarByAspectWithoutSuchSentence(t *testing.T) {
 	ctx := context.Background()
-	eng, _, _ := importEngine(t)
+	eng, _ := searchtest.Engine(t, &searchtest.Recorder{Name: "test-model"}, search.Options{})
 	ingestLonePaper(t, eng)
 	whole, err := eng.Similar(ctx, search.SimilarQuery{ID: "lone"})
 	if err != nil {
@@ -189,7 +191,7 @@ func TestSimilarByAspectWithoutSuchSentence(t *testing.T) {
 // whole, says so (degraded "aspect") and answers, instead of 404.
 func TestSearchByAspectLikingAPaperWithoutSuchSentence(t *testing.T) {
 	ctx := context.Background()
-	eng, _, _ := importEngine(t)
+	eng, _ := searchtest.Engine(t, &searchtest.Recorder{Name: "test-model"}, search.Options{})
 	ingestLonePaper(t, eng)
 	degraded := 0
 	for _, aspect := range []search.Aspect{search.BackgroundAspect, search.MethodAspect, search.ResultAspect} {

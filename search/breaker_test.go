@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -119,7 +120,7 @@ func TestWritesRefusedWhileBreakerOpen(t *testing.T) {
 	emb := &switchEmbedder{}
 	eng := breakerEngine(t, emb, time.Hour) // no probe during this test
 	stored := paper("kept", "A paper stored while the embedder answered.")
-	if _, err := eng.Put(ctx, []papersearch.Paper{stored}); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{stored}); err != nil {
 		t.Fatal(err)
 	}
 	emb.down.Store(true)
@@ -127,11 +128,11 @@ func TestWritesRefusedWhileBreakerOpen(t *testing.T) {
 		eng.Search(ctx, search.Query{Text: fmt.Sprintf("trip %d", i), Limit: 3})
 	}
 	calls := emb.calls.Load()
-	_, err := eng.Put(ctx, []papersearch.Paper{paper("new", "A paper that needs embedding.")})
-	if !errors.Is(err, search.ErrUnavailable) || !errors.Is(err, search.ErrNothingStored) {
+	_, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("new", "A paper that needs embedding.")})
+	if !errors.Is(err, search.ErrUnavailable) || !errors.Is(err, catalog.ErrNothingStored) {
 		t.Errorf("Put with the breaker open: %v, want ErrUnavailable and ErrNothingStored", err)
 	}
-	if _, err := eng.Import(ctx, search.Papers([]papersearch.Paper{paper("imported", "An imported paper.")}), search.ImportOptions{}); !errors.Is(err, search.ErrUnavailable) {
+	if _, err := catalog.New(eng, catalog.Options{}).Import(ctx, catalog.Papers([]papersearch.Paper{paper("imported", "An imported paper.")}), catalog.ImportOptions{}); !errors.Is(err, search.ErrUnavailable) {
 		t.Errorf("Import with the breaker open: %v, want ErrUnavailable", err)
 	}
 	if _, _, err := eng.Embed(ctx, "", []string{"a text"}); !errors.Is(err, search.ErrUnavailable) {
@@ -146,7 +147,7 @@ func TestWritesRefusedWhileBreakerOpen(t *testing.T) {
 		}
 	}
 	stored.Tags = []string{"retagged"}
-	if _, err := eng.Put(ctx, []papersearch.Paper{stored}); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{stored}); err != nil {
 		t.Errorf("a write that needs no embedding, with the breaker open: %v", err)
 	}
 }
@@ -160,11 +161,11 @@ func TestWriteFailureOpensBreaker(t *testing.T) {
 	emb := &switchEmbedder{}
 	emb.down.Store(true)
 	eng := breakerEngine(t, emb, 50*time.Millisecond)
-	if _, err := eng.Put(ctx, []papersearch.Paper{paper("w1", "The first write finds the embedder down.")}); !errors.Is(err, search.ErrUnavailable) {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("w1", "The first write finds the embedder down.")}); !errors.Is(err, search.ErrUnavailable) {
 		t.Fatalf("first write: %v, want ErrUnavailable", err)
 	}
 	calls := emb.calls.Load()
-	if _, err := eng.Put(ctx, []papersearch.Paper{paper("w2", "The second write is refused.")}); !errors.Is(err, search.ErrUnavailable) {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("w2", "The second write is refused.")}); !errors.Is(err, search.ErrUnavailable) {
 		t.Errorf("second write: %v, want ErrUnavailable", err)
 	}
 	res, err := eng.Search(ctx, search.Query{Text: "abstract", Limit: 3})
@@ -177,7 +178,7 @@ func TestWriteFailureOpensBreaker(t *testing.T) {
 	emb.down.Store(false)
 	deadline := time.Now().Add(30 * time.Second) // a bound on waiting, not a latency target
 	for i := 0; ; i++ {
-		_, err := eng.Put(ctx, []papersearch.Paper{paper("w3", "A write once the embedder is back.")})
+		_, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("w3", "A write once the embedder is back.")})
 		if err == nil {
 			break
 		}
@@ -201,11 +202,11 @@ func TestBusyEmbedderKeepsBreakerClosed(t *testing.T) {
 	eng := breakerEngine(t, emb, time.Hour) // an opened breaker would stay open
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := eng.Put(ctx, []papersearch.Paper{paper("b1", "A write past its deadline.")}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("b1", "A write past its deadline.")}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("write past its deadline: %v", err)
 	}
 	emb.busy.Store(false)
-	if _, err := eng.Put(context.Background(), []papersearch.Paper{paper("b2", "The next write is embedded.")}); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(context.Background(), []papersearch.Paper{paper("b2", "The next write is embedded.")}); err != nil {
 		t.Fatalf("the next write: %v", err)
 	}
 	res, err := eng.Search(context.Background(), search.Query{Text: "abstract", Limit: 3})

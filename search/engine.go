@@ -88,9 +88,6 @@ type Options struct {
 	// failing (see BreakerFailures), before a background probe may turn
 	// it on again (default DefaultBreakerCooldown).
 	BreakerCooldown time.Duration
-	// IngestBatch is how many papers are embedded and stored together
-	// (default IngestBatch).
-	IngestBatch int
 	// research are the knobs the dev signals compare and no user sets
 	// (see WithResearch in the package's tests).
 	research research
@@ -176,9 +173,6 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	}
 	if opts.BreakerCooldown <= 0 {
 		opts.BreakerCooldown = DefaultBreakerCooldown
-	}
-	if opts.IngestBatch <= 0 {
-		opts.IngestBatch = IngestBatch
 	}
 	if opts.Fusion == nil {
 		opts.Fusion = &DefaultFusion
@@ -290,5 +284,7 @@ func (e *Engine) Collections(ctx context.Context) ([]papersearch.Collection, err
 	return out, nil
 }
 
-// Delete removes one paper, or returns ErrNotFound.
-func (e *Engine) Delete(ctx context.Context, id string) error { return e.store.Delete(ctx, id) }
+// Store returns the engine's store as the engine observes it: writes
+// through it are measured (Options.Observe) and noted for the map. The
+// catalog writes through it; the engine itself only reads.
+func (e *Engine) Store() Store { return e.store }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
@@ -138,7 +139,7 @@ func sharedSeeded(t *testing.T) (*search.Engine, []papersearch.Paper) {
 		}
 		shared.engine, _, shared.store, shared.papers, shared.err = newSeededEngine(filepath.Join(shared.dir, "papers.db"))
 		if shared.err == nil {
-			_, shared.err = shared.engine.Ingest(context.Background(), shared.papers, nil)
+			_, shared.err = catalog.New(shared.engine, catalog.Options{}).Ingest(context.Background(), shared.papers, nil)
 		}
 	})
 	if shared.err != nil {
@@ -258,7 +259,7 @@ func TestIngestIsIncremental(t *testing.T) {
 	ctx := context.Background()
 	eng, emb, papers := seededEngine(t, filepath.Join(t.TempDir(), "papers.db"))
 	papers = papers[:5]
-	sum, err := eng.Ingest(ctx, papers, nil)
+	sum, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestIngestIsIncremental(t *testing.T) {
 		t.Fatalf("first ingest %+v, embedded %d texts, want 5 to %d", sum, texts, embeddedTexts(papers))
 	}
 	// Unchanged corpus: zero embedding calls.
-	sum, err = eng.Ingest(ctx, papers, nil)
+	sum, err = catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +283,7 @@ func TestIngestIsIncremental(t *testing.T) {
 	changed[1].Abstract += " We also release code."
 	changed[2].Venue = "ICML"
 	changed = append(changed, changed[0])
-	sum, err = eng.Ingest(ctx, changed, nil)
+	sum, err = catalog.New(eng, catalog.Options{}).Ingest(ctx, changed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 )
@@ -22,7 +23,7 @@ func TestExplainEmbedsOnlyTheQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
 	const question = "agents that browse websites and follow their rules on scraping"

@@ -3,39 +3,14 @@ package search_test
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
-	"github.com/papersearch/papersearch/search/storetest"
 )
-
-// recordingEmbedder keeps every text it is asked to embed and answers with
-// hash vectors, under a model name of the test's choosing.
-type recordingEmbedder struct {
-	name  string
-	mu    sync.Mutex
-	texts []string
-}
-
-func (r *recordingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		r.texts = append(r.texts, t)
-		out[i] = hashvec.Of(t, storetest.Model.Dim)
-	}
-	return out, nil
-}
-
-func (r *recordingEmbedder) Info() embed.ModelInfo {
-	return embed.ModelInfo{Name: r.name, Dim: storetest.Model.Dim}
-}
 
 // TestModelInstructions: the engine embeds queries and papers with the
 // model's instructions, whatever organisation prefixes its name, and
@@ -49,7 +24,7 @@ func TestModelInstructions(t *testing.T) {
 		t.Helper()
 		ctx := context.Background()
 		eng, _ := searchtest.Engine(t, emb, opts)
-		if _, err := eng.Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
+		if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, []papersearch.Paper{paper}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := eng.Search(ctx, search.Query{Text: "graph networks"}); err != nil {
@@ -68,21 +43,21 @@ func TestModelInstructions(t *testing.T) {
 		{"e5-small-v2", true, "", "passage: "},
 		{"all-MiniLM-L6-v2", false, "", ""},
 	} {
-		rec := &recordingEmbedder{name: tt.model}
+		rec := &searchtest.Recorder{Name: tt.model}
 		ingestAndAsk(rec, search.Options{RawQueries: tt.raw})
 		// The paper, its abstract's one sentence, then the query.
 		want := []string{tt.doc + paper.Text(), tt.doc + paper.Abstract, tt.query + "graph networks"}
-		if !slices.Equal(rec.texts, want) {
-			t.Errorf("%s (raw queries %v) embedded %q, want %q", tt.model, tt.raw, rec.texts, want)
+		if !slices.Equal(rec.Texts(), want) {
+			t.Errorf("%s (raw queries %v) embedded %q, want %q", tt.model, tt.raw, rec.Texts(), want)
 		}
 	}
 	// A pair: each model with its own instructions.
-	bge, e5 := &recordingEmbedder{name: "bge-small-en-v1.5"}, &recordingEmbedder{name: "e5-small-v2"}
+	bge, e5 := &searchtest.Recorder{Name: "bge-small-en-v1.5"}, &searchtest.Recorder{Name: "e5-small-v2"}
 	ingestAndAsk(embed.NewPair(bge, e5), search.Options{})
-	if want := []string{paper.Text(), paper.Abstract, bgeQuery + "graph networks"}; !slices.Equal(bge.texts, want) {
-		t.Errorf("pair: bge embedded %q, want %q", bge.texts, want)
+	if want := []string{paper.Text(), paper.Abstract, bgeQuery + "graph networks"}; !slices.Equal(bge.Texts(), want) {
+		t.Errorf("pair: bge embedded %q, want %q", bge.Texts(), want)
 	}
-	if want := []string{"passage: " + paper.Text(), "passage: " + paper.Abstract, "query: graph networks"}; !slices.Equal(e5.texts, want) {
-		t.Errorf("pair: e5 embedded %q, want %q", e5.texts, want)
+	if want := []string{"passage: " + paper.Text(), "passage: " + paper.Abstract, "query: graph networks"}; !slices.Equal(e5.Texts(), want) {
+		t.Errorf("pair: e5 embedded %q, want %q", e5.Texts(), want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -76,10 +77,10 @@ func TestMap(t *testing.T) {
 		t.Error("a search lit up nothing")
 	}
 	// A paper written since is placed among its topic; a deleted one goes.
-	if _, err := eng.Put(ctx, []papersearch.Paper{topicPaper(2, 50)}); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{topicPaper(2, 50)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.Delete(ctx, "t5-0"); err != nil {
+	if err := catalog.New(eng, catalog.Options{}).Delete(ctx, "t5-0"); err != nil {
 		t.Fatal(err)
 	}
 	after := readyMap(t, eng, search.MapQuery{})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
@@ -30,7 +31,7 @@ func TestModelGate(t *testing.T) {
 	}
 	pairModel := embed.NewPair(parts[0], parts[1])
 	pair, _ := searchtest.Engine(t, pairModel, search.Options{})
-	if _, err := pair.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(pair, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
 

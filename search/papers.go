@@ -39,7 +39,7 @@ func (e *Engine) document(ctx context.Context, id string) (Document, error) {
 	if !errors.Is(err, ErrNotFound) {
 		return doc, err
 	}
-	ids, rerr := e.resolve(ctx, []string{id})
+	ids, rerr := e.Resolve(ctx, []string{id})
 	if rerr != nil {
 		return Document{}, rerr
 	}
@@ -49,10 +49,10 @@ func (e *Engine) document(ctx context.Context, id string) (Document, error) {
 	return e.store.Get(ctx, ids[0])
 }
 
-// resolve returns ids with each id that names no stored paper but is a
+// Resolve returns ids with each id that names no stored paper but is a
 // source of one (see Get) replaced by that paper's id; ids naming
 // nothing stay as they are.
-func (e *Engine) resolve(ctx context.Context, ids []string) ([]string, error) {
+func (e *Engine) Resolve(ctx context.Context, ids []string) ([]string, error) {
 	if len(ids) == 0 {
 		return ids, nil
 	}
@@ -93,6 +93,31 @@ func (e *Engine) resolve(ctx context.Context, ids []string) ([]string, error) {
 			if _, ok := stored[id]; !ok {
 				out[i] = w
 			}
+		}
+	}
+	return out, nil
+}
+
+// CollectionPapers returns the papers holding tag (at most
+// MaxCollectionPapers), by id.
+func (e *Engine) CollectionPapers(ctx context.Context, tag string) ([]papersearch.Paper, error) {
+	defer e.lanes.foreground()()
+	tags, ok := papersearch.CleanTags([]string{tag})
+	if !ok || len(tags) != 1 {
+		return nil, invalidField("tag", "must be a tag: "+papersearch.ErrBadTag.Error())
+	}
+	ids, err := e.tagged(ctx, tags[0])
+	if err != nil {
+		return nil, err
+	}
+	byID, err := e.store.Lookup(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]papersearch.Paper, 0, len(byID))
+	for _, id := range ids {
+		if p, ok := byID[id]; ok {
+			out = append(out, p)
 		}
 	}
 	return out, nil

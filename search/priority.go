@@ -55,10 +55,16 @@ func (l *lanes) wait(ctx context.Context) {
 	}
 }
 
+// Foreground marks the caller's work as a query's until done is called:
+// background work (see Background) waits meanwhile. A catalog's change
+// a user waits for (Retag) runs so.
+func (e *Engine) Foreground() (done func()) { return e.lanes.foreground() }
+
 // Background returns a context under which the engine's work gives way
 // to its queries: a local model encodes papers only while no search,
-// similar, get or embeddings request is being answered. Import runs so;
-// a caller ingesting while the engine serves (seeding) passes it to Ingest.
+// similar, get or embeddings request is being answered. catalog.Import runs so;
+// a caller ingesting while the engine serves (seeding) passes it to
+// catalog.Ingest.
 func (e *Engine) Background(ctx context.Context) context.Context {
 	return embed.Yielding(ctx, e.lanes.wait)
 }

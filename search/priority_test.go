@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -42,12 +43,12 @@ func TestImportGivesWayToQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := eng.Ingest(ctx, papers[:2], nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers[:2], nil); err != nil {
 		t.Fatal(err)
 	}
 	// How long an import of two papers takes here with nothing in its way.
 	start := time.Now()
-	if _, err := eng.Import(ctx, &sliceSource{papers: papers[2:4]}, search.ImportOptions{}); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Import(ctx, catalog.Papers(papers[2:4]), catalog.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	alone := time.Since(start)
@@ -64,8 +65,8 @@ func TestImportGivesWayToQueries(t *testing.T) {
 	var stored atomic.Int64
 	imported := make(chan error, 1)
 	go func() {
-		sum, err := eng.Import(ctx, &sliceSource{papers: papers[4:6]}, search.ImportOptions{
-			Progress: func(p search.ImportProgress) { stored.Store(int64(p.Stored)) }})
+		sum, err := catalog.New(eng, catalog.Options{}).Import(ctx, catalog.Papers(papers[4:6]), catalog.ImportOptions{
+			Progress: func(p catalog.ImportProgress) { stored.Store(int64(p.Stored)) }})
 		if err == nil && sum.New != 2 {
 			t.Errorf("import stored %d new papers, want 2", sum.New)
 		}

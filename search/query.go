@@ -126,10 +126,10 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	}
 	// A liked paper may be named by a source id (see Get).
 	var err error
-	if q.Like, err = e.resolve(ctx, q.Like); err != nil {
+	if q.Like, err = e.Resolve(ctx, q.Like); err != nil {
 		return Results{}, err
 	}
-	if q.Unlike, err = e.resolve(ctx, q.Unlike); err != nil {
+	if q.Unlike, err = e.Resolve(ctx, q.Unlike); err != nil {
 		return Results{}, err
 	}
 	if q.Aspect != WholePaper {

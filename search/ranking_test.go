@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/eval"
@@ -158,7 +159,7 @@ func TestFiltersAndCursor(t *testing.T) {
 		{ID: "c", Title: "Graphs of proteins", Abstract: "Protein structure as a residue graph.", Authors: []string{"Ada Lovelace", "Geoff Smith"}, Venue: "ICLR", Year: 2023},
 		{ID: "d", Title: "Speech", Abstract: "Speech recognition with transformers.", Authors: []string{"Alan Turing"}, Venue: "ICML", Year: 2023},
 	}
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(f papersearch.Filter, mode search.Mode) string {
@@ -215,7 +216,7 @@ func TestFiltersAndCursor(t *testing.T) {
 			seen = append(seen, h.ID)
 		}
 		if page == 1 {
-			if _, err := eng.Ingest(ctx, []papersearch.Paper{{ID: "e", Title: "Graph graph graph", Abstract: "Graphs."}}, nil); err != nil {
+			if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, []papersearch.Paper{{ID: "e", Title: "Graph graph graph", Abstract: "Graphs."}}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -280,7 +281,7 @@ func TestCursorsCannotBeForged(t *testing.T) {
 	a, _ := search.NewEngine(store, model, search.Options{CursorKey: key})
 	b, _ := search.NewEngine(store, model, search.Options{CursorKey: key})
 	other, _ := search.NewEngine(store, model, search.Options{})
-	if _, err := a.Ingest(ctx, []papersearch.Paper{{ID: "x1", Abstract: "Graphs of graphs."}, {ID: "x2", Abstract: "Graph neural networks."}}, nil); err != nil {
+	if _, err := catalog.New(a, catalog.Options{}).Ingest(ctx, []papersearch.Paper{{ID: "x1", Abstract: "Graphs of graphs."}, {ID: "x2", Abstract: "Graph neural networks."}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	q = search.Query{Text: "graphs", Limit: 1, Mode: search.Lexical}

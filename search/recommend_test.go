@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/eval"
@@ -58,7 +59,7 @@ func recommendEngine(t *testing.T) *search.Engine {
 			papers = append(papers, topicPaper(topic, n, tags...))
 		}
 	}
-	if _, err := eng.Ingest(context.Background(), papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(context.Background(), papers, nil); err != nil {
 		t.Fatal(err)
 	}
 	return eng
@@ -128,7 +129,7 @@ func TestRecommendNotInterested(t *testing.T) {
 	for n := 4; n < 11; n++ {
 		dismissed = append(dismissed, topicPaper(4, n, papersearch.NotInterestedTag("lib")))
 	}
-	if _, err := eng.Put(ctx, dismissed); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, dismissed); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range search.RecommendMethods() {
@@ -188,7 +189,7 @@ func TestRetagBadTag(t *testing.T) {
 	eng := recommendEngine(t)
 	var fe *papersearch.FieldError
 	long := strings.Repeat("a", papersearch.MaxTagLength+1)
-	if _, err := eng.Retag(ctx, []string{"t1-0"}, []string{long}, nil); !errors.As(err, &fe) || fe.Field != "tags" || !errors.Is(err, papersearch.ErrBadTag) {
+	if _, err := catalog.New(eng, catalog.Options{}).Retag(ctx, []string{"t1-0"}, []string{long}, nil); !errors.As(err, &fe) || fe.Field != "tags" || !errors.Is(err, papersearch.ErrBadTag) {
 		t.Errorf("retag with a %d-byte tag: %v", len(long), err)
 	}
 	if p, err := eng.Get(ctx, "t1-0"); err != nil || !slices.Equal(p.Tags, []string{"lib"}) {

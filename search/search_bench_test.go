@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/internal/testenv"
@@ -90,7 +91,7 @@ func BenchmarkExplain(b *testing.B) {
 	ctx := context.Background()
 	emb := hashvec.Embedder{Model: embed.ModelInfo{Name: "hash", Dim: 384}}
 	eng, _ := searchtest.Engine(b, emb, search.Options{})
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		b.Fatal(err)
 	}
 	for _, explain := range []bool{false, true} {
@@ -148,7 +149,7 @@ func BenchmarkRecommend29k(b *testing.B) {
 		for _, h := range near.Hits {
 			ids = append(ids, h.ID)
 		}
-		if _, err := eng.Retag(ctx, ids, []string{tag}, nil); err != nil {
+		if _, err := catalog.New(eng, catalog.Options{}).Retag(ctx, ids, []string{tag}, nil); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(string(method), func(b *testing.B) {

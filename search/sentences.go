@@ -31,12 +31,14 @@ func abstractSentences(p papersearch.Paper) []string {
 	return ss[:min(len(ss), MaxSentences)]
 }
 
-// embedWithSentences embeds each document's text and its abstract's
-// sentences, labels the sentences' roles, and fills Vector and Sentences:
-// in one pass per paper when the model can pool sentence vectors
-// (inContext), else in one request of texts and sentences. It is refused
-// at once while the embedding breaker is open (see embedBreaker.wait).
-func (e *Engine) embedWithSentences(ctx context.Context, docs []*Document) error {
+// EmbedDocuments embeds each document's text and its abstract's
+// sentences with the engine's models, as queries are compared with them,
+// labels the sentences' roles, and fills Vector and Sentences: in one pass
+// per paper when the model can pool sentence vectors, else in one request
+// of texts and sentences. While the embedder is found failing it is
+// refused at once with an error wrapping ErrUnavailable (see
+// Options.BreakerCooldown). It is how the catalog embeds what it stores.
+func (e *Engine) EmbedDocuments(ctx context.Context, docs []*Document) error {
 	return e.breaker.wait(ctx, func() error {
 		if e.inContext != nil {
 			return e.embedInContext(ctx, docs)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
@@ -34,7 +35,7 @@ func TestIngestPoolsSentenceVectors(t *testing.T) {
 		{ID: "title-first", Title: "Sorting fast", Abstract: "Sorting fast is hard. We merge runs in place. It halves the time."},
 		{ID: "long", Title: "Long", Abstract: "Birds migrate south in winter. " + long + "Rockets burn hydrogen."},
 	}
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
 	docs := embed.Instructed(model, embed.Document)

@@ -1,10 +1,14 @@
-// Package search stores papers with their vectors and ranks them for a query.
-// A Store keeps documents (the embedded SQLite file or Qdrant); the Engine
-// embeds queries, retrieves, ranks and pages; Ingest brings a corpus in.
+// Package search ranks stored papers for a query. A Store keeps documents
+// (the embedded SQLite file or Qdrant); the Engine embeds queries,
+// retrieves, fuses, ranks, explains and pages, and finds similar papers,
+// aspects and recommendations. It only reads: package catalog writes.
 package search
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -33,7 +37,7 @@ type Document struct {
 }
 
 // AnalysedTerms returns the document's analysed terms: Terms when set,
-// else lexical.Analyze(Paper.Text()). Ingest sets Terms, so a text is
+// else lexical.Analyze(Paper.Text()). The catalog sets Terms, so a text is
 // analysed once on its way to a store.
 func (d Document) AnalysedTerms() []string {
 	if d.Terms != nil {
@@ -145,6 +149,16 @@ type Fingerprint struct {
 	PaperHash string
 	// Added is when the paper was first stored.
 	Added time.Time
+}
+
+// FingerprintOf computes the hashes of a paper: TextHash covers the text that
+// is embedded, PaperHash every field.
+func FingerprintOf(p papersearch.Paper) Fingerprint {
+	text := sha256.Sum256([]byte(p.Text()))
+	p.Added = time.Time{}     // the store's, not the paper's
+	all, _ := json.Marshal(p) // a struct of strings, ints and a time cannot fail
+	whole := sha256.Sum256(all)
+	return Fingerprint{TextHash: hex.EncodeToString(text[:16]), PaperHash: hex.EncodeToString(whole[:16])}
 }
 
 // CheckModel checks that an index built with stored serves vectors of

@@ -16,11 +16,12 @@ import (
 	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/client"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
 	"github.com/papersearch/papersearch/seeds/csl"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // TestClient runs every call against a real server on loopback.
@@ -34,7 +35,7 @@ func TestClient(t *testing.T) {
 	importer := func(_ context.Context, req imports.Request) (imports.Opened, error) {
 		return imports.Opened{Source: csl.NewReader(req.File), Tags: req.Tags}, nil
 	}
-	h := api.New(eng, api.Options{APIKey: "k", Importer: importer, Alerts: alerts.New(store)})
+	h := api.New(eng, catalog.New(eng, catalog.Options{}), api.Options{APIKey: "k", Importer: importer, Alerts: alerts.New(store)})
 	defer h.Close()
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -17,12 +17,13 @@ import (
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/api/client"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 )
 
 // ingest brings the papers of each file into the store through the
-// engine's one pipeline (Import: streamed in batches, versions of a work
+// catalog's one pipeline (Import: streamed in batches, versions of a work
 // merged), their vectors read from and kept in the embedding cache, and
 // prints a summary.
 func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, stdout, stderr io.Writer) error {
@@ -34,14 +35,14 @@ func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, s
 		return err
 	}
 	defer cache.close()
-	eng, store, err := engineWith(ctx, cfg, log, embedder, batch)
+	svc, err := engineWith(ctx, cfg, log, embedder, batch)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer svc.store.Close()
 	defer cache.report(stderr)
 	for _, name := range files {
-		if err := ingestFile(ctx, cfg, eng, name, stdout, stderr); err != nil {
+		if err := ingestFile(ctx, cfg, svc.cat, name, stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -49,7 +50,7 @@ func ingest(ctx context.Context, cfg Config, log *slog.Logger, files []string, s
 }
 
 // ingestFile imports one corpus file.
-func ingestFile(ctx context.Context, cfg Config, eng *search.Engine, name string, stdout, stderr io.Writer) error {
+func ingestFile(ctx context.Context, cfg Config, cat *catalog.Catalog, name string, stdout, stderr io.Writer) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
@@ -61,7 +62,7 @@ func ingestFile(ctx context.Context, cfg Config, eng *search.Engine, name string
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	fmt.Fprintf(stderr, "%s: ingesting\n", name)
-	sum, err := eng.Import(ctx, src, search.ImportOptions{Progress: view.report})
+	sum, err := cat.Import(ctx, src, catalog.ImportOptions{Progress: view.report})
 	view.finish()
 	reportRejections(stderr, name, sum)
 	if err != nil {
@@ -72,7 +73,7 @@ func ingestFile(ctx context.Context, cfg Config, eng *search.Engine, name string
 }
 
 // reportRejections lists the records an import rejected.
-func reportRejections(w io.Writer, name string, sum search.ImportSummary) {
+func reportRejections(w io.Writer, name string, sum catalog.ImportSummary) {
 	for _, le := range sum.Rejections {
 		fmt.Fprintf(w, "%s:%d: rejected: %v\n", name, le.Line, le.Err)
 	}
@@ -82,7 +83,7 @@ func reportRejections(w io.Writer, name string, sum search.ImportSummary) {
 }
 
 // importSummary says what an import did, in one line.
-func importSummary(sum search.ImportSummary) string {
+func importSummary(sum catalog.ImportSummary) string {
 	return fmt.Sprintf("%d records; %d new, %d updated, %d unchanged; %d merged with another version of their work; %d rejected (%d without an abstract); %d embedded, %d reused; %s",
 		sum.Read, sum.New, sum.Updated, sum.Unchanged, sum.Merged, sum.Rejected, sum.NoAbstract, sum.Embedded, sum.Reused,
 		sum.Took.Round(time.Millisecond))
@@ -233,12 +234,12 @@ func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Write
 		}
 		return printResults(stdout, resp, qf.json)
 	}
-	eng, store, err := openEngine(ctx, cfg, log)
+	svc, err := openEngine(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	res, err := local(eng, arg, qf)
+	defer svc.store.Close()
+	res, err := local(svc.eng, arg, qf)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/eval"
@@ -216,7 +217,7 @@ func indexForEval(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs,
 		return evalIndex{}, err
 	}
 	ix := evalIndex{model: cached.Info().Name, store: store.Kind(), close: func() { cleanup(); closeCache() }}
-	opts := search.Options{Logger: log, IngestBatch: 64, RawQueries: a.rawQueries}
+	opts := search.Options{Logger: log, RawQueries: a.rawQueries}
 	if a.denseWeight > 0 {
 		f := search.DefaultFusion
 		f.DenseWeight = a.denseWeight
@@ -232,7 +233,7 @@ func indexForEval(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs,
 	}
 	fmt.Fprintf(stderr, "eval: indexing %d documents into a fresh %s index (%s)\n", len(papers), store.Kind(), where)
 	last := time.Now()
-	sum, err := ix.eng.Ingest(ctx, papers, func(p search.IngestProgress) {
+	sum, err := catalog.New(ix.eng, catalog.Options{Logger: log, Batch: 64}).Ingest(ctx, papers, func(p catalog.IngestProgress) {
 		if time.Since(last) > 5*time.Second || p.Done == p.Total {
 			last = time.Now()
 			fmt.Fprintf(stderr, "eval: %d/%d documents indexed (%.1f/s, eta %s)\n", p.Done, p.Total,

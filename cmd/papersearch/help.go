@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/papersearch/papersearch/seeds/imports"
+	"github.com/papersearch/papersearch/catalog/imports"
 )
 
 // synopses are each command's usage line and what it does, as -h prints

@@ -13,9 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // tagFlags collects repeated --tag flags.
@@ -90,11 +91,11 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	}
 	defer cache.close()
 	defer cache.report(stderr)
-	eng, store, err := engineWith(ctx, cfg, log, embedder, batch)
+	svc, err := engineWith(ctx, cfg, log, embedder, batch)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer svc.store.Close()
 	fmt.Fprintf(stderr, "%s: importing (%s) with tags %v\n", name, kind, opened.Tags)
 	if view == nil {
 		// A network source: one --max bounds holds at most that many
@@ -105,7 +106,7 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 		}
 		view = newProgressView(stderr, name, cfg.ProgressEvery, total)
 	}
-	sum, err := eng.Import(ctx, opened.Source, search.ImportOptions{Tags: opened.Tags, Progress: view.report})
+	sum, err := svc.cat.Import(ctx, opened.Source, catalog.ImportOptions{Tags: opened.Tags, Progress: view.report})
 	view.finish()
 	reportRejections(stderr, name, sum)
 	if err != nil && sum.Read == 0 && opened.ResumedAt == "" && len(bytes.TrimSpace(head)) > 0 {

@@ -25,10 +25,11 @@ import (
 // one is seeded meanwhile, as serve does). Logs go to stderr; stdout
 // carries only the protocol.
 func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
-	eng, store, count, err := openServing(ctx, cfg, log)
+	svc, count, err := openServing(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	store := svc.store
 	defer store.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -39,7 +40,7 @@ func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 	go func() {
 		defer close(seeded)
 		if count == 0 && cfg.Seed {
-			if err := seed(ctx, eng, log, &notReady); err != nil && ctx.Err() == nil {
+			if err := seed(ctx, svc.cat, log, &notReady); err != nil && ctx.Err() == nil {
 				log.Error("seeding the empty store failed", "error", err)
 			}
 		}
@@ -51,7 +52,7 @@ func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 	in := &stdioGuard{r: bufio.NewReaderSize(os.Stdin, 64<<10), limit: int(max(api.BatchBodyFactor*cfg.MaxBody, 64<<10)), out: out, log: log}
 	// The user who started this command owns the store: imports need no
 	// key here, as the CLI's import does not.
-	srv := api.New(eng, api.Options{Logger: log, MaxBody: cfg.MaxBody, OpenWrites: true, Importer: importConfig(cfg, log).Open,
+	srv := api.New(svc.eng, svc.cat, api.Options{Logger: log, MaxBody: cfg.MaxBody, OpenWrites: true, Importer: importConfig(cfg, log).Open,
 		Settled: seeded, Ready: func() error {
 			if e := notReady.Load(); e != nil {
 				return *e

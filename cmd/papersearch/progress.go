@@ -7,10 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
-
-	"github.com/papersearch/papersearch/search"
 )
 
 // progressView shows an import's progress by the records it is through
@@ -40,7 +39,7 @@ func newProgressView(w io.Writer, name string, period time.Duration, total func(
 }
 
 // report shows p.
-func (v *progressView) report(p search.ImportProgress) {
+func (v *progressView) report(p catalog.ImportProgress) {
 	total := 0
 	if v.total != nil {
 		total = max(v.total(p.Read), p.Done)
@@ -71,7 +70,7 @@ func (v *progressView) finish() {
 // progressLine says how far an import has come, in one line: records done
 // of the total (when known), papers stored, embedded and rejected, the
 // rate and the time left.
-func progressLine(name string, p search.ImportProgress, total int) string {
+func progressLine(name string, p catalog.ImportProgress, total int) string {
 	rate := 0.0
 	if s := p.Elapsed.Seconds(); s > 0 {
 		rate = float64(p.Done) / s

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/catalog"
 )
 
 // TestProgressLine: a line says records done of the estimated total, what
 // was stored, embedded and rejected, the rate and the time left.
 func TestProgressLine(t *testing.T) {
-	p := search.ImportProgress{Read: 600, Rejected: 2, Stored: 510, New: 500, Embedded: 520, Done: 530, Elapsed: 53 * time.Second}
+	p := catalog.ImportProgress{Read: 600, Rejected: 2, Stored: 510, New: 500, Embedded: 520, Done: 530, Elapsed: 53 * time.Second}
 	got := progressLine("c.jsonl", p, 2000)
 	want := "c.jsonl: 530 of about 2000 records (26%); 510 papers stored (500 new), 520 embedded, 2 rejected; 10.0 records/s, about 2m27s left"
 	if got != want {
@@ -46,8 +46,8 @@ func TestFileProgressEstimatesRecords(t *testing.T) {
 	if got := view.total(10); got != 40 {
 		t.Errorf("10 records in a quarter of the file: total %d, want 40", got)
 	}
-	view.report(search.ImportProgress{Read: 10, Done: 5, Elapsed: time.Second})
-	view.report(search.ImportProgress{Read: 10, Done: 8, Elapsed: 2 * time.Second})
+	view.report(catalog.ImportProgress{Read: 10, Done: 5, Elapsed: time.Second})
+	view.report(catalog.ImportProgress{Read: 10, Done: 8, Elapsed: 2 * time.Second})
 	view.finish()
 	if got := out.String(); got != "f: 5 of about 40 records (12%); 0 papers stored (0 new), 0 embedded, 0 rejected; 5.0 records/s, about 7s left\n" {
 		t.Errorf("printed %q", got)

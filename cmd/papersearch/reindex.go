@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // reindex re-embeds every paper of the embedded store under the configured
@@ -93,11 +94,11 @@ func rebuild(ctx context.Context, srcPath string, srcModel embed.ModelInfo, dstP
 		defer dst.Close()
 		what = "papers of this page embedded"
 	}
-	eng, err := search.NewEngine(dst, embedder, search.Options{Logger: log, IngestBatch: batch})
+	eng, err := search.NewEngine(dst, embedder, search.Options{Logger: log})
 	if err != nil {
 		return papersearch.IngestSummary{}, err
 	}
-	sum, err := eng.Rebuild(ctx, src, func(p search.IngestProgress) {
+	sum, err := catalog.New(eng, catalog.Options{Logger: log, Batch: batch}).Rebuild(ctx, src, func(p catalog.IngestProgress) {
 		fmt.Fprintf(stderr, "reindex: %d/%d %s (%.1f/s)\n", p.Done, p.Total, what, float64(p.Done)/p.Elapsed.Seconds())
 	})
 	if err != nil {

@@ -14,12 +14,13 @@ import (
 
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/api/alerts"
+	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/qdrant"
 	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // newEmbedder returns the OpenAI-compatible client when PAPERSEARCH_EMBED_URL
@@ -44,7 +45,7 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 				"ffn_out", c.FFNOut, "ffn_out_kernel", c.FFNOutKernel, "attention_kernel", c.Attention,
 				"measured_gops", c.Measured, "recorded", c.Recorded)
 		}
-		return model, search.IngestBatch, nil
+		return model, catalog.IngestBatch, nil
 	}
 	remote := func(model string, dims int) (embed.Embedder, error) {
 		client, err := embed.NewOpenAI(ctx, embed.OpenAIConfig{
@@ -88,62 +89,68 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 	return client, batch, nil
 }
 
-// openServing opens the engine as openEngine does, for a server of it
+// service is what a command works on: the engine that reads the store,
+// the catalog that writes it, and the store, the caller's to close.
+type service struct {
+	eng   *search.Engine
+	cat   *catalog.Catalog
+	store search.Store
+}
+
+// openServing opens the service as openEngine does, for a server of it
 // (serve, mcp), counts the papers stored and, on the embedded store,
-// follows other processes' changes to its file; the store is the caller's
-// to close.
-func openServing(ctx context.Context, cfg Config, log *slog.Logger, observe ...func(string, time.Duration, error)) (*search.Engine, search.Store, int, error) {
-	eng, store, err := openEngine(ctx, cfg, log, observe...)
+// follows other processes' changes to its file.
+func openServing(ctx context.Context, cfg Config, log *slog.Logger, observe ...func(string, time.Duration, error)) (service, int, error) {
+	svc, err := openEngine(ctx, cfg, log, observe...)
 	if err != nil {
-		return nil, nil, 0, err
+		return service{}, 0, err
 	}
-	count, err := store.Count(ctx)
+	count, err := svc.store.Count(ctx)
 	if err != nil {
-		store.Close()
-		return nil, nil, 0, err
+		svc.store.Close()
+		return service{}, 0, err
 	}
 	// What another process (the command line's ingest, a second server)
 	// writes to the embedded store's file is searchable here within a
 	// second; Qdrant serves every instance the same collection already.
-	if s, ok := store.(*sqlite.Store); ok {
+	if s, ok := svc.store.(*sqlite.Store); ok {
 		go s.Follow(ctx, sqlite.DefaultFollowEvery, log)
 	}
-	return eng, store, count, nil
+	return svc, count, nil
 }
 
 // openEngine connects the embedder and opens the store under its model.
 // observe, if not nil, receives the engine's operation timings.
-func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...func(string, time.Duration, error)) (*search.Engine, search.Store, error) {
+func openEngine(ctx context.Context, cfg Config, log *slog.Logger, observe ...func(string, time.Duration, error)) (service, error) {
 	embedder, batch, err := newEmbedder(ctx, cfg, log)
 	if err != nil {
-		return nil, nil, err
+		return service{}, err
 	}
 	return engineWith(ctx, cfg, log, embedder, batch, observe...)
 }
 
-// engineWith opens the store under embedder's model and the engine on it,
-// embedding batch texts at a time.
-func engineWith(ctx context.Context, cfg Config, log *slog.Logger, embedder embed.Embedder, batch int, observe ...func(string, time.Duration, error)) (*search.Engine, search.Store, error) {
+// engineWith opens the store under embedder's model, the engine on it and
+// the catalog writing it batch papers at a time.
+func engineWith(ctx context.Context, cfg Config, log *slog.Logger, embedder embed.Embedder, batch int, observe ...func(string, time.Duration, error)) (service, error) {
 	store, err := openStore(ctx, cfg, log, embedder.Info())
 	if err != nil {
-		return nil, nil, err
+		return service{}, err
 	}
 	key, err := cfg.cursorKey(ctx, store)
 	if err != nil {
 		store.Close()
-		return nil, nil, err
+		return service{}, err
 	}
-	opts := search.Options{Logger: log, QueryTimeout: cfg.QueryEmbedTimeout, IngestBatch: batch, CursorKey: key,
-		EmbedMaxTokens: cfg.EmbeddingsMax}
+	opts := search.Options{Logger: log, QueryTimeout: cfg.QueryEmbedTimeout, CursorKey: key, EmbedMaxTokens: cfg.EmbeddingsMax}
 	if len(observe) > 0 {
 		opts.Observe = observe[0]
 	}
 	eng, err := search.NewEngine(store, embedder, opts)
 	if err != nil {
 		store.Close()
-		return nil, nil, err
+		return service{}, err
 	}
-	return eng, store, nil
+	return service{eng: eng, cat: catalog.New(eng, catalog.Options{Logger: log, Batch: batch}), store: store}, nil
 }
 
 // openStore opens Qdrant when PAPERSEARCH_QDRANT_URL is set and the
@@ -176,10 +183,11 @@ func storeLocation(cfg Config) string {
 // with the shipped corpus first.
 func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	metrics := api.NewMetrics()
-	eng, store, count, err := openServing(ctx, cfg, log, metrics.Observe)
+	svc, count, err := openServing(ctx, cfg, log, metrics.Observe)
 	if err != nil {
 		return err
 	}
+	store, eng := svc.store, svc.eng
 	defer store.Close()
 
 	var notReady atomic.Pointer[error]
@@ -213,13 +221,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	sources := importConfig(cfg, log)
 	sources.Clients = imports.NewClients() // one per source: its rate limit holds across imports and watches
-	watches, err := openWatches(ctx, cfg, store, eng, sources.Open, log)
+	watches, err := openWatches(ctx, cfg, store, svc.cat, sources.Open, log)
 	if err != nil {
 		return err
 	}
 	watches.Tick = cfg.WatchTick
 	defer watches.Close() // before the store closes: a run under way stops after its batch and resumes at the next start
-	handler := api.New(eng, api.Options{Logger: log, Alerts: saved, Watches: watches, MaxBody: cfg.MaxBody, Ready: func() error {
+	handler := api.New(eng, svc.cat, api.Options{Logger: log, Alerts: saved, Watches: watches, MaxBody: cfg.MaxBody, Ready: func() error {
 		if e := notReady.Load(); e != nil {
 			return *e
 		}
@@ -247,7 +255,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		"papers", count, "model", m.Name, "dim", m.Dim)
 
 	if count == 0 && cfg.Seed {
-		err := seed(ctx, eng, log, &notReady)
+		err := seed(ctx, svc.cat, log, &notReady)
 		close(settled)
 		if ctx.Err() != nil {
 			log.Warn("seeding interrupted; the papers stored so far are kept and the next start goes on with the rest")
@@ -273,7 +281,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 
 // seed ingests the shipped corpus into an empty store, reporting progress
 // through the readiness check.
-func seed(ctx context.Context, eng *search.Engine, log *slog.Logger, notReady *atomic.Pointer[error]) error {
+func seed(ctx context.Context, cat *catalog.Catalog, log *slog.Logger, notReady *atomic.Pointer[error]) error {
 	papers, err := seeds.NeurIPS2026()
 	if err != nil {
 		return err
@@ -283,7 +291,7 @@ func seed(ctx context.Context, eng *search.Engine, log *slog.Logger, notReady *a
 	log.Info("store is empty: ingesting the seed corpus", "corpus", seeds.Name, "papers", len(papers))
 	// An import is background work: queries served while seeding are
 	// encoded first.
-	sum, err := eng.Import(ctx, search.Papers(papers), search.ImportOptions{Progress: func(p search.ImportProgress) {
+	sum, err := cat.Import(ctx, catalog.Papers(papers), catalog.ImportOptions{Progress: func(p catalog.ImportProgress) {
 		e := fmt.Errorf("seeding the empty store: %d of %d papers done", p.Stored, len(papers))
 		notReady.Store(&e)
 	}})

@@ -14,7 +14,7 @@ import (
 
 	"github.com/papersearch/papersearch/api/client"
 	"github.com/papersearch/papersearch/api/wire"
-	"github.com/papersearch/papersearch/seeds/imports"
+	"github.com/papersearch/papersearch/catalog/imports"
 )
 
 // watchList is what the watch command does with the watches: those of
@@ -149,17 +149,17 @@ func openWatchList(ctx context.Context, cfg Config, log *slog.Logger, running bo
 		}
 		return w, func() { w.Close() }, nil
 	}
-	eng, store, err := openEngine(ctx, cfg, log)
+	svc, err := openEngine(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	sources := importConfig(cfg, log)
-	w, err := openWatches(ctx, cfg, store, eng, sources.Open, log)
+	w, err := openWatches(ctx, cfg, svc.store, svc.cat, sources.Open, log)
 	if err != nil {
-		store.Close()
+		svc.store.Close()
 		return nil, nil, err
 	}
-	return w, func() { w.Close(); store.Close() }, nil
+	return w, func() { w.Close(); svc.store.Close() }, nil
 }
 
 // runWatch runs a watch now: here, when the watches are the data

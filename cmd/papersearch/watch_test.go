@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/seeds/fetch/fetchtest"
-	"github.com/papersearch/papersearch/seeds/imports"
 )
 
 // TestWatchCommandAndServe: a watch added on the command line to the data

@@ -22,6 +22,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/drive"
 	"github.com/papersearch/papersearch/internal/hashvec"
@@ -215,14 +216,14 @@ func ingest(ctx context.Context, opts Options, vectors string) (Ingest, error) {
 		docEmbedder = hashvec.Embedder{Model: opts.Model.Info()}
 	}
 	var embedTime atomic.Int64
-	ingester, err := search.NewEngine(opts.Store, timed(docEmbedder, &embedTime),
-		search.Options{IngestBatch: ingestBatch, Logger: slog.New(slog.DiscardHandler)})
+	eng, err := search.NewEngine(opts.Store, timed(docEmbedder, &embedTime), search.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return out, err
 	}
+	ingester := catalog.New(eng, catalog.Options{Batch: ingestBatch})
 	opts.progress("ingesting %d papers into a fresh %s store (%s vectors)", len(opts.Papers), opts.StoreKind, vectors)
 	last := time.Now()
-	sum, err := ingester.Ingest(ctx, opts.Papers, func(p search.IngestProgress) {
+	sum, err := ingester.Ingest(ctx, opts.Papers, func(p catalog.IngestProgress) {
 		if time.Since(last) > 5*time.Second {
 			last = time.Now()
 			opts.progress("%d/%d papers stored", p.Done, p.Total)
@@ -285,19 +286,20 @@ func serve(ctx context.Context, opts Options, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: api.New(eng, api.Options{}), ReadHeaderTimeout: 5 * time.Second}
+	cat := catalog.New(eng, catalog.Options{Logger: opts.Logger})
+	srv := &http.Server{Handler: api.New(eng, cat, api.Options{}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	for _, kind := range kinds() {
 		opts.progress("%s for %s with %d clients", kind, opts.Duration, opts.Clients)
 		var imported func() (float64, error)
 		if kind == "recommend" {
-			if err := benchCollections(ctx, eng, opts.Papers); err != nil {
+			if err := benchCollections(ctx, eng, cat, opts.Papers); err != nil {
 				return err
 			}
 		}
 		if kind == "search-during-import" {
-			imported = importCopies(ctx, eng, opts.Papers)
+			imported = importCopies(ctx, cat, opts.Papers)
 		}
 		res := drive.Run(ctx, opts.Clients, opts.Duration, requests(kind, "http://"+ln.Addr().String(), opts.Papers))
 		rep.Queries[kind] = Latency{P50: ms(res.P50), P95: ms(res.P95), P99: ms(res.P99), RPS: res.RPS, Errors: res.Errors}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/internal/drive"
 	"github.com/papersearch/papersearch/search"
 )
@@ -32,7 +33,7 @@ const (
 // benchCollections tags the collections the recommend requests ask for:
 // collection k ("bench-k") is a paper and the papers most like it, as a
 // reader gathers a topic.
-func benchCollections(ctx context.Context, eng *search.Engine, papers []papersearch.Paper) error {
+func benchCollections(ctx context.Context, eng *search.Engine, cat *catalog.Catalog, papers []papersearch.Paper) error {
 	order := rand.New(rand.NewPCG(3, 4)).Perm(len(papers))
 	for k := range benchCollectionCount {
 		seed := papers[order[k%len(order)]].ID
@@ -44,7 +45,7 @@ func benchCollections(ctx context.Context, eng *search.Engine, papers []papersea
 		for _, h := range res.Hits {
 			ids = append(ids, h.ID)
 		}
-		if _, err := eng.Retag(ctx, ids, []string{"bench-" + strconv.Itoa(k)}, nil); err != nil {
+		if _, err := cat.Retag(ctx, ids, []string{"bench-" + strconv.Itoa(k)}, nil); err != nil {
 			return fmt.Errorf("bench: collection %d: %w", k, err)
 		}
 	}
@@ -52,16 +53,16 @@ func benchCollections(ctx context.Context, eng *search.Engine, papers []papersea
 }
 
 // importCopies starts importing a copy of each paper (its own id, its
-// title marked, so each is embedded with the model) through eng, as
+// title marked, so each is embedded with the model) through cat, as
 // POST /v1/imports does; stop ends it and returns the papers it stored per
 // second.
-func importCopies(ctx context.Context, eng *search.Engine, papers []papersearch.Paper) (stop func() (float64, error)) {
+func importCopies(ctx context.Context, cat *catalog.Catalog, papers []papersearch.Paper) (stop func() (float64, error)) {
 	ctx, cancel := context.WithCancel(ctx)
 	var stored atomic.Int64
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
-		_, err := eng.Import(ctx, &copies{papers: papers}, search.ImportOptions{Batch: 8, Progress: func(p search.ImportProgress) {
+		_, err := cat.Import(ctx, &copies{papers: papers}, catalog.ImportOptions{Batch: 8, Progress: func(p catalog.ImportProgress) {
 			stored.Store(int64(p.Stored))
 		}})
 		done <- err
@@ -76,7 +77,7 @@ func importCopies(ctx context.Context, eng *search.Engine, papers []papersearch.
 	}
 }
 
-// copies is a search.Source of a copy of each paper, as importCopies
+// copies is a catalog.Source of a copy of each paper, as importCopies
 // makes them.
 type copies struct {
 	papers []papersearch.Paper

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -27,7 +28,7 @@ func TestEvalFeatures(t *testing.T) {
 		{ID: "b", Title: "Speech recognition", Abstract: "Transformers transcribe speech audio into text."},
 		{ID: "c", Title: "Graph networks for molecules", Abstract: "Molecular property prediction with message passing graph networks."},
 	}
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
 	queries := []eval.EvalQuery{{ID: "q1", Text: "graph networks for proteins"}, {ID: "q2", Text: "unjudged question"}}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/internal/testenv"
@@ -38,7 +39,7 @@ func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+		if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 			t.Fatal(err)
 		}
 		engines = append(engines, eng)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/internal/testenv"
@@ -40,7 +41,7 @@ func TestQdrantServesTheSameMap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+		if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 			t.Fatal(err)
 		}
 		m, err := eng.BuildMap(ctx, search.MapOptions{}, nil)

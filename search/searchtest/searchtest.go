@@ -6,11 +6,15 @@ package searchtest
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storetest"
 )
 
 // Store opens a fresh embedded store for vectors of model in t's
@@ -35,4 +39,35 @@ func Engine(t testing.TB, emb embed.Embedder, opts search.Options) (*search.Engi
 		t.Fatal(err)
 	}
 	return eng, s
+}
+
+// Recorder is an embedder that keeps every text it is asked to embed and
+// answers with hash vectors (hashvec) of storetest.Model's dimension,
+// under the model name Name: what tests that check what was embedded use.
+type Recorder struct {
+	Name  string
+	mu    sync.Mutex
+	texts []string
+}
+
+func (r *Recorder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		r.texts = append(r.texts, t)
+		out[i] = hashvec.Of(t, storetest.Model.Dim)
+	}
+	return out, nil
+}
+
+func (r *Recorder) Info() embed.ModelInfo {
+	return embed.ModelInfo{Name: r.Name, Dim: storetest.Model.Dim}
+}
+
+// Texts returns the texts embedded so far, in order.
+func (r *Recorder) Texts() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.texts)
 }

@@ -53,7 +53,7 @@ func upgradeFrom(v int) string {
 			UPDATE papers SET added = CAST(strftime('%s', 'now') AS INTEGER) WHERE added = 0`
 	default: // 5: its sentence vectors were each embedded on its own, which vectors pooled from the
 		// paper's encoder pass replace: drop them, and forget every paper's hash so that the next
-		// ingest of a paper embeds it again (search.Engine.Ingest re-embeds a paper stored without
+		// ingest of a paper embeds it again (catalog.Catalog.Ingest re-embeds a paper stored without
 		// sentence vectors) instead of skipping it as unchanged.
 		return `DELETE FROM sentences; UPDATE papers SET paper_hash = ''`
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
@@ -48,7 +49,7 @@ func pagesAreOneRanking(t *testing.T, s search.Store) {
 		t.Fatal(err)
 	}
 	papers := pagingCorpus(260)
-	if _, err := eng.Ingest(ctx, papers, nil); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range pagedQueries(ctx, eng, papers[7].ID) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -40,7 +41,7 @@ func (f *failingAfter) Embed(ctx context.Context, texts []string) ([][]float32, 
 	return f.Embedder.Embed(ctx, texts)
 }
 
-// putIsAllOrNothing checks, through an engine over s, that Engine.Put
+// putIsAllOrNothing checks, through an engine over s, that catalog.Catalog.Put
 // stores a batch whole or not at all: an embedding endpoint that fails
 // part way, or a client that gives up part way, leaves the papers stored
 // before as they were and adds none.
@@ -51,7 +52,7 @@ func putIsAllOrNothing(t *testing.T, s search.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := good.Put(ctx, papers[:10]); err != nil {
+	if _, err := catalog.New(good, catalog.Options{}).Put(ctx, papers[:10]); err != nil {
 		t.Fatal(err)
 	}
 	// The batch: 10 stored papers changed and 50 new ones.
@@ -89,8 +90,8 @@ func putIsAllOrNothing(t *testing.T, s search.Store) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = eng.Put(ctx, batch)
-			if !errors.Is(err, search.ErrNothingStored) || (tc.cancel && !errors.Is(err, context.Canceled)) ||
+			_, err = catalog.New(eng, catalog.Options{}).Put(ctx, batch)
+			if !errors.Is(err, catalog.ErrNothingStored) || (tc.cancel && !errors.Is(err, context.Canceled)) ||
 				(!tc.cancel && !errors.Is(err, search.ErrUnavailable)) {
 				t.Fatalf("Put: %v, want ErrNothingStored and the cause", err)
 			}
@@ -98,7 +99,7 @@ func putIsAllOrNothing(t *testing.T, s search.Store) {
 		})
 	}
 	// And whole when nothing fails.
-	sum, err := good.Put(ctx, batch)
+	sum, err := catalog.New(good, catalog.Options{}).Put(ctx, batch)
 	if err != nil || sum.New != 50 || sum.Updated != 10 {
 		t.Fatalf("Put: %+v, %v", sum, err)
 	}

@@ -1,4 +1,4 @@
-package search
+package catalog
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -102,8 +103,8 @@ type ImportSummary struct {
 // batch it finished; running it again embeds nothing already stored and
 // ends with the same store. An import is background work (see
 // Background): it gives way to the engine's queries.
-func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (ImportSummary, error) {
-	ctx = e.Background(ctx)
+func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (ImportSummary, error) {
+	ctx = c.engine.Background(ctx)
 	start := time.Now()
 	if opts.Batch <= 0 {
 		opts.Batch = ImportBatch
@@ -132,7 +133,7 @@ func (e *Engine) Import(ctx context.Context, src Source, opts ImportOptions) (Im
 		}
 		// Each batch is stored whole or not at all, so the summary counts
 		// what was committed.
-		s, err := e.Add(ctx, batch, AddOptions{Tags: tags, embedding: embedding})
+		s, err := c.Add(ctx, batch, AddOptions{Tags: tags, embedding: embedding})
 		sum.IngestSummary.Add(s.IngestSummary)
 		sum.Merged += s.Merged
 		if err != nil {
@@ -214,7 +215,7 @@ type AddSummary struct {
 // then no paper of it is stored). Stored versions merged into a work
 // under another id are removed after the work is stored. Import calls it
 // per batch; POST /v1/papers once, with Replace.
-func (e *Engine) Add(ctx context.Context, papers []papersearch.Paper, opts AddOptions) (AddSummary, error) {
+func (c *Catalog) Add(ctx context.Context, papers []papersearch.Paper, opts AddOptions) (AddSummary, error) {
 	tags, ok := papersearch.CleanTags(opts.Tags)
 	if !ok {
 		return AddSummary{}, fmt.Errorf("add: %w", papersearch.ErrBadTag)
@@ -224,11 +225,11 @@ func (e *Engine) Add(ctx context.Context, papers []papersearch.Paper, opts AddOp
 	for i := range papers {
 		papers[i].Added = time.Time{}
 	}
-	m, err := e.mergeVersions(ctx, papers, tags, opts.Replace)
+	m, err := c.mergeVersions(ctx, papers, tags, opts.Replace)
 	if err != nil {
 		return AddSummary{}, err
 	}
-	s, err := e.put(ctx, m.works, opts.embedding)
+	s, err := c.put(ctx, m.works, opts.embedding)
 	sum := AddSummary{IngestSummary: s, Merged: m.merged, IDs: m.ids}
 	sum.Duplicates += m.duplicates
 	if err != nil {
@@ -236,7 +237,7 @@ func (e *Engine) Add(ctx context.Context, papers []papersearch.Paper, opts AddOp
 	}
 	// The works now hold what the absorbed papers held.
 	for _, id := range m.absorbed {
-		if err := e.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := c.store.Delete(ctx, id); err != nil && !errors.Is(err, search.ErrNotFound) {
 			return sum, fmt.Errorf("add: remove %s, merged into another version: %w", id, err)
 		}
 	}

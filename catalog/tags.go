@@ -1,4 +1,4 @@
-package search
+package catalog
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
 )
 
 // MaxRetag bounds the papers one Retag changes.
@@ -14,25 +15,25 @@ const MaxRetag = 1000
 // Retag adds the tags add to the papers ids (each a paper's id or a
 // source id of one) and removes the tags remove from them, and stores
 // them at once, whole or not at all (Put); it returns the papers as
-// stored. An unknown id is an error wrapping ErrNotFound, a paper that
+// stored. An unknown id is an error wrapping search.ErrNotFound, a paper that
 // would hold more than papersearch.MaxTags tags one wrapping
 // papersearch.ErrBadTag, each a FieldError naming the id's place
 // ("ids/2").
-func (e *Engine) Retag(ctx context.Context, ids, add, remove []string) ([]papersearch.Paper, error) {
-	defer e.lanes.foreground()()
+func (c *Catalog) Retag(ctx context.Context, ids, add, remove []string) ([]papersearch.Paper, error) {
+	defer c.engine.Foreground()()
 	if len(ids) == 0 || len(ids) > MaxRetag {
-		return nil, invalidField("ids", fmt.Sprintf("must hold 1 to %d paper ids", MaxRetag))
+		return nil, &papersearch.FieldError{Field: "ids", Reason: fmt.Sprintf("must hold 1 to %d paper ids", MaxRetag), Err: search.ErrInvalidQuery}
 	}
 	add, ok := papersearch.CleanTags(add)
 	if !ok {
 		return nil, &papersearch.FieldError{Field: "tags", Err: papersearch.ErrBadTag}
 	}
 	remove, _ = papersearch.CleanTags(remove)
-	resolved, err := e.resolve(ctx, ids)
+	resolved, err := c.engine.Resolve(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := e.store.Lookup(ctx, resolved)
+	stored, err := c.store.Lookup(ctx, resolved)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +42,7 @@ func (e *Engine) Retag(ctx context.Context, ids, add, remove []string) ([]papers
 	for i, id := range resolved {
 		p, ok := stored[id]
 		if !ok {
-			return nil, &papersearch.FieldError{Field: fmt.Sprintf("ids/%d", i), Err: fmt.Errorf("%w: %q", ErrNotFound, ids[i])}
+			return nil, &papersearch.FieldError{Field: fmt.Sprintf("ids/%d", i), Err: fmt.Errorf("%w: %q", search.ErrNotFound, ids[i])}
 		}
 		if done[id] {
 			continue // named twice, or by two of its ids
@@ -54,33 +55,8 @@ func (e *Engine) Retag(ctx context.Context, ids, add, remove []string) ([]papers
 		}
 		papers = append(papers, p)
 	}
-	if _, err := e.Put(ctx, papers); err != nil {
+	if _, err := c.Put(ctx, papers); err != nil {
 		return nil, err
 	}
 	return papers, nil
-}
-
-// CollectionPapers returns the papers holding tag (at most
-// MaxCollectionPapers), by id.
-func (e *Engine) CollectionPapers(ctx context.Context, tag string) ([]papersearch.Paper, error) {
-	defer e.lanes.foreground()()
-	tags, ok := papersearch.CleanTags([]string{tag})
-	if !ok || len(tags) != 1 {
-		return nil, invalidField("tag", "must be a tag: "+papersearch.ErrBadTag.Error())
-	}
-	ids, err := e.tagged(ctx, tags[0])
-	if err != nil {
-		return nil, err
-	}
-	byID, err := e.store.Lookup(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]papersearch.Paper, 0, len(byID))
-	for _, id := range ids {
-		if p, ok := byID[id]; ok {
-			out = append(out, p)
-		}
-	}
-	return out, nil
 }

@@ -1,10 +1,7 @@
-package search
+package catalog
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +9,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
 )
 
@@ -26,16 +24,6 @@ type IngestProgress struct {
 	Elapsed     time.Duration
 }
 
-// FingerprintOf computes the hashes of a paper: TextHash covers the text that
-// is embedded, PaperHash every field.
-func FingerprintOf(p papersearch.Paper) Fingerprint {
-	text := sha256.Sum256([]byte(p.Text()))
-	p.Added = time.Time{}     // the store's, not the paper's
-	all, _ := json.Marshal(p) // a struct of strings, ints and a time cannot fail
-	whole := sha256.Sum256(all)
-	return Fingerprint{TextHash: hex.EncodeToString(text[:16]), PaperHash: hex.EncodeToString(whole[:16])}
-}
-
 // Ingest adds papers to the store by id exactly as given, without
 // merging versions of a work: for corpora whose ids a measurement depends
 // on (papersearch eval's judged documents, the benchmarks). Papers that
@@ -44,20 +32,20 @@ func FingerprintOf(p papersearch.Paper) Fingerprint {
 // changed are embedded. Work is stored batch by batch, so an interrupted
 // ingest keeps what it finished and a rerun completes the rest. progress,
 // if not nil, is called after each batch.
-func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progress func(IngestProgress)) (papersearch.IngestSummary, error) {
+func (c *Catalog) Ingest(ctx context.Context, papers []papersearch.Paper, progress func(IngestProgress)) (papersearch.IngestSummary, error) {
 	start := time.Now()
-	work, sum, err := e.plan(ctx, papers)
+	work, sum, err := c.plan(ctx, papers)
 	if err != nil {
 		return sum, err
 	}
 	for done := 0; done < len(work); {
-		batch := work[done:min(done+e.opts.IngestBatch, len(work))]
-		n, err := e.embedBatch(ctx, batch)
+		batch := work[done:min(done+c.batch, len(work))]
+		n, err := c.embedBatch(ctx, batch)
 		sum.Embedded += n
 		if err != nil {
 			return sum, fmt.Errorf("ingest: embed papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
 		}
-		if err := e.store.Upsert(ctx, batch); err != nil {
+		if err := c.store.Upsert(ctx, batch); err != nil {
 			return sum, fmt.Errorf("ingest: store papers %d-%d of %d: %w", done+1, done+len(batch), len(work), err)
 		}
 		clear(batch) // stored: let their vectors and terms go
@@ -69,14 +57,14 @@ func (e *Engine) Ingest(ctx context.Context, papers []papersearch.Paper, progres
 		if progress != nil {
 			level = slog.LevelDebug
 		}
-		e.log.Log(ctx, level, "ingest progress", "done", p.Done, "total", p.Total,
+		c.log.Log(ctx, level, "ingest progress", "done", p.Done, "total", p.Total,
 			"per_second", fmt.Sprintf("%.1f", float64(p.Done)/p.Elapsed.Seconds()), "eta", p.ETA().Round(time.Second))
 		if progress != nil {
 			progress(p)
 		}
 	}
 	if len(work) > 0 {
-		if err := e.store.RefreshLexical(ctx); err != nil {
+		if err := c.store.RefreshLexical(ctx); err != nil {
 			return sum, fmt.Errorf("ingest: %w", err)
 		}
 	}
@@ -94,22 +82,22 @@ var ErrNothingStored = errors.New("nothing of the batch was stored")
 // end) leaves the store as it was; its error then wraps ErrNothingStored
 // as well as the cause. It holds the whole batch's vectors at once: for the
 // bounded batches of a request (POST /v1/papers), not for corpora.
-func (e *Engine) Put(ctx context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error) {
-	return e.put(ctx, papers, nil)
+func (c *Catalog) Put(ctx context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error) {
+	return c.put(ctx, papers, nil)
 }
 
 // put is Put telling embedding, if not nil, after each group of papers
 // embedded: how many so far, and how many of the total to store are done.
-func (e *Engine) put(ctx context.Context, papers []papersearch.Paper, embedding func(embedded, done, total int)) (papersearch.IngestSummary, error) {
+func (c *Catalog) put(ctx context.Context, papers []papersearch.Paper, embedding func(embedded, done, total int)) (papersearch.IngestSummary, error) {
 	start := time.Now()
-	work, sum, err := e.plan(ctx, papers)
+	work, sum, err := c.plan(ctx, papers)
 	if err != nil {
 		return sum, fmt.Errorf("%w: %w", ErrNothingStored, err)
 	}
 	embedded := 0
-	for done := 0; done < len(work); done += e.opts.IngestBatch {
-		batch := work[done:min(done+e.opts.IngestBatch, len(work))]
-		n, err := e.embedBatch(ctx, batch)
+	for done := 0; done < len(work); done += c.batch {
+		batch := work[done:min(done+c.batch, len(work))]
+		n, err := c.embedBatch(ctx, batch)
 		embedded += n
 		if err != nil {
 			return papersearch.IngestSummary{}, fmt.Errorf("%w: embed papers %d-%d of %d: %w", ErrNothingStored, done+1, done+len(batch), len(work), err)
@@ -122,11 +110,11 @@ func (e *Engine) put(ctx context.Context, papers []papersearch.Paper, embedding 
 		return papersearch.IngestSummary{}, fmt.Errorf("%w: %w", ErrNothingStored, err)
 	}
 	if len(work) > 0 {
-		if err := e.store.Upsert(ctx, work); err != nil {
+		if err := c.store.Upsert(ctx, work); err != nil {
 			return papersearch.IngestSummary{}, fmt.Errorf("%w: store %d papers: %w", ErrNothingStored, len(work), err)
 		}
-		if err := e.store.RefreshLexical(ctx); err != nil {
-			e.log.Warn("put: lexical statistics not refreshed; the next write refreshes them", "error", err)
+		if err := c.store.RefreshLexical(ctx); err != nil {
+			c.log.Warn("put: lexical statistics not refreshed; the next write refreshes them", "error", err)
 		}
 	}
 	sum.Embedded = embedded
@@ -139,7 +127,7 @@ func (e *Engine) put(ctx context.Context, papers []papersearch.Paper, embedding 
 // be reused, with the summary so far: unchanged papers are done; changed
 // ones need storing, and embedding only when their text changed or the
 // store keeps sentence vectors and has none of theirs.
-func (e *Engine) plan(ctx context.Context, papers []papersearch.Paper) ([]Document, papersearch.IngestSummary, error) {
+func (c *Catalog) plan(ctx context.Context, papers []papersearch.Paper) ([]search.Document, papersearch.IngestSummary, error) {
 	var sum papersearch.IngestSummary
 	pos := make(map[string]int, len(papers))
 	unique := make([]papersearch.Paper, 0, len(papers))
@@ -168,15 +156,15 @@ func (e *Engine) plan(ctx context.Context, papers []papersearch.Paper) ([]Docume
 	for i, p := range unique {
 		ids[i] = p.ID
 	}
-	stored, err := e.store.Fingerprints(ctx, ids)
+	stored, err := c.store.Fingerprints(ctx, ids)
 	if err != nil {
 		return nil, sum, fmt.Errorf("ingest: %w", err)
 	}
-	keepsSentences := e.store.KeepsSentences()
+	keepsSentences := c.store.KeepsSentences()
 	now := time.Now().UTC().Truncate(time.Second)
-	var work []Document
+	var work []search.Document
 	for _, p := range unique {
-		fp := FingerprintOf(p)
+		fp := search.FingerprintOf(p)
 		old, exists := stored[p.ID]
 		switch {
 		case !exists:
@@ -187,35 +175,35 @@ func (e *Engine) plan(ctx context.Context, papers []papersearch.Paper) ([]Docume
 		default:
 			sum.Updated++
 		}
-		doc := Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+		doc := search.Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 		// When it was first stored: the earliest time known of it or of the
 		// versions merged into it, or now.
 		if doc.Paper.Added = papersearch.EarlierAdded(p.Added, old.Added); doc.Paper.Added.IsZero() {
 			doc.Paper.Added = now
 		}
 		if exists && old.TextHash == fp.TextHash {
-			prev, err := e.store.Get(ctx, p.ID)
+			prev, err := c.store.Get(ctx, p.ID)
 			if err != nil {
 				return nil, sum, fmt.Errorf("ingest: reuse vector of %s: %w", p.ID, err)
 			}
 			// A paper stored without sentence vectors (before stores kept
 			// them, or an upgrade dropped them) is embedded again.
-			if prev.Sentences != nil || len(abstractSentences(p)) == 0 || !keepsSentences {
+			if prev.Sentences != nil || len(papersearch.Sentences(p.Abstract)) == 0 || !keepsSentences {
 				doc.Vector, doc.Sentences = prev.Vector, prev.Sentences
 				sum.Reused++
 			}
 		}
 		work = append(work, doc)
 	}
-	e.log.Debug("ingest planned", "papers", len(papers), "new", sum.New, "updated", sum.Updated,
+	c.log.Debug("ingest planned", "papers", len(papers), "new", sum.New, "updated", sum.Updated,
 		"unchanged", sum.Unchanged, "to_embed", len(work)-sum.Reused)
 	return work, sum, nil
 }
 
 // embedBatch analyses a batch's texts and embeds the documents that have
 // no vector yet, returning how many it embedded.
-func (e *Engine) embedBatch(ctx context.Context, batch []Document) (int, error) {
-	var embedding []*Document
+func (c *Catalog) embedBatch(ctx context.Context, batch []search.Document) (int, error) {
+	var embedding []*search.Document
 	for i, d := range batch {
 		// Analysed here, batch by batch, so a large ingest never holds
 		// every paper's terms at once.
@@ -227,7 +215,7 @@ func (e *Engine) embedBatch(ctx context.Context, batch []Document) (int, error) 
 	if len(embedding) == 0 {
 		return 0, nil
 	}
-	if err := e.embedWithSentences(ctx, embedding); err != nil {
+	if err := c.engine.EmbedDocuments(ctx, embedding); err != nil {
 		return 0, err
 	}
 	return len(embedding), nil
@@ -246,7 +234,7 @@ const scrollPage = 256
 
 // Rebuild ingests every paper of src into the engine's store, embedding each
 // with the engine's embedder: the way to move an index to another model.
-func (e *Engine) Rebuild(ctx context.Context, src Store, progress func(IngestProgress)) (papersearch.IngestSummary, error) {
+func (c *Catalog) Rebuild(ctx context.Context, src search.Store, progress func(IngestProgress)) (papersearch.IngestSummary, error) {
 	var total papersearch.IngestSummary
 	start := time.Now()
 	for cursor := ""; ; {
@@ -259,7 +247,7 @@ func (e *Engine) Rebuild(ctx context.Context, src Store, progress func(IngestPro
 			papers[i] = d.Paper
 		}
 		if len(papers) > 0 {
-			sum, err := e.Ingest(ctx, papers, progress)
+			sum, err := c.Ingest(ctx, papers, progress)
 			total.Add(sum)
 			if err != nil {
 				return total, fmt.Errorf("rebuild: %w", err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/seeds/fetch"
 )
@@ -71,7 +72,7 @@ func readBomb(t *testing.T, url string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := NewJobs(env.eng, env.cfg.Open, env.cfg.Log)
+	jobs := NewJobs(catalog.New(env.eng, catalog.Options{}), env.cfg.Open, env.cfg.Log)
 	defer jobs.Close()
 	testenv.NoteResting(t)
 

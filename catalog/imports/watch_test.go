@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -61,7 +62,7 @@ func (e *watchEnv) open(t *testing.T) *Watches { return e.openTB(t) }
 
 func (e *watchEnv) openTB(t testing.TB) *Watches {
 	t.Helper()
-	w, err := OpenWatches(context.Background(), e.path, e.eng, e.cfg.Open, nil)
+	w, err := OpenWatches(context.Background(), e.path, catalog.New(e.eng, catalog.Options{}), e.cfg.Open, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

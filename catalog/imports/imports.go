@@ -2,7 +2,7 @@
 // once, in kinds), opening the source a request names, resuming a network
 // source from the checkpoint an interrupted run left in the data folder,
 // and the jobs that run imports in the background for the HTTP API and
-// MCP. Every import goes through search.Engine.Import, the engine's one
+// MCP. Every import goes through catalog.Catalog.Import, the one
 // pipeline. The command line and the API map their input to a Request and
 // report what comes back; neither knows a source by name.
 package imports
@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/seeds/arxiv"
 	"github.com/papersearch/papersearch/seeds/bibtex"
 	"github.com/papersearch/papersearch/seeds/csl"
@@ -40,7 +40,7 @@ type kind struct {
 	// bounded: Request.Max bounds how many papers it reads.
 	bounded bool
 	usage   string
-	open    func(ctx context.Context, c Config, r Request) (search.Source, []string)
+	open    func(ctx context.Context, c Config, r Request) (catalog.Source, []string)
 	// since, for a network source a watch reads by date, narrows a target
 	// to what the source dates on or after a day; nil for one a watch
 	// reads on from the position where its last run ended.
@@ -50,29 +50,29 @@ type kind struct {
 // kinds are the sources, in the order help lists them.
 var kinds = []kind{ // read-only
 	{name: "bibtex", file: true, http: true, usage: "bibtex FILE (a .bib export)",
-		open: func(_ context.Context, _ Config, r Request) (search.Source, []string) {
+		open: func(_ context.Context, _ Config, r Request) (catalog.Source, []string) {
 			return bibtex.NewReader(r.File), nil
 		}},
 	{name: "csl", file: true, http: true, usage: "csl FILE (CSL-JSON, Zotero's native export)",
-		open: func(_ context.Context, _ Config, r Request) (search.Source, []string) {
+		open: func(_ context.Context, _ Config, r Request) (catalog.Source, []string) {
 			return csl.NewReader(r.File), nil
 		}},
 	{name: "arxiv-snapshot", file: true, usage: "arxiv-snapshot FILE [--category C]... (arXiv's metadata snapshot; files may be .gz)",
-		open: func(_ context.Context, _ Config, r Request) (search.Source, []string) {
+		open: func(_ context.Context, _ Config, r Request) (catalog.Source, []string) {
 			return arxiv.NewSnapshotReader(r.File, r.Categories...), []string{"arxiv"}
 		}},
 	{name: "arxiv", http: true, bounded: true, usage: "arxiv QUERY [--max N] (arXiv's API, e.g. 'cat:cs.LG AND ti:diffusion')",
-		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
+		open: func(ctx context.Context, c Config, r Request) (catalog.Source, []string) {
 			return arxiv.NewAPIReader(ctx, c.client("arXiv", arxiv.RequestSpacing), c.ArxivURL, r.Target, r.Max), []string{"arxiv"}
 		},
 		since: arxiv.Since},
 	{name: "openalex", http: true, bounded: true, usage: "openalex FILTER [--max N] (e.g. 'concepts.id:C154945302,publication_year:2026')",
-		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
+		open: func(ctx context.Context, c Config, r Request) (catalog.Source, []string) {
 			return openalex.NewReader(ctx, c.client("OpenAlex", 0), c.OpenAlexURL, r.Target, c.OpenAlexEmail, r.Max), []string{"openalex"}
 		},
 		since: openalex.Since},
 	{name: "openreview", http: true, usage: "openreview VENUE_ID (e.g. NeurIPS.cc/2026/Conference)",
-		open: func(ctx context.Context, c Config, r Request) (search.Source, []string) {
+		open: func(ctx context.Context, c Config, r Request) (catalog.Source, []string) {
 			var tags []string
 			if tag := openreview.DefaultTag(r.Target); tag != "" {
 				tags = append(tags, tag)
@@ -227,7 +227,7 @@ func badRequest(field, reason string) error {
 
 // Opened is a source opened for an import.
 type Opened struct {
-	Source search.Source
+	Source catalog.Source
 	// Tags are the request's and the source's own, cleaned.
 	Tags []string
 	// ResumedAt is the position an interrupted run of the same import

@@ -1,4 +1,4 @@
-package search_test
+package catalog_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
@@ -55,9 +56,9 @@ func importPapers(n int) []papersearch.Paper {
 	return out
 }
 
-func importEngine(t *testing.T) (*search.Engine, search.Store, *recordingEmbedder) {
+func importEngine(t *testing.T) (*search.Engine, search.Store, *searchtest.Recorder) {
 	t.Helper()
-	emb := &recordingEmbedder{name: "test-model"}
+	emb := &searchtest.Recorder{Name: "test-model"}
 	eng, store := searchtest.Engine(t, emb, search.Options{})
 	return eng, store, emb
 }
@@ -74,14 +75,14 @@ func TestIngestEmbedsAPaperStoredWithoutSentences(t *testing.T) {
 	if err := store.Upsert(ctx, []search.Document{old}); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := eng.Ingest(ctx, []papersearch.Paper{p}, nil)
+	sum, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, []papersearch.Paper{p}, nil)
 	if err != nil || sum.Updated != 1 || sum.Embedded != 1 || sum.Reused != 0 {
 		t.Fatalf("ingest of a paper stored without sentences: %+v, %v; want it updated and embedded", sum, err)
 	}
 	if got, err := store.Sentences(ctx, []string{"p1"}); err != nil || len(got["p1"]) != 3 {
 		t.Errorf("its sentences after the ingest: %+v, %v; want 3", got["p1"], err)
 	}
-	if sum, err := eng.Ingest(ctx, []papersearch.Paper{p}, nil); err != nil || sum.Unchanged != 1 || sum.Embedded != 0 {
+	if sum, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, []papersearch.Paper{p}, nil); err != nil || sum.Unchanged != 1 || sum.Embedded != 0 {
 		t.Errorf("ingest again: %+v, %v; want it unchanged", sum, err)
 	}
 }
@@ -116,7 +117,7 @@ func TestImport(t *testing.T) {
 	papers := importPapers(30)
 	papers[4].Tags = []string{"Source-Tag"}
 	src := &sliceSource{papers: papers, bad: map[int]bool{3: true, 17: true}}
-	sum, err := eng.Import(ctx, src, search.ImportOptions{Tags: []string{"My-Library"}, Batch: 8})
+	sum, err := catalog.New(eng, catalog.Options{}).Import(ctx, src, catalog.ImportOptions{Tags: []string{"My-Library"}, Batch: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,13 +131,13 @@ func TestImport(t *testing.T) {
 	if _, err := eng.Get(ctx, "src:003"); !errors.Is(err, search.ErrNotFound) {
 		t.Errorf("a record without an abstract was stored: %v", err)
 	}
-	embedded := len(emb.texts)
-	sum, err = eng.Import(ctx, &sliceSource{papers: papers[:10], bad: map[int]bool{3: true}}, search.ImportOptions{Tags: []string{"reading-group"}})
+	embedded := len(emb.Texts())
+	sum, err = catalog.New(eng, catalog.Options{}).Import(ctx, &sliceSource{papers: papers[:10], bad: map[int]bool{3: true}}, catalog.ImportOptions{Tags: []string{"reading-group"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Updated != 9 || sum.Embedded != 0 || len(emb.texts) != embedded {
-		t.Errorf("second import: %+v, %d texts embedded", sum, len(emb.texts)-embedded)
+	if sum.Updated != 9 || sum.Embedded != 0 || len(emb.Texts()) != embedded {
+		t.Errorf("second import: %+v, %d texts embedded", sum, len(emb.Texts())-embedded)
 	}
 	if got, _ := eng.Get(ctx, "src:004"); strings.Join(got.Tags, ",") != "my-library,reading-group,source-tag" {
 		t.Errorf("src:004 tags after a second import %v", got.Tags)
@@ -146,7 +147,7 @@ func TestImport(t *testing.T) {
 	if err != nil || len(res.Hits) != 9 {
 		t.Errorf("search within reading-group: %d hits, %v", len(res.Hits), err)
 	}
-	if _, err := eng.Import(ctx, &sliceSource{}, search.ImportOptions{Tags: []string{"no spaces"}}); !errors.Is(err, papersearch.ErrBadTag) {
+	if _, err := catalog.New(eng, catalog.Options{}).Import(ctx, &sliceSource{}, catalog.ImportOptions{Tags: []string{"no spaces"}}); !errors.Is(err, papersearch.ErrBadTag) {
 		t.Errorf("a malformed import tag: %v", err)
 	}
 }
@@ -156,16 +157,16 @@ func TestImport(t *testing.T) {
 // makes, embedding nothing twice.
 func TestImportResumes(t *testing.T) {
 	papers := importPapers(50)
-	opts := search.ImportOptions{Tags: []string{"neurips-2026"}, Batch: 8}
+	opts := catalog.ImportOptions{Tags: []string{"neurips-2026"}, Batch: 8}
 
 	whole, wholeStore, _ := importEngine(t)
-	if _, err := whole.Import(context.Background(), &sliceSource{papers: papers, bad: map[int]bool{9: true}}, opts); err != nil {
+	if _, err := catalog.New(whole, catalog.Options{}).Import(context.Background(), &sliceSource{papers: papers, bad: map[int]bool{9: true}}, opts); err != nil {
 		t.Fatal(err)
 	}
 
 	eng, store, emb := importEngine(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := eng.Import(ctx, &sliceSource{papers: papers, bad: map[int]bool{9: true}, stopAfter: 27, cancel: cancel}, opts)
+	_, err := catalog.New(eng, catalog.Options{}).Import(ctx, &sliceSource{papers: papers, bad: map[int]bool{9: true}, stopAfter: 27, cancel: cancel}, opts)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted import: err = %v", err)
 	}
@@ -173,14 +174,14 @@ func TestImportResumes(t *testing.T) {
 	if n == 0 || n >= 49 {
 		t.Fatalf("the interrupted import stored %d papers, want some but not all", n)
 	}
-	before := len(emb.texts)
-	sum, err := eng.Import(context.Background(), &sliceSource{papers: papers, bad: map[int]bool{9: true}}, opts)
+	before := len(emb.Texts())
+	sum, err := catalog.New(eng, catalog.Options{}).Import(context.Background(), &sliceSource{papers: papers, bad: map[int]bool{9: true}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Each paper's abstract is one sentence: two texts a paper.
-	if sum.Unchanged != n || sum.Embedded != 49-n || len(emb.texts)-before != 2*(49-n) {
-		t.Errorf("resumed import: %+v; %d stored before, %d texts embedded", sum, n, len(emb.texts)-before)
+	if sum.Unchanged != n || sum.Embedded != 49-n || len(emb.Texts())-before != 2*(49-n) {
+		t.Errorf("resumed import: %+v; %d stored before, %d texts embedded", sum, n, len(emb.Texts())-before)
 	}
 	if got, want := contents(t, store), contents(t, wholeStore); got != want {
 		t.Errorf("resumed store differs from an uninterrupted one:\n%s\n---\n%s", got, want)
@@ -220,10 +221,10 @@ func TestImportMergesVersions(t *testing.T) {
 		{ID: "bibtex:new", Title: "A Brand New Work on Things", Abstract: "New.", Authors: []string{"Emmy Noether"}},
 		{ID: "csl:new", Title: "A brand new work on things", Abstract: "New, again.", Authors: []string{"Noether, E."}},
 	}
-	if _, err := eng.Import(ctx, &sliceSource{papers: arxiv}, search.ImportOptions{}); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Import(ctx, &sliceSource{papers: arxiv}, catalog.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := eng.Import(ctx, &sliceSource{papers: conference}, search.ImportOptions{Tags: []string{"neurips-2025"}})
+	sum, err := catalog.New(eng, catalog.Options{}).Import(ctx, &sliceSource{papers: conference}, catalog.ImportOptions{Tags: []string{"neurips-2025"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,12 +278,12 @@ func TestImportMergesVersions(t *testing.T) {
 	}
 
 	// Everything again, in either order: nothing changes.
-	before, embedded := contents(t, store), len(emb.texts)
+	before, embedded := contents(t, store), len(emb.Texts())
 	for _, again := range []struct {
 		papers []papersearch.Paper
 		tags   []string
 	}{{conference, []string{"neurips-2025"}}, {arxiv, nil}, {conference, []string{"neurips-2025"}}} {
-		if _, err := eng.Import(ctx, &sliceSource{papers: again.papers}, search.ImportOptions{Tags: again.tags}); err != nil {
+		if _, err := catalog.New(eng, catalog.Options{}).Import(ctx, &sliceSource{papers: again.papers}, catalog.ImportOptions{Tags: again.tags}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -292,18 +293,18 @@ func TestImportMergesVersions(t *testing.T) {
 	if p, _ := eng.Get(ctx, "arxiv:2401.00001"); p.Venue != "NeurIPS" {
 		t.Errorf("the preprint imported again displaced the published version: %+v", p)
 	}
-	if d := len(emb.texts) - embedded; d != 0 {
+	if d := len(emb.Texts()) - embedded; d != 0 {
 		t.Errorf("importing again embedded %d texts", d)
 	}
 
 	// Two stored papers that one record shows to be one work are merged,
 	// and the later one removed.
-	if _, err := eng.Ingest(ctx, []papersearch.Paper{
+	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, []papersearch.Paper{
 		{ID: "arxiv:9", Title: "T", Abstract: "A."}, {ID: "doi:10.2/q", Title: "Q", Abstract: "B.", Venue: "ICML", Year: 2020}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	sum, err = eng.Import(ctx, &sliceSource{papers: []papersearch.Paper{{ID: "doi:10.2/q", Title: "Q", Abstract: "B.",
-		Sources: []papersearch.Source{arx("9"), doi("10.2/q")}}}}, search.ImportOptions{})
+	sum, err = catalog.New(eng, catalog.Options{}).Import(ctx, &sliceSource{papers: []papersearch.Paper{{ID: "doi:10.2/q", Title: "Q", Abstract: "B.",
+		Sources: []papersearch.Source{arx("9"), doi("10.2/q")}}}}, catalog.ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestFailedImportCountsWhatItStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := eng.Import(ctx, src, search.ImportOptions{Batch: 4})
+	sum, err := catalog.New(eng, catalog.Options{}).Import(ctx, src, catalog.ImportOptions{Batch: 4})
 	if err == nil {
 		t.Fatal("the import did not fail")
 	}
@@ -372,14 +373,14 @@ func TestAddIsOneWayIn(t *testing.T) {
 		Authors: []string{"Lovelace, Ada"}, Venue: "ICML", Year: 2025, Sources: []papersearch.Source{doi("10.5/route")}}
 	ways := map[string]func(eng *search.Engine, p papersearch.Paper) (string, error){
 		"post": func(eng *search.Engine, p papersearch.Paper) (string, error) {
-			sum, err := eng.Add(ctx, []papersearch.Paper{p}, search.AddOptions{Replace: true})
+			sum, err := catalog.New(eng, catalog.Options{}).Add(ctx, []papersearch.Paper{p}, catalog.AddOptions{Replace: true})
 			if err != nil || len(sum.IDs) != 1 {
 				return "", fmt.Errorf("%+v, %w", sum, err)
 			}
 			return sum.IDs[0], nil
 		},
 		"import": func(eng *search.Engine, p papersearch.Paper) (string, error) {
-			_, err := eng.Import(ctx, search.Papers([]papersearch.Paper{p}), search.ImportOptions{})
+			_, err := catalog.New(eng, catalog.Options{}).Import(ctx, catalog.Papers([]papersearch.Paper{p}), catalog.ImportOptions{})
 			return "", err
 		},
 	}
@@ -410,7 +411,7 @@ func TestAddIsOneWayIn(t *testing.T) {
 
 	t.Run("replace", func(t *testing.T) {
 		eng, store, _ := importEngine(t)
-		if _, err := eng.Add(ctx, []papersearch.Paper{preprint, published}, search.AddOptions{}); err != nil {
+		if _, err := catalog.New(eng, catalog.Options{}).Add(ctx, []papersearch.Paper{preprint, published}, catalog.AddOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		// The work's id again, without the tag and with another DOI: it
@@ -418,7 +419,7 @@ func TestAddIsOneWayIn(t *testing.T) {
 		again := preprint
 		again.Tags, again.Venue = nil, ""
 		again.Sources = []papersearch.Source{arx("2402.00001"), doi("10.5/other")}
-		sum, err := eng.Add(ctx, []papersearch.Paper{again, again}, search.AddOptions{Replace: true})
+		sum, err := catalog.New(eng, catalog.Options{}).Add(ctx, []papersearch.Paper{again, again}, catalog.AddOptions{Replace: true})
 		if err != nil || sum.Duplicates != 1 || sum.Updated != 1 || !slices.Equal(sum.IDs, []string{preprint.ID, preprint.ID}) {
 			t.Fatalf("replace: %+v, %v", sum, err)
 		}
@@ -427,8 +428,8 @@ func TestAddIsOneWayIn(t *testing.T) {
 			t.Errorf("replaced paper %+v, %v; want it as sent", p, err)
 		}
 		// A paper of the DOI it no longer has is a work of its own.
-		sum, err = eng.Add(ctx, []papersearch.Paper{{ID: "doi:10.5/route", Title: "Other", Abstract: "Other.",
-			Sources: []papersearch.Source{doi("10.5/route")}}}, search.AddOptions{Replace: true})
+		sum, err = catalog.New(eng, catalog.Options{}).Add(ctx, []papersearch.Paper{{ID: "doi:10.5/route", Title: "Other", Abstract: "Other.",
+			Sources: []papersearch.Source{doi("10.5/route")}}}, catalog.AddOptions{Replace: true})
 		if err != nil || sum.New != 1 || sum.IDs[0] != "doi:10.5/route" {
 			t.Errorf("a paper of the dropped DOI: %+v, %v; want it new, under its own id", sum, err)
 		}
@@ -449,7 +450,7 @@ func TestSimilarBySourceIDPages(t *testing.T) {
 	papers := importPapers(12)
 	papers[0].Sources = []papersearch.Source{arx("2404.00007")}
 	papers[0].Abstract = "Routing tokens to experts. We balance the load. It scales."
-	if _, err := eng.Import(ctx, search.Papers(papers), search.ImportOptions{}); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Import(ctx, catalog.Papers(papers), catalog.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, aspect := range []search.Aspect{search.WholePaper, search.MethodAspect} {
@@ -473,9 +474,9 @@ func TestSimilarBySourceIDPages(t *testing.T) {
 func TestImportProgressFollowsEmbedding(t *testing.T) {
 	eng, _, _ := importEngine(t)
 	papers := importPapers(40)
-	var reports []search.ImportProgress
-	sum, err := eng.Import(context.Background(), &sliceSource{papers: papers, bad: map[int]bool{5: true}},
-		search.ImportOptions{Batch: 20, Progress: func(p search.ImportProgress) { reports = append(reports, p) }})
+	var reports []catalog.ImportProgress
+	sum, err := catalog.New(eng, catalog.Options{}).Import(context.Background(), &sliceSource{papers: papers, bad: map[int]bool{5: true}},
+		catalog.ImportOptions{Batch: 20, Progress: func(p catalog.ImportProgress) { reports = append(reports, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}

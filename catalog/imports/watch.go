@@ -18,7 +18,7 @@ import (
 
 // Watches: network sources the server imports from by itself, each on
 // its period, through the one pipeline (Opener, then Runner: Config.Open
-// and search.Engine.Import). A run goes on from where the last ended: a
+// and catalog.Catalog.Import). A run goes on from where the last ended: a
 // source read by date (arXiv, OpenAlex) is asked only for what it dates
 // on or after the day of the newest paper read before; one read in order
 // (OpenReview) from the position the last run ended at. A run stopped

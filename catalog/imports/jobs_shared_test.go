@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -22,7 +23,8 @@ import (
 // stays); once ended, both answer how it ended, and a second cancel is
 // ErrJobEnded.
 func TestJobsAreTheStores(t *testing.T) {
-	eng, store := searchtest.Engine(t, hashvec.Embedder{Model: embed.ModelInfo{Name: "test-model", Dim: 8}}, search.Options{IngestBatch: 1})
+	eng, store := searchtest.Engine(t, hashvec.Embedder{Model: embed.ModelInfo{Name: "test-model", Dim: 8}}, search.Options{})
+	cat := catalog.New(eng, catalog.Options{Batch: 1})
 	ctx := context.Background()
 	// A library of 2,000 entries: long enough to be cancelled midway.
 	var lib strings.Builder
@@ -35,7 +37,7 @@ func TestJobsAreTheStores(t *testing.T) {
 		o.Source = slowSource{o.Source}
 		return o, err
 	}
-	a, b := NewJobs(eng, open, nil), NewJobs(eng, open, nil)
+	a, b := NewJobs(cat, open, nil), NewJobs(cat, open, nil)
 	a.Records, b.Records = store, store
 	defer a.Close()
 	defer b.Close()
@@ -85,7 +87,7 @@ func TestJobsAreTheStores(t *testing.T) {
 }
 
 // slowSource hands out its source's records a millisecond apart.
-type slowSource struct{ search.Source }
+type slowSource struct{ catalog.Source }
 
 func (s slowSource) Next() (papersearch.Paper, error) {
 	time.Sleep(time.Millisecond)

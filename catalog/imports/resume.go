@@ -14,14 +14,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/internal/atomicfile"
-	"github.com/papersearch/papersearch/search"
 )
 
 // positioned is a network source that can say where it stands and start
 // again there (the arXiv API, OpenAlex and OpenReview readers).
 type positioned interface {
-	search.Source
+	catalog.Source
 	Position() string
 	Seek(pos string) error
 }
@@ -66,7 +66,7 @@ func (r *resumable) Checkpoint(_ context.Context, done bool) error {
 // interrupted before, continues where its last stored batch ended (unless
 // r.Restart). It returns the source and the position resumed at ("" from
 // the start).
-func (c Config) resume(r Request, tags []string, src search.Source) (search.Source, string, error) {
+func (c Config) resume(r Request, tags []string, src catalog.Source) (catalog.Source, string, error) {
 	p, ok := src.(positioned)
 	if !ok {
 		return src, "", nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
@@ -28,7 +29,7 @@ func TestWatchesInRecords(t *testing.T) {
 	up.Publish(3)
 	cfg := Config{DataDir: t.TempDir(), Store: "embedded test", OpenReviewURL: up.URL, Clients: NewClients()}
 	instance := func() *Watches {
-		w := WatchesIn(store, eng, cfg.Open, nil)
+		w := WatchesIn(store, catalog.New(eng, catalog.Options{}), cfg.Open, nil)
 		// Two seconds: a claim gives way only when its write lands a
 		// second after its read, which a loaded CI machine never takes.
 		w.store.(*recordWatches).confirm = 2 * time.Second
@@ -119,7 +120,7 @@ func TestKilledInstancesWatchIsTakenOver(t *testing.T) {
 	cfg := Config{DataDir: t.TempDir(), Store: "embedded test", OpenReviewURL: up.URL, Clients: NewClients()}
 	const lease, confirm = time.Second, 200 * time.Millisecond
 	instance := func(r search.Records) *Watches {
-		w := WatchesIn(r, eng, cfg.Open, nil)
+		w := WatchesIn(r, catalog.New(eng, catalog.Options{}), cfg.Open, nil)
 		w.store.(*recordWatches).confirm = confirm
 		w.Lease = lease
 		return w

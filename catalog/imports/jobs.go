@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 	"github.com/papersearch/papersearch/seeds/fetch"
@@ -46,9 +47,9 @@ var (
 	ErrJobEnded = errors.New("the import has ended")
 )
 
-// Runner runs one import to its end: search.Engine.Import.
+// Runner runs one import to its end: catalog.Catalog.Import.
 type Runner interface {
-	Import(ctx context.Context, src search.Source, opts search.ImportOptions) (search.ImportSummary, error)
+	Import(ctx context.Context, src catalog.Source, opts catalog.ImportOptions) (catalog.ImportSummary, error)
 }
 
 // Opener opens the source of a request: Config.Open, or a test's.
@@ -263,7 +264,7 @@ func (j *Jobs) runJob(ctx context.Context, id string, opened Opened) {
 		f(j.jobs[id])
 	}
 	var kept time.Time
-	sum, err := j.run.Import(ctx, opened.Source, search.ImportOptions{Tags: opened.Tags, Progress: func(p search.ImportProgress) {
+	sum, err := j.run.Import(ctx, opened.Source, catalog.ImportOptions{Tags: opened.Tags, Progress: func(p catalog.ImportProgress) {
 		update(func(job *Job) { job.Read, job.Stored, job.Rejected = p.Read, p.Stored, p.Rejected })
 		if time.Since(kept) >= keepEvery {
 			kept = time.Now()

@@ -1,4 +1,4 @@
-package search
+package catalog
 
 import (
 	"context"
@@ -41,17 +41,17 @@ type merging struct {
 // storedVersions returns the stored papers that are versions of the
 // works batch brings, by id: found by their work keys, or by id for papers
 // stored before the store kept work keys.
-func (e *Engine) storedVersions(ctx context.Context, batch []papersearch.Paper) (map[string]papersearch.Paper, error) {
+func (c *Catalog) storedVersions(ctx context.Context, batch []papersearch.Paper) (map[string]papersearch.Paper, error) {
 	var keys, ids []string
 	for _, p := range batch {
 		keys = append(keys, papersearch.WorkKeys(p)...)
 		ids = append(ids, p.ID)
 	}
-	stored, err := e.store.Works(ctx, keys)
+	stored, err := c.store.Works(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("add: find stored versions: %w", err)
 	}
-	byID, err := e.store.Lookup(ctx, ids)
+	byID, err := c.store.Lookup(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("add: find stored versions: %w", err)
 	}
@@ -84,8 +84,8 @@ func touchedWorks(all []*version, extra []string) ([]papersearch.Paper, error) {
 // the first in batch, and extra tags added. With replace, a batch paper
 // first takes the place of the version of its id, stored or earlier in
 // the batch, instead of merging into it.
-func (e *Engine) mergeVersions(ctx context.Context, batch []papersearch.Paper, extra []string, replace bool) (merging, error) {
-	stored, err := e.storedVersions(ctx, batch)
+func (c *Catalog) mergeVersions(ctx context.Context, batch []papersearch.Paper, extra []string, replace bool) (merging, error) {
+	stored, err := c.storedVersions(ctx, batch)
 	if err != nil {
 		return merging{}, err
 	}

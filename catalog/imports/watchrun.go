@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/catalog"
 )
 
 // Running watches: the server's loop that starts those due, one run at a
@@ -189,7 +189,7 @@ func (w *Watches) importOnce(ctx context.Context, row watchRow, log *slog.Logger
 		return w.store.noteNewest(ctx, row.ID, w.owner, newest)
 	}}
 	log.Info("watch run", "asks", req.Target, "resumed_at", opened.ResumedAt, "position", row.Position)
-	sum, err := w.run.Import(ctx, src, search.ImportOptions{Tags: opened.Tags})
+	sum, err := w.run.Import(ctx, src, catalog.ImportOptions{Tags: opened.Tags})
 	end := runEnd{Read: sum.Read, Added: sum.New, Since: row.Since, Position: row.Position}
 	if k.since != nil && src.newest > end.Since {
 		end.Since = src.newest
@@ -201,7 +201,7 @@ func (w *Watches) importOnce(ctx context.Context, row watchRow, log *slog.Logger
 }
 
 // seek moves a source that can say where it stands to pos.
-func seek(src search.Source, pos string) error {
+func seek(src catalog.Source, pos string) error {
 	s, ok := src.(positioned)
 	if !ok {
 		return fmt.Errorf("the source cannot go on from %q", pos)
@@ -213,7 +213,7 @@ func seek(src search.Source, pos string) error {
 // day of the papers read (recording it at each checkpoint, so that a run
 // resumed after an interruption knows it) and passes checkpoints on.
 type watched struct {
-	search.Source
+	catalog.Source
 	newest string
 	note   func(ctx context.Context, newest string) error
 }
@@ -235,7 +235,7 @@ func (s *watched) Checkpoint(ctx context.Context, done bool) error {
 	if err := s.note(ctx, s.newest); err != nil {
 		return err
 	}
-	if c, ok := s.Source.(search.Checkpointer); ok {
+	if c, ok := s.Source.(catalog.Checkpointer); ok {
 		return c.Checkpoint(ctx, done)
 	}
 	return nil

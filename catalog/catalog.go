@@ -1,0 +1,50 @@
+// Package catalog is the write side of papersearch: every paper comes into
+// the store, changes and leaves it through a Catalog. It merges the
+// versions of a work (an arXiv preprint and its conference paper, one DOI
+// from two sources) into one paper, embeds only what is new with the
+// engine's models, stores each batch whole or not at all, reads sources to
+// their end (Import), changes tags (Retag) and deletes. It is the only
+// caller of a store's write methods; search.Engine only reads. The import
+// jobs and watches of catalog/imports run their imports through it.
+package catalog
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/papersearch/papersearch/search"
+)
+
+// Catalog writes papers into the store an engine answers from.
+type Catalog struct {
+	engine *search.Engine
+	// store is the engine's store as the engine observes it (search.Engine.Store),
+	// so writes are measured and the map learns of them.
+	store search.Store
+	log   *slog.Logger
+	batch int // papers embedded and stored together (Options.Batch)
+}
+
+// Options tune a Catalog. The zero value is a working default.
+type Options struct {
+	Logger *slog.Logger
+	// Batch is how many papers are embedded and stored together (default
+	// IngestBatch).
+	Batch int
+}
+
+// New returns a Catalog writing into the store e answers from, embedding
+// papers as e compares them with queries (search.Engine.EmbedDocuments).
+func New(e *search.Engine, opts Options) *Catalog {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = IngestBatch
+	}
+	return &Catalog{engine: e, store: e.Store(), log: opts.Logger, batch: opts.Batch}
+}
+
+// Delete removes one paper, or returns an error wrapping
+// search.ErrNotFound.
+func (c *Catalog) Delete(ctx context.Context, id string) error { return c.store.Delete(ctx, id) }

@@ -1,0 +1,62 @@
+package search_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/internal/testenv"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/searchtest"
+)
+
+// BenchmarkSentenceCost measures what sentence vectors cost at ingest with
+// the in-process model, in ms per paper over 100 real ML papers: their
+// texts embedded alone (ingest without sentence vectors), then ingest into
+// a new SQLite store with sentence vectors pooled from each paper's
+// encoder pass (contextual, the default) and with each sentence embedded
+// on its own (separate).
+//
+//	go test -run '^$' -bench SentenceCost -benchtime 1x ./search/
+func BenchmarkSentenceCost(b *testing.B) {
+	papers := testenv.MLPapers(b, 100)
+	local, err := embed.NewLocal(embed.LocalOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	perPaper := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*len(papers)), "ms/paper")
+	}
+	b.Run("texts", func(b *testing.B) {
+		docs := embed.Instructed(local, embed.Document)
+		texts := make([]string, len(papers))
+		for i, p := range papers {
+			texts[i] = p.Text()
+		}
+		for b.Loop() {
+			for i := 0; i < len(texts); i += catalog.IngestBatch {
+				if _, err := docs.Embed(context.Background(), texts[i:min(i+catalog.IngestBatch, len(texts))]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		perPaper(b)
+	})
+	for _, separate := range []bool{false, true} {
+		b.Run(map[bool]string{false: "contextual", true: "separate"}[separate], func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				e, store := searchtest.Engine(b, local, search.WithResearch(search.Options{}, search.ResearchOptions{SeparateSentences: separate}))
+				b.StartTimer()
+				if _, err := catalog.New(e, catalog.Options{}).Ingest(context.Background(), papers, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				store.Close()
+				b.StartTimer()
+			}
+			perPaper(b)
+		})
+	}
+}
