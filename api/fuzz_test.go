@@ -68,8 +68,8 @@ func (echoEngine) Add(_ context.Context, papers []papersearch.Paper, _ catalog.A
 	}
 	return catalog.AddSummary{IngestSummary: papersearch.IngestSummary{New: len(papers)}, IDs: ids}, nil
 }
-func (echoEngine) Put(_ context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error) {
-	return papersearch.IngestSummary{New: len(papers)}, nil
+func (echoEngine) Update(_ context.Context, p papersearch.Paper) (papersearch.Paper, error) {
+	return p, nil
 }
 func (echoEngine) Delete(context.Context, string) error { return nil }
 func (echoEngine) Import(context.Context, catalog.Source, catalog.ImportOptions) (catalog.ImportSummary, error) {

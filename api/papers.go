@@ -37,31 +37,29 @@ func (s *Server) ingest(c echo.Context) error {
 		return invalid(fmt.Sprintf("papers must hold 1 to %d papers", MaxIngestPapers),
 			wire.FieldProblem{Pointer: "/papers", Detail: fmt.Sprintf("holds %d papers", len(req.Papers))})
 	}
+	// When a paper was added is the service's to say: refused here, where
+	// a request names it (an import's records may carry it, and Add
+	// clears it).
 	var problems []wire.FieldProblem
-	papers := make([]papersearch.Paper, len(req.Papers))
 	for i, p := range req.Papers {
-		prefix := fmt.Sprintf("/papers/%d", i)
-		if single {
-			prefix = ""
-		}
 		if !p.Added.IsZero() {
-			problems = append(problems, addedProblem(prefix))
-			continue
+			problems = append(problems, addedProblem(paperPointer(i, single)))
 		}
-		done, err := papersearch.Complete(p)
-		if err != nil {
-			problems = append(problems, paperFieldProblem(prefix, err))
-			continue
-		}
-		papers[i] = done
 	}
 	if len(problems) > 0 {
-		return invalid(fmt.Sprintf("%d of %d papers are invalid; nothing was stored", len(problems), len(papers)), problems...)
+		return invalid(fmt.Sprintf("%d of %d papers are invalid; nothing was stored", len(problems), len(req.Papers)), problems...)
 	}
-	ctx, cancel := extendWriteDeadline(c, len(papers))
+	ctx, cancel := extendWriteDeadline(c, len(req.Papers))
 	defer cancel()
-	// One batch, stored whole or not at all.
-	sum, err := s.catalog.Add(ctx, papers, catalog.AddOptions{Replace: true})
+	// One batch, checked and stored whole or not at all.
+	sum, err := s.catalog.Add(ctx, req.Papers, catalog.AddOptions{Replace: true})
+	var bad *catalog.InvalidError
+	if errors.As(err, &bad) {
+		for _, in := range bad.Invalid {
+			problems = append(problems, paperFieldProblem(paperPointer(in.Index, single), in.Err))
+		}
+		return invalid(fmt.Sprintf("%d of %d papers are invalid; nothing was stored", len(bad.Invalid), bad.Papers), problems...)
+	}
 	if err != nil {
 		p := toProblem(err)
 		if errors.Is(err, catalog.ErrNothingStored) {
@@ -85,15 +83,24 @@ func (s *Server) deletePaper(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// decodeIngest decodes the body of POST /v1/papers: {"papers": [...]} or
-// one paper object (single). Each paper is decoded on its own, so an error
-// names it: /papers/1/year.
+// paperPointer is the JSON pointer of the i-th paper of a POST's body: ""
+// for a single paper sent alone.
+func paperPointer(i int, single bool) string {
+	if single {
+		return ""
+	}
+	return fmt.Sprintf("/papers/%d", i)
+}
+
 // addedProblem is the problem of a paper written with an added time: the
 // service's to say, read-only.
 func addedProblem(prefix string) wire.FieldProblem {
 	return wire.FieldProblem{Pointer: prefix + "/added", Detail: "is when the service first stored the paper: leave it out"}
 }
 
+// decodeIngest decodes the body of POST /v1/papers: {"papers": [...]} or
+// one paper object (single). Each paper is decoded on its own, so an error
+// names it: /papers/1/year.
 func decodeIngest(raw []byte) (req wire.IngestRequest, single bool, err error) {
 	canon, err := checkJSON(raw)
 	if err != nil {
@@ -132,7 +139,8 @@ func decodeIngest(raw []byte) (req wire.IngestRequest, single bool, err error) {
 // (RFC 7396) of the stored paper, so a client changes the fields it names
 // and keeps the rest (POST replaces a paper whole); null removes an
 // optional field. The patched paper passes the rules a POSTed one does
-// and is stored as one (Put); the answer is the paper stored. The id
+// and replaces the stored one (catalog.Catalog.Update); the answer is the
+// paper stored. The id
 // cannot change.
 func (s *Server) patchPaper(c echo.Context) error {
 	c.SetPath(paperRoutePath)
@@ -184,16 +192,13 @@ func (s *Server) patchPaper(c echo.Context) error {
 		pr.Errors = []wire.FieldProblem{{Pointer: "/id", Detail: fmt.Sprintf("must stay %q", old.ID)}}
 		return pr
 	}
-	done, err := papersearch.Complete(p)
-	if err != nil {
-		return invalid(err.Error(), paperFieldProblem("", err))
-	}
 	wctx, cancel := extendWriteDeadline(c, 1)
 	defer cancel()
-	if _, err := s.catalog.Put(wctx, []papersearch.Paper{done}); err != nil {
-		return err
+	stored, err := s.catalog.Update(wctx, p)
+	var fe *papersearch.FieldError
+	if errors.As(err, &fe) {
+		return invalid(err.Error(), paperFieldProblem("", err))
 	}
-	stored, err := s.engine.Get(ctx, id)
 	if err != nil {
 		return err
 	}

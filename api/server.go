@@ -53,9 +53,9 @@ type Catalog interface {
 	// Add stores a batch of papers through the one pipeline, each work
 	// once, whole or not at all (catalog.Catalog.Add).
 	Add(ctx context.Context, papers []papersearch.Paper, opts catalog.AddOptions) (catalog.AddSummary, error)
-	// Put stores a batch of papers by id as they are, whole or not at all
-	// (catalog.Catalog.Put): a patched paper keeps its id.
-	Put(ctx context.Context, papers []papersearch.Paper) (papersearch.IngestSummary, error)
+	// Update replaces a stored paper with an edit of it, keeping its id
+	// (catalog.Catalog.Update).
+	Update(ctx context.Context, p papersearch.Paper) (papersearch.Paper, error)
 	// Retag adds and removes tags on papers, stored at once
 	// (catalog.Catalog.Retag).
 	Retag(ctx context.Context, ids, add, remove []string) ([]papersearch.Paper, error)

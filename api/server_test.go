@@ -375,7 +375,7 @@ func (panicky) Encoders() map[string]embed.Choice { panic("boom") }
 func (panicky) Embed(context.Context, string, []string) ([][]float32, int, error) {
 	panic("boom")
 }
-func (panicky) Put(context.Context, []papersearch.Paper) (papersearch.IngestSummary, error) {
+func (panicky) Update(context.Context, papersearch.Paper) (papersearch.Paper, error) {
 	panic("boom")
 }
 func (panicky) Add(context.Context, []papersearch.Paper, catalog.AddOptions) (catalog.AddSummary, error) {

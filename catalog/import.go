@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -17,7 +15,8 @@ import (
 // subpackages do: Next returns io.EOF after the last, and a
 // *seeds.LineError for a record it could not make a paper of (a record
 // without an abstract among them), after which reading goes on. Any other
-// error stops the import.
+// error stops the import. A paper it yields that papersearch.Complete
+// refuses is rejected as record N of the source.
 type Source interface {
 	Next() (papersearch.Paper, error)
 }
@@ -66,7 +65,7 @@ type ImportProgress struct {
 	Elapsed time.Duration
 }
 
-// Papers is a Source of papers already in memory (each Complete).
+// Papers is a Source of papers already in memory.
 func Papers(papers []papersearch.Paper) Source { return &paperSlice{papers: papers} }
 
 type paperSlice struct{ papers []papersearch.Paper }
@@ -151,6 +150,15 @@ func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (I
 			return sum, err
 		}
 		p, err := src.Next()
+		if err == nil {
+			// A source's readers check their records as they make papers
+			// of them; one that does not (Papers) is checked here, so a
+			// paper that is not valid is a rejected record, not a failed
+			// batch.
+			if p, err = papersearch.Complete(p); err != nil {
+				err = &seeds.LineError{Line: sum.Read + 1, Err: err}
+			}
+		}
 		var le *seeds.LineError
 		switch {
 		case errors.Is(err, io.EOF):
@@ -181,67 +189,6 @@ func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (I
 			}
 		}
 	}
-}
-
-// AddOptions shape Add.
-type AddOptions struct {
-	// Tags are added to every paper, beside those it holds and those the
-	// store holds for its work.
-	Tags []string
-	// Replace makes a paper whose id is stored (or came earlier in the
-	// batch) replace that version whole, as a POST of it does, instead of
-	// merging into it; versions under other ids are merged either way.
-	Replace bool
-	// embedding, if set, is told after each group of papers embedded
-	// how many were embedded and how many of total papers to store are
-	// done.
-	embedding func(embedded, done, total int)
-}
-
-// AddSummary says what Add did.
-type AddSummary struct {
-	papersearch.IngestSummary
-	// Merged counts the versions that joined a work under another id.
-	Merged int
-	// IDs holds, for each paper given, the id of the paper it is stored
-	// as: its own, or that of the work it joined.
-	IDs []string
-}
-
-// Add is the one way papers come into the store: a batch, each paper
-// already Complete, becomes one paper per work (the versions of a work
-// stored or in the batch merged, see Import), tagged with opts.Tags,
-// embedded where its text is new and stored whole or not at all (as Put;
-// then no paper of it is stored). Stored versions merged into a work
-// under another id are removed after the work is stored. Import calls it
-// per batch; POST /v1/papers once, with Replace.
-func (c *Catalog) Add(ctx context.Context, papers []papersearch.Paper, opts AddOptions) (AddSummary, error) {
-	tags, ok := papersearch.CleanTags(opts.Tags)
-	if !ok {
-		return AddSummary{}, fmt.Errorf("add: %w", papersearch.ErrBadTag)
-	}
-	// When a paper was added is the store's to say, not the request's.
-	papers = slices.Clone(papers)
-	for i := range papers {
-		papers[i].Added = time.Time{}
-	}
-	m, err := c.mergeVersions(ctx, papers, tags, opts.Replace)
-	if err != nil {
-		return AddSummary{}, err
-	}
-	s, err := c.put(ctx, m.works, opts.embedding)
-	sum := AddSummary{IngestSummary: s, Merged: m.merged, IDs: m.ids}
-	sum.Duplicates += m.duplicates
-	if err != nil {
-		return sum, err
-	}
-	// The works now hold what the absorbed papers held.
-	for _, id := range m.absorbed {
-		if err := c.store.Delete(ctx, id); err != nil && !errors.Is(err, search.ErrNotFound) {
-			return sum, fmt.Errorf("add: remove %s, merged into another version: %w", id, err)
-		}
-	}
-	return sum, nil
 }
 
 // checkpoint tells src, if it keeps checkpoints, that what it handed out
