@@ -40,9 +40,6 @@ func (echoEngine) Collections(context.Context) ([]papersearch.Collection, error)
 func (echoEngine) Recommend(context.Context, search.RecommendQuery) (search.Results, error) {
 	return search.Results{}, nil
 }
-func (echoEngine) Map(context.Context, search.MapQuery) (search.MapView, error) {
-	return search.MapView{}, nil
-}
 func (echoEngine) CollectionPapers(context.Context, string) ([]papersearch.Paper, error) {
 	return nil, nil
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 )
 
 // corpusMap answers GET /v1/map: the map of the papers within the filter
@@ -20,11 +20,14 @@ import (
 // papers of the collection lit up. Before the first map is made it is 503
 // with Retry-After.
 func (s *Server) corpusMap(c echo.Context) error {
+	if s.maps == nil {
+		return problem(http.StatusNotImplemented, "map-unavailable", "this server keeps no map")
+	}
 	params := c.QueryParams()
 	if err := knownParams(params, "level", "q", "collection", "titles"); err != nil {
 		return err
 	}
-	var q search.MapQuery
+	var q corpusmap.Query
 	if err := filterParams(params, &q.Filter); err != nil {
 		return err
 	}
@@ -46,11 +49,11 @@ func (s *Server) corpusMap(c echo.Context) error {
 		}
 		titles = b
 	}
-	view, err := s.engine.Map(c.Request().Context(), q)
+	view, err := s.maps.Map(c.Request().Context(), q)
 	if err != nil {
 		return asParameterProblem(err)
 	}
-	level := search.MapLevels - 1
+	level := corpusmap.Levels - 1
 	if err := intParam(params, "level", 0, level, &level); err != nil {
 		return err
 	}
@@ -59,7 +62,7 @@ func (s *Server) corpusMap(c echo.Context) error {
 }
 
 // mapResponse is the wire form of a map view.
-func mapResponse(v search.MapView, level int, titles bool) wire.MapResponse {
+func mapResponse(v corpusmap.View, level int, titles bool) wire.MapResponse {
 	quant := func(x float32) int { return int(math.Round(float64(x) * wire.MapScale)) }
 	out := wire.MapResponse{Built: v.Built, Scale: wire.MapScale, Level: max(level, 0), Levels: make([][]wire.MapCluster, len(v.Clusters)),
 		IDs: make([]string, len(v.Points)), X: make([]int, len(v.Points)), Y: make([]int, len(v.Points)), Cluster: make([]int, len(v.Points)),

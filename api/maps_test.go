@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
@@ -60,7 +61,8 @@ func TestMapRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{}))
+	keeper := corpusmap.New(eng, nil)
+	srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{Map: keeper}))
 	defer srv.Close()
 	resp, b := do(t, "GET", srv.URL+"/v1/map", "", "")
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "map-not-ready") {
@@ -68,7 +70,7 @@ func TestMapRoute(t *testing.T) {
 	}
 	mapping, stop := context.WithCancel(ctx)
 	defer stop()
-	go eng.KeepMap(mapping, 10*time.Millisecond)
+	go keeper.Keep(mapping, 10*time.Millisecond)
 	waitForMap(t, srv.URL)
 	var m wire.MapResponse
 	if _, b := do(t, "GET", srv.URL+"/v1/map?level=0&collection=mine", "", ""); json.Unmarshal(b, &m) != nil {
@@ -113,5 +115,15 @@ func TestMapRoute(t *testing.T) {
 		if resp.StatusCode != 400 || !strings.Contains(string(b), tt.want) {
 			t.Errorf("GET %s: %d %s; want a problem naming %s", tt.path, resp.StatusCode, b, tt.want)
 		}
+	}
+}
+
+// TestMapWithoutKeeper: a server given no map answers 501 with a problem.
+func TestMapWithoutKeeper(t *testing.T) {
+	srv := httptest.NewServer(New(echoEngine{}, echoEngine{}, Options{}))
+	defer srv.Close()
+	resp, b := do(t, "GET", srv.URL+"/v1/map", "", "")
+	if resp.StatusCode != 501 || resp.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(string(b), "map-unavailable") {
+		t.Errorf("the map of a server without one: %d %s", resp.StatusCode, b)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
@@ -301,7 +302,7 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	eq("tag pattern", tags.Items.Value.Pattern, papersearch.TagPattern)
 	eq("tag maxLength", *tags.Items.Value.MaxLength, papersearch.MaxTagLength)
 	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
-	eq("map level maximum", *doc.Paths.Find("/v1/map").Get.Parameters.GetByInAndName("query", "level").Schema.Value.Max, search.MapLevels-1)
+	eq("map level maximum", *doc.Paths.Find("/v1/map").Get.Parameters.GetByInAndName("query", "level").Schema.Value.Max, corpusmap.Levels-1)
 	eq("alert collection maxLength", *prop("AlertRequest", "collection").MaxLength, papersearch.MaxCollectionTagLength)
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {

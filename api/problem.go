@@ -15,6 +15,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
@@ -91,7 +92,7 @@ var sentinels = []sentinel{
 		hint: ": add papers to it first (POST /v1/collections/{tag}/papers, or a paper's tags)"},
 	{err: search.ErrNoSentences, status: http.StatusNotImplemented, slug: "not-implemented",
 		detail: "aspect and sentence similarity need sentence vectors, which this Qdrant collection does not keep (it was created before they were); reindex into a new collection"},
-	{err: search.ErrMapNotReady, status: http.StatusServiceUnavailable, slug: "map-not-ready", retryAfter: 2 * retryAfterSeconds,
+	{err: corpusmap.ErrNotReady, status: http.StatusServiceUnavailable, slug: "map-not-ready", retryAfter: 2 * retryAfterSeconds,
 		hint: "; the map is laid out in the background (about a minute for 30,000 papers): retry shortly"},
 	{err: search.ErrUnavailable, status: http.StatusServiceUnavailable, slug: "unavailable", retryAfter: retryAfterSeconds,
 		detail: "a service this one depends on (the vector store or the embedding endpoint) is unavailable; retry shortly"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/alerts"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
@@ -33,7 +34,6 @@ type Engine interface {
 	Get(ctx context.Context, id string) (papersearch.Paper, error)
 	Collections(ctx context.Context) ([]papersearch.Collection, error)
 	Recommend(ctx context.Context, q search.RecommendQuery) (search.Results, error)
-	Map(ctx context.Context, q search.MapQuery) (search.MapView, error)
 	// CollectionPapers returns the papers holding a tag, by id.
 	CollectionPapers(ctx context.Context, tag string) ([]papersearch.Paper, error)
 	Index(ctx context.Context) (papersearch.IndexInfo, error)
@@ -61,6 +61,11 @@ type Catalog interface {
 	Retag(ctx context.Context, ids, add, remove []string) ([]papersearch.Paper, error)
 	Import(ctx context.Context, src catalog.Source, opts catalog.ImportOptions) (catalog.ImportSummary, error)
 	Delete(ctx context.Context, id string) error
+}
+
+// Mapper serves the map of the corpus (corpusmap.Keeper).
+type Mapper interface {
+	Map(ctx context.Context, q corpusmap.Query) (corpusmap.View, error)
 }
 
 // DefaultMaxBody bounds a request body, in bytes.
@@ -104,6 +109,9 @@ type Options struct {
 	// Metrics, if set, are served at /metrics and updated by every request;
 	// New creates its own otherwise.
 	Metrics *Metrics
+	// Map, if set, serves the map of the corpus (corpusmap.Keeper, which
+	// the caller keeps: Keep); without it GET /v1/map answers 501.
+	Map Mapper
 	// Importer, if set, opens the sources of POST /v1/imports
 	// (imports.Config.Open); without it imports answer 501.
 	Importer imports.Opener
@@ -150,6 +158,7 @@ type Server struct {
 	probe       atomic.Pointer[probeResult] // the embedder's last readiness probe
 	pageCSP     string
 	openAPI     []byte        // the OpenAPI document, for this service's model
+	maps        Mapper        // nil: the map answers 501
 	imports     *imports.Jobs // nil: imports answer 501
 	alerts      *alerts.Store // nil: no alerts are kept
 	watches     *imports.Watches
@@ -161,7 +170,7 @@ type Server struct {
 func New(engine Engine, cat Catalog, opts Options) *Server {
 	s := &Server{engine: engine, catalog: cat, log: opts.Logger, maxBody: opts.MaxBody, ready: opts.Ready, settled: opts.Settled, settleWait: opts.SettleWait,
 		apiKey: opts.APIKey, openWrites: opts.OpenWrites, trust: opts.Trust, crossOrigin: opts.Trust.crossOrigin(),
-		keyed: map[string]bool{}, alerts: opts.Alerts, watches: opts.Watches, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
+		keyed: map[string]bool{}, maps: opts.Map, alerts: opts.Alerts, watches: opts.Watches, tokens: sync.OnceValues(newTokenDecoder), pageCSP: pageCSP(indexHTML),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
@@ -86,8 +87,9 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 			return
 		}
 		mapping, stopMapping := context.WithCancel(ctx)
-		go eng.KeepMap(mapping, 20*time.Millisecond)
-		srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{}))
+		keeper := corpusmap.New(eng, nil)
+		go keeper.Keep(mapping, 20*time.Millisecond)
+		srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{Map: keeper}))
 		testServer.url, testServer.papers, testServer.engine = srv.URL, papers, eng
 		testServer.store, testServer.model = store, model
 		testServer.close = func() { stopMapping(); srv.Close(); store.Close(); os.RemoveAll(dir) }
@@ -355,7 +357,6 @@ func (panicky) Collections(context.Context) ([]papersearch.Collection, error) { 
 func (panicky) Recommend(context.Context, search.RecommendQuery) (search.Results, error) {
 	panic("boom")
 }
-func (panicky) Map(context.Context, search.MapQuery) (search.MapView, error) { panic("boom") }
 func (panicky) CollectionPapers(context.Context, string) ([]papersearch.Paper, error) {
 	panic("boom")
 }

@@ -35,8 +35,6 @@ const (
 // query text with the same Embedder the documents were embedded with.
 type Engine struct {
 	store observedStore
-	// maps holds the map of the corpus KeepMap makes (Map reads it).
-	maps *mapState
 	// embedder embeds texts as given (the OpenAI-compatible endpoint);
 	// docs embeds papers and their sentences as documents, with the model's
 	// document instructions (embed.Instructed).
@@ -192,7 +190,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	if opts.Observe == nil {
 		opts.Observe = func(string, time.Duration, error) {}
 	}
-	measured := observedStore{Store: store, observe: opts.Observe, writes: newWriteLog()}
+	measured := observedStore{Store: store, observe: opts.Observe, writes: newChanges()}
 	queries := embedder
 	if !opts.RawQueries {
 		queries = embed.Instructed(embedder, embed.Query)
@@ -219,7 +217,7 @@ func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, err
 	}
 	dim, models := coreDim(byModel, *opts.ModelGate)
 	return &Engine{store: measured, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
-		byModel: byModel, coreDim: dim, models: models, encoders: embed.Choices(embedder), log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes), maps: new(mapState),
+		byModel: byModel, coreDim: dim, models: models, encoders: embed.Choices(embedder), log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes),
 		breaker: newEmbedBreaker(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
 }
 
@@ -288,3 +286,6 @@ func (e *Engine) Collections(ctx context.Context) ([]papersearch.Collection, err
 // through it are measured (Options.Observe) and noted for the map. The
 // catalog writes through it; the engine itself only reads.
 func (e *Engine) Store() Store { return e.store }
+
+// Changes are the papers written and deleted through Store since a point.
+func (e *Engine) Changes() *Changes { return e.store.writes }

@@ -16,7 +16,7 @@ import (
 type observedStore struct {
 	Store
 	observe func(op string, d time.Duration, err error)
-	writes  *writeLog
+	writes  *Changes
 }
 
 func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {

@@ -204,6 +204,26 @@ func (e *Engine) coreView(v []float32) []float32 {
 	return c
 }
 
+// CoreVector is the view of a stored vector that the core models of the
+// engine's model gate compare (see ModelGate), unit length, a copy: what
+// the corpus map lays papers out by.
+func (e *Engine) CoreVector(v []float32) []float32 {
+	out := slices.Clone(e.coreView(v))
+	embed.Normalize(out)
+	return out
+}
+
+// NearestCore returns, for each of vs (core vectors, see CoreVector), the
+// k stored papers nearest it by the core models' cosine, nearest first.
+func (e *Engine) NearestCore(ctx context.Context, vs [][]float32, k int) ([][]Candidate, error) {
+	queries := make([][]float32, len(vs))
+	ks := make([]int, len(vs))
+	for i, v := range vs {
+		queries[i], ks[i] = e.fullQuery(v), k
+	}
+	return e.nearestMany(ctx, queries, ks, papersearch.Filter{})
+}
+
 // fullQuery pads a query in the core models' dimensions with zeros to a
 // stored vector's length, for the store to rank by.
 func (e *Engine) fullQuery(v []float32) []float32 {

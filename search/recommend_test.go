@@ -10,60 +10,10 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/catalog"
-	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/eval"
 	"github.com/papersearch/papersearch/search/searchtest"
 )
-
-// topicEmbedder gives a text that opens "topic N:" a unit vector near the
-// Nth axis of 16 (a little of the next axis, by the rest of the text), so
-// that tests know which papers are near which.
-type topicEmbedder struct{}
-
-func (topicEmbedder) Info() embed.ModelInfo { return embed.ModelInfo{Name: "topics-16", Dim: 16} }
-
-func (topicEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		var topic, n int
-		fmt.Sscanf(t[strings.Index(t, "topic"):], "topic %d: paper %d", &topic, &n)
-		v := make([]float32, 16)
-		v[topic%16] = 1
-		v[(topic+1)%16] = float32(n%7) * 0.05
-		v[(topic+5)%16] = float32(n%3) * 0.03
-		embed.Normalize(v)
-		out[i] = v
-	}
-	return out, nil
-}
-
-// topicPaper is paper n of topic t, holding tags.
-func topicPaper(t, n int, tags ...string) papersearch.Paper {
-	return papersearch.Paper{ID: fmt.Sprintf("t%d-%d", t, n), Title: fmt.Sprintf("topic %d: paper %d", t, n),
-		Abstract: fmt.Sprintf("topic %d: paper %d is about its topic.", t, n), Year: 2020 + n%3, Tags: tags}
-}
-
-// recommendEngine is an engine over papers of topics 0 to 5, 12 each; the
-// collection "lib" holds papers 0-3 of topics 1 and 4.
-func recommendEngine(t *testing.T) *search.Engine {
-	t.Helper()
-	eng, _ := searchtest.Engine(t, topicEmbedder{}, search.Options{})
-	var papers []papersearch.Paper
-	for topic := range 6 {
-		for n := range 12 {
-			var tags []string
-			if (topic == 1 || topic == 4) && n < 4 {
-				tags = []string{"lib"}
-			}
-			papers = append(papers, topicPaper(topic, n, tags...))
-		}
-	}
-	if _, err := catalog.New(eng, catalog.Options{}).Ingest(context.Background(), papers, nil); err != nil {
-		t.Fatal(err)
-	}
-	return eng
-}
 
 func topicsOf(hits []papersearch.Hit) []string {
 	var out []string
@@ -78,7 +28,7 @@ func topicsOf(hits []papersearch.Hit) []string {
 // first; pages are one ranking.
 func TestRecommend(t *testing.T) {
 	ctx := context.Background()
-	eng := recommendEngine(t)
+	eng := searchtest.TopicEngine(t)
 	for _, m := range search.RecommendMethods() {
 		t.Run(string(m), func(t *testing.T) {
 			res, err := eng.Recommend(ctx, search.RecommendQuery{Tag: "LIB", Method: m, Limit: 8})
@@ -124,10 +74,10 @@ func TestRecommend(t *testing.T) {
 // of topic 4's others dismissed but one, topic 1 leads.
 func TestRecommendNotInterested(t *testing.T) {
 	ctx := context.Background()
-	eng := recommendEngine(t)
+	eng := searchtest.TopicEngine(t)
 	var dismissed []papersearch.Paper
 	for n := 4; n < 11; n++ {
-		dismissed = append(dismissed, topicPaper(4, n, papersearch.NotInterestedTag("lib")))
+		dismissed = append(dismissed, searchtest.TopicPaper(4, n, papersearch.NotInterestedTag("lib")))
 	}
 	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, dismissed); err != nil {
 		t.Fatal(err)
@@ -152,7 +102,7 @@ func TestRecommendNotInterested(t *testing.T) {
 // year), and a bad request says which field is at fault.
 func TestRecommendFilters(t *testing.T) {
 	ctx := context.Background()
-	eng := recommendEngine(t)
+	eng := searchtest.TopicEngine(t)
 	res, err := eng.Recommend(ctx, search.RecommendQuery{Tag: "lib", Filter: papersearch.Filter{YearMin: 2022, YearMax: 2022}})
 	if err != nil || len(res.Hits) == 0 {
 		t.Fatalf("%v, %d hits", err, len(res.Hits))
@@ -186,7 +136,7 @@ func TestRecommendFilters(t *testing.T) {
 // caller's fault, a FieldError on "tags", and changes no paper.
 func TestRetagBadTag(t *testing.T) {
 	ctx := context.Background()
-	eng := recommendEngine(t)
+	eng := searchtest.TopicEngine(t)
 	var fe *papersearch.FieldError
 	long := strings.Repeat("a", papersearch.MaxTagLength+1)
 	if _, err := catalog.New(eng, catalog.Options{}).Retag(ctx, []string{"t1-0"}, []string{long}, nil); !errors.As(err, &fe) || fe.Field != "tags" || !errors.Is(err, papersearch.ErrBadTag) {

@@ -16,6 +16,7 @@ import (
 	"github.com/papersearch/papersearch/api/alerts"
 	"github.com/papersearch/papersearch/api/client"
 	"github.com/papersearch/papersearch/api/wire"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
@@ -35,7 +36,8 @@ func TestClient(t *testing.T) {
 	importer := func(_ context.Context, req imports.Request) (imports.Opened, error) {
 		return imports.Opened{Source: csl.NewReader(req.File), Tags: req.Tags}, nil
 	}
-	h := api.New(eng, catalog.New(eng, catalog.Options{}), api.Options{APIKey: "k", Importer: importer, Alerts: alerts.New(store)})
+	keeper := corpusmap.New(eng, nil)
+	h := api.New(eng, catalog.New(eng, catalog.Options{}), api.Options{APIKey: "k", Importer: importer, Alerts: alerts.New(store), Map: keeper})
 	defer h.Close()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -61,7 +63,7 @@ func TestClient(t *testing.T) {
 	}
 	mapping, stop := context.WithCancel(ctx)
 	defer stop()
-	go eng.KeepMap(mapping, 10*time.Millisecond)
+	go keeper.Keep(mapping, 10*time.Millisecond)
 	var m wire.MapResponse
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if m, err = c.Map(ctx, client.MapParams{Highlight: "how do proteins fold", Level: ptr(0), Filter: papersearch.Filter{YearMin: 2021}}); err == nil || time.Now().After(deadline) {

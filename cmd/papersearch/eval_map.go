@@ -14,7 +14,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/atlas"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 )
 
 // mapSample is how many papers the neighbourhood measures are estimated
@@ -44,7 +44,7 @@ type mapReport struct {
 	Trustworthiness atlas.Estimate        `json:"trustworthiness_at_10"`
 	Continuity      atlas.Estimate        `json:"continuity_at_10"`
 	Levels          []mapLevelReport      `json:"levels"`
-	Examples        [][]search.MapCluster `json:"examples"`
+	Examples        [][]corpusmap.Cluster `json:"examples"`
 }
 
 type mapLevelReport struct {
@@ -74,7 +74,7 @@ func evalMap(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, pape
 		venue[p.ID] = p.Venue
 	}
 	var reports []mapReport
-	for _, opts := range []search.MapOptions{{}, {PCAOnly: true}} {
+	for _, opts := range []corpusmap.Options{{}, {PCAOnly: true}} {
 		name := "umap"
 		if opts.PCAOnly {
 			name = "pca"
@@ -83,7 +83,7 @@ func evalMap(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, pape
 		var peak uint64
 		var ms runtime.MemStats
 		last := time.Now()
-		m, err := ix.eng.BuildMap(ctx, opts, func(step search.MapStep, done, total int) {
+		m, err := corpusmap.Build(ctx, ix.eng, opts, func(step corpusmap.Step, done, total int) {
 			runtime.ReadMemStats(&ms)
 			peak = max(peak, ms.HeapInuse)
 			if time.Since(last) > 5*time.Second {
@@ -94,7 +94,7 @@ func evalMap(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, pape
 		if err != nil {
 			return err
 		}
-		vecs, err := ix.eng.MapVectors(ctx, m)
+		vecs, err := corpusmap.Vectors(ctx, ix.eng, m)
 		if err != nil {
 			return err
 		}

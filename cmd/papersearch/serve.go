@@ -14,6 +14,7 @@ import (
 
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/api/alerts"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
@@ -227,7 +228,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	watches.Tick = cfg.WatchTick
 	defer watches.Close() // before the store closes: a run under way stops after its batch and resumes at the next start
-	handler := api.New(eng, svc.cat, api.Options{Logger: log, Alerts: saved, Watches: watches, MaxBody: cfg.MaxBody, Ready: func() error {
+	keeper := corpusmap.New(eng, log)
+	handler := api.New(eng, svc.cat, api.Options{Logger: log, Map: keeper, Alerts: saved, Watches: watches, MaxBody: cfg.MaxBody, Ready: func() error {
 		if e := notReady.Load(); e != nil {
 			return *e
 		}
@@ -270,7 +272,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		close(settled)
 	}
 	go watches.Run(ctx)
-	go eng.KeepMap(ctx, cfg.MapTick)
+	go keeper.Keep(ctx, cfg.MapTick)
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)

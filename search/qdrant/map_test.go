@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
@@ -44,7 +45,7 @@ func TestQdrantServesTheSameMap(t *testing.T) {
 		if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 			t.Fatal(err)
 		}
-		m, err := eng.BuildMap(ctx, search.MapOptions{}, nil)
+		m, err := corpusmap.Build(ctx, eng, corpusmap.Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,8 +55,9 @@ func TestQdrantServesTheSameMap(t *testing.T) {
 		}
 		maps = append(maps, got)
 		cctx, cancel := context.WithCancel(ctx)
-		go eng.KeepMap(cctx, 10*time.Millisecond)
-		view, err := waitMap(cctx, eng, search.MapQuery{Filter: papersearch.Filter{Venues: []string{papers[0].Venue}}})
+		keeper := corpusmap.New(eng, nil)
+		go keeper.Keep(cctx, 10*time.Millisecond)
+		view, err := waitMap(cctx, keeper, corpusmap.Query{Filter: papersearch.Filter{Venues: []string{papers[0].Venue}}})
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -80,11 +82,11 @@ func TestQdrantServesTheSameMap(t *testing.T) {
 	}
 }
 
-// waitMap waits for KeepMap's first map of eng.
-func waitMap(ctx context.Context, eng *search.Engine, q search.MapQuery) (search.MapView, error) {
+// waitMap waits for k's first map.
+func waitMap(ctx context.Context, k *corpusmap.Keeper, q corpusmap.Query) (corpusmap.View, error) {
 	for {
-		view, err := eng.Map(ctx, q)
-		if !errors.Is(err, search.ErrMapNotReady) {
+		view, err := k.Map(ctx, q)
+		if !errors.Is(err, corpusmap.ErrNotReady) {
 			return view, err
 		}
 		select {

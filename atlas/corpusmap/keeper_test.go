@@ -1,4 +1,4 @@
-package search_test
+package corpusmap_test
 
 import (
 	"context"
@@ -8,20 +8,21 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/searchtest"
 )
 
-// readyMap waits for KeepMap's first map of eng and returns its view.
-func readyMap(t *testing.T, eng *search.Engine, q search.MapQuery) search.MapView {
+// readyMap waits for k's first map and returns its view.
+func readyMap(t *testing.T, k *corpusmap.Keeper, q corpusmap.Query) corpusmap.View {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		view, err := eng.Map(context.Background(), q)
+		view, err := k.Map(context.Background(), q)
 		if err == nil {
 			return view
 		}
-		if !errors.Is(err, search.ErrMapNotReady) || time.Now().After(deadline) {
+		if !errors.Is(err, corpusmap.ErrNotReady) || time.Now().After(deadline) {
 			t.Fatalf("map: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -35,12 +36,13 @@ func readyMap(t *testing.T, eng *search.Engine, q search.MapQuery) search.MapVie
 func TestMap(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	eng := recommendEngine(t) // 6 topics of 12 papers; "lib" holds 8
-	if _, err := eng.Map(ctx, search.MapQuery{}); !errors.Is(err, search.ErrMapNotReady) {
+	eng := searchtest.TopicEngine(t) // 6 topics of 12 papers; "lib" holds 8
+	k := corpusmap.New(eng, nil)
+	if _, err := k.Map(ctx, corpusmap.Query{}); !errors.Is(err, corpusmap.ErrNotReady) {
 		t.Fatalf("before the first map: %v", err)
 	}
-	go eng.KeepMap(ctx, 10*time.Millisecond)
-	view := readyMap(t, eng, search.MapQuery{})
+	go k.Keep(ctx, 10*time.Millisecond)
+	view := readyMap(t, k, corpusmap.Query{})
 	if len(view.Points) != 72 || len(view.Clusters) != 2 || len(view.Clusters[1]) != 8 {
 		t.Fatalf("%d points, %d levels", len(view.Points), len(view.Clusters))
 	}
@@ -65,27 +67,27 @@ func TestMap(t *testing.T) {
 			t.Errorf("cluster %+v", c)
 		}
 	}
-	recent := readyMap(t, eng, search.MapQuery{Filter: papersearch.Filter{YearMin: 2022}})
+	recent := readyMap(t, k, corpusmap.Query{Filter: papersearch.Filter{YearMin: 2022}})
 	if len(recent.Points) != 24 {
 		t.Errorf("papers of 2022: %d, want 24", len(recent.Points))
 	}
-	lit := readyMap(t, eng, search.MapQuery{HighlightTag: "lib"})
+	lit := readyMap(t, k, corpusmap.Query{HighlightTag: "lib"})
 	if len(lit.Highlight) != 8 {
 		t.Errorf("the collection lit up %d papers, want 8", len(lit.Highlight))
 	}
-	if lit := readyMap(t, eng, search.MapQuery{Highlight: "topic 3: paper 1"}); len(lit.Highlight) == 0 {
+	if lit := readyMap(t, k, corpusmap.Query{Highlight: "topic 3: paper 1"}); len(lit.Highlight) == 0 {
 		t.Error("a search lit up nothing")
 	}
 	// A paper written since is placed among its topic; a deleted one goes.
-	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{topicPaper(2, 50)}); err != nil {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{searchtest.TopicPaper(2, 50)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := catalog.New(eng, catalog.Options{}).Delete(ctx, "t5-0"); err != nil {
 		t.Fatal(err)
 	}
-	after := readyMap(t, eng, search.MapQuery{})
+	after := readyMap(t, k, corpusmap.Query{})
 	finestOf := map[string]int{}
-	var placed *search.MapPoint
+	var placed *corpusmap.Point
 	for i, p := range after.Points {
 		finestOf[p.ID] = p.Finest
 		if p.ID == "t2-50" {

@@ -1,4 +1,4 @@
-package search
+package corpusmap
 
 import (
 	"cmp"
@@ -10,26 +10,27 @@ import (
 
 	"github.com/papersearch/papersearch/atlas"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
 )
 
 // Limits of a map.
 const (
-	// MapNeighbours is how many neighbours of each paper its layout keeps
+	// Neighbours is how many neighbours of each paper its layout keeps
 	// near (UMAP's n_neighbors).
-	MapNeighbours = 15
-	// MapTopicTerms is how many terms name a topic; MapCentral how many
+	Neighbours = 15
+	// TopicTerms is how many terms name a topic; Central how many
 	// of its most central papers are listed.
-	MapTopicTerms = 5
-	MapCentral    = 3
-	// MapLevels is the most levels of clusters a map has (atlas.LevelSizes).
-	MapLevels = 3
-	// mapScrollPage is how many papers a map reads from the store at once.
-	mapScrollPage = 1000
+	TopicTerms = 5
+	Central    = 3
+	// Levels is the most levels of clusters a map has (atlas.LevelSizes).
+	Levels = 3
+	// scrollPage is how many papers a map reads from the store at once.
+	scrollPage = 1000
 )
 
-// CorpusMap is a map of the stored papers: each one's place in the unit
+// Map is a map of the stored papers: each one's place in the unit
 // square and its cluster at each level, and each cluster's topic.
-type CorpusMap struct {
+type Map struct {
 	// Built is when the map was made, Took how long it took.
 	Built time.Time
 	Took  time.Duration
@@ -41,12 +42,12 @@ type CorpusMap struct {
 	// Clusters are the clusters of each level, coarsest first; Of[l][i] is
 	// paper i's cluster at level l.
 	Of       [][]int
-	Clusters [][]MapCluster
+	Clusters [][]Cluster
 	index    map[string]int
 }
 
-// MapCluster is one cluster of a map's level.
-type MapCluster struct {
+// Cluster is one cluster of a map's level.
+type Cluster struct {
 	// Parent is the cluster of the level above holding it (-1 at the top).
 	Parent int
 	// Size is how many papers it holds; Centre their mean place.
@@ -59,35 +60,35 @@ type MapCluster struct {
 }
 
 // Label is the cluster's name: its first three terms.
-func (c MapCluster) Label() string { return strings.Join(c.Terms[:min(3, len(c.Terms))], ", ") }
+func (c Cluster) Label() string { return strings.Join(c.Terms[:min(3, len(c.Terms))], ", ") }
 
 // Position is the index of paper id in the map, false if it is not in it.
-func (m *CorpusMap) Position(id string) (int, bool) {
+func (m *Map) Position(id string) (int, bool) {
 	i, ok := m.index[id]
 	return i, ok
 }
 
-// MapStep is a stage of making a map, reported with its progress.
-type MapStep = string
+// Step is a stage of making a map, reported with its progress.
+type Step = string
 
-// MapOptions are the variants of a map that eval measures against each
+// Options are the variants of a map that eval measures against each
 // other; the zero value is the map served.
-type MapOptions struct {
+type Options struct {
 	// PCAOnly places the papers by their first two principal components
 	// alone, the layout's starting point (a baseline).
 	PCAOnly bool
 }
 
-// BuildMap lays out every stored paper (package atlas): its neighbours in
+// Build lays out every stored paper (package atlas): its neighbours in
 // the core models' vectors, a UMAP-style layout of them, nested clusters
 // at atlas.LevelSizes and each named by its distinctive terms. progress,
 // if not nil, is told each stage and how far it is.
-func (e *Engine) BuildMap(ctx context.Context, opts MapOptions, progress func(step MapStep, done, total int)) (*CorpusMap, error) {
+func Build(ctx context.Context, e *search.Engine, opts Options, progress func(step Step, done, total int)) (*Map, error) {
 	if progress == nil {
-		progress = func(MapStep, int, int) {}
+		progress = func(Step, int, int) {}
 	}
 	start := time.Now()
-	total, err := e.store.Count(ctx)
+	total, err := e.Store().Count(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -98,13 +99,12 @@ func (e *Engine) BuildMap(ctx context.Context, opts MapOptions, progress func(st
 	)
 	for cursor := ""; ; {
 		progress("reading papers", len(ids), total)
-		docs, next, err := e.store.Scroll(ctx, cursor, mapScrollPage)
+		docs, next, err := e.Store().Scroll(ctx, cursor, scrollPage)
 		if err != nil {
 			return nil, fmt.Errorf("map: read the papers: %w", err)
 		}
 		for _, d := range docs {
-			v := slices.Clone(e.coreView(d.Vector))
-			embed.Normalize(v)
+			v := e.CoreVector(d.Vector)
 			ids, titles, vecs, texts = append(ids, d.Paper.ID), append(titles, d.Paper.Title), append(vecs, v), append(texts, d.Paper.Text())
 		}
 		if next == "" {
@@ -124,7 +124,7 @@ func (e *Engine) BuildMap(ctx context.Context, opts MapOptions, progress func(st
 	if n < 2 {
 		return nil, fmt.Errorf("map: %w", atlas.ErrTooFew)
 	}
-	graph, err := atlas.Neighbours(ctx, vecs, MapNeighbours, func(rows int) { progress("finding neighbours", rows, n) })
+	graph, err := atlas.Neighbours(ctx, vecs, Neighbours, func(rows int) { progress("finding neighbours", rows, n) })
 	if err != nil {
 		return nil, fmt.Errorf("map: %w", err)
 	}
@@ -139,20 +139,20 @@ func (e *Engine) BuildMap(ctx context.Context, opts MapOptions, progress func(st
 		return nil, fmt.Errorf("map: %w", err)
 	}
 	progress("naming topics", 0, 1)
-	topics := atlas.Label(texts, h, MapTopicTerms)
-	m := &CorpusMap{Built: time.Now(), IDs: ids, Titles: titles, Points: points, Of: h.Of, index: make(map[string]int, n)}
+	topics := atlas.Label(texts, h, TopicTerms)
+	m := &Map{Built: time.Now(), IDs: ids, Titles: titles, Points: points, Of: h.Of, index: make(map[string]int, n)}
 	for i, id := range ids {
 		m.index[id] = i
 	}
 	for l, of := range h.Of {
 		k := slices.Max(of) + 1
-		clusters := make([]MapCluster, k)
+		clusters := make([]Cluster, k)
 		members := make([][]int, k)
 		for i, c := range of {
 			members[c] = append(members[c], i)
 		}
 		for c := range clusters {
-			mc := MapCluster{Parent: -1, Size: len(members[c]), Terms: topics[l][c].Terms, Central: centralOf(members[c], vecs, ids)}
+			mc := Cluster{Parent: -1, Size: len(members[c]), Terms: topics[l][c].Terms, Central: centralOf(members[c], vecs, ids)}
 			if l > 0 {
 				mc.Parent = h.Parent[l][c]
 			}
@@ -177,7 +177,7 @@ func permute[T any](xs []T, order []int) []T {
 	return out
 }
 
-// centralOf is the ids of the MapCentral members nearest their centroid.
+// centralOf is the ids of the Central members nearest their centroid.
 func centralOf(members []int, vecs [][]float32, ids []string) []string {
 	if len(members) == 0 {
 		return nil
@@ -197,17 +197,17 @@ func centralOf(members []int, vecs [][]float32, ids []string) []string {
 		ranked[j] = scored{i, embed.Dot(vecs[i], centroid)}
 	}
 	slices.SortFunc(ranked, func(a, b scored) int { return cmp.Or(cmp.Compare(b.sim, a.sim), cmp.Compare(a.i, b.i)) })
-	out := make([]string, 0, MapCentral)
-	for _, r := range ranked[:min(MapCentral, len(ranked))] {
+	out := make([]string, 0, Central)
+	for _, r := range ranked[:min(Central, len(ranked))] {
 		out = append(out, ids[r.i])
 	}
 	return out
 }
 
-// MapVectors are the vectors a map was laid out from (the core models'
+// Vectors are the vectors a map was laid out from (the core models'
 // view of each stored vector, unit length), by the map's positions.
-func (e *Engine) MapVectors(ctx context.Context, m *CorpusMap) ([][]float32, error) {
-	stored, err := e.store.Vectors(ctx, m.IDs)
+func Vectors(ctx context.Context, e *search.Engine, m *Map) ([][]float32, error) {
+	stored, err := e.Store().Vectors(ctx, m.IDs)
 	if err != nil {
 		return nil, err
 	}
@@ -215,10 +215,9 @@ func (e *Engine) MapVectors(ctx context.Context, m *CorpusMap) ([][]float32, err
 	for i, id := range m.IDs {
 		v, ok := stored[id]
 		if !ok {
-			return nil, fmt.Errorf("map: paper %s: %w", id, ErrNotFound)
+			return nil, fmt.Errorf("map: paper %s: %w", id, search.ErrNotFound)
 		}
-		out[i] = slices.Clone(e.coreView(v))
-		embed.Normalize(out[i])
+		out[i] = e.CoreVector(v)
 	}
 	return out, nil
 }
