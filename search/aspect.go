@@ -92,7 +92,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 	role, byRole := sq.Aspect.role()
 	key, _ := json.Marshal([]any{sq.ID, sq.Aspect, sq.Sentences})
 	fp := Query{Text: string(key), Filter: sq.Filter, Mode: q.Mode}.fingerprint("similar-aspect")
-	seen, err := e.seen(sq.Cursor, fp)
+	at, err := e.at(start, sq.Cursor, fp)
 	if err != nil {
 		return Results{}, err
 	}
@@ -149,7 +149,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 		probes[i] = probe{vec: e.core(doc.Sentences[qi].Vector), sameRole: e.opts.research.AspectSameRole,
 			sentence: papersearch.MatchedSentence{Index: qi, Role: doc.Sentences[qi].Role.String(), Text: texts[qi]}}
 	}
-	return e.rankByAspect(ctx, start, q, seen, fp, probes, role, byRole, candidates)
+	return e.rankByAspect(ctx, at, q, aspectProbes{probes: probes, role: role, byRole: byRole}, candidates)
 }
 
 // searchByAspect answers a search with an aspect: the candidates are the
@@ -167,7 +167,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		return Results{}, invalidField("aspect", "must be background, method or result")
 	}
 	fp := q.fingerprint("search-aspect-" + string(q.Aspect))
-	seen, err := e.seen(q.Cursor, fp)
+	at, err := e.at(start, q.Cursor, fp)
 	if err != nil {
 		return Results{}, err
 	}
@@ -226,7 +226,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		}
 		return c, nil
 	}
-	res, err := e.rankByAspect(ctx, start, q, seen, fp, probes, role, true, candidates)
+	res, err := e.rankByAspect(ctx, at, q, aspectProbes{probes: probes, role: role, byRole: true}, candidates)
 	if err == nil && wholePaper {
 		res.Degraded = append(res.Degraded, "aspect")
 	}
@@ -241,13 +241,22 @@ func (e *Engine) aspectDepth() int {
 	return DefaultAspectDepth
 }
 
+// aspectProbes are what an aspect query matches with candidates'
+// sentences: its probes, the role of the aspect, and whether a probe
+// matches only sentences of that role (see scoreByAspect).
+type aspectProbes struct {
+	probes []probe
+	role   roles.Role
+	byRole bool
+}
+
 // rankByAspect ranks the candidates the query's candidates function
 // returns (AspectDepth of them; maxSeen for pages past those) by how well
 // the probes match their sentences (see similarByAspect), weighed with
 // their scores as a whole, and returns the page of q that the ranking
 // gives.
-func (e *Engine) rankByAspect(ctx context.Context, start time.Time, q Query, seen []string, fp string,
-	probes []probe, role roles.Role, byRole bool, candidates func(context.Context, int) ([]Candidate, error)) (Results, error) {
+func (e *Engine) rankByAspect(ctx context.Context, at pageAt, q Query, ap aspectProbes, candidates func(context.Context, int) ([]Candidate, error)) (Results, error) {
+	probes, role, byRole := ap.probes, ap.role, ap.byRole
 	details := map[string]aspectScored{} // of the first ranking an id is in
 	theirs := map[string][]Sentence{}
 	rankAt := func(ctx context.Context, depth int) ([]fused, int, error) {
@@ -277,7 +286,7 @@ func (e *Engine) rankByAspect(ctx context.Context, start time.Time, q Query, see
 	}}
 	explain := q.Explain
 	q.Explain = false
-	res, err := e.page(ctx, start, Results{}, r, q, seen, fp, nil, nil)
+	res, err := e.page(ctx, at, Results{}, r, q, nil)
 	if err != nil || !explain {
 		return res, err
 	}

@@ -97,10 +97,10 @@ func (f Features) Vector() []float64 {
 	return v
 }
 
-// features computes the Features of the first n of
-// ranked, the fused candidates of a free-text query with analysed terms
-// whose retrievals returned dense and lex.
-func (e *Engine) features(ctx context.Context, ranked []fused, n int, terms []string, queryVec []float32, dense []Candidate, lex Matches, filter papersearch.Filter) ([]Features, error) {
+// features computes the Features of the first n of ranked, the fused
+// candidates of the free-text query whose retrievals rt holds.
+func (e *Engine) features(ctx context.Context, ranked []fused, n int, rt *retrieval) ([]Features, error) {
+	terms, queryVec, dense, lex, filter := rt.terms, rt.allModels, rt.dense, rt.lex, rt.filter
 	pool := ranked[:min(n, len(ranked))]
 	ids := make([]string, len(pool))
 	for i, x := range pool {
@@ -280,5 +280,5 @@ func (e *Engine) CandidateFeatures(ctx context.Context, text string) ([]Features
 	if err != nil || len(rt.dense) == 0 || len(rt.lex.Candidates) == 0 {
 		return nil, err
 	}
-	return e.features(ctx, r.first, FeatureDepth, rt.terms, rt.allModels, rt.dense, rt.lex, rt.filter)
+	return e.features(ctx, r.first, FeatureDepth, rt)
 }

@@ -91,10 +91,25 @@ func (r ranking) pageAfter(ctx context.Context, seen []string, limit int) ([]fus
 	return next, (rest > 0 || more) && len(next) > 0 && len(seen)+len(next) < maxSeen, nil
 }
 
+// pageAt is where a request's page starts: when the request arrived, the
+// fingerprint its cursors carry and the ids its cursor says were seen.
+type pageAt struct {
+	start       time.Time
+	fingerprint string
+	seen        []string
+}
+
+// at is where the page of a request that arrived at start and carries
+// cursor starts, its cursors fingerprinted fp.
+func (e *Engine) at(start time.Time, cursor, fp string) (pageAt, error) {
+	seen, err := e.seen(cursor, fp)
+	return pageAt{start: start, fingerprint: fp, seen: seen}, err
+}
+
 // page takes the next page of q from r, the papers not yet seen, fetches
-// them and explains them.
-func (e *Engine) page(ctx context.Context, start time.Time, res Results, r ranking, q Query, seen []string,
-	fingerprint string, terms []string, queryVec []float32) (Results, error) {
+// them and explains them (with queryVec, the query's dense vector).
+func (e *Engine) page(ctx context.Context, at pageAt, res Results, r ranking, q Query, queryVec []float32) (Results, error) {
+	start, seen, fingerprint := at.start, at.seen, at.fingerprint
 	next, more, err := r.pageAfter(ctx, seen, q.Limit)
 	if err != nil {
 		return Results{}, err

@@ -141,7 +141,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 // searchWhole answers the page of a validated query q that compares whole
 // papers: its retrievals, fused, cut at its cursor.
 func (e *Engine) searchWhole(ctx context.Context, start time.Time, q Query) (Results, error) {
-	seen, err := e.seen(q.Cursor, q.fingerprint("search"))
+	at, err := e.at(start, q.Cursor, q.fingerprint("search"))
 	if err != nil {
 		return Results{}, err
 	}
@@ -154,7 +154,7 @@ func (e *Engine) searchWhole(ctx context.Context, start time.Time, q Query) (Res
 		ev := rt.lex.evidence()
 		res.Evidence = &ev
 	}
-	return e.page(ctx, start, res, r, q, seen, q.fingerprint("search"), rt.terms, rt.queryVec)
+	return e.page(ctx, at, res, r, q, rt.queryVec)
 }
 
 // retrieve runs a validated whole-paper query's first retrievals and

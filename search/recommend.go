@@ -107,7 +107,7 @@ func (e *Engine) Recommend(ctx context.Context, rq RecommendQuery) (Results, err
 		return Results{}, err
 	}
 	fp := Query{Text: rq.Tag, Filter: rq.Filter, Mode: Mode(rq.Method)}.fingerprint("recommend")
-	seen, err := e.seen(rq.Cursor, fp)
+	at, err := e.at(start, rq.Cursor, fp)
 	if err != nil {
 		return Results{}, err
 	}
@@ -122,7 +122,7 @@ func (e *Engine) Recommend(ctx context.Context, rq RecommendQuery) (Results, err
 	if err != nil {
 		return Results{}, err
 	}
-	res, err := e.page(ctx, start, Results{}, r, Query{Limit: rq.Limit}, seen, fp, nil, nil)
+	res, err := e.page(ctx, at, Results{}, r, Query{Limit: rq.Limit}, nil)
 	if err != nil {
 		return Results{}, err
 	}

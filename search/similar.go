@@ -56,7 +56,7 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 		return e.similarByAspect(ctx, start, sq, q, doc)
 	}
 	fp := Query{Text: sq.ID, Filter: sq.Filter, Mode: q.Mode}.fingerprint("similar")
-	seen, err := e.seen(sq.Cursor, fp)
+	at, err := e.at(start, sq.Cursor, fp)
 	if err != nil {
 		return Results{}, err
 	}
@@ -94,5 +94,5 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if err := g.Wait(); err != nil {
 		return Results{}, err
 	}
-	return e.page(ctx, start, Results{}, e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt), q, seen, fp, terms, vec)
+	return e.page(ctx, at, Results{}, e.fusedRanking(q.Mode, dense, lexMatches, denseAt, lexAt), q, vec)
 }

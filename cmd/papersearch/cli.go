@@ -173,53 +173,58 @@ func parseQueryArgs(cmd, what string, args []string, stdout io.Writer) (string, 
 }
 
 func searchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	return queryCmd(ctx, cfg, log, stdout, "search", "QUERY", args,
-		func(c *client.Client, query string, qf queryFlags) (wire.SearchResponse, error) {
+	return queryCmd(ctx, cfg, log, stdout, args, queryCommand{name: "search", what: "QUERY",
+		remote: func(c *client.Client, query string, qf queryFlags) (wire.SearchResponse, error) {
 			f := qf.filter()
 			return c.Search(ctx, wire.SearchRequest{Query: query, Limit: &qf.limit, Mode: qf.mode, Filters: &f, Aspect: qf.aspect})
 		},
-		func(eng *search.Engine, query string, qf queryFlags) (search.Results, error) {
+		local: func(eng *search.Engine, query string, qf queryFlags) (search.Results, error) {
 			return eng.Search(ctx, search.Query{Text: query, Limit: qf.limit, Mode: search.Mode(qf.mode), Filter: qf.filter(),
 				Aspect: search.Aspect(qf.aspect)})
-		})
+		}})
 }
 
 func recommendCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	return queryCmd(ctx, cfg, log, stdout, "recommend", "collection TAG", args,
-		func(c *client.Client, tag string, qf queryFlags) (wire.SearchResponse, error) {
+	return queryCmd(ctx, cfg, log, stdout, args, queryCommand{name: "recommend", what: "collection TAG",
+		remote: func(c *client.Client, tag string, qf queryFlags) (wire.SearchResponse, error) {
 			return c.Recommend(ctx, tag, client.RecommendParams{Limit: qf.limit, Method: qf.method, Filter: qf.filter()})
 		},
-		func(eng *search.Engine, tag string, qf queryFlags) (search.Results, error) {
+		local: func(eng *search.Engine, tag string, qf queryFlags) (search.Results, error) {
 			res, err := eng.Recommend(ctx, search.RecommendQuery{Tag: tag, Limit: qf.limit, Method: search.RecommendMethod(qf.method), Filter: qf.filter()})
 			if errors.Is(err, search.ErrEmptyCollection) {
 				return res, fmt.Errorf("no paper is in the collection %q: tag some (papersearch import --tag, or POST /v1/collections/%s/papers)", tag, tag)
 			}
 			return res, err
-		})
+		}})
 }
 
 func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	return queryCmd(ctx, cfg, log, stdout, "similar", "paper ID", args,
-		func(c *client.Client, id string, qf queryFlags) (wire.SearchResponse, error) {
+	return queryCmd(ctx, cfg, log, stdout, args, queryCommand{name: "similar", what: "paper ID",
+		remote: func(c *client.Client, id string, qf queryFlags) (wire.SearchResponse, error) {
 			return c.Similar(ctx, id, client.SimilarParams{Limit: qf.limit, Aspect: qf.aspect, Mode: qf.mode, Filter: qf.filter()})
 		},
-		func(eng *search.Engine, id string, qf queryFlags) (search.Results, error) {
+		local: func(eng *search.Engine, id string, qf queryFlags) (search.Results, error) {
 			res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: qf.limit, Aspect: search.Aspect(qf.aspect),
 				Mode: search.Mode(qf.mode), Filter: qf.filter()})
 			if errors.Is(err, search.ErrNotFound) && qf.aspect == "" {
 				return res, fmt.Errorf("no paper has the id %q", id)
 			}
 			return res, err
-		})
+		}})
 }
 
-// queryCmd runs a command that takes one argument (what) and prints
+// queryCommand is a command that takes one argument (what) and prints
 // results: through the service at PAPERSEARCH_SERVER when it is set
 // (remote), else from the local store (local).
-func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, cmd, what string, args []string,
-	remote func(c *client.Client, arg string, qf queryFlags) (wire.SearchResponse, error),
-	local func(eng *search.Engine, arg string, qf queryFlags) (search.Results, error)) error {
-	arg, qf, err := parseQueryArgs(cmd, what, args, stdout)
+type queryCommand struct {
+	name, what string
+	remote     func(c *client.Client, arg string, qf queryFlags) (wire.SearchResponse, error)
+	local      func(eng *search.Engine, arg string, qf queryFlags) (search.Results, error)
+}
+
+// queryCmd runs qc with args.
+func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, args []string, qc queryCommand) error {
+	arg, qf, err := parseQueryArgs(qc.name, qc.what, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -228,7 +233,7 @@ func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Write
 		if err != nil {
 			return err
 		}
-		resp, err := remote(c, arg, qf)
+		resp, err := qc.remote(c, arg, qf)
 		if err != nil {
 			return fmt.Errorf("%s: %w", cfg.Server, err)
 		}
@@ -239,7 +244,7 @@ func queryCmd(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Write
 		return err
 	}
 	defer svc.store.Close()
-	res, err := local(svc.eng, arg, qf)
+	res, err := qc.local(svc.eng, arg, qf)
 	if err != nil {
 		return err
 	}

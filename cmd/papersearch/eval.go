@@ -34,11 +34,16 @@ func evalCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	if err != nil {
 		return err
 	}
-	if a.maps {
-		return evalMap(ctx, cfg, log, a, d.papers, stdout, stderr)
-	}
-	if a.recommend {
-		return evalRecommendations(ctx, cfg, log, a, d.papers, stdout, stderr)
+	if a.maps || a.recommend {
+		ix, err := indexForEval(ctx, cfg, log, a, d.papers, stderr)
+		if err != nil {
+			return err
+		}
+		defer ix.close()
+		if a.maps {
+			return evalMap(ctx, ix, a, d.papers, stdout, stderr)
+		}
+		return evalRecommendations(ctx, ix, a, d.papers, stdout, stderr)
 	}
 	if a.overlapOnly {
 		return printOverlap(d.queries, d.qrels, d.texts, stdout)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -63,12 +62,7 @@ type mapLevelReport struct {
 // continuity at 10, over a fixed sample, with standard errors), how well
 // each level's clusters agree with venue and field (AMI), and the
 // coarsest level's topics.
-func evalMap(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, papers []papersearch.Paper, stdout, stderr io.Writer) error {
-	ix, err := indexForEval(ctx, cfg, log, a, papers, stderr)
-	if err != nil {
-		return err
-	}
-	defer ix.close()
+func evalMap(ctx context.Context, ix evalIndex, a evalArgs, papers []papersearch.Paper, stdout, stderr io.Writer) error {
 	venue := map[string]string{}
 	for _, p := range papers {
 		venue[p.ID] = p.Venue

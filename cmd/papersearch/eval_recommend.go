@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"text/tabwriter"
 	"time"
 
@@ -18,18 +17,14 @@ import (
 // corpus's authors (eval.RecommendCases) and prints, for the half of
 // the authors asked for, each method's recall@20 and nDCG@20 and their
 // paired differences from the default method's.
-func evalRecommendations(ctx context.Context, cfg Config, log *slog.Logger, a evalArgs, papers []papersearch.Paper, stdout, stderr io.Writer) error {
-	ix, err := indexForEval(ctx, cfg, log, a, papers, stderr)
-	if err != nil {
-		return err
-	}
-	defer ix.close()
+func evalRecommendations(ctx context.Context, ix evalIndex, a evalArgs, papers []papersearch.Paper, stdout, stderr io.Writer) error {
 	cases := eval.RecommendCases(papers, 8, 2)
 	fmt.Fprintf(stderr, "eval: %d recommendation cases (authors of at least 8 papers, their latest 2 held out)\n", len(cases))
 	methods := search.RecommendMethods()
 	runs := make(map[search.RecommendMethod][]eval.RecommendOutcome, len(methods))
 	for _, m := range methods {
 		start := time.Now()
+		var err error
 		if runs[m], err = eval.EvaluateRecommendations(ctx, ix.eng, cases, m); err != nil {
 			return err
 		}

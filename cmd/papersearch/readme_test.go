@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -148,6 +149,45 @@ const maxFileLines = 400
 // TestFilesHoldOneConcern: no hand-written non-test Go file of the module
 // is over maxFileLines lines, or asserts a type to an interface it does
 // not name.
+// maxParams bounds the parameters of a function (the receiver aside).
+const maxParams = 6
+
+// checkParams fails for a function or function literal of the file at path
+// that takes more than maxParams parameters, outside package embed, whose
+// matrix kernels keep the BLAS shape (m, n, k, a, lda, b, ldb, c, ldc) that
+// their assembly and its Go declarations share.
+func checkParams(t *testing.T, path string, src []byte) {
+	t.Helper()
+	rel := strings.TrimPrefix(filepath.ToSlash(path), "../../")
+	if strings.HasPrefix(rel, "embed/") {
+		return
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		var ft *ast.FuncType
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			ft = n.Type
+		case *ast.FuncLit:
+			ft = n.Type
+		default:
+			return true
+		}
+		count := 0
+		for _, p := range ft.Params.List {
+			count += max(1, len(p.Names))
+		}
+		if count > maxParams {
+			t.Errorf("%s:%d: a function of %d parameters, over %d: group them", rel, fset.Position(n.Pos()).Line, count, maxParams)
+		}
+		return true
+	})
+}
+
 func TestFilesHoldOneConcern(t *testing.T) {
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -172,6 +212,7 @@ func TestFilesHoldOneConcern(t *testing.T) {
 		if n := strings.Count(string(src), "\n"); n > maxFileLines {
 			t.Errorf("%s has %d lines, over %d: split it by concern", strings.TrimPrefix(filepath.ToSlash(path), "../../"), n, maxFileLines)
 		}
+		checkParams(t, path, src)
 		return nil
 	})
 	if err != nil {

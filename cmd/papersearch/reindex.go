@@ -48,7 +48,7 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 		}
 		fmt.Fprintf(stderr, "reindexing %s from %s (%d dimensions) to %s (%d dimensions)\n", path, old.Name, old.Dim, info.Name, info.Dim)
 	}
-	sum, err := rebuild(ctx, path, old, dstPath, info, embedder, batch, log, stderr)
+	sum, err := reindexer{embedder: embedder, batch: batch, log: log, stderr: stderr}.rebuild(ctx, storeFile{path, old}, dstPath)
 	switch {
 	case err != nil && inPlace:
 		return fmt.Errorf("reindex stopped; the papers done so far keep their new sentence vectors: %w", err)
@@ -74,21 +74,35 @@ func reindex(ctx context.Context, cfg Config, log *slog.Logger, stdout, stderr i
 	return nil
 }
 
-// rebuild embeds every paper of the store at srcPath (vectors of srcModel)
-// with embedder into the store at dstPath (of dstModel), reporting
-// progress on stderr. The two may be one store: then only the papers
-// stored without sentence vectors are embedded again, in place. Both are
-// closed when it returns.
-func rebuild(ctx context.Context, srcPath string, srcModel embed.ModelInfo, dstPath string, dstModel embed.ModelInfo,
-	embedder embed.Embedder, batch int, log *slog.Logger, stderr io.Writer) (papersearch.IngestSummary, error) {
-	src, err := sqlite.Open(ctx, srcPath, srcModel)
+// storeFile is an embedded store's file and the model of its vectors.
+type storeFile struct {
+	path  string
+	model embed.ModelInfo
+}
+
+// reindexer embeds papers with embedder, batch at a time, logging to log
+// and telling progress on stderr.
+type reindexer struct {
+	embedder embed.Embedder
+	batch    int
+	log      *slog.Logger
+	stderr   io.Writer
+}
+
+// rebuild embeds every paper of the store in from with r's embedder into
+// the store at dstPath (of the embedder's model). The two may be one
+// store: then only the papers stored without sentence vectors are
+// embedded again, in place. Both are closed when it returns.
+func (r reindexer) rebuild(ctx context.Context, from storeFile, dstPath string) (papersearch.IngestSummary, error) {
+	srcPath, embedder, log := from.path, r.embedder, r.log
+	src, err := sqlite.Open(ctx, srcPath, from.model)
 	if err != nil {
 		return papersearch.IngestSummary{}, err
 	}
 	defer src.Close()
 	dst, what := src, "papers of this page embedded again for their sentence vectors"
 	if dstPath != srcPath {
-		if dst, err = sqlite.Open(ctx, dstPath, dstModel); err != nil {
+		if dst, err = sqlite.Open(ctx, dstPath, embedder.Info()); err != nil {
 			return papersearch.IngestSummary{}, err
 		}
 		defer dst.Close()
@@ -98,8 +112,8 @@ func rebuild(ctx context.Context, srcPath string, srcModel embed.ModelInfo, dstP
 	if err != nil {
 		return papersearch.IngestSummary{}, err
 	}
-	sum, err := catalog.New(eng, catalog.Options{Logger: log, Batch: batch}).Rebuild(ctx, src, func(p catalog.IngestProgress) {
-		fmt.Fprintf(stderr, "reindex: %d/%d %s (%.1f/s)\n", p.Done, p.Total, what, float64(p.Done)/p.Elapsed.Seconds())
+	sum, err := catalog.New(eng, catalog.Options{Logger: log, Batch: r.batch}).Rebuild(ctx, src, func(p catalog.IngestProgress) {
+		fmt.Fprintf(r.stderr, "reindex: %d/%d %s (%.1f/s)\n", p.Done, p.Total, what, float64(p.Done)/p.Elapsed.Seconds())
 	})
 	if err != nil {
 		return sum, err
