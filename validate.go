@@ -52,7 +52,7 @@ var (
 // import request's (package imports). Field is its path in the request,
 // parts joined by "/" ("year", "filters/year_min", "like/2"); Err is the
 // rule broken (one of the errors above, search.ErrInvalidQuery,
-// search.ErrNotFound, …), which errors.Is finds; Reason, if set, says what
+// storage.ErrNotFound, …), which errors.Is finds; Reason, if set, says what
 // the field must be ("must be between 1 and 100"), and the message is
 // then the field and its reason, else Err's.
 type FieldError struct {

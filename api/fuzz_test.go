@@ -13,6 +13,7 @@ import (
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // echoEngine answers every call with a small fixed result, so fuzzing
@@ -31,7 +32,7 @@ func (echoEngine) Similar(context.Context, search.SimilarQuery) (search.Results,
 	return search.Results{}, nil
 }
 func (echoEngine) Get(context.Context, string) (papersearch.Paper, error) {
-	return papersearch.Paper{}, search.ErrNotFound
+	return papersearch.Paper{}, storage.ErrNotFound
 }
 func (echoEngine) Ping(context.Context) error { return nil }
 func (echoEngine) Collections(context.Context) ([]papersearch.Collection, error) {

@@ -23,6 +23,7 @@ import (
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // loadDuration is how long the load test drives the server; the 60 s
@@ -51,10 +52,10 @@ func TestLoad(t *testing.T) {
 	}
 	store := searchtest.Store(t, model.Info())
 	for i := 0; i < len(papers); i += 1000 {
-		var docs []search.Document
+		var docs []storage.Document
 		for _, p := range papers[i:min(i+1000, len(papers))] {
-			fp := search.FingerprintOf(p)
-			docs = append(docs, search.Document{Paper: p, Vector: hashvec.Of(p.ID, model.Info().Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash})
+			fp := storage.FingerprintOf(p)
+			docs = append(docs, storage.Document{Paper: p, Vector: hashvec.Of(p.ID, model.Info().Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash})
 		}
 		if err := store.Upsert(ctx, docs); err != nil {
 			t.Fatal(err)

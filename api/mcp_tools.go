@@ -13,6 +13,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // mcpSearch answers the MCP tool search.
@@ -174,7 +175,7 @@ func (s *Server) mcpPaperResource(ctx context.Context, req *mcp.ReadResourceRequ
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	p, err := getPaper(ctx, s.engine, id)
-	if errors.Is(err, search.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/internal/testenv"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // TestIngestValidation posts papers the service must refuse, each naming
@@ -92,7 +92,7 @@ func TestIngestValidation(t *testing.T) {
 				t.Errorf("errors %+v, want one at %s: %s", p.Errors, tt.pointer, body)
 			}
 			for _, id := range []string{"v1", "v-ok"} {
-				if _, err := testServer.engine.Get(context.Background(), id); !errors.Is(err, search.ErrNotFound) {
+				if _, err := testServer.engine.Get(context.Background(), id); !errors.Is(err, storage.ErrNotFound) {
 					t.Errorf("%s of a refused request is stored: %v", id, err)
 				}
 			}

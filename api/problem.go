@@ -19,6 +19,7 @@ import (
 	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // problem builds a Problem with a type and title derived from the status.
@@ -87,14 +88,14 @@ var sentinels = []sentinel{
 	{err: imports.ErrJobEnded, status: http.StatusConflict, slug: "import-ended"},
 	{err: imports.ErrNoWatch, status: http.StatusNotFound, slug: "watch-not-found"},
 	{err: imports.ErrTooManyWatches, status: http.StatusConflict, slug: "too-many-watches"},
-	{err: search.ErrNotFound, status: http.StatusNotFound, slug: "not-found"},
+	{err: storage.ErrNotFound, status: http.StatusNotFound, slug: "not-found"},
 	{err: search.ErrEmptyCollection, status: http.StatusNotFound, slug: "empty-collection",
 		hint: ": add papers to it first (POST /v1/collections/{tag}/papers, or a paper's tags)"},
-	{err: search.ErrNoSentences, status: http.StatusNotImplemented, slug: "not-implemented",
+	{err: storage.ErrNoSentences, status: http.StatusNotImplemented, slug: "not-implemented",
 		detail: "aspect and sentence similarity need sentence vectors, which this Qdrant collection does not keep (it was created before they were); reindex into a new collection"},
 	{err: corpusmap.ErrNotReady, status: http.StatusServiceUnavailable, slug: "map-not-ready", retryAfter: 2 * retryAfterSeconds,
 		hint: "; the map is laid out in the background (about a minute for 30,000 papers): retry shortly"},
-	{err: search.ErrUnavailable, status: http.StatusServiceUnavailable, slug: "unavailable", retryAfter: retryAfterSeconds,
+	{err: storage.ErrUnavailable, status: http.StatusServiceUnavailable, slug: "unavailable", retryAfter: retryAfterSeconds,
 		detail: "a service this one depends on (the vector store or the embedding endpoint) is unavailable; retry shortly"},
 	{err: context.DeadlineExceeded, status: http.StatusServiceUnavailable, slug: "timeout", retryAfter: retryAfterSeconds,
 		detail: "the request took too long; try again"},
@@ -116,7 +117,7 @@ func toProblem(err error) *wire.Problem {
 		return p
 	case errors.As(err, &fe):
 		field := wire.FieldProblem{Pointer: "/" + fe.Field, Detail: fieldDetail(fe)}
-		if errors.Is(fe, search.ErrNotFound) {
+		if errors.Is(fe, storage.ErrNotFound) {
 			p := problem(http.StatusNotFound, "not-found", fe.Error())
 			p.Errors = []wire.FieldProblem{field}
 			return p

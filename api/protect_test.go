@@ -16,6 +16,7 @@ import (
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // withBearer sends a JSON request with the key as a bearer token, if any.
@@ -85,7 +86,7 @@ func TestWriteEndpointsNeedTheKey(t *testing.T) {
 	if resp.StatusCode != 400 || !strings.Contains(string(body), `"/papers/1/abstract"`) {
 		t.Errorf("invalid paper: %d %s", resp.StatusCode, body)
 	}
-	if _, err := eng.Get(context.Background(), "w2"); !errors.Is(err, search.ErrNotFound) {
+	if _, err := eng.Get(context.Background(), "w2"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("a paper of a rejected request was stored: %v", err)
 	}
 	// A single paper object is accepted too.

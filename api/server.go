@@ -22,6 +22,7 @@ import (
 	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Engine is what the server needs from the search engine.
@@ -118,7 +119,7 @@ type Options struct {
 	// Records, if set, is the store's keeping of the service's state: the
 	// import jobs are kept there, so every instance on the store answers
 	// and cancels them.
-	Records search.Records
+	Records storage.Records
 	// Alerts, if set, keeps the saved searches of /v1/alerts; without it
 	// making one answers 501.
 	Alerts *alerts.Store

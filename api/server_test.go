@@ -25,6 +25,7 @@ import (
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -33,7 +34,7 @@ import (
 var testServer struct {
 	once   sync.Once
 	engine *search.Engine
-	store  search.Store
+	store  storage.Store
 	model  embed.Embedder
 	url    string
 	papers []papersearch.Paper

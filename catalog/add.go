@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // AddOptions shape Add.
@@ -64,7 +64,7 @@ func (c *Catalog) Add(ctx context.Context, papers []papersearch.Paper, opts AddO
 	}
 	// The works now hold what the absorbed papers held.
 	for _, id := range m.absorbed {
-		if err := c.store.Delete(ctx, id); err != nil && !errors.Is(err, search.ErrNotFound) {
+		if err := c.store.Delete(ctx, id); err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return sum, fmt.Errorf("add: remove %s, merged into another version: %w", id, err)
 		}
 	}
@@ -128,7 +128,7 @@ func complete(papers []papersearch.Paper) ([]papersearch.Paper, error) {
 // it was first stored, and returns it as stored: how a paper is edited
 // (PATCH /v1/papers/{id}). An invalid p is refused with the
 // *papersearch.FieldError Complete returns; one whose id names no stored
-// paper with an error wrapping search.ErrNotFound. Unlike Add, it merges
+// paper with an error wrapping storage.ErrNotFound. Unlike Add, it merges
 // no other version into it: an edit keeps the paper where it is.
 func (c *Catalog) Update(ctx context.Context, p papersearch.Paper) (papersearch.Paper, error) {
 	done, err := papersearch.Complete(p)
@@ -141,7 +141,7 @@ func (c *Catalog) Update(ctx context.Context, p papersearch.Paper) (papersearch.
 	}
 	old, ok := stored[done.ID]
 	if !ok {
-		return papersearch.Paper{}, fmt.Errorf("%w: %q", search.ErrNotFound, done.ID)
+		return papersearch.Paper{}, fmt.Errorf("%w: %q", storage.ErrNotFound, done.ID)
 	}
 	done.Added = old.Added
 	if _, err := c.Put(ctx, []papersearch.Paper{done}); err != nil {

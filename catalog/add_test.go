@@ -12,6 +12,7 @@ import (
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/search/storetest"
 	"github.com/papersearch/papersearch/seeds"
 )
@@ -138,7 +139,7 @@ func TestUpdateKeepsThePaperWhereItIs(t *testing.T) {
 	if _, err := cat.Update(ctx, edit); !errors.As(err, &fe) || fe.Field != "abstract" {
 		t.Errorf("Update without an abstract: %v, want the abstract's FieldError", err)
 	}
-	if _, err := cat.Update(ctx, papersearch.Paper{ID: "nobody", Abstract: "x"}); !errors.Is(err, search.ErrNotFound) {
+	if _, err := cat.Update(ctx, papersearch.Paper{ID: "nobody", Abstract: "x"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Update of an unknown id: %v, want ErrNotFound", err)
 	}
 	if p, _ := eng.Get(ctx, "p"); p.Title != "After" || p.Abstract != "An abstract." {

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Catalog writes papers into the store an engine answers from.
@@ -20,7 +21,7 @@ type Catalog struct {
 	engine *search.Engine
 	// store is the engine's store as the engine observes it (search.Engine.Store),
 	// so writes are measured and the map learns of them.
-	store search.Store
+	store storage.Store
 	log   *slog.Logger
 	batch int // papers embedded and stored together (Options.Batch)
 }
@@ -46,5 +47,5 @@ func New(e *search.Engine, opts Options) *Catalog {
 }
 
 // Delete removes one paper, or returns an error wrapping
-// search.ErrNotFound.
+// storage.ErrNotFound.
 func (c *Catalog) Delete(ctx context.Context, id string) error { return c.store.Delete(ctx, id) }

@@ -17,6 +17,7 @@ import (
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/search/storetest"
 	"github.com/papersearch/papersearch/seeds"
 )
@@ -56,7 +57,7 @@ func importPapers(n int) []papersearch.Paper {
 	return out
 }
 
-func importEngine(t *testing.T) (*search.Engine, search.Store, *searchtest.Recorder) {
+func importEngine(t *testing.T) (*search.Engine, storage.Store, *searchtest.Recorder) {
 	t.Helper()
 	emb := &searchtest.Recorder{Name: "test-model"}
 	eng, store := searchtest.Engine(t, emb, search.Options{})
@@ -71,8 +72,8 @@ func TestIngestEmbedsAPaperStoredWithoutSentences(t *testing.T) {
 	ctx := context.Background()
 	eng, store, _ := importEngine(t)
 	p := papersearch.Paper{ID: "p1", Title: "Folding", Abstract: "Proteins fold. We use graphs. It works."}
-	old := search.Document{Paper: p, Vector: hashvec.Of(p.Text(), storetest.Model.Dim), TextHash: search.FingerprintOf(p).TextHash}
-	if err := store.Upsert(ctx, []search.Document{old}); err != nil {
+	old := storage.Document{Paper: p, Vector: hashvec.Of(p.Text(), storetest.Model.Dim), TextHash: storage.FingerprintOf(p).TextHash}
+	if err := store.Upsert(ctx, []storage.Document{old}); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, []papersearch.Paper{p}, nil)
@@ -88,7 +89,7 @@ func TestIngestEmbedsAPaperStoredWithoutSentences(t *testing.T) {
 }
 
 // contents lists every stored document: id, tags, hashes.
-func contents(t *testing.T, s search.Store) string {
+func contents(t *testing.T, s storage.Store) string {
 	t.Helper()
 	var rows []string
 	for cursor := ""; ; {
@@ -128,7 +129,7 @@ func TestImport(t *testing.T) {
 	if got, _ := eng.Get(ctx, "src:004"); strings.Join(got.Tags, ",") != "my-library,source-tag" {
 		t.Errorf("src:004 tags %v", got.Tags)
 	}
-	if _, err := eng.Get(ctx, "src:003"); !errors.Is(err, search.ErrNotFound) {
+	if _, err := eng.Get(ctx, "src:003"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("a record without an abstract was stored: %v", err)
 	}
 	embedded := len(emb.Texts())
@@ -308,7 +309,7 @@ func TestImportMergesVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Get(ctx, "doi:10.2/q"); !errors.Is(err, search.ErrNotFound) {
+	if _, err := store.Get(ctx, "doi:10.2/q"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("the absorbed paper is still stored: %v", err)
 	}
 	if p, err := eng.Get(ctx, "doi:10.2/q"); err != nil || p.ID != "arxiv:9" || p.Venue != "ICML" || len(p.Sources) != 2 {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // IngestBatch is how many papers are embedded and stored together: small
@@ -127,7 +127,7 @@ func (c *Catalog) put(ctx context.Context, papers []papersearch.Paper, embedding
 // be reused, with the summary so far: unchanged papers are done; changed
 // ones need storing, and embedding only when their text changed or the
 // store keeps sentence vectors and has none of theirs.
-func (c *Catalog) plan(ctx context.Context, papers []papersearch.Paper) ([]search.Document, papersearch.IngestSummary, error) {
+func (c *Catalog) plan(ctx context.Context, papers []papersearch.Paper) ([]storage.Document, papersearch.IngestSummary, error) {
 	var sum papersearch.IngestSummary
 	pos := make(map[string]int, len(papers))
 	unique := make([]papersearch.Paper, 0, len(papers))
@@ -162,9 +162,9 @@ func (c *Catalog) plan(ctx context.Context, papers []papersearch.Paper) ([]searc
 	}
 	keepsSentences := c.store.KeepsSentences()
 	now := time.Now().UTC().Truncate(time.Second)
-	var work []search.Document
+	var work []storage.Document
 	for _, p := range unique {
-		fp := search.FingerprintOf(p)
+		fp := storage.FingerprintOf(p)
 		old, exists := stored[p.ID]
 		switch {
 		case !exists:
@@ -175,7 +175,7 @@ func (c *Catalog) plan(ctx context.Context, papers []papersearch.Paper) ([]searc
 		default:
 			sum.Updated++
 		}
-		doc := search.Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+		doc := storage.Document{Paper: p, TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 		// When it was first stored: the earliest time known of it or of the
 		// versions merged into it, or now.
 		if doc.Paper.Added = papersearch.EarlierAdded(p.Added, old.Added); doc.Paper.Added.IsZero() {
@@ -202,8 +202,8 @@ func (c *Catalog) plan(ctx context.Context, papers []papersearch.Paper) ([]searc
 
 // embedBatch analyses a batch's texts and embeds the documents that have
 // no vector yet, returning how many it embedded.
-func (c *Catalog) embedBatch(ctx context.Context, batch []search.Document) (int, error) {
-	var embedding []*search.Document
+func (c *Catalog) embedBatch(ctx context.Context, batch []storage.Document) (int, error) {
+	var embedding []*storage.Document
 	for i, d := range batch {
 		// Analysed here, batch by batch, so a large ingest never holds
 		// every paper's terms at once.
@@ -234,7 +234,7 @@ const scrollPage = 256
 
 // Rebuild ingests every paper of src into the engine's store, embedding each
 // with the engine's embedder: the way to move an index to another model.
-func (c *Catalog) Rebuild(ctx context.Context, src search.Store, progress func(IngestProgress)) (papersearch.IngestSummary, error) {
+func (c *Catalog) Rebuild(ctx context.Context, src storage.Store, progress func(IngestProgress)) (papersearch.IngestSummary, error) {
 	var total papersearch.IngestSummary
 	start := time.Now()
 	for cursor := ""; ; {

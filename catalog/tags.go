@@ -7,6 +7,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // MaxRetag bounds the papers one Retag changes.
@@ -15,7 +16,7 @@ const MaxRetag = 1000
 // Retag adds the tags add to the papers ids (each a paper's id or a
 // source id of one) and removes the tags remove from them, and stores
 // them at once, whole or not at all (Put); it returns the papers as
-// stored. An unknown id is an error wrapping search.ErrNotFound, a paper that
+// stored. An unknown id is an error wrapping storage.ErrNotFound, a paper that
 // would hold more than papersearch.MaxTags tags one wrapping
 // papersearch.ErrBadTag, each a FieldError naming the id's place
 // ("ids/2").
@@ -42,7 +43,7 @@ func (c *Catalog) Retag(ctx context.Context, ids, add, remove []string) ([]paper
 	for i, id := range resolved {
 		p, ok := stored[id]
 		if !ok {
-			return nil, &papersearch.FieldError{Field: fmt.Sprintf("ids/%d", i), Err: fmt.Errorf("%w: %q", search.ErrNotFound, ids[i])}
+			return nil, &papersearch.FieldError{Field: fmt.Sprintf("ids/%d", i), Err: fmt.Errorf("%w: %q", storage.ErrNotFound, ids[i])}
 		}
 		if done[id] {
 			continue // named twice, or by two of its ids

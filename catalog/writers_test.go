@@ -16,7 +16,7 @@ import (
 	"testing"
 )
 
-// writeMethods are the methods by which a search.Store changes its papers.
+// writeMethods are the methods by which a storage.Store changes its papers.
 var writeMethods = []string{"Upsert", "Delete", "RefreshLexical"}
 
 // mayWrite are the packages whose non-test code may call them: the catalog,
@@ -34,7 +34,7 @@ var mayWrite = []string{
 }
 
 // TestOnlyTheCatalogWrites type-checks every package of the module and
-// fails for a call of a store's write method (on search.Store or on any
+// fails for a call of a store's write method (on storage.Store or on any
 // type that is one) from a package that is not allowed to make it: every
 // write goes through the catalog.
 func TestOnlyTheCatalogWrites(t *testing.T) {
@@ -72,11 +72,11 @@ func TestOnlyTheCatalogWrites(t *testing.T) {
 	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
 		return os.Open(exports[path])
 	})
-	searchPkg, err := imp.Import("github.com/papersearch/papersearch/search")
+	storagePkg, err := imp.Import("github.com/papersearch/papersearch/search/storage")
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := searchPkg.Scope().Lookup("Store").Type().Underlying().(*types.Interface)
+	store := storagePkg.Scope().Lookup("Store").Type().Underlying().(*types.Interface)
 	checked := 0
 	for _, p := range ours {
 		if slices.Contains(mayWrite, p.ImportPath) {

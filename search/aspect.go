@@ -11,6 +11,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search/roles"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Aspect is what a similar-paper query compares: the whole paper, or the
@@ -67,12 +68,12 @@ func (sq SimilarQuery) validateAspect() error {
 	if _, byRole := sq.Aspect.role(); sq.Aspect != WholePaper && !byRole {
 		return invalidField("aspect", "must be background, method or result")
 	}
-	if len(sq.Sentences) > MaxSentences || sq.Sentences != nil && len(sq.Sentences) == 0 {
-		return invalidField("sentences", fmt.Sprintf("must name 1 to %d sentences", MaxSentences))
+	if len(sq.Sentences) > storage.MaxSentences || sq.Sentences != nil && len(sq.Sentences) == 0 {
+		return invalidField("sentences", fmt.Sprintf("must name 1 to %d sentences", storage.MaxSentences))
 	}
 	for i, s := range sq.Sentences {
-		if s < 0 || s >= MaxSentences {
-			return invalidField(fmt.Sprintf("sentences/%d", i), fmt.Sprintf("must be from 0 to %d", MaxSentences-1))
+		if s < 0 || s >= storage.MaxSentences {
+			return invalidField(fmt.Sprintf("sentences/%d", i), fmt.Sprintf("must be from 0 to %d", storage.MaxSentences-1))
 		}
 	}
 	return nil
@@ -88,7 +89,7 @@ func (sq SimilarQuery) validateAspect() error {
 // BM25 ranking for the words of those sentences, in lexical mode the BM25
 // ranking alone is used. A sentence named that the paper does not have,
 // or an aspect none of its sentences has, is ErrNotFound.
-func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq SimilarQuery, q Query, doc Document) (Results, error) {
+func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq SimilarQuery, q Query, doc storage.Document) (Results, error) {
 	role, byRole := sq.Aspect.role()
 	key, _ := json.Marshal([]any{sq.ID, sq.Aspect, sq.Sentences})
 	fp := Query{Text: string(key), Filter: sq.Filter, Mode: q.Mode}.fingerprint("similar-aspect")
@@ -97,10 +98,10 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 		return Results{}, err
 	}
 	if !e.store.KeepsSentences() {
-		return Results{}, fmt.Errorf("aspect: %w", ErrNoSentences)
+		return Results{}, fmt.Errorf("aspect: %w", storage.ErrNoSentences)
 	}
 	if doc.Sentences == nil { // stored before sentences were kept
-		if err := e.EmbedDocuments(ctx, []*Document{&doc}); err != nil {
+		if err := e.EmbedDocuments(ctx, []*storage.Document{&doc}); err != nil {
 			return Results{}, fmt.Errorf("embed the sentences of %s: %w", sq.ID, err)
 		}
 	}
@@ -137,7 +138,7 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 
 	filter := sq.Filter
 	filter.Exclude = []string{sq.ID}
-	candidates := func(ctx context.Context, depth int) ([]Candidate, error) {
+	candidates := func(ctx context.Context, depth int) ([]storage.Candidate, error) {
 		c, err := e.nearest(ctx, e.core(doc.Vector), depth, filter)
 		if err != nil {
 			return nil, fmt.Errorf("dense retrieval: %w", err)
@@ -172,7 +173,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		return Results{}, err
 	}
 	if !e.store.KeepsSentences() {
-		return Results{}, fmt.Errorf("aspect: %w", ErrNoSentences)
+		return Results{}, fmt.Errorf("aspect: %w", storage.ErrNoSentences)
 	}
 	var probes []probe
 	wholePaper := false // a liked paper without a sentence of the role
@@ -185,14 +186,14 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 	}
 	for i, id := range q.Like {
 		doc, err := e.store.Get(ctx, id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, storage.ErrNotFound) {
 			return Results{}, missingField(fmt.Sprintf("like/%d", i), fmt.Sprintf("names %q, which is not a paper here", id))
 		}
 		if err != nil {
 			return Results{}, err
 		}
 		if doc.Sentences == nil {
-			if err := e.EmbedDocuments(ctx, []*Document{&doc}); err != nil {
+			if err := e.EmbedDocuments(ctx, []*storage.Document{&doc}); err != nil {
 				return Results{}, fmt.Errorf("embed the sentences of %s: %w", id, err)
 			}
 		}
@@ -219,7 +220,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 	vec = e.core(vec)
 	filter := q.Filter
 	filter.Exclude = slices.Concat(q.Like, q.Unlike)
-	candidates := func(ctx context.Context, depth int) ([]Candidate, error) {
+	candidates := func(ctx context.Context, depth int) ([]storage.Candidate, error) {
 		c, err := e.nearest(ctx, vec, depth, filter)
 		if err != nil {
 			return nil, fmt.Errorf("dense retrieval: %w", err)
@@ -255,10 +256,10 @@ type aspectProbes struct {
 // the probes match their sentences (see similarByAspect), weighed with
 // their scores as a whole, and returns the page of q that the ranking
 // gives.
-func (e *Engine) rankByAspect(ctx context.Context, at pageAt, q Query, ap aspectProbes, candidates func(context.Context, int) ([]Candidate, error)) (Results, error) {
+func (e *Engine) rankByAspect(ctx context.Context, at pageAt, q Query, ap aspectProbes, candidates func(context.Context, int) ([]storage.Candidate, error)) (Results, error) {
 	probes, role, byRole := ap.probes, ap.role, ap.byRole
 	details := map[string]aspectScored{} // of the first ranking an id is in
-	theirs := map[string][]Sentence{}
+	theirs := map[string][]storage.Sentence{}
 	rankAt := func(ctx context.Context, depth int) ([]fused, int, error) {
 		cands, err := candidates(ctx, depth)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // The aspect dev signal (docs/ranking.md), fixed before it was first run:
@@ -153,7 +154,7 @@ func aspectSignal(b *testing.B, papers []papersearch.Paper, local embed.Embedder
 				var got [][]papersearch.Hit
 				for i := range methods {
 					res, err := run(i, id, sig.aspect)
-					if errors.Is(err, search.ErrNotFound) {
+					if errors.Is(err, storage.ErrNotFound) {
 						break
 					}
 					if err != nil {

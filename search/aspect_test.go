@@ -10,6 +10,7 @@ import (
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // TestSimilarByAspect: with the method aspect the paper using the same
@@ -99,7 +100,7 @@ func TestSimilarByAspect(t *testing.T) {
 		res.Hits[0].Explanation.SentenceMatch.Query.Role != "query" {
 		t.Errorf("search by background text: %+v, %v", res.Hits, err)
 	}
-	if _, err := eng.Search(ctx, search.Query{Like: []string{"nope"}, Aspect: search.MethodAspect}); !errors.Is(err, search.ErrNotFound) {
+	if _, err := eng.Search(ctx, search.Query{Like: []string{"nope"}, Aspect: search.MethodAspect}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("search like an unknown paper by aspect: %v", err)
 	}
 	if _, err := eng.Search(ctx, search.Query{Text: "x", Aspect: "style"}); !errors.Is(err, search.ErrInvalidQuery) {
@@ -119,13 +120,13 @@ func TestSimilarByAspect(t *testing.T) {
 	if err != nil || len(next.Hits) != 1 || next.Hits[0].ID != whole.Hits[2].ID || next.Hits[0].Rank != 3 {
 		t.Errorf("second page: %+v, %v; want %s at rank 3", next.Hits, err, whole.Hits[2].ID)
 	}
-	if _, err := eng.Similar(ctx, search.SimilarQuery{ID: "query", Aspect: search.BackgroundAspect, Cursor: page.NextCursor}); !errors.Is(err, search.ErrNotFound) {
+	if _, err := eng.Similar(ctx, search.SimilarQuery{ID: "query", Aspect: search.BackgroundAspect, Cursor: page.NextCursor}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("a method cursor for a background query: %v", err)
 	}
 	for _, sq := range []search.SimilarQuery{
 		{ID: "query", Aspect: "style"},
 		{ID: "query", Sentences: []int{-1}},
-		{ID: "query", Sentences: []int{search.MaxSentences}},
+		{ID: "query", Sentences: []int{storage.MaxSentences}},
 	} {
 		if _, err := eng.Similar(ctx, sq); !errors.Is(err, search.ErrInvalidQuery) {
 			t.Errorf("%+v: err = %v, want ErrInvalidQuery", sq, err)
@@ -135,7 +136,7 @@ func TestSimilarByAspect(t *testing.T) {
 		{ID: "nope", Aspect: search.MethodAspect},
 		{ID: "query", Sentences: []int{0, 7}}, // it has three
 	} {
-		if _, err := eng.Similar(ctx, sq); !errors.Is(err, search.ErrNotFound) {
+		if _, err := eng.Similar(ctx, sq); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("%+v: err = %v, want ErrNotFound", sq, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/roles"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // probe is one vector an aspect query matches with candidates' sentences:
@@ -37,7 +38,7 @@ type aspectScored struct {
 // ranking, each candidate's scores (its fused ranks and best pair) and
 // sentences by id.
 func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, role roles.Role, byRole bool,
-	cands []Candidate) ([]fused, map[string]aspectScored, map[string][]Sentence, error) {
+	cands []storage.Candidate) ([]fused, map[string]aspectScored, map[string][]storage.Sentence, error) {
 	ids := make([]string, len(cands))
 	for i, c := range cands {
 		ids[i] = c.ID
@@ -55,13 +56,13 @@ func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, r
 	slices.SortStableFunc(ranked, func(a, b aspectScored) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
 	})
-	bySentences := make([]Candidate, len(ranked))
+	bySentences := make([]storage.Candidate, len(ranked))
 	for i, x := range ranked {
-		bySentences[i] = Candidate{ID: x.ID, Score: float32(x.Score)}
+		bySentences[i] = storage.Candidate{ID: x.ID, Score: float32(x.Score)}
 	}
 	// The lexical side: the same candidates by BM25 for the words of the
 	// query's sentences (or text).
-	var lex Matches
+	var lex storage.Matches
 	if mode != Dense && len(ids) > 0 {
 		words := make([]string, len(probes))
 		for i, p := range probes {
@@ -86,7 +87,7 @@ func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, r
 
 // candidateSentences reads the sentences of the papers ids, and the whole
 // vector of each that has none.
-func (e *Engine) candidateSentences(ctx context.Context, ids []string) (map[string][]Sentence, map[string][]float32, error) {
+func (e *Engine) candidateSentences(ctx context.Context, ids []string) (map[string][]storage.Sentence, map[string][]float32, error) {
 	theirs, err := e.store.Sentences(ctx, ids)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read sentences: %w", err)
@@ -95,7 +96,7 @@ func (e *Engine) candidateSentences(ctx context.Context, ids []string) (map[stri
 	for _, id := range ids {
 		if theirs[id] == nil {
 			d, err := e.store.Get(ctx, id)
-			if err != nil && !errors.Is(err, ErrNotFound) {
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
 				return nil, nil, err
 			}
 			whole[id] = d.Vector
@@ -117,7 +118,7 @@ type aspectMatcher struct {
 // pool returns the places of the sentences of all that probe p is compared
 // with: those of the aspect's role when p asks for its role (all of them
 // when there are none).
-func (m aspectMatcher) pool(p probe, all []Sentence) []int {
+func (m aspectMatcher) pool(p probe, all []storage.Sentence) []int {
 	var out []int
 	for j, s := range all {
 		if !m.byRole || !p.sameRole || s.Role == m.role {
@@ -136,7 +137,7 @@ func (m aspectMatcher) pool(p probe, all []Sentence) []int {
 // sentences all (or its whole vector where it has none): the best probe's
 // best match, or their mean under MatchSum, blended with its dense score
 // by wholeWeight.
-func (m aspectMatcher) score(c Candidate, rank int, all []Sentence, whole []float32) aspectScored {
+func (m aspectMatcher) score(c storage.Candidate, rank int, all []storage.Sentence, whole []float32) aspectScored {
 	x := aspectScored{fused: fused{ID: c.ID, DenseRank: rank + 1, DenseScore: c.Score}, ci: -1}
 	var sum, best float32 = 0, -2
 	for pi, p := range m.probes {

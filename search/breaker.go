@@ -11,6 +11,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Circuit breaker of embedding.
@@ -77,7 +78,7 @@ func (b *embedBreaker) query(ctx context.Context, text string) ([]float32, error
 	}
 	v, err := b.breaker.Execute(func() ([]float32, error) { return b.call(ctx, text) })
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-		return nil, fmt.Errorf("embed query: %w: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("embed query: %w: %w", storage.ErrUnavailable, err)
 	}
 	return v, err
 }
@@ -109,7 +110,7 @@ func unanswered(ctx context.Context, err error) bool {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return false
 	}
-	return errors.Is(err, ErrUnavailable)
+	return errors.Is(err, storage.ErrUnavailable)
 }
 
 // refuse returns nil while the breaker is closed; else it starts a probe
@@ -120,7 +121,7 @@ func (b *embedBreaker) refuse() error {
 	}
 	b.probe()
 	return fmt.Errorf("%w: the embedder keeps failing; probing it in the background (last failure: %w)",
-		ErrUnavailable, b.lastFailure())
+		storage.ErrUnavailable, b.lastFailure())
 }
 
 // lastFailure is the last failure the breaker counted.

@@ -14,6 +14,7 @@ import (
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
@@ -47,7 +48,7 @@ func (s *switchEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 func breakerEngine(t *testing.T, emb *switchEmbedder, cooldown time.Duration) *search.Engine {
 	t.Helper()
 	eng, store := searchtest.Engine(t, emb, search.Options{BreakerCooldown: cooldown})
-	if err := store.Upsert(context.Background(), []search.Document{storetest.Doc(1), storetest.Doc(2), storetest.Doc(3)}); err != nil {
+	if err := store.Upsert(context.Background(), []storage.Document{storetest.Doc(1), storetest.Doc(2), storetest.Doc(3)}); err != nil {
 		t.Fatal(err)
 	}
 	return eng
@@ -75,7 +76,7 @@ func TestQueryEmbeddingBreaker(t *testing.T) {
 	if n := emb.calls.Load(); n != search.BreakerFailures {
 		t.Errorf("the embedder was called %d times, want %d: searches kept waiting for it", n, search.BreakerFailures)
 	}
-	if _, err := eng.Search(ctx, search.Query{Text: "abstract", Mode: search.Dense, Limit: 3}); !errors.Is(err, search.ErrUnavailable) {
+	if _, err := eng.Search(ctx, search.Query{Text: "abstract", Mode: search.Dense, Limit: 3}); !errors.Is(err, storage.ErrUnavailable) {
 		t.Errorf("dense search with the breaker open: err %v, want ErrUnavailable", err)
 	}
 }
@@ -129,20 +130,20 @@ func TestWritesRefusedWhileBreakerOpen(t *testing.T) {
 	}
 	calls := emb.calls.Load()
 	_, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("new", "A paper that needs embedding.")})
-	if !errors.Is(err, search.ErrUnavailable) || !errors.Is(err, catalog.ErrNothingStored) {
+	if !errors.Is(err, storage.ErrUnavailable) || !errors.Is(err, catalog.ErrNothingStored) {
 		t.Errorf("Put with the breaker open: %v, want ErrUnavailable and ErrNothingStored", err)
 	}
-	if _, err := catalog.New(eng, catalog.Options{}).Import(ctx, catalog.Papers([]papersearch.Paper{paper("imported", "An imported paper.")}), catalog.ImportOptions{}); !errors.Is(err, search.ErrUnavailable) {
+	if _, err := catalog.New(eng, catalog.Options{}).Import(ctx, catalog.Papers([]papersearch.Paper{paper("imported", "An imported paper.")}), catalog.ImportOptions{}); !errors.Is(err, storage.ErrUnavailable) {
 		t.Errorf("Import with the breaker open: %v, want ErrUnavailable", err)
 	}
-	if _, _, err := eng.Embed(ctx, "", []string{"a text"}); !errors.Is(err, search.ErrUnavailable) {
+	if _, _, err := eng.Embed(ctx, "", []string{"a text"}); !errors.Is(err, storage.ErrUnavailable) {
 		t.Errorf("Embed with the breaker open: %v, want ErrUnavailable", err)
 	}
 	if n := emb.calls.Load(); n != calls {
 		t.Errorf("the embedder was called %d times by refused writes", n-calls)
 	}
 	for _, id := range []string{"new", "imported"} {
-		if _, err := eng.Get(ctx, id); !errors.Is(err, search.ErrNotFound) {
+		if _, err := eng.Get(ctx, id); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("the refused paper %s: %v, want ErrNotFound", id, err)
 		}
 	}
@@ -161,11 +162,11 @@ func TestWriteFailureOpensBreaker(t *testing.T) {
 	emb := &switchEmbedder{}
 	emb.down.Store(true)
 	eng := breakerEngine(t, emb, 50*time.Millisecond)
-	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("w1", "The first write finds the embedder down.")}); !errors.Is(err, search.ErrUnavailable) {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("w1", "The first write finds the embedder down.")}); !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("first write: %v, want ErrUnavailable", err)
 	}
 	calls := emb.calls.Load()
-	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("w2", "The second write is refused.")}); !errors.Is(err, search.ErrUnavailable) {
+	if _, err := catalog.New(eng, catalog.Options{}).Put(ctx, []papersearch.Paper{paper("w2", "The second write is refused.")}); !errors.Is(err, storage.ErrUnavailable) {
 		t.Errorf("second write: %v, want ErrUnavailable", err)
 	}
 	res, err := eng.Search(ctx, search.Query{Text: "abstract", Limit: 3})
@@ -182,7 +183,7 @@ func TestWriteFailureOpensBreaker(t *testing.T) {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, search.ErrUnavailable) || time.Now().After(deadline) {
+		if !errors.Is(err, storage.ErrUnavailable) || time.Now().After(deadline) {
 			t.Fatalf("write %d after the embedder came back: %v", i+1, err)
 		}
 		time.Sleep(10 * time.Millisecond)

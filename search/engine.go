@@ -13,6 +13,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/roles"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Limits on a query.
@@ -156,8 +157,8 @@ type composite interface {
 
 // NewEngine returns an Engine over store. The embedder must produce the
 // vectors the store holds.
-func NewEngine(store Store, embedder embed.Embedder, opts Options) (*Engine, error) {
-	if err := CheckModel("the index", store.Model(), embedder.Info()); err != nil {
+func NewEngine(store storage.Store, embedder embed.Embedder, opts Options) (*Engine, error) {
+	if err := storage.CheckModel("the index", store.Model(), embedder.Info()); err != nil {
 		return nil, err
 	}
 	if opts.Logger == nil {
@@ -285,7 +286,7 @@ func (e *Engine) Collections(ctx context.Context) ([]papersearch.Collection, err
 // Store returns the engine's store as the engine observes it: writes
 // through it are measured (Options.Observe) and noted for the map. The
 // catalog writes through it; the engine itself only reads.
-func (e *Engine) Store() Store { return e.store }
+func (e *Engine) Store() storage.Store { return e.store }
 
 // Changes are the papers written and deleted through Store since a point.
 func (e *Engine) Changes() *Changes { return e.store.writes }

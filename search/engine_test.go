@@ -15,6 +15,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -76,7 +77,7 @@ func (c *countingEmbedder) count() int {
 
 // newSeededEngine opens a fresh store at path and returns an engine over it
 // with a counting local embedder, and the seed papers (not yet ingested).
-func newSeededEngine(path string) (*search.Engine, *countingEmbedder, search.Store, []papersearch.Paper, error) {
+func newSeededEngine(path string) (*search.Engine, *countingEmbedder, storage.Store, []papersearch.Paper, error) {
 	modelOnce.Do(func() { model, modelErr = embed.NewLocal(embed.LocalOptions{}) })
 	if modelErr != nil {
 		return nil, nil, nil, nil, modelErr
@@ -115,7 +116,7 @@ var shared struct {
 	once   sync.Once
 	dir    string
 	engine *search.Engine
-	store  search.Store
+	store  storage.Store
 	papers []papersearch.Paper
 	err    error
 }
@@ -306,13 +307,13 @@ func TestEngineErrors(t *testing.T) {
 			t.Errorf("Search(%.20q, limit %d): err = %v, want ErrInvalidQuery", q.Text, q.Limit, err)
 		}
 	}
-	if _, err := eng.Similar(ctx, search.SimilarQuery{ID: "no-such-paper", Limit: 10}); !errors.Is(err, search.ErrNotFound) {
+	if _, err := eng.Similar(ctx, search.SimilarQuery{ID: "no-such-paper", Limit: 10}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Similar unknown id: err = %v, want ErrNotFound", err)
 	}
 	other := embed.ModelInfo{Name: "x", Dim: 384}
 	store, _ := sqlite.Open(ctx, filepath.Join(t.TempDir(), "x.db"), other)
 	defer store.Close()
-	if _, err := search.NewEngine(store, model, search.Options{}); !errors.Is(err, search.ErrModelMismatch) {
+	if _, err := search.NewEngine(store, model, search.Options{}); !errors.Is(err, storage.ErrModelMismatch) {
 		t.Errorf("NewEngine with mismatched model: err = %v", err)
 	}
 }
@@ -322,7 +323,7 @@ func TestEngineErrors(t *testing.T) {
 func embeddedTexts(papers []papersearch.Paper) int {
 	n := 0
 	for _, p := range papers {
-		n += 1 + min(len(papersearch.Sentences(p.Abstract)), search.MaxSentences)
+		n += 1 + min(len(papersearch.Sentences(p.Abstract)), storage.MaxSentences)
 	}
 	return n
 }

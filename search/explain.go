@@ -7,6 +7,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 func explainRanks(x fused) *papersearch.Explanation {
@@ -35,7 +36,7 @@ func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query 
 	for _, t := range qtoks {
 		qterms[t.Term] = true
 	}
-	var stored map[string][]Sentence
+	var stored map[string][]storage.Sentence
 	if queryVec != nil && len(hits) > 0 {
 		ids := make([]string, len(hits))
 		for i, h := range hits {
@@ -44,7 +45,7 @@ func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query 
 		var err error
 		stored, err = e.store.Sentences(ctx, ids)
 		switch {
-		case errors.Is(err, ErrNoSentences):
+		case errors.Is(err, storage.ErrNoSentences):
 			stored = nil
 		case err != nil:
 			return err
@@ -79,7 +80,7 @@ func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query 
 // bestSentence returns the sentence of ss closest to queryVec by their
 // vectors (vecs[i] is ss[i]'s) when every sentence has one, else the one
 // holding most of the query's terms; ties go to the earlier sentence.
-func bestSentence(ss []string, vecs []Sentence, queryVec []float32, qterms map[string]bool) string {
+func bestSentence(ss []string, vecs []storage.Sentence, queryVec []float32, qterms map[string]bool) string {
 	byVector := queryVec != nil && len(vecs) == len(ss)
 	best, bestScore := "", -2.0
 	for i, s := range ss {

@@ -10,6 +10,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // FeatureDepth is how many of a free-text query's fused candidates have
@@ -111,7 +112,7 @@ func (e *Engine) features(ctx context.Context, ranked []fused, n int, rt *retrie
 		return nil, fmt.Errorf("features: %w", err)
 	}
 	sentences, err := e.store.Sentences(ctx, ids)
-	if err != nil && !errors.Is(err, ErrNoSentences) {
+	if err != nil && !errors.Is(err, storage.ErrNoSentences) {
 		return nil, fmt.Errorf("features: %w", err)
 	}
 	weight := make(map[string]float64, len(lex.Terms))
@@ -128,7 +129,7 @@ func (e *Engine) features(ctx context.Context, ranked []fused, n int, rt *retrie
 	if len(dense) > 0 {
 		best, lowest = float64(dense[0].Score), float64(dense[len(dense)-1].Score)
 	}
-	evidence := lex.evidence()
+	evidence := evidenceOf(lex)
 	parts, err := e.partLists(ctx, queryVec, filter)
 	if err != nil {
 		return nil, fmt.Errorf("features: %w", err)

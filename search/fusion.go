@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // FusionMethod names a way to merge the dense and lexical rankings.
@@ -85,7 +87,7 @@ type fused struct {
 
 // fuse merges the two rankings (each best first) under f, best first, ties
 // broken by id so the order is deterministic.
-func fuse(dense []Candidate, matches Matches, f Fusion) []fused {
+func fuse(dense []storage.Candidate, matches storage.Matches, f Fusion) []fused {
 	lexical := matches.Candidates
 	byID := make(map[string]*fused, len(dense)+len(lexical))
 	get := func(id string) *fused {
@@ -109,7 +111,7 @@ func fuse(dense []Candidate, matches Matches, f Fusion) []fused {
 		dn, ln := normaliser(dense), normaliser(lexical)
 		w, evidence := f.DenseWeight, 1.0
 		if f.Method == Evidence && matches.Ideal > 0 && len(lexical) > 0 {
-			evidence = matches.evidence()
+			evidence = evidenceOf(matches)
 		}
 		if f.Method == Margin && len(dense) > 1 {
 			w = math.Min(0.9, w+f.MarginGain*float64(dense[0].Score-dense[1].Score))
@@ -152,7 +154,7 @@ func fuse(dense []Candidate, matches Matches, f Fusion) []fused {
 }
 
 // single turns one ranking into fused results scored by its own scores.
-func single(list []Candidate, dense bool) []fused {
+func single(list []storage.Candidate, dense bool) []fused {
 	out := make([]fused, len(list))
 	for i, c := range list {
 		out[i] = fused{ID: c.ID, Score: float64(c.Score)}
@@ -167,7 +169,7 @@ func single(list []Candidate, dense bool) []fused {
 
 // normaliser returns min-max normalisation over a list's scores: the best
 // maps to 1, the worst to 0; a list of equal scores maps to 1.
-func normaliser(list []Candidate) func(float32) float64 {
+func normaliser(list []storage.Candidate) func(float32) float64 {
 	if len(list) == 0 {
 		return func(float32) float64 { return 0 }
 	}
@@ -185,7 +187,7 @@ func normaliser(list []Candidate) func(float32) float64 {
 // spreadNormaliser returns distribution-based normalisation over a list's
 // scores: mean − 3σ maps to 0 and mean + 3σ to 1, clipped to [0, 1]; a list
 // of equal scores maps to 1.
-func spreadNormaliser(list []Candidate) func(float32) float64 {
+func spreadNormaliser(list []storage.Candidate) func(float32) float64 {
 	if len(list) == 0 {
 		return func(float32) float64 { return 0 }
 	}
@@ -204,7 +206,7 @@ func spreadNormaliser(list []Candidate) func(float32) float64 {
 }
 
 // maxNormaliser divides a list's scores by its best score (when positive).
-func maxNormaliser(list []Candidate) func(float32) float64 {
+func maxNormaliser(list []storage.Candidate) func(float32) float64 {
 	hi := 0.0
 	for _, c := range list {
 		hi = math.Max(hi, float64(c.Score))
@@ -215,9 +217,9 @@ func maxNormaliser(list []Candidate) func(float32) float64 {
 	return func(s float32) float64 { return math.Max(float64(s), 0) / hi }
 }
 
-// evidence is the share of the query's ideal BM25 score that its best
+// evidenceOf is the share of the query's ideal BM25 score that its best
 // match reaches, at most 1; 0 when nothing matched.
-func (m Matches) evidence() float64 {
+func evidenceOf(m storage.Matches) float64 {
 	if m.Ideal <= 0 || len(m.Candidates) == 0 {
 		return 0
 	}

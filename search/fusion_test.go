@@ -5,14 +5,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
 
 // Fusion, against rankings computed by hand.
 func TestFusion(t *testing.T) {
-	dense := []Candidate{{"A", 0.9}, {"B", 0.5}, {"C", 0.1}}
-	lexical := Matches{Candidates: []Candidate{{"C", 10}, {"A", 6}, {"D", 2}}}
+	dense := []storage.Candidate{{ID: "A", Score: 0.9}, {ID: "B", Score: 0.5}, {ID: "C", Score: 0.1}}
+	lexical := storage.Matches{Candidates: []storage.Candidate{{ID: "C", Score: 10}, {ID: "A", Score: 6}, {ID: "D", Score: 2}}}
 	ids := func(fs []fused) string {
 		var s []string
 		for _, f := range fs {
@@ -41,13 +43,13 @@ func TestFusion(t *testing.T) {
 	}
 	// Max-normalised 0.5: dense A=1, B=0.6, C=0.2 (scores 1, 0.6, 0.2
 	// divided by 1); lexical C=1, A=0.6, D=0.2. A = 0.8, C = 0.6, B = 0.3.
-	mx := fuse([]Candidate{{"A", 1}, {"B", 0.6}, {"C", 0.2}}, lexical, Fusion{Method: MaxNorm, DenseWeight: 0.5})
+	mx := fuse([]storage.Candidate{{ID: "A", Score: 1}, {ID: "B", Score: 0.6}, {ID: "C", Score: 0.2}}, lexical, Fusion{Method: MaxNorm, DenseWeight: 0.5})
 	if got := ids(mx); got != "A,C,B,D" || !near(mx[0].Score, 0.8) || !near(mx[1].Score, 0.6) || !near(mx[2].Score, 0.3) {
 		t.Errorf("max-normalised 0.5: %s %+v", got, mx)
 	}
 	// Spread-normalised: scores 0, 3, 6 have mean 3 and σ √6; 6 maps to
 	// (6 − 3 + 3√6)/(6√6), 0 to (0 − 3 + 3√6)/(6√6); weight 1 keeps dense only.
-	sp := fuse([]Candidate{{"A", 6}, {"B", 3}, {"C", 0}}, Matches{}, Fusion{Method: DBSF, DenseWeight: 1})
+	sp := fuse([]storage.Candidate{{ID: "A", Score: 6}, {ID: "B", Score: 3}, {ID: "C", Score: 0}}, storage.Matches{}, Fusion{Method: DBSF, DenseWeight: 1})
 	sd := math.Sqrt(6)
 	if ids(sp) != "A,B,C" || !near(sp[0].Score, (3+3*sd)/(6*sd)) || !near(sp[1].Score, 0.5) || !near(sp[2].Score, (3*sd-3)/(6*sd)) {
 		t.Errorf("spread-normalised: %+v", sp)
@@ -74,7 +76,7 @@ func TestFusion(t *testing.T) {
 		t.Errorf("evidence, full lexical match: %+v, want %+v", ev, w)
 	}
 	// Ties break by id; a list of equal scores normalises to 1.
-	tie := fuse([]Candidate{{"Y", 1}, {"X", 1}}, Matches{}, Fusion{Method: Weighted, DenseWeight: 0.5})
+	tie := fuse([]storage.Candidate{{ID: "Y", Score: 1}, {ID: "X", Score: 1}}, storage.Matches{}, Fusion{Method: Weighted, DenseWeight: 0.5})
 	if ids(tie) != "X,Y" || !near(tie[0].Score, 0.5) {
 		t.Errorf("ties: %+v", tie)
 	}
@@ -83,15 +85,15 @@ func TestFusion(t *testing.T) {
 // BenchmarkFuse fuses two candidate lists of CandidateDepth, as every
 // hybrid query does.
 func BenchmarkFuse(b *testing.B) {
-	var dense, lexical []Candidate
+	var dense, lexical []storage.Candidate
 	for i := range CandidateDepth {
-		dense = append(dense, Candidate{ID: "d" + strconv.Itoa(i), Score: 1 - float32(i)/100})
-		lexical = append(lexical, Candidate{ID: "d" + strconv.Itoa(i*3%150), Score: 20 - float32(i)/10})
+		dense = append(dense, storage.Candidate{ID: "d" + strconv.Itoa(i), Score: 1 - float32(i)/100})
+		lexical = append(lexical, storage.Candidate{ID: "d" + strconv.Itoa(i*3%150), Score: 20 - float32(i)/10})
 	}
 	for _, f := range []Fusion{{Method: RRF}, DefaultFusion} {
 		b.Run(string(f.Method), func(b *testing.B) {
 			for b.Loop() {
-				fuse(dense, Matches{Candidates: lexical}, f)
+				fuse(dense, storage.Matches{Candidates: lexical}, f)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // ModelGate says which of the models of a store that holds several (an
@@ -75,7 +76,7 @@ func (e *Engine) core(v []float32) []float32 {
 // nearest is Store.Nearest for any query vector v, unit or made by core:
 // the store is asked with v's direction, and the scores are v's dot
 // products with the papers' vectors.
-func (e *Engine) nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
+func (e *Engine) nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]storage.Candidate, error) {
 	found, err := e.nearestMany(ctx, [][]float32{v}, []int{k}, f)
 	if err != nil {
 		return nil, err
@@ -83,17 +84,9 @@ func (e *Engine) nearest(ctx context.Context, v []float32, k int, f papersearch.
 	return found[0], nil
 }
 
-// ManyNearest is a Store that answers several dense queries in one pass
-// (the embedded store): a recommendation's probes, say.
-type ManyNearest interface {
-	// NearestMany returns, for each vs[i], what Nearest(vs[i], ks[i], f)
-	// would.
-	NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error)
-}
-
 // nearestMany is nearest for several query vectors, in one pass when the
 // store can (ManyNearest; observedStore asks one by one otherwise).
-func (e *Engine) nearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error) {
+func (e *Engine) nearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]storage.Candidate, error) {
 	units := make([][]float32, len(vs))
 	norms := make([]float64, len(vs))
 	for i, v := range vs {

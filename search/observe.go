@@ -8,18 +8,19 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // observedStore reports the latency and outcome of the store operations on
 // the query and ingest paths, and notes in writes the papers each write
 // changed (what the map has not placed yet).
 type observedStore struct {
-	Store
+	storage.Store
 	observe func(op string, d time.Duration, err error)
 	writes  *Changes
 }
 
-func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
+func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]storage.Candidate, error) {
 	start := time.Now()
 	c, err := s.Store.Nearest(ctx, v, k, f)
 	s.observe(OpNearest, time.Since(start), err)
@@ -28,10 +29,10 @@ func (s observedStore) Nearest(ctx context.Context, v []float32, k int, f papers
 
 // NearestMany answers in one pass when the store can (ManyNearest), else
 // query by query; each is observed as one Nearest.
-func (s observedStore) NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error) {
-	many, ok := s.Store.(ManyNearest)
+func (s observedStore) NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]storage.Candidate, error) {
+	many, ok := s.Store.(storage.ManyNearest)
 	if !ok {
-		out := make([][]Candidate, len(vs))
+		out := make([][]storage.Candidate, len(vs))
 		for i, v := range vs {
 			var err error
 			if out[i], err = s.Nearest(ctx, v, ks[i], f); err != nil {
@@ -46,7 +47,7 @@ func (s observedStore) NearestMany(ctx context.Context, vs [][]float32, ks []int
 	return c, err
 }
 
-func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
+func (s observedStore) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (storage.Matches, error) {
 	start := time.Now()
 	c, err := s.Store.Lexical(ctx, terms, k, f)
 	s.observe(OpLexical, time.Since(start), err)
@@ -60,10 +61,10 @@ func (s observedStore) Lookup(ctx context.Context, ids []string) (map[string]pap
 	return p, err
 }
 
-func (s observedStore) Get(ctx context.Context, id string) (Document, error) {
+func (s observedStore) Get(ctx context.Context, id string) (storage.Document, error) {
 	start := time.Now()
 	d, err := s.Store.Get(ctx, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		s.observe(OpGet, time.Since(start), nil) // an answer, not a failure
 	} else {
 		s.observe(OpGet, time.Since(start), err)
@@ -71,7 +72,7 @@ func (s observedStore) Get(ctx context.Context, id string) (Document, error) {
 	return d, err
 }
 
-func (s observedStore) Upsert(ctx context.Context, docs []Document) error {
+func (s observedStore) Upsert(ctx context.Context, docs []storage.Document) error {
 	start := time.Now()
 	err := s.Store.Upsert(ctx, docs)
 	s.observe(OpUpsert, time.Since(start), err)
@@ -114,7 +115,7 @@ func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 	}
 	e.observe(OpEmbed, time.Since(start), err)
 	if errors.Is(err, embed.ErrUnavailable) {
-		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		err = fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
 	}
 	if err != nil {
 		return nil, err

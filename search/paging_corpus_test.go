@@ -12,6 +12,7 @@ import (
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/searchtest"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // TestPagingPast1000 pages a question over 2,000 real ML papers (hash
@@ -28,9 +29,9 @@ func TestPagingPast1000(t *testing.T) {
 	const dim = 32
 	papers := testenv.MLPapers(t, 2000)
 	eng, store := searchtest.Engine(t, hashvec.Embedder{Model: embed.ModelInfo{Name: "hash", Dim: dim}}, search.Options{})
-	docs := make([]search.Document, len(papers))
+	docs := make([]storage.Document, len(papers))
 	for i, p := range papers {
-		docs[i] = search.Document{Paper: p, Vector: hashvec.Of(p.ID, dim)}
+		docs[i] = storage.Document{Paper: p, Vector: hashvec.Of(p.ID, dim)}
 	}
 	if err := store.Upsert(ctx, docs); err != nil {
 		t.Fatal(err)

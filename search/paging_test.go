@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // TestEveryPageSizeCutsOneRanking pages rankings of more candidates than
@@ -32,13 +34,13 @@ func TestEveryPageSizeCutsOneRanking(t *testing.T) {
 		t.Run(fmt.Sprintf("%s %d dense %d lexical", tt.mode, tt.dense, tt.lex), func(t *testing.T) {
 			t.Parallel()
 			dense, lex := candidates(1, tt.dense, 0.9), candidates(2, tt.lex, 20)
-			at := func(depth int) ([]Candidate, Matches) {
-				return dense[:min(depth, len(dense))], Matches{Candidates: lex[:min(depth, len(lex))], Ideal: 25}
+			at := func(depth int) ([]storage.Candidate, storage.Matches) {
+				return dense[:min(depth, len(dense))], storage.Matches{Candidates: lex[:min(depth, len(lex))], Ideal: 25}
 			}
 			d, l := at(CandidateDepth)
 			r := e.fusedRanking(tt.mode, d, l,
-				func(_ context.Context, depth int) ([]Candidate, error) { d, _ := at(depth); return d, nil },
-				func(_ context.Context, depth int) (Matches, error) { _, l := at(depth); return l, nil })
+				func(_ context.Context, depth int) ([]storage.Candidate, error) { d, _ := at(depth); return d, nil },
+				func(_ context.Context, depth int) (storage.Matches, error) { _, l := at(depth); return l, nil })
 			// Made once, as a deterministic retrieval would make it again.
 			made := r.deeper
 			deeper := sync.OnceValues(func() ([]fused, error) { return made(ctx) })
@@ -82,13 +84,13 @@ func TestEveryPageSizeCutsOneRanking(t *testing.T) {
 
 // candidates returns n candidates of the ids p0 to p2999 drawn by seed,
 // best first, scores falling from top by uneven steps.
-func candidates(seed uint64, n int, top float32) []Candidate {
+func candidates(seed uint64, n int, top float32) []storage.Candidate {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	out := make([]Candidate, n)
+	out := make([]storage.Candidate, n)
 	score := top
 	for i, k := range rng.Perm(3000)[:n] {
 		score -= top * rng.Float32() / 1000
-		out[i] = Candidate{ID: fmt.Sprintf("p%d", k), Score: score}
+		out[i] = storage.Candidate{ID: fmt.Sprintf("p%d", k), Score: score}
 	}
 	return out
 }
@@ -97,7 +99,7 @@ func candidates(seed uint64, n int, top float32) []Candidate {
 // return at(depth), as the README has it, made without paging: the fusion
 // of the CandidateDepth best of each, then the papers the fusion of the
 // maxSeen best of each adds, in its order, cut at maxSeen.
-func documentedRanking(mode Mode, f Fusion, at func(depth int) ([]Candidate, Matches)) []fused {
+func documentedRanking(mode Mode, f Fusion, at func(depth int) ([]storage.Candidate, storage.Matches)) []fused {
 	d, l := at(CandidateDepth)
 	first := merge(mode, d, l, f)
 	d, l = at(maxSeen)

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Get returns one paper, or ErrNotFound. An id the paper is known by
@@ -27,24 +28,24 @@ func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) 
 		return papersearch.Paper{}, err
 	}
 	if len(papers) == 0 {
-		return papersearch.Paper{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return papersearch.Paper{}, fmt.Errorf("%w: %q", storage.ErrNotFound, id)
 	}
 	return papers[slices.Min(slices.Collect(maps.Keys(papers)))], nil
 }
 
 // document returns the stored document of the paper id names: its own,
 // or, for an id it is known by beside its own, its work's (see Get).
-func (e *Engine) document(ctx context.Context, id string) (Document, error) {
+func (e *Engine) document(ctx context.Context, id string) (storage.Document, error) {
 	doc, err := e.store.Get(ctx, id)
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, storage.ErrNotFound) {
 		return doc, err
 	}
 	ids, rerr := e.Resolve(ctx, []string{id})
 	if rerr != nil {
-		return Document{}, rerr
+		return storage.Document{}, rerr
 	}
 	if ids[0] == id {
-		return Document{}, err
+		return storage.Document{}, err
 	}
 	return e.store.Get(ctx, ids[0])
 }

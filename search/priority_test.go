@@ -10,17 +10,18 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // heldStore holds each Nearest, once hold is set, until release is closed.
 type heldStore struct {
-	search.Store
+	storage.Store
 	hold    atomic.Bool
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (h *heldStore) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]search.Candidate, error) {
+func (h *heldStore) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]storage.Candidate, error) {
 	if h.hold.Load() {
 		h.entered <- struct{}{}
 		<-h.release

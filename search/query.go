@@ -15,6 +15,7 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Mode selects the retrievals a query uses.
@@ -151,7 +152,7 @@ func (e *Engine) searchWhole(ctx context.Context, start time.Time, q Query) (Res
 	}
 	res := Results{Degraded: rt.degraded}
 	if q.Mode != Dense && strings.TrimSpace(q.Text) != "" {
-		ev := rt.lex.evidence()
+		ev := evidenceOf(rt.lex)
 		res.Evidence = &ev
 	}
 	return e.page(ctx, at, res, r, q, rt.queryVec)
@@ -177,8 +178,8 @@ type retrieval struct {
 	terms  []string
 	filter papersearch.Filter
 
-	dense []Candidate
-	lex   Matches
+	dense []storage.Candidate
+	lex   storage.Matches
 	// queryVec is the dense query as the store is asked it; allModels,
 	// over all of a store's models (see ModelGate), before the gate.
 	queryVec, allModels []float32
@@ -186,15 +187,15 @@ type retrieval struct {
 }
 
 // lexAt is the lexical retrieval at depth; none in dense mode.
-func (rt *retrieval) lexAt(ctx context.Context, depth int) (Matches, error) {
+func (rt *retrieval) lexAt(ctx context.Context, depth int) (storage.Matches, error) {
 	if rt.mode == Dense || len(rt.terms) == 0 {
-		return Matches{}, nil
+		return storage.Matches{}, nil
 	}
 	return rt.e.lexical(ctx, rt.terms, depth, rt.filter)
 }
 
 // denseAt is the dense retrieval at depth; none without a query vector.
-func (rt *retrieval) denseAt(ctx context.Context, depth int) ([]Candidate, error) {
+func (rt *retrieval) denseAt(ctx context.Context, depth int) ([]storage.Candidate, error) {
 	if rt.queryVec == nil {
 		return nil, nil
 	}
@@ -235,11 +236,11 @@ func (rt *retrieval) run(ctx context.Context, q Query) error {
 	if q.Mode != Lexical {
 		rt.queryVec, err = e.denseQuery(ctx, q)
 		switch {
-		case errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidQuery):
+		case errors.Is(err, storage.ErrNotFound) || errors.Is(err, ErrInvalidQuery):
 		case err != nil && ctx.Err() != nil:
 		case err != nil && q.Mode == Hybrid && len(rt.terms) > 0:
 			level := slog.LevelWarn
-			if errors.Is(err, ErrUnavailable) { // the breaker said so once already
+			if errors.Is(err, storage.ErrUnavailable) { // the breaker said so once already
 				level = slog.LevelDebug
 			}
 			e.log.Log(ctx, level, "dense retrieval unavailable; answering from lexical retrieval alone", "error", err)
@@ -252,7 +253,7 @@ func (rt *retrieval) run(ctx context.Context, q Query) error {
 				if err = waitLex(); err != nil {
 					break
 				}
-				if strings.TrimSpace(q.Text) == "" || noEvidence || !e.weak(rt.lex.evidence()) {
+				if strings.TrimSpace(q.Text) == "" || noEvidence || !e.weak(evidenceOf(rt.lex)) {
 					rt.queryVec = e.core(rt.queryVec)
 				}
 			}
@@ -266,7 +267,7 @@ func (rt *retrieval) run(ctx context.Context, q Query) error {
 }
 
 // lexical is the store's BM25 retrieval, its errors named as such.
-func (e *Engine) lexical(ctx context.Context, terms []string, depth int, filter papersearch.Filter) (Matches, error) {
+func (e *Engine) lexical(ctx context.Context, terms []string, depth int, filter papersearch.Filter) (storage.Matches, error) {
 	m, err := e.store.Lexical(ctx, terms, depth, filter)
 	if err != nil {
 		return m, fmt.Errorf("lexical retrieval: %w", err)
@@ -277,16 +278,16 @@ func (e *Engine) lexical(ctx context.Context, terms []string, depth int, filter 
 // fusedRanking is the ranking of a query in mode whose retrievals at
 // CandidateDepth returned dense and lex, and which denseAt and lexAt
 // repeat at any depth.
-func (e *Engine) fusedRanking(mode Mode, dense []Candidate, lex Matches,
-	denseAt func(context.Context, int) ([]Candidate, error), lexAt func(context.Context, int) (Matches, error)) ranking {
+func (e *Engine) fusedRanking(mode Mode, dense []storage.Candidate, lex storage.Matches,
+	denseAt func(context.Context, int) ([]storage.Candidate, error), lexAt func(context.Context, int) (storage.Matches, error)) ranking {
 	f := *e.opts.Fusion
 	return ranking{
 		first: merge(mode, dense, lex, f),
 		more:  cut(len(dense), CandidateDepth) || cut(len(lex.Candidates), CandidateDepth),
 		deeper: func(ctx context.Context) ([]fused, error) {
 			var (
-				dense []Candidate
-				lex   Matches
+				dense []storage.Candidate
+				lex   storage.Matches
 			)
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() (err error) { dense, err = denseAt(gctx, maxSeen); return err })
@@ -301,7 +302,7 @@ func (e *Engine) fusedRanking(mode Mode, dense []Candidate, lex Matches,
 
 // merge returns the ranking of a query in mode: the dense list, the
 // lexical one, or both fused under f (one alone when the other is empty).
-func merge(mode Mode, dense []Candidate, lex Matches, f Fusion) []fused {
+func merge(mode Mode, dense []storage.Candidate, lex storage.Matches, f Fusion) []fused {
 	switch {
 	case mode == Dense || len(lex.Candidates) == 0 && len(dense) > 0:
 		return single(dense, true)
@@ -338,7 +339,7 @@ func (e *Engine) denseQuery(ctx context.Context, q Query) ([]float32, error) {
 		}
 		for i, id := range side.ids {
 			doc, err := e.store.Get(ctx, id)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, storage.ErrNotFound) {
 				return nil, missingField(fmt.Sprintf("%s/%d", side.field, i), fmt.Sprintf("names %q, which is not a paper here", id))
 			}
 			if err != nil {

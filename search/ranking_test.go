@@ -17,6 +17,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/eval"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
@@ -134,8 +135,8 @@ func TestModesLikeAndExplain(t *testing.T) {
 		t.Error("unlike changed nothing")
 	}
 	var fe *papersearch.FieldError
-	if _, err := eng.Search(ctx, search.Query{Like: []string{"no-such-id"}}); !errors.Is(err, search.ErrNotFound) || !errors.As(err, &fe) || fe.Field != "like/0" {
-		t.Errorf("unknown like id: %v, want search.ErrNotFound on like/0", err)
+	if _, err := eng.Search(ctx, search.Query{Like: []string{"no-such-id"}}); !errors.Is(err, storage.ErrNotFound) || !errors.As(err, &fe) || fe.Field != "like/0" {
+		t.Errorf("unknown like id: %v, want storage.ErrNotFound on like/0", err)
 	}
 
 	res, err = eng.Search(ctx, search.Query{Text: "networks that recover hand contact with objects", Limit: 2, Explain: true})
@@ -231,10 +232,10 @@ func TestFiltersAndCursor(t *testing.T) {
 	}
 	// A cursor belongs to its query.
 	// A cursor belongs to its query: any other names no page.
-	if _, err := eng.Search(ctx, search.Query{Text: "speech", Cursor: q.Cursor}); !errors.Is(err, search.ErrNotFound) {
+	if _, err := eng.Search(ctx, search.Query{Text: "speech", Cursor: q.Cursor}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("cursor of another query: %v", err)
 	}
-	if _, err := eng.Search(ctx, search.Query{Text: "graph", Cursor: "garbage!"}); !errors.Is(err, search.ErrNotFound) {
+	if _, err := eng.Search(ctx, search.Query{Text: "graph", Cursor: "garbage!"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("garbage cursor: %v", err)
 	}
 }
@@ -268,7 +269,7 @@ func TestCursorsCannotBeForged(t *testing.T) {
 	} {
 		q.Cursor = cursor
 		var fe *papersearch.FieldError
-		if _, err := eng.Search(ctx, q); !errors.Is(err, search.ErrNotFound) || !errors.As(err, &fe) || fe.Field != "cursor" {
+		if _, err := eng.Search(ctx, q); !errors.Is(err, storage.ErrNotFound) || !errors.As(err, &fe) || fe.Field != "cursor" {
 			t.Errorf("%s: %v, want a cursor that names no page", name, err)
 		}
 	}
@@ -293,7 +294,7 @@ func TestCursorsCannotBeForged(t *testing.T) {
 	if _, err := b.Search(ctx, q); err != nil {
 		t.Errorf("an engine with the same key: %v", err)
 	}
-	if _, err := other.Search(ctx, q); !errors.Is(err, search.ErrNotFound) {
+	if _, err := other.Search(ctx, q); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("an engine with another key: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Recommendations for a collection (a tag): the papers outside it that fit
@@ -215,7 +216,7 @@ func (e *Engine) CoreVector(v []float32) []float32 {
 
 // NearestCore returns, for each of vs (core vectors, see CoreVector), the
 // k stored papers nearest it by the core models' cosine, nearest first.
-func (e *Engine) NearestCore(ctx context.Context, vs [][]float32, k int) ([][]Candidate, error) {
+func (e *Engine) NearestCore(ctx context.Context, vs [][]float32, k int) ([][]storage.Candidate, error) {
 	queries := make([][]float32, len(vs))
 	ks := make([]int, len(vs))
 	for i, v := range vs {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // vectorRanking ranks the papers within filter by their dot product with
@@ -208,9 +209,9 @@ func (e *Engine) neighbours(ctx context.Context, c collection, filter papersearc
 		return ranking{}, fmt.Errorf("read the candidates' vectors: %w", err)
 	}
 	members, dismissed := c.vectorsOf(c.members), c.vectorsOf(c.dismissed)
-	scored := make([]Candidate, 0, len(vecs))
+	scored := make([]storage.Candidate, 0, len(vecs))
 	for id := range vecs {
-		scored = append(scored, Candidate{ID: id})
+		scored = append(scored, storage.Candidate{ID: id})
 	}
 	// Each candidate's vote is its own: the cores share them.
 	var wg sync.WaitGroup
@@ -224,7 +225,9 @@ func (e *Engine) neighbours(ctx context.Context, c collection, filter papersearc
 		})
 	}
 	wg.Wait()
-	slices.SortFunc(scored, func(a, b Candidate) int { return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID)) })
+	slices.SortFunc(scored, func(a, b storage.Candidate) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
+	})
 	return ranking{first: single(scored, true)}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/searchtest"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // benchStore is an embedded store of the 29,100 ML papers with hash vectors.
@@ -29,9 +30,9 @@ func benchStore(b *testing.B) (*sqlite.Store, []string) {
 	b.Cleanup(func() { s.Close() })
 	ids := make([]string, len(papers))
 	for i := 0; i < len(papers); i += 1000 {
-		var docs []search.Document
+		var docs []storage.Document
 		for _, p := range papers[i:min(i+1000, len(papers))] {
-			docs = append(docs, search.Document{Paper: p, Vector: hashvec.Of(p.ID, 384)})
+			docs = append(docs, storage.Document{Paper: p, Vector: hashvec.Of(p.ID, 384)})
 		}
 		if err := s.Upsert(context.Background(), docs); err != nil {
 			b.Fatal(err)
@@ -126,9 +127,9 @@ func BenchmarkRecommend29k(b *testing.B) {
 	}
 	b.Cleanup(func() { s.Close() })
 	for i := 0; i < len(papers); i += 1000 {
-		var docs []search.Document
+		var docs []storage.Document
 		for _, p := range papers[i:min(i+1000, len(papers))] {
-			docs = append(docs, search.Document{Paper: p, Vector: hashvec.Of(p.ID, model.Dim)})
+			docs = append(docs, storage.Document{Paper: p, Vector: hashvec.Of(p.ID, model.Dim)})
 		}
 		if err := s.Upsert(ctx, docs); err != nil {
 			b.Fatal(err)

@@ -7,28 +7,13 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search/roles"
+	"github.com/papersearch/papersearch/search/storage"
 )
-
-// Sentence is one sentence of a paper's abstract as a store keeps it: its
-// rhetorical role and the unit vector of its text, pooled from the paper's
-// encoder pass where the model can (see Options.SeparateSentences), else
-// embedded on its own.
-// A paper's sentences are those of papersearch.Sentences(abstract), in
-// order, at most MaxSentences.
-type Sentence struct {
-	Role   roles.Role
-	Vector []float32
-}
-
-// MaxSentences bounds the sentences of one abstract that get a vector (and
-// that explanations consider); an abstract's later sentences have none.
-const MaxSentences = 24
 
 // abstractSentences returns the sentences of p's abstract that get vectors.
 func abstractSentences(p papersearch.Paper) []string {
 	ss := papersearch.Sentences(p.Abstract)
-	return ss[:min(len(ss), MaxSentences)]
+	return ss[:min(len(ss), storage.MaxSentences)]
 }
 
 // EmbedDocuments embeds each document's text and its abstract's
@@ -38,7 +23,7 @@ func abstractSentences(p papersearch.Paper) []string {
 // of texts and sentences. While the embedder is found failing it is
 // refused at once with an error wrapping ErrUnavailable (see
 // Options.BreakerCooldown). It is how the catalog embeds what it stores.
-func (e *Engine) EmbedDocuments(ctx context.Context, docs []*Document) error {
+func (e *Engine) EmbedDocuments(ctx context.Context, docs []*storage.Document) error {
 	return e.breaker.wait(ctx, func() error {
 		if e.inContext != nil {
 			return e.embedInContext(ctx, docs)
@@ -48,7 +33,7 @@ func (e *Engine) EmbedDocuments(ctx context.Context, docs []*Document) error {
 }
 
 // embedTogether embeds the documents' texts and sentences in one request.
-func (e *Engine) embedTogether(ctx context.Context, docs []*Document) error {
+func (e *Engine) embedTogether(ctx context.Context, docs []*storage.Document) error {
 	var texts []string
 	sentences := make([][]string, len(docs))
 	for i, d := range docs {
@@ -67,9 +52,9 @@ func (e *Engine) embedTogether(ctx context.Context, docs []*Document) error {
 	for i, d := range docs {
 		d.Vector = vecs[next]
 		next++
-		d.Sentences = make([]Sentence, len(sentences[i]))
+		d.Sentences = make([]storage.Sentence, len(sentences[i]))
 		for j, r := range e.roles.Label(sentences[i]) {
-			d.Sentences[j] = Sentence{Role: r, Vector: vecs[next]}
+			d.Sentences[j] = storage.Sentence{Role: r, Vector: vecs[next]}
 			next++
 		}
 	}
@@ -80,7 +65,7 @@ func (e *Engine) embedTogether(ctx context.Context, docs []*Document) error {
 // title Text puts before the abstract) and then every abstract sentence,
 // keeping the pooled vectors of the first MaxSentences sentences. A
 // sentence past the model's window is embedded on its own.
-func (e *Engine) embedInContext(ctx context.Context, docs []*Document) error {
+func (e *Engine) embedInContext(ctx context.Context, docs []*storage.Document) error {
 	texts := make([][]string, len(docs))
 	for i, d := range docs {
 		abstract := strings.TrimSpace(d.Paper.Abstract)
@@ -103,11 +88,11 @@ func (e *Engine) embedInContext(ctx context.Context, docs []*Document) error {
 	var alone []string
 	var places []place
 	for i, d := range docs {
-		sentences := texts[i][1:min(len(texts[i]), MaxSentences+1)]
+		sentences := texts[i][1:min(len(texts[i]), storage.MaxSentences+1)]
 		d.Vector = whole[i]
-		d.Sentences = make([]Sentence, len(sentences))
+		d.Sentences = make([]storage.Sentence, len(sentences))
 		for j, r := range e.roles.Label(sentences) {
-			d.Sentences[j] = Sentence{Role: r, Vector: parts[i][j+1]}
+			d.Sentences[j] = storage.Sentence{Role: r, Vector: parts[i][j+1]}
 			if d.Sentences[j].Vector == nil {
 				alone = append(alone, sentences[j])
 				places = append(places, place{i, j})

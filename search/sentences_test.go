@@ -10,6 +10,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // TestIngestPoolsSentenceVectors: with the in-process model, ingest stores
@@ -51,7 +52,7 @@ func TestIngestPoolsSentenceVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 		sentences := papersearch.Sentences(p.Abstract)
-		sentences = sentences[:min(len(sentences), search.MaxSentences)]
+		sentences = sentences[:min(len(sentences), storage.MaxSentences)]
 		want, err := docs.Embed(ctx, append([]string{p.Text()}, sentences...))
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // SimilarQuery asks for the papers most like one paper.
@@ -65,7 +66,7 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	// The dense side searches from the paper's own vector, as the gate's
 	// core models see it, while its text is the lexical side's query.
 	vec := e.core(doc.Vector)
-	denseAt := func(ctx context.Context, depth int) ([]Candidate, error) {
+	denseAt := func(ctx context.Context, depth int) ([]storage.Candidate, error) {
 		if q.Mode == Lexical {
 			return nil, nil
 		}
@@ -80,14 +81,14 @@ func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) 
 	if terms == nil {
 		terms = lexical.Analyze(q.Text)
 	}
-	lexAt := func(ctx context.Context, depth int) (Matches, error) {
+	lexAt := func(ctx context.Context, depth int) (storage.Matches, error) {
 		if q.Mode == Dense {
-			return Matches{}, nil
+			return storage.Matches{}, nil
 		}
 		return e.lexical(ctx, terms, depth, filter)
 	}
-	var dense []Candidate
-	var lexMatches Matches
+	var dense []storage.Candidate
+	var lexMatches storage.Matches
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { dense, err = denseAt(gctx, CandidateDepth); return err })
 	g.Go(func() (err error) { lexMatches, err = lexAt(gctx, CandidateDepth); return err })

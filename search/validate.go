@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // ErrInvalidQuery is wrapped by errors that describe a bad query.
@@ -57,5 +58,5 @@ func invalidField(field, reason string) error {
 // missingField is the error of a query field naming something that does
 // not exist: a *papersearch.FieldError wrapping ErrNotFound.
 func missingField(field, reason string) error {
-	return &papersearch.FieldError{Field: field, Reason: reason, Err: ErrNotFound}
+	return &papersearch.FieldError{Field: field, Reason: reason, Err: storage.ErrNotFound}
 }

@@ -1,6 +1,6 @@
 // Package alerts keeps the saved searches whose Atom feeds the API serves
 // (POST /v1/alerts) as records of the store the service is configured with
-// (search.Records: the embedded store's file, or Qdrant), so every
+// (storage.Records: the embedded store's file, or Qdrant), so every
 // instance and process on that store answers the same alerts.
 package alerts
 
@@ -17,7 +17,7 @@ import (
 	"slices"
 
 	"github.com/papersearch/papersearch/api/wire"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // MaxAlerts bounds the alerts kept.
@@ -36,11 +36,11 @@ var (
 // concurrent use, and any number of Stores on one store (in one process or
 // many) agree.
 type Store struct {
-	records search.Records
+	records storage.Records
 }
 
 // New keeps alerts in records.
-func New(records search.Records) *Store { return &Store{records: records} }
+func New(records storage.Records) *Store { return &Store{records: records} }
 
 // Add keeps a, giving it a new id, and returns it as kept.
 func (s *Store) Add(ctx context.Context, a wire.Alert) (wire.Alert, error) {
@@ -75,7 +75,7 @@ func (s *Store) put(ctx context.Context, a wire.Alert) error {
 // Get returns the alert of that id, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (wire.Alert, error) {
 	b, err := s.records.GetRecord(ctx, kind, id)
-	if errors.Is(err, search.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return wire.Alert{}, fmt.Errorf("%w %q", ErrNotFound, id)
 	}
 	if err != nil {
@@ -111,7 +111,7 @@ func (s *Store) List(ctx context.Context) ([]wire.Alert, error) {
 // Delete forgets the alert of that id, or answers ErrNotFound.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	err := s.records.DeleteRecord(ctx, kind, id)
-	if errors.Is(err, search.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return fmt.Errorf("%w %q", ErrNotFound, id)
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/papersearch/papersearch/atlas"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Limits of a map.
@@ -215,7 +216,7 @@ func Vectors(ctx context.Context, e *search.Engine, m *Map) ([][]float32, error)
 	for i, id := range m.IDs {
 		v, ok := stored[id]
 		if !ok {
-			return nil, fmt.Errorf("map: paper %s: %w", id, search.ErrNotFound)
+			return nil, fmt.Errorf("map: paper %s: %w", id, storage.ErrNotFound)
 		}
 		out[i] = e.CoreVector(v)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // A map is remade once this many papers have changed since it was made,
@@ -185,7 +186,7 @@ func (k *Keeper) Map(ctx context.Context, q Query) (View, error) {
 		return View{}, err
 	}
 	var allowed map[string]bool
-	if !search.FieldsFree(q.Filter) || len(q.Filter.Only) > 0 || len(q.Filter.Exclude) > 0 {
+	if !storage.FieldsFree(q.Filter) || len(q.Filter.Only) > 0 || len(q.Filter.Exclude) > 0 {
 		if allowed, err = k.allowedIDs(ctx, q.Filter); err != nil {
 			return View{}, err
 		}
@@ -298,7 +299,7 @@ func (k *Keeper) placeWritten(ctx context.Context, m *Map) (map[string]placement
 			ids, queries = append(ids, id), append(queries, k.eng.CoreVector(v))
 		}
 	}
-	var found [][]search.Candidate
+	var found [][]storage.Candidate
 	if len(queries) > 0 {
 		if found, err = k.eng.NearestCore(ctx, queries, Neighbours+1); err != nil {
 			return nil, nil, fmt.Errorf("map: place new papers: %w", err)

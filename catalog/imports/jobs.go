@@ -15,7 +15,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/catalog"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/seeds"
 	"github.com/papersearch/papersearch/seeds/fetch"
 )
@@ -67,7 +67,7 @@ type Jobs struct {
 	log  *slog.Logger
 	// Records, if set before the first Start, keeps the jobs in the
 	// service's store.
-	Records search.Records
+	Records storage.Records
 	// keepMu makes each write of a job to the store read the job as it
 	// stands then, so a late write never puts back an older state.
 	keepMu sync.Mutex
@@ -343,7 +343,7 @@ func publicError(err error) string {
 		return fmt.Sprintf("the source answered a page of more than %d MiB (counted decompressed), the most one may be; the log has its address", fetch.MaxPageBytes>>20)
 	case errors.Is(err, fetch.ErrRefused):
 		return "the source refused the request (the target may not exist there); the log has its answer"
-	case errors.Is(err, search.ErrUnavailable):
+	case errors.Is(err, storage.ErrUnavailable):
 		return "the store or the embedding endpoint was unavailable; import again to resume after what was stored"
 	case errors.Is(err, context.Canceled):
 		return "the server stopped while importing; importing again resumes after what was stored"

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // The jobs as the store keeps them (Jobs.Records), for every instance on
@@ -94,7 +94,7 @@ func (j *Jobs) kept(ctx context.Context, id string) (*Job, error) {
 		return nil, fmt.Errorf("%w %q", ErrNoJob, id)
 	}
 	b, err := j.Records.GetRecord(ctx, jobRecord, id)
-	if errors.Is(err, search.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("%w %q", ErrNoJob, id)
 	}
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Watches: network sources the server imports from by itself, each on
@@ -109,7 +109,7 @@ func OpenWatches(ctx context.Context, path string, run Runner, open Opener, log 
 // WatchesIn opens the watches kept as records of a store (Qdrant's), to
 // be run with open and run: every instance on the store lists, runs and
 // deletes the same ones, each due watch run by one of them.
-func WatchesIn(records search.Records, run Runner, open Opener, log *slog.Logger) *Watches {
+func WatchesIn(records storage.Records, run Runner, open Opener, log *slog.Logger) *Watches {
 	return newWatches(&recordWatches{records: records, confirm: confirmLease}, run, open, log)
 }
 

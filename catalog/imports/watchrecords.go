@@ -9,11 +9,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // recordWatches keeps the watches as records of the service's store
-// (search.Records), for a store that is no SQLite file (Qdrant): every
+// (storage.Records), for a store that is no SQLite file (Qdrant): every
 // instance on it lists, runs and deletes the same watches. A record has no
 // compare-and-set, so a lease is claimed by writing it and reading it back
 // after confirm: of two instances claiming one watch at once the one
@@ -22,7 +22,7 @@ import (
 // watch free gives up, so every claim that stands was written before any
 // other's read-back: two never both run one watch.
 type recordWatches struct {
-	records search.Records
+	records storage.Records
 	// confirm is how long a claim waits before reading its lease back:
 	// longer than the gap between another instance's reading a watch free
 	// and writing its own claim.
@@ -52,7 +52,7 @@ func (d watchDoc) row() watchRow {
 
 func (s *recordWatches) read(ctx context.Context, id string) (watchDoc, error) {
 	b, err := s.records.GetRecord(ctx, watchKind, id)
-	if errors.Is(err, search.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return watchDoc{}, fmt.Errorf("%w %q", ErrNoWatch, id)
 	}
 	if err != nil {
@@ -118,7 +118,7 @@ func (s *recordWatches) get(ctx context.Context, id string) (watchRow, error) {
 
 func (s *recordWatches) remove(ctx context.Context, id string) error {
 	err := s.records.DeleteRecord(ctx, watchKind, id)
-	if errors.Is(err, search.ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return fmt.Errorf("%w %q", ErrNoWatch, id)
 	}
 	return err

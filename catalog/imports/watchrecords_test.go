@@ -14,6 +14,7 @@ import (
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/searchtest"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/seeds/fetch/fetchtest"
 )
 
@@ -80,7 +81,7 @@ func TestWatchesInRecords(t *testing.T) {
 // deadRecords is a store's records as a killed process sees them: once
 // dead, nothing it asks reaches the store (its lease renewals are lost).
 type deadRecords struct {
-	search.Records
+	storage.Records
 	dead atomic.Bool
 }
 
@@ -119,7 +120,7 @@ func TestKilledInstancesWatchIsTakenOver(t *testing.T) {
 	})
 	cfg := Config{DataDir: t.TempDir(), Store: "embedded test", OpenReviewURL: up.URL, Clients: NewClients()}
 	const lease, confirm = time.Second, 200 * time.Millisecond
-	instance := func(r search.Records) *Watches {
+	instance := func(r storage.Records) *Watches {
 		w := WatchesIn(r, catalog.New(eng, catalog.Options{}), cfg.Open, nil)
 		w.store.(*recordWatches).confirm = confirm
 		w.Lease = lease

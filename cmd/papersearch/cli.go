@@ -19,6 +19,7 @@ import (
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -206,7 +207,7 @@ func similarCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string
 		local: func(eng *search.Engine, id string, qf queryFlags) (search.Results, error) {
 			res, err := eng.Similar(ctx, search.SimilarQuery{ID: id, Limit: qf.limit, Aspect: search.Aspect(qf.aspect),
 				Mode: search.Mode(qf.mode), Filter: qf.filter()})
-			if errors.Is(err, search.ErrNotFound) && qf.aspect == "" {
+			if errors.Is(err, storage.ErrNotFound) && qf.aspect == "" {
 				return res, fmt.Errorf("no paper has the id %q", id)
 			}
 			return res, err

@@ -17,8 +17,8 @@ import (
 
 	"github.com/papersearch/papersearch/api"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/qdrant"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // envPrefix prefixes every configuration variable.
@@ -246,17 +246,17 @@ func settingHint(err error) string {
 // taken from the cursor.key an earlier version kept in the data folder),
 // so that every instance on the store and every restart accept the
 // cursors any of them gave.
-func (c Config) cursorKey(ctx context.Context, store search.Store) ([]byte, error) {
+func (c Config) cursorKey(ctx context.Context, store storage.Store) ([]byte, error) {
 	if c.CursorKey != "" {
 		return []byte(c.CursorKey), nil
 	}
-	records, ok := store.(search.Records)
+	records, ok := store.(storage.Records)
 	if !ok {
 		return nil, fmt.Errorf("cursor key: the %s store keeps no records; set PAPERSEARCH_CURSOR_KEY", store.Kind())
 	}
 	if key, err := records.GetRecord(ctx, "service", "cursor-key"); err == nil && len(key) >= 32 {
 		return key, nil
-	} else if err != nil && !errors.Is(err, search.ErrNotFound) {
+	} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("cursor key: %w", err)
 	}
 	key, err := os.ReadFile(filepath.Join(c.DataDir, "cursor.key"))

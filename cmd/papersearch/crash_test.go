@@ -28,9 +28,9 @@ import (
 
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/qdrant"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // crashRounds is how many times each crash test kills the process.
@@ -72,7 +72,7 @@ func writeCorpus(t *testing.T, n int) string {
 }
 
 // openCrashStore opens the store the process wrote, as the next start would.
-func openCrashStore(t *testing.T, dataDir, qdrantURL, coll string) search.Store {
+func openCrashStore(t *testing.T, dataDir, qdrantURL, coll string) storage.Store {
 	t.Helper()
 	model := embed.ModelInfo{Name: "hash-64", Dim: 64}
 	if qdrantURL != "" {

@@ -21,6 +21,7 @@ import (
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/qdrant"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // evalCmd builds a fresh index of a BEIR corpus and reports nDCG@10,
@@ -321,7 +322,7 @@ func writeFeatures(ctx context.Context, eng *search.Engine, d evalData, name str
 // evalStore is a fresh, empty store for an evaluation and its cleanup: a
 // new Qdrant collection (BM25 normalised by this corpus's average length)
 // when Qdrant is configured, else an embedded store in a temporary folder.
-func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.ModelInfo, papers []papersearch.Paper) (search.Store, func(), error) {
+func evalStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.ModelInfo, papers []papersearch.Paper) (storage.Store, func(), error) {
 	if cfg.QdrantURL != "" {
 		var total int
 		for _, p := range papers {

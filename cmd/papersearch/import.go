@@ -15,7 +15,7 @@ import (
 
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/catalog/imports"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -137,9 +137,9 @@ func importConfig(cfg Config, log *slog.Logger) imports.Config {
 // run and open: on the embedded store, its file's watches table (the data
 // folder's watches.db of an earlier version moved in once); on Qdrant,
 // records of its own (store), which every instance on it shares.
-func openWatches(ctx context.Context, cfg Config, store search.Store, run imports.Runner, open imports.Opener, log *slog.Logger) (*imports.Watches, error) {
+func openWatches(ctx context.Context, cfg Config, store storage.Store, run imports.Runner, open imports.Opener, log *slog.Logger) (*imports.Watches, error) {
 	if cfg.QdrantURL != "" {
-		records, ok := store.(search.Records)
+		records, ok := store.(storage.Records)
 		if !ok {
 			return nil, fmt.Errorf("watches: the %s store keeps no records", store.Kind())
 		}

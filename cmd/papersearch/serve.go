@@ -21,6 +21,7 @@ import (
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/qdrant"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -95,7 +96,7 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 type service struct {
 	eng   *search.Engine
 	cat   *catalog.Catalog
-	store search.Store
+	store storage.Store
 }
 
 // openServing opens the service as openEngine does, for a server of it
@@ -156,16 +157,16 @@ func engineWith(ctx context.Context, cfg Config, log *slog.Logger, embedder embe
 
 // openStore opens Qdrant when PAPERSEARCH_QDRANT_URL is set and the
 // embedded store otherwise, for vectors of model.
-func openStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.ModelInfo) (search.Store, error) {
+func openStore(ctx context.Context, cfg Config, log *slog.Logger, model embed.ModelInfo) (storage.Store, error) {
 	if cfg.QdrantURL != "" {
 		store, err := qdrant.Open(ctx, cfg.qdrantConfig(cfg.Collection, log), model)
-		if errors.Is(err, search.ErrModelMismatch) {
+		if errors.Is(err, storage.ErrModelMismatch) {
 			return nil, fmt.Errorf("%w\nto index under %s, set PAPERSEARCH_COLLECTION to a new collection and run 'papersearch ingest' on your corpus", err, model.Name)
 		}
 		return store, err
 	}
 	store, err := sqlite.Open(ctx, cfg.storePath(), model)
-	if errors.Is(err, search.ErrModelMismatch) {
+	if errors.Is(err, storage.ErrModelMismatch) {
 		return nil, fmt.Errorf("%w\nto rebuild the index under %s, run 'papersearch reindex' with the same settings (the current index is kept as a backup)",
 			err, model.Name)
 	}
@@ -211,7 +212,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	var saved *alerts.Store
-	records, _ := store.(search.Records)
+	records, _ := store.(storage.Records)
 	if records != nil {
 		saved = alerts.New(records)
 		if n, err := saved.Migrate(ctx, filepath.Join(cfg.DataDir, "alerts.json")); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/papersearch/papersearch/internal/drive"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Options says what Run measures.
@@ -34,7 +35,7 @@ type Options struct {
 	Papers []papersearch.Paper
 	// Store is fresh and empty; Run fills it. StoreKind names it in the
 	// report; Dir, if set, is the directory whose size the report gives.
-	Store     search.Store
+	Store     storage.Store
 	StoreKind string
 	Dir       string
 	// Model embeds queries, and papers unless HashVectors is set: then

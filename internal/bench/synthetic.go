@@ -16,8 +16,8 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/drive"
 	"github.com/papersearch/papersearch/internal/hashvec"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // DenseReport is the store-level dense retrieval measurement of Synthetic:
@@ -110,9 +110,9 @@ func syntheticID(i int) string { return "s" + strconv.Itoa(i) }
 func fillSynthetic(ctx context.Context, store *sqlite.Store, n, dim int, progress io.Writer) error {
 	start, last := time.Now(), time.Now()
 	for i := 0; i < n; i += 2000 {
-		docs := make([]search.Document, 0, 2000)
+		docs := make([]storage.Document, 0, 2000)
 		for j := i; j < min(i+2000, n); j++ {
-			docs = append(docs, search.Document{Paper: papersearch.Paper{ID: syntheticID(j), Title: "synthetic paper", Abstract: "synthetic"},
+			docs = append(docs, storage.Document{Paper: papersearch.Paper{ID: syntheticID(j), Title: "synthetic paper", Abstract: "synthetic"},
 				Vector: hashvec.Of(syntheticID(j), dim)})
 		}
 		if err := store.Upsert(ctx, docs); err != nil {
@@ -135,7 +135,7 @@ func nearestSynthetic(ctx context.Context, store *sqlite.Store, n, dim int, prog
 	fmt.Fprintf(progress, "bench: measuring %d top-%d queries\n", queries, k)
 	qs := make([][]float32, queries)
 	var lat []time.Duration
-	got := make([][]search.Candidate, queries)
+	got := make([][]storage.Candidate, queries)
 	for q := range queries {
 		qs[q] = hashvec.Of("query "+strconv.Itoa(q), dim)
 		t := time.Now()
@@ -149,7 +149,7 @@ func nearestSynthetic(ctx context.Context, store *sqlite.Store, n, dim int, prog
 	found := 0
 	for q := range queries {
 		for _, c := range got[q] {
-			if slices.ContainsFunc(exact[q], func(e search.Candidate) bool { return e.ID == c.ID }) {
+			if slices.ContainsFunc(exact[q], func(e storage.Candidate) bool { return e.ID == c.ID }) {
 				found++
 			}
 		}
@@ -165,17 +165,17 @@ func nearestSynthetic(ctx context.Context, store *sqlite.Store, n, dim int, prog
 // exactTopK returns, for each query, the k of n vectors with the largest
 // dot product, found by a full scan: one pass over the vectors, each
 // made once by vector(i), against every query.
-func exactTopK(ctx context.Context, queries [][]float32, n, k int, vector func(i int) (string, []float32)) [][]search.Candidate {
-	tops := make([][]search.Candidate, len(queries))
+func exactTopK(ctx context.Context, queries [][]float32, n, k int, vector func(i int) (string, []float32)) [][]storage.Candidate {
+	tops := make([][]storage.Candidate, len(queries))
 	for i := 0; i < n && ctx.Err() == nil; i++ {
 		id, v := vector(i)
 		for q, qv := range queries {
-			c := search.Candidate{ID: id, Score: embed.Dot(qv, v)}
+			c := storage.Candidate{ID: id, Score: embed.Dot(qv, v)}
 			t := tops[q]
 			if len(t) == k && c.Score <= t[k-1].Score {
 				continue
 			}
-			at, _ := slices.BinarySearchFunc(t, c, func(a, b search.Candidate) int {
+			at, _ := slices.BinarySearchFunc(t, c, func(a, b storage.Candidate) int {
 				switch {
 				case a.Score > b.Score:
 					return -1

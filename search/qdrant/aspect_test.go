@@ -14,6 +14,7 @@ import (
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // TestQdrantAspectRankingsMatchEmbedded: the same papers in both stores
@@ -34,7 +35,7 @@ func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 	}
 	defer lite.Close()
 	var engines []*search.Engine
-	for _, s := range []search.Store{lite, q} {
+	for _, s := range []storage.Store{lite, q} {
 		eng, err := search.NewEngine(s, emb, search.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -54,7 +55,7 @@ func TestQdrantAspectRankingsMatchEmbedded(t *testing.T) {
 			var hits [2][]papersearch.Hit
 			for i, eng := range engines {
 				res, err := eng.Similar(ctx, search.SimilarQuery{ID: p.ID, Aspect: aspect, Limit: 8, Explain: true, Mode: mode})
-				if errors.Is(err, search.ErrNotFound) {
+				if errors.Is(err, storage.ErrNotFound) {
 					break
 				}
 				if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/internal/testenv"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // hashModel stands for an embedding model in the cluster test, where the
@@ -64,10 +64,10 @@ func TestQdrantClusterSurvivesLostNode(t *testing.T) {
 	const batch = 512
 	for i := 0; i < len(papers); i += batch {
 		part := papers[i:min(i+batch, len(papers))]
-		docs := make([]search.Document, len(part))
+		docs := make([]storage.Document, len(part))
 		for j, p := range part {
-			fp := search.FingerprintOf(p)
-			docs[j] = search.Document{Paper: p, Vector: hashVector(p.ID), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+			fp := storage.FingerprintOf(p)
+			docs[j] = storage.Document{Paper: p, Vector: hashVector(p.ID), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 		}
 		if err := q0.Upsert(ctx, docs); err != nil {
 			t.Fatalf("upsert batch at %d: %v", i, err)

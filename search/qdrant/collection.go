@@ -14,8 +14,8 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // collectionParams are the settings of a new collection from cfg.
@@ -183,7 +183,7 @@ func (q *Store) readMetadata(ctx context.Context, meta map[string]*qc.Value) err
 	if name == "" {
 		return fmt.Errorf("qdrant collection %s was not created by papersearch (no model recorded); choose another collection", q.coll)
 	}
-	if err := search.CheckModel("qdrant collection "+q.coll, embed.ModelInfo{Name: name, Dim: dim}, q.model); err != nil {
+	if err := storage.CheckModel("qdrant collection "+q.coll, embed.ModelInfo{Name: name, Dim: dim}, q.model); err != nil {
 		return err
 	}
 	q.avgdl = meta[metaAvgDocLen].GetDoubleValue()
@@ -302,7 +302,7 @@ func (q *Store) refold(ctx context.Context) error {
 		paper := papersearch.Paper{Title: pl[fieldTitle].GetStringValue(), Abstract: pl[fieldAbstract].GetStringValue()}
 		var names []any
 		for _, a := range pl[fieldAuthors].GetListValue().GetValues() {
-			names = append(names, strings.Join(search.AuthorWords(a.GetStringValue()), " "))
+			names = append(names, strings.Join(storage.AuthorWords(a.GetStringValue()), " "))
 		}
 		terms := lexical.Analyze(paper.Text())
 		payload, err := qc.TryValueMap(map[string]any{fieldAuthorNames: names, fieldDocLen: int64(len(terms))})

@@ -13,9 +13,9 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/internal/testenv"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
@@ -43,12 +43,12 @@ func TestQdrantLexicalRanksLikeEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	docs := make([]search.Document, len(corpus))
+	docs := make([]storage.Document, len(corpus))
 	for i, p := range corpus {
-		fp := search.FingerprintOf(p)
-		docs[i] = search.Document{Paper: p, Vector: hashVector(p.ID), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+		fp := storage.FingerprintOf(p)
+		docs[i] = storage.Document{Paper: p, Vector: hashVector(p.ID), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 	}
-	for _, s := range []search.Store{q, e} {
+	for _, s := range []storage.Store{q, e} {
 		for i := 0; i < len(docs); i += 100 {
 			if err := s.Upsert(ctx, docs[i:i+100]); err != nil {
 				t.Fatal(err)
@@ -112,7 +112,7 @@ func TestQdrantSeesOtherWritersTerms(t *testing.T) {
 	defer b.Close()
 	d := storetest.Doc(1)
 	d.Paper.Abstract = "Gradient clipping stabilises recurrent networks."
-	if err := a.Upsert(ctx, []search.Document{d, storetest.Doc(2), storetest.Doc(3)}); err != nil {
+	if err := a.Upsert(ctx, []storage.Document{d, storetest.Doc(2), storetest.Doc(3)}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := b.Count(ctx); err != nil || n != 3 {

@@ -16,6 +16,7 @@ import (
 	"github.com/papersearch/papersearch/internal/testenv"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // TestQdrantServesTheSameMap: the same papers in both stores make the same
@@ -37,7 +38,7 @@ func TestQdrantServesTheSameMap(t *testing.T) {
 	}
 	var maps []map[string]place
 	var filtered [][]string
-	for _, s := range []search.Store{lite, q} {
+	for _, s := range []storage.Store{lite, q} {
 		eng, err := search.NewEngine(s, emb, search.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // pointNamespace derives point ids: UUIDv5 of the paper id in it.
@@ -32,22 +33,22 @@ const countTTL = 2 * time.Second
 // fails, the ones before are undone (each paper they replaced written back,
 // each they added removed), so a failed Upsert leaves the collection as it
 // was; if undoing fails too, the error says so.
-func (q *Store) Upsert(ctx context.Context, docs []search.Document) (err error) {
+func (q *Store) Upsert(ctx context.Context, docs []storage.Document) (err error) {
 	defer markUnavailable(&err)
 	defer q.forgetCount()
-	if err := search.CheckDimensions(docs, q.model.Dim); err != nil {
+	if err := storage.CheckDimensions(docs, q.model.Dim); err != nil {
 		return fmt.Errorf("upsert: %w", err)
 	}
 	q.lexMu.Lock()
 	defer q.lexMu.Unlock()
-	var before []search.Document // what a write of several requests replaces
+	var before []storage.Document // what a write of several requests replaces
 	if len(docs) > upsertSize {
 		ids := make([]string, len(docs))
 		for i, d := range docs {
 			ids[i] = d.Paper.ID
 		}
 		for start := 0; start < len(ids); start += upsertSize {
-			var old []search.Document
+			var old []storage.Document
 			err := retryUnavailable(ctx, func() (err error) {
 				old, err = q.get(ctx, ids[start:min(start+upsertSize, len(ids))], true)
 				return err
@@ -77,7 +78,7 @@ func (q *Store) Upsert(ctx context.Context, docs []search.Document) (err error) 
 
 // write upserts one request's documents (start is the first one's place
 // in its Upsert) and keeps the lexical statistics with them.
-func (q *Store) write(ctx context.Context, start int, batch []search.Document) error {
+func (q *Store) write(ctx context.Context, start int, batch []storage.Document) error {
 	points := make([]*qc.PointStruct, len(batch))
 	ids, added := make([]string, len(batch)), make([][]uint32, len(batch))
 	for i, d := range batch {
@@ -131,7 +132,7 @@ func (q *Store) write(ctx context.Context, start int, batch []search.Document) e
 
 // undo restores the papers of written to the versions in before: those
 // it holds are written back, the others removed.
-func (q *Store) undo(ctx context.Context, written, before []search.Document) error {
+func (q *Store) undo(ctx context.Context, written, before []storage.Document) error {
 	had := make(map[string]bool, len(before))
 	for _, d := range before {
 		had[d.Paper.ID] = true
@@ -185,7 +186,7 @@ func (q *Store) remove(ctx context.Context, ids []string) (int, error) {
 // vectorsOf returns the named vectors of a document's point: dense, the
 // sparse BM25 one, and its sentences' multivector when it has sentences
 // and the collection keeps them.
-func (q *Store) vectorsOf(d search.Document, sparse *qc.Vector) map[string]*qc.Vector {
+func (q *Store) vectorsOf(d storage.Document, sparse *qc.Vector) map[string]*qc.Vector {
 	vs := map[string]*qc.Vector{qdrantDense: qc.NewVectorDense(d.Vector), qdrantSparse: sparse}
 	if q.sentences && len(d.Sentences) > 0 {
 		multi := make([][]float32, len(d.Sentences))
@@ -197,12 +198,12 @@ func (q *Store) vectorsOf(d search.Document, sparse *qc.Vector) map[string]*qc.V
 	return vs
 }
 
-func payloadOf(d search.Document, docLen int) map[string]any {
+func payloadOf(d storage.Document, docLen int) map[string]any {
 	authors := make([]any, len(d.Paper.Authors))
 	names := make([]any, len(d.Paper.Authors))
 	for i, a := range d.Paper.Authors {
 		authors[i] = a
-		names[i] = strings.Join(search.AuthorWords(a), " ")
+		names[i] = strings.Join(storage.AuthorWords(a), " ")
 	}
 	tags := make([]any, len(d.Paper.Tags))
 	for i, t := range d.Paper.Tags {
@@ -221,7 +222,7 @@ func payloadOf(d search.Document, docLen int) map[string]any {
 		fieldTags: tags, fieldPaperID: d.Paper.ID, fieldTitle: d.Paper.Title, fieldAbstract: d.Paper.Abstract,
 		fieldAuthors: authors, fieldVenue: d.Paper.Venue, fieldYear: int64(d.Paper.Year), fieldURL: d.Paper.URL,
 		fieldType: d.Paper.Type, fieldTextHash: d.TextHash, fieldPaperHash: d.PaperHash,
-		fieldVenueKey: search.VenueKey(d.Paper.Venue), fieldAuthorNames: names,
+		fieldVenueKey: storage.VenueKey(d.Paper.Venue), fieldAuthorNames: names,
 		fieldDocLen: int64(docLen), fieldDate: d.Paper.Date, fieldAdded: d.Paper.Added.Unix(),
 	}
 	maps.Copy(payload, daysPayload(d.Paper))
@@ -231,8 +232,8 @@ func payloadOf(d search.Document, docLen int) map[string]any {
 // daysPayload is the payload of the days a paper was published on: none
 // for a paper with no date and no year, so that no range holds it.
 func daysPayload(p papersearch.Paper) map[string]any {
-	days := search.PaperDays(p)
-	if days == search.NoDate {
+	days := storage.PaperDays(p)
+	if days == storage.NoDate {
 		return nil
 	}
 	return map[string]any{fieldDayFirst: days[0], fieldDayLast: days[1]}
@@ -249,7 +250,7 @@ func (q *Store) Delete(ctx context.Context, id string) (err error) {
 		return fmt.Errorf("delete %q: %w", id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: %q", search.ErrNotFound, id)
+		return fmt.Errorf("%w: %q", storage.ErrNotFound, id)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-// Package qdrant is the search.Store on a Qdrant server or cluster, over
+// Package qdrant is the storage.Store on a Qdrant server or cluster, over
 // gRPC with the official Go client: dense vectors searched by HNSW and
 // sparse BM25 vectors whose weights papersearch computes (see terms.go).
 package qdrant
@@ -17,7 +17,7 @@ import (
 	grpcbackoff "google.golang.org/grpc/backoff"
 
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Config configures the Qdrant store. Zero fields take the defaults
@@ -115,13 +115,13 @@ const (
 	fieldTextHash      = "text_hash"
 	fieldPaperHash     = "paper_hash"
 	fieldDate          = "date"
-	fieldDayFirst      = "day_first" // search.PaperDays; absent from a paper with no date and no year
+	fieldDayFirst      = "day_first" // storage.PaperDays; absent from a paper with no date and no year
 	fieldDayLast       = "day_last"
 	fieldAdded         = "added" // Unix seconds
 	upsertSize         = 256
 )
 
-// Store is the search.Store on a Qdrant server or cluster, over gRPC. Each paper
+// Store is the storage.Store on a Qdrant server or cluster, over gRPC. Each paper
 // is one point with a named dense vector (cosine) and the paper in its
 // payload; year, venue, authors and the paper id are indexed. Writes wait
 // until Qdrant has applied them; reads need one replica to answer, so a
@@ -168,7 +168,7 @@ type Store struct {
 
 // Open connects to Qdrant and opens, or creates, the collection for
 // vectors of model. A collection built with another model or dimension is
-// refused with an error wrapping search.ErrModelMismatch.
+// refused with an error wrapping storage.ErrModelMismatch.
 func Open(ctx context.Context, cfg Config, model embed.ModelInfo) (*Store, error) {
 	if model.Name == "" || model.Dim <= 0 {
 		return nil, fmt.Errorf("open qdrant store: invalid model %+v", model)
@@ -270,4 +270,4 @@ func (q *Store) Drop(ctx context.Context) error {
 	return q.client.DeleteCollection(ctx, q.coll)
 }
 
-var _ search.Store = (*Store)(nil)
+var _ storage.Store = (*Store)(nil)

@@ -18,8 +18,8 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
@@ -88,13 +88,13 @@ func holdsFor3s(t *testing.T, what string, cond func() bool) {
 
 func TestQdrantConformance(t *testing.T) {
 	qdrantURL(t)
-	storetest.Run(t, func(t *testing.T) search.Store { return openTestQdrant(t, storetest.Model) })
+	storetest.Run(t, func(t *testing.T) storage.Store { return openTestQdrant(t, storetest.Model) })
 }
 
 func TestQdrantRefusesOtherModel(t *testing.T) {
 	q := openTestQdrant(t, storetest.Model)
 	ctx := context.Background()
-	if err := q.Upsert(ctx, []search.Document{storetest.Doc(1)}); err != nil {
+	if err := q.Upsert(ctx, []storage.Document{storetest.Doc(1)}); err != nil {
 		t.Fatal(err)
 	}
 	// Reopening the same collection: same model works, another is refused.
@@ -107,7 +107,7 @@ func TestQdrantRefusesOtherModel(t *testing.T) {
 	}
 	same.Close()
 	for _, m := range []embed.ModelInfo{{Name: "other", Dim: 8}, {Name: storetest.Model.Name, Dim: 16}} {
-		if _, err := Open(ctx, Config{URL: qdrantURL(t), Collection: q.Collection()}, m); !errors.Is(err, search.ErrModelMismatch) {
+		if _, err := Open(ctx, Config{URL: qdrantURL(t), Collection: q.Collection()}, m); !errors.Is(err, storage.ErrModelMismatch) {
 			t.Errorf("open with %+v: err = %v, want ErrModelMismatch", m, err)
 		}
 	}
@@ -129,12 +129,12 @@ func TestQdrantBadURL(t *testing.T) {
 func TestQdrantRefreshWhileWriting(t *testing.T) {
 	q := openTestQdrant(t, storetest.Model)
 	ctx := context.Background()
-	doc := func(i int) search.Document {
+	doc := func(i int) storage.Document {
 		words := strings.Repeat("filler words pad this abstract ", 1+(i%4)*10)
 		p := papersearch.Paper{ID: fmt.Sprintf("r%03d", i), Title: fmt.Sprintf("Paper %d", i),
 			Abstract: fmt.Sprintf("Marker%d appears here. %s", i, words)}
-		fp := search.FingerprintOf(p)
-		return search.Document{Paper: p, Vector: storetest.RandomUnit(uint64(i), storetest.Model.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+		fp := storage.FingerprintOf(p)
+		return storage.Document{Paper: p, Vector: storetest.RandomUnit(uint64(i), storetest.Model.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 	}
 	const writers, each = 3, 8
 	var wg sync.WaitGroup
@@ -143,7 +143,7 @@ func TestQdrantRefreshWhileWriting(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				if err := q.Upsert(ctx, []search.Document{doc(w*each + i)}); err != nil {
+				if err := q.Upsert(ctx, []storage.Document{doc(w*each + i)}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -221,7 +221,7 @@ func TestQdrantCollectionSettings(t *testing.T) {
 		!c.GetParams().GetOnDiskPayload() || c.GetQuantizationConfig().GetScalar().GetType() != qc.QuantizationType_Int8 {
 		t.Errorf("collection config %v", c)
 	}
-	var docs []search.Document
+	var docs []storage.Document
 	for i := range 40 {
 		docs = append(docs, storetest.Doc(i))
 	}
@@ -246,7 +246,7 @@ func TestQdrantCollectionSettings(t *testing.T) {
 func TestUpsertUndoesAFailedWrite(t *testing.T) {
 	ctx := context.Background()
 	q := openTestQdrant(t, storetest.Model)
-	var before []search.Document
+	var before []storage.Document
 	for i := range 20 {
 		before = append(before, storetest.Doc(i))
 	}
@@ -260,7 +260,7 @@ func TestUpsertUndoesAFailedWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var docs []search.Document
+	var docs []storage.Document
 	for i := range 2*upsertSize + 50 {
 		d := storetest.Doc(i)
 		d.Paper.Title = "Changed"
@@ -287,7 +287,7 @@ func TestUpsertUndoesAFailedWrite(t *testing.T) {
 			t.Fatalf("%s after the failed write: %+v, %v", want.Paper.ID, got.Paper, err)
 		}
 	}
-	if _, err := q.Get(ctx, docs[300].Paper.ID); !errors.Is(err, search.ErrNotFound) {
+	if _, err := q.Get(ctx, docs[300].Paper.ID); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("a paper the failed write added is there: %v", err)
 	}
 	lexAfter, err := q.Lexical(ctx, lexical.Analyze("abstract number 7"), 5, papersearch.Filter{})
@@ -313,7 +313,7 @@ func TestOpenFoldsAccentsOfAnOlderCollection(t *testing.T) {
 	other := storetest.Doc(2)
 	other.Paper.Abstract = "Bayes nets for spam filtering with naive priors."
 	other.Paper.Title, other.Paper.Authors = "Spectral Methods for Straße Networks", []string{"Søren Jørgensen"}
-	if err := q.Upsert(ctx, []search.Document{d, other}); err != nil {
+	if err := q.Upsert(ctx, []storage.Document{d, other}); err != nil {
 		t.Fatal(err)
 	}
 	// Before version 7 a work key kept ø and ß.

@@ -10,8 +10,8 @@ import (
 	qc "github.com/qdrant/go-client/qdrant"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // sparseTerm maps an analysed term to its sparse vector index.
@@ -36,7 +36,7 @@ func (q *Store) sparseBM25(terms []string) *qc.Vector {
 
 // filterOf translates a Filter into Qdrant conditions.
 func filterOf(f papersearch.Filter) *qc.Filter {
-	if search.FieldsFree(f) && len(f.Exclude) == 0 && len(f.Only) == 0 {
+	if storage.FieldsFree(f) && len(f.Exclude) == 0 && len(f.Only) == 0 {
 		return nil
 	}
 	var must, mustNot []*qc.Condition
@@ -53,17 +53,17 @@ func filterOf(f papersearch.Filter) *qc.Filter {
 	if len(f.Venues) > 0 {
 		keys := make([]string, len(f.Venues))
 		for i, v := range f.Venues {
-			keys[i] = search.VenueKey(v)
+			keys[i] = storage.VenueKey(v)
 		}
 		must = append(must, qc.NewMatchKeywords(fieldVenueKey, keys...))
 	}
 	if len(f.Tags) > 0 {
-		must = append(must, qc.NewMatchKeywords(fieldTags, search.TagKeys(f.Tags)...))
+		must = append(must, qc.NewMatchKeywords(fieldTags, storage.TagKeys(f.Tags)...))
 	}
-	if words := search.AuthorWords(f.Author); len(words) > 0 {
+	if words := storage.AuthorWords(f.Author); len(words) > 0 {
 		must = append(must, qc.NewMatchText(fieldAuthorNames, strings.Join(words, " ")))
 	}
-	if by, lo, hi, ok := search.DateRange(f); ok {
+	if by, lo, hi, ok := storage.DateRange(f); ok {
 		must = append(must, dateConditions(by, lo, hi)...)
 	}
 	pointIDs := func(ids []string) []*qc.PointId {
@@ -82,8 +82,8 @@ func filterOf(f papersearch.Filter) *qc.Filter {
 	return &qc.Filter{Must: must, MustNot: mustNot}
 }
 
-// dateConditions are the conditions of a range from search.DateRange, as
-// search.InDateRange reads it: a paper's last day on or after lo and its
+// dateConditions are the conditions of a range from storage.DateRange, as
+// storage.InDateRange reads it: a paper's last day on or after lo and its
 // first on or before hi, or when it was added within them. A point
 // without the field (a paper with no date and no year) matches no range.
 func dateConditions(by papersearch.DateBy, lo, hi int64) []*qc.Condition {
@@ -108,10 +108,10 @@ func dateConditions(by papersearch.DateBy, lo, hi int64) []*qc.Condition {
 }
 
 // Nearest asks Qdrant for the k nearest allowed points by cosine similarity.
-func (q *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) (_ []search.Candidate, err error) {
+func (q *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) (_ []storage.Candidate, err error) {
 	defer markUnavailable(&err)
 	if len(v) != q.model.Dim {
-		return nil, fmt.Errorf("nearest: %w: %d, want %d", search.ErrDimension, len(v), q.model.Dim)
+		return nil, fmt.Errorf("nearest: %w: %d, want %d", storage.ErrDimension, len(v), q.model.Dim)
 	}
 	out, err := q.query(ctx, qc.NewQueryDense(v), qdrantDense, k, f)
 	if err != nil {
@@ -124,11 +124,11 @@ func (q *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.F
 // term counts times idf, from this store's collection-wide document
 // frequencies, against the documents' BM25 term weights. It is the
 // embedded store's score, on any number of shards.
-func (q *Store) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (_ search.Matches, err error) {
+func (q *Store) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (_ storage.Matches, err error) {
 	defer markUnavailable(&err)
 	scored, ideal, err := q.weigh(ctx, terms)
 	if err != nil || len(scored) == 0 {
-		return search.Matches{Ideal: ideal, Terms: scored}, err
+		return storage.Matches{Ideal: ideal, Terms: scored}, err
 	}
 	idx := make([]uint32, len(scored))
 	val := make([]float32, len(scored))
@@ -137,9 +137,9 @@ func (q *Store) Lexical(ctx context.Context, terms []string, k int, f papersearc
 	}
 	out, err := q.query(ctx, qc.NewQuerySparse(idx, val), qdrantSparse, k, f)
 	if err != nil {
-		return search.Matches{}, fmt.Errorf("lexical: %w", err)
+		return storage.Matches{}, fmt.Errorf("lexical: %w", err)
 	}
-	return search.Matches{Candidates: out, Ideal: ideal, Terms: scored}, nil
+	return storage.Matches{Candidates: out, Ideal: ideal, Terms: scored}, nil
 }
 
 // weigh reads a lexical query as the embedded store does (see weighTerms),
@@ -165,7 +165,7 @@ func (q *Store) weigh(ctx context.Context, terms []string) ([]lexical.WeightedTe
 	return scored, ideal, nil
 }
 
-func (q *Store) query(ctx context.Context, query *qc.Query, using string, k int, f papersearch.Filter) ([]search.Candidate, error) {
+func (q *Store) query(ctx context.Context, query *qc.Query, using string, k int, f papersearch.Filter) ([]storage.Candidate, error) {
 	points, err := q.client.Query(ctx, &qc.QueryPoints{
 		CollectionName: q.coll, Query: query, Using: qc.PtrOf(using),
 		Filter: filterOf(f), Limit: qc.PtrOf(uint64(k)), WithPayload: qc.NewWithPayloadInclude(fieldPaperID),
@@ -174,9 +174,9 @@ func (q *Store) query(ctx context.Context, query *qc.Query, using string, k int,
 	if err != nil {
 		return nil, err
 	}
-	out := make([]search.Candidate, len(points))
+	out := make([]storage.Candidate, len(points))
 	for i, p := range points {
-		out[i] = search.Candidate{ID: p.GetPayload()[fieldPaperID].GetStringValue(), Score: p.GetScore()}
+		out[i] = storage.Candidate{ID: p.GetPayload()[fieldPaperID].GetStringValue(), Score: p.GetScore()}
 	}
 	return out, nil
 }

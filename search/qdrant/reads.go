@@ -9,26 +9,26 @@ import (
 	qc "github.com/qdrant/go-client/qdrant"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/roles"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // sentencesOf reads a point's sentences: the multivector and the roles in
 // its payload; nil when it has none.
-func sentencesOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) []search.Sentence {
+func sentencesOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) []storage.Sentence {
 	multi := vectors.GetVectors().GetVectors()[qdrantSentences].GetMultiVector().GetVectors()
 	rs := payload[fieldSentenceRoles].GetStringValue()
 	if len(multi) == 0 || len(multi) != len(rs) {
 		return nil
 	}
-	out := make([]search.Sentence, len(multi))
+	out := make([]storage.Sentence, len(multi))
 	for i, v := range multi {
-		out[i] = search.Sentence{Role: roles.Role(rs[i] - '0'), Vector: v.GetData()}
+		out[i] = storage.Sentence{Role: roles.Role(rs[i] - '0'), Vector: v.GetData()}
 	}
 	return out
 }
 
-func documentOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) search.Document {
+func documentOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) storage.Document {
 	str := func(k string) string { return payload[k].GetStringValue() }
 	var authors []string
 	for _, v := range payload[fieldAuthors].GetListValue().GetValues() {
@@ -46,7 +46,7 @@ func documentOf(payload map[string]*qc.Value, vectors *qc.VectorsOutput) search.
 		f := v.GetStructValue().GetFields()
 		sources = append(sources, papersearch.Source{ID: f["id"].GetStringValue(), URL: f["url"].GetStringValue()})
 	}
-	d := search.Document{
+	d := storage.Document{
 		Paper: papersearch.Paper{ID: str(fieldPaperID), Title: str(fieldTitle), Abstract: str(fieldAbstract),
 			Authors: authors, Venue: str(fieldVenue), Year: int(payload[fieldYear].GetIntegerValue()), URL: str(fieldURL),
 			Type: str(fieldType), Tags: tags, Sources: sources, Date: str(fieldDate), Added: addedOf(payload)},
@@ -73,7 +73,7 @@ func addedOf(payload map[string]*qc.Value) time.Time {
 }
 
 // get fetches points by paper id, with or without vectors.
-func (q *Store) get(ctx context.Context, ids []string, vectors bool) ([]search.Document, error) {
+func (q *Store) get(ctx context.Context, ids []string, vectors bool) ([]storage.Document, error) {
 	pids := make([]*qc.PointId, len(ids))
 	for i, id := range ids {
 		pids[i] = pointID(id)
@@ -85,7 +85,7 @@ func (q *Store) get(ctx context.Context, ids []string, vectors bool) ([]search.D
 	if err != nil {
 		return nil, err
 	}
-	docs := make([]search.Document, 0, len(points))
+	docs := make([]storage.Document, 0, len(points))
 	for _, p := range points {
 		docs = append(docs, documentOf(p.GetPayload(), p.GetVectors()))
 	}
@@ -93,14 +93,14 @@ func (q *Store) get(ctx context.Context, ids []string, vectors bool) ([]search.D
 }
 
 // Get returns one document.
-func (q *Store) Get(ctx context.Context, id string) (_ search.Document, err error) {
+func (q *Store) Get(ctx context.Context, id string) (_ storage.Document, err error) {
 	defer markUnavailable(&err)
 	docs, err := q.get(ctx, []string{id}, true)
 	if err != nil {
-		return search.Document{}, fmt.Errorf("get %q: %w", id, err)
+		return storage.Document{}, fmt.Errorf("get %q: %w", id, err)
 	}
 	if len(docs) == 0 {
-		return search.Document{}, fmt.Errorf("%w: %q", search.ErrNotFound, id)
+		return storage.Document{}, fmt.Errorf("%w: %q", storage.ErrNotFound, id)
 	}
 	return docs[0], nil
 }
@@ -176,12 +176,12 @@ func (q *Store) KeepsSentences() bool { return q.sentences }
 // Sentences returns the sentences of those of ids that have them, read
 // with their multivectors in one request; ErrNoSentences for a collection
 // created before sentences were kept.
-func (q *Store) Sentences(ctx context.Context, ids []string) (_ map[string][]search.Sentence, err error) {
+func (q *Store) Sentences(ctx context.Context, ids []string) (_ map[string][]storage.Sentence, err error) {
 	defer markUnavailable(&err)
 	if !q.sentences {
-		return nil, fmt.Errorf("qdrant collection %s: %w", q.coll, search.ErrNoSentences)
+		return nil, fmt.Errorf("qdrant collection %s: %w", q.coll, storage.ErrNoSentences)
 	}
-	out := make(map[string][]search.Sentence, len(ids))
+	out := make(map[string][]storage.Sentence, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -209,12 +209,12 @@ func (q *Store) Sentences(ctx context.Context, ids []string) (_ map[string][]sea
 const scrollLimit = 256
 
 // Fingerprints returns the stored hashes of the ids that exist.
-func (q *Store) Fingerprints(ctx context.Context, ids []string) (_ map[string]search.Fingerprint, err error) {
+func (q *Store) Fingerprints(ctx context.Context, ids []string) (_ map[string]storage.Fingerprint, err error) {
 	defer markUnavailable(&err)
-	out := make(map[string]search.Fingerprint, len(ids))
+	out := make(map[string]storage.Fingerprint, len(ids))
 	for start := 0; start < len(ids); start += 1000 {
 		// A write's first read: retried as its writes are.
-		var docs []search.Document
+		var docs []storage.Document
 		err := retryUnavailable(ctx, func() (err error) {
 			docs, err = q.get(ctx, ids[start:min(start+1000, len(ids))], false)
 			return err
@@ -223,7 +223,7 @@ func (q *Store) Fingerprints(ctx context.Context, ids []string) (_ map[string]se
 			return nil, fmt.Errorf("fingerprints: %w", err)
 		}
 		for _, d := range docs {
-			out[d.Paper.ID] = search.Fingerprint{TextHash: d.TextHash, PaperHash: d.PaperHash, Added: d.Paper.Added}
+			out[d.Paper.ID] = storage.Fingerprint{TextHash: d.TextHash, PaperHash: d.PaperHash, Added: d.Paper.Added}
 		}
 	}
 	return out, nil
@@ -231,7 +231,7 @@ func (q *Store) Fingerprints(ctx context.Context, ids []string) (_ map[string]se
 
 // Scroll pages through documents in point-id order; the cursor is the next
 // page's first point id.
-func (q *Store) Scroll(ctx context.Context, cursor string, limit int) (_ []search.Document, _ string, err error) {
+func (q *Store) Scroll(ctx context.Context, cursor string, limit int) (_ []storage.Document, _ string, err error) {
 	defer markUnavailable(&err)
 	req := &qc.ScrollPoints{CollectionName: q.coll, Limit: qc.PtrOf(uint32(limit)),
 		WithPayload: qc.NewWithPayload(true), WithVectors: qc.NewWithVectors(true), ReadConsistency: q.read}
@@ -245,7 +245,7 @@ func (q *Store) Scroll(ctx context.Context, cursor string, limit int) (_ []searc
 	if err != nil {
 		return nil, "", fmt.Errorf("scroll: %w", err)
 	}
-	docs := make([]search.Document, len(points))
+	docs := make([]storage.Document, len(points))
 	for i, p := range points {
 		docs[i] = documentOf(p.GetPayload(), p.GetVectors())
 	}

@@ -7,14 +7,13 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/papersearch/papersearch/search/storage"
 	qc "github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/papersearch/papersearch/search"
 )
 
-// The service's own state (search.Records) lives in a collection of its
+// The service's own state (storage.Records) lives in a collection of its
 // own beside the papers' (its name with recordsSuffix), one point a record
 // with a one-dimensional vector nobody searches: every instance on the
 // same Qdrant reads and writes the same alerts and keys. Records are
@@ -115,7 +114,7 @@ func (q *Store) GetRecord(ctx context.Context, kind, id string) (_ []byte, err e
 		return nil, fmt.Errorf("read the %s %q: %w", kind, id, err)
 	}
 	if len(points) == 0 {
-		return nil, fmt.Errorf("%w: %s %q", search.ErrNotFound, kind, id)
+		return nil, fmt.Errorf("%w: %s %q", storage.ErrNotFound, kind, id)
 	}
 	return recordOf(points[0].GetPayload())
 }
@@ -181,4 +180,4 @@ func (q *Store) DeleteRecord(ctx context.Context, kind, id string) (err error) {
 	return nil
 }
 
-var _ search.Records = (*Store)(nil)
+var _ storage.Records = (*Store)(nil)

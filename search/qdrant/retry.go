@@ -7,18 +7,17 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+	"github.com/papersearch/papersearch/search/storage"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/papersearch/papersearch/search"
 )
 
 // markUnavailable wraps an error that means Qdrant cannot be reached now
-// (gRPC Unavailable) with search.ErrUnavailable, so the API answers 503 with
+// (gRPC Unavailable) with storage.ErrUnavailable, so the API answers 503 with
 // Retry-After instead of 500.
 func markUnavailable(err *error) {
 	if isUnavailable(*err) {
-		*err = fmt.Errorf("%w: qdrant: %w", search.ErrUnavailable, *err)
+		*err = fmt.Errorf("%w: qdrant: %w", storage.ErrUnavailable, *err)
 	}
 }
 

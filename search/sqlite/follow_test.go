@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
@@ -31,18 +31,18 @@ func TestFollowsAnotherWriter(t *testing.T) {
 		return s
 	}
 	server, cli := open(), open()
-	if err := server.Upsert(ctx, []search.Document{storetest.Doc(1)}); err != nil {
+	if err := server.Upsert(ctx, []storage.Document{storetest.Doc(1)}); err != nil {
 		t.Fatal(err)
 	}
-	doc := func(i int, word string) search.Document {
+	doc := func(i int, word string) storage.Document {
 		d := storetest.Doc(i)
 		d.Paper.Abstract += " " + word
 		return d
 	}
-	if err := cli.Upsert(ctx, []search.Document{doc(2, "zebrafish"), doc(3, "zebrafish")}); err != nil {
+	if err := cli.Upsert(ctx, []storage.Document{doc(2, "zebrafish"), doc(3, "zebrafish")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := server.Upsert(ctx, []search.Document{storetest.Doc(4)}); err != nil { // the server's own, after the CLI's
+	if err := server.Upsert(ctx, []storage.Document{storetest.Doc(4)}); err != nil { // the server's own, after the CLI's
 		t.Fatal(err)
 	}
 	if n, _ := server.Count(ctx); n != 2 {
@@ -71,7 +71,7 @@ func TestFollowsAnotherWriter(t *testing.T) {
 		t.Errorf("dense retrieval after catching up: %v", near)
 	}
 	// An update and a delete by the other process.
-	if err := cli.Upsert(ctx, []search.Document{doc(2, "axolotl")}); err != nil {
+	if err := cli.Upsert(ctx, []storage.Document{doc(2, "axolotl")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := cli.Delete(ctx, "p003"); err != nil {
@@ -95,7 +95,7 @@ func TestFollowsAnotherWriter(t *testing.T) {
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go server.Follow(fctx, 10*time.Millisecond, slog.New(slog.DiscardHandler))
-	if err := cli.Upsert(ctx, []search.Document{doc(5, "quokka")}); err != nil {
+	if err := cli.Upsert(ctx, []storage.Document{doc(5, "quokka")}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -110,7 +110,7 @@ func TestFollowsAnotherWriter(t *testing.T) {
 	if _, err := cli.db.ExecContext(ctx, `INSERT INTO changes (id) VALUES ('p006'); DELETE FROM changes`); err != nil {
 		t.Fatal(err)
 	}
-	if err := cli.Upsert(ctx, []search.Document{doc(6, "okapi")}); err != nil {
+	if err := cli.Upsert(ctx, []storage.Document{doc(6, "okapi")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := server.CatchUp(ctx); err != nil {

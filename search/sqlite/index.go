@@ -9,8 +9,8 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // RescoreFactor and MinRescore size dense retrieval's second pass: the
@@ -44,10 +44,10 @@ type index struct {
 	codes   []int8         // the vectors quantised, row-major
 	scales  []float32      // row -> the scale of its codes
 	years   []int32        // row -> year
-	venues  []string       // row -> search.VenueKey of its venue
-	authors [][][]string   // row -> author -> search.AuthorWords of the name
+	venues  []string       // row -> storage.VenueKey of its venue
+	authors [][][]string   // row -> author -> storage.AuthorWords of the name
 	tags    [][]string     // row -> the paper's tags
-	days    [][2]int64     // row -> the days it was published on (search.PaperDays)
+	days    [][2]int64     // row -> the days it was published on (storage.PaperDays)
 	added   []int64        // row -> when it was added, Unix seconds
 	lex     *lexical.Index
 	retired int
@@ -132,14 +132,14 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 	x.codes = append(x.codes, make([]int8, x.dim)...)
 	x.scales = append(x.scales, embed.Quantize(x.codes[row*x.dim:], vec))
 	x.years = append(x.years, int32(p.Year))
-	x.venues = append(x.venues, search.VenueKey(p.Venue))
+	x.venues = append(x.venues, storage.VenueKey(p.Venue))
 	names := make([][]string, len(p.Authors))
 	for i, a := range p.Authors {
-		names[i] = search.AuthorWords(a)
+		names[i] = storage.AuthorWords(a)
 	}
 	x.authors = append(x.authors, names)
 	x.tags = append(x.tags, p.Tags)
-	x.days = append(x.days, search.PaperDays(p))
+	x.days = append(x.days, storage.PaperDays(p))
 	x.added = append(x.added, p.Added.Unix())
 	x.lex.Add(row, terms)
 }
@@ -160,7 +160,7 @@ func (x *index) vectorsOf(ids []string) map[string][]float32 {
 // addedTimes is when each of docs was first stored, as the store records
 // it: the earlier of its paper's Added and its live row's, or now for a
 // paper new to the store that says none.
-func (x *index) addedTimes(docs []search.Document) []time.Time {
+func (x *index) addedTimes(docs []storage.Document) []time.Time {
 	now := time.Now().UTC().Truncate(time.Second)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -216,20 +216,20 @@ func (x *index) tagCounts() map[string]int {
 func (x *index) allow(f papersearch.Filter) func(row int) bool {
 	venues := map[string]bool{}
 	for _, v := range f.Venues {
-		venues[search.VenueKey(v)] = true
+		venues[storage.VenueKey(v)] = true
 	}
-	author := search.AuthorWords(f.Author)
-	tags := search.TagKeys(f.Tags)
+	author := storage.AuthorWords(f.Author)
+	tags := storage.TagKeys(f.Tags)
 	var only map[int]bool
 	if len(f.Only) > 0 {
 		only = x.rowsOf(f.Only)
 	}
-	by, lo, hi, dated := search.DateRange(f)
+	by, lo, hi, dated := storage.DateRange(f)
 	return func(row int) bool {
 		if x.ids[row] == "" || only != nil && !only[row] {
 			return false
 		}
-		if dated && !search.InDateRange(by, lo, hi, x.days[row], x.added[row]) {
+		if dated && !storage.InDateRange(by, lo, hi, x.days[row], x.added[row]) {
 			return false
 		}
 		y := int(x.years[row])
@@ -244,7 +244,7 @@ func (x *index) allow(f papersearch.Filter) func(row int) bool {
 		}
 		if len(author) > 0 {
 			for _, name := range x.authors[row] {
-				if search.AuthorMatches(name, author) {
+				if storage.AuthorMatches(name, author) {
 					return true
 				}
 			}
@@ -267,7 +267,7 @@ func (x *index) rowsOf(ids []string) map[int]bool {
 
 // lexical ranks the allowed papers by BM25 for the analysed query terms
 // and keeps the k best.
-func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (search.Matches, error) {
+func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (storage.Matches, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	buf, _ := x.scores.Get().(*[]float32)
@@ -304,7 +304,7 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 		}
 	} else {
 		var allow func(int) bool
-		if !search.FieldsFree(f) {
+		if !storage.FieldsFree(f) {
 			allow = x.allow(f)
 		}
 		touched, scored, ideal = x.lex.Score(terms, allow, scores, nil)
@@ -312,9 +312,9 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 	top := newTopK(k)
 	for _, r := range touched {
 		if !excluded[int(r)] {
-			top.push(search.Candidate{ID: x.ids[r], Score: scores[r]})
+			top.push(storage.Candidate{ID: x.ids[r], Score: scores[r]})
 		}
 		scores[r] = 0
 	}
-	return search.Matches{Candidates: top.sorted(), Ideal: ideal, Terms: scored}, ctx.Err()
+	return storage.Matches{Candidates: top.sorted(), Ideal: ideal, Terms: scored}, ctx.Err()
 }

@@ -8,16 +8,16 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
 // fill puts n random papers into x, in batches, and returns them as
 // documents (for storetest.Exact). Paper i has year 2000+i%20 and, if i is
 // even, the word "even" in its abstract.
-func fill(x *index, n int) []search.Document {
-	docs := make([]search.Document, n)
+func fill(x *index, n int) []storage.Document {
+	docs := make([]storage.Document, n)
 	for start := 0; start < n; start += 1000 {
 		var batch []entry
 		for i := start; i < min(start+1000, n); i++ {
@@ -26,7 +26,7 @@ func fill(x *index, n int) []search.Document {
 			if i%2 == 0 {
 				p.Abstract = "even"
 			}
-			docs[i] = search.Document{Paper: p, Vector: storetest.RandomUnit(uint64(i), x.dim)}
+			docs[i] = storage.Document{Paper: p, Vector: storetest.RandomUnit(uint64(i), x.dim)}
 			batch = append(batch, entry{paper: p, vector: docs[i].Vector, terms: lexical.Analyze(p.Text())})
 		}
 		x.put(batch)
@@ -42,7 +42,7 @@ func TestIndexNearestIsExact(t *testing.T) {
 	for _, n := range []int{3000, parallelScanRows + 500} {
 		x := newIndex(16, n)
 		docs := fill(x, n)
-		recent := func(d search.Document) bool { return d.Paper.Year >= 2015 }
+		recent := func(d storage.Document) bool { return d.Paper.Year >= 2015 }
 		for q := range 20 {
 			v := storetest.RandomUnit(uint64(1_000_000+q), x.dim)
 			got, err := x.nearest(ctx, v, 10, papersearch.Filter{})
@@ -53,7 +53,7 @@ func TestIndexNearestIsExact(t *testing.T) {
 				t.Fatalf("%d rows, query %d: nearest = %v, want %v", n, q, got, want)
 			}
 			got, _ = x.nearest(ctx, v, 10, papersearch.Filter{YearMin: 2015})
-			if want := storetest.Exact(v, slices.DeleteFunc(slices.Clone(docs), func(d search.Document) bool { return !recent(d) }), 10); !slices.Equal(got, want) {
+			if want := storetest.Exact(v, slices.DeleteFunc(slices.Clone(docs), func(d storage.Document) bool { return !recent(d) }), 10); !slices.Equal(got, want) {
 				t.Fatalf("%d rows, query %d, year ≥ 2015: nearest = %v, want %v", n, q, got, want)
 			}
 		}
@@ -84,7 +84,7 @@ func TestIndexNearestMany(t *testing.T) {
 			if !slices.Equal(got[i], alone) {
 				t.Errorf("%d rows, query %d: in one pass %v, alone %v", n, i, got[i], alone)
 			}
-			kept := slices.DeleteFunc(slices.Clone(docs), func(d search.Document) bool { return d.Paper.Year < 2005 || d.Paper.ID == "p00004" })
+			kept := slices.DeleteFunc(slices.Clone(docs), func(d storage.Document) bool { return d.Paper.Year < 2005 || d.Paper.ID == "p00004" })
 			want := storetest.Exact(v, kept, ks[i])
 			if len(got[i]) != len(want) {
 				t.Fatalf("%d rows, query %d: %d found, want %d", n, i, len(got[i]), len(want))

@@ -9,13 +9,13 @@ import (
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/topk"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // nearest finds the k allowed vectors with the largest cosine similarity
 // to v: a first pass over int8 codes (a quarter of the memory traffic of
 // float32), then exact re-scoring of the best candidates.
-func (x *index) nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]search.Candidate, error) {
+func (x *index) nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]storage.Candidate, error) {
 	found, err := x.nearestMany(ctx, [][]float32{v}, []int{k}, f)
 	if err != nil {
 		return nil, err
@@ -34,11 +34,11 @@ type scanQuery struct {
 // nearestMany answers several queries as nearest does, the k[i] nearest
 // to vs[i], in one first pass: each row's codes are read from memory once
 // for all of them, which is what a pass over a large index waits on.
-func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]search.Candidate, error) {
+func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]storage.Candidate, error) {
 	dim := x.dim
 	for _, v := range vs {
 		if len(v) != dim {
-			return nil, fmt.Errorf("nearest: %w: %d, want %d", search.ErrDimension, len(v), dim)
+			return nil, fmt.Errorf("nearest: %w: %d, want %d", storage.ErrDimension, len(v), dim)
 		}
 	}
 	x.mu.RLock()
@@ -54,7 +54,7 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 		qs[i] = scanQuery{codes: codes[:nonZeroPrefix(codes)], scale: scale, keep: max(RescoreFactor*ks[i], MinRescore) + len(excluded)}
 	}
 	allow := x.allow(f)
-	plain := search.FieldsFree(f) && len(f.Only) == 0
+	plain := storage.FieldsFree(f) && len(f.Only) == 0
 	scan := func(from, to int, firsts []*topk.Heap) {
 		for r := from; r < to; r++ {
 			if r%8192 == 0 && ctx.Err() != nil {
@@ -92,7 +92,7 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := make([][]search.Candidate, len(vs))
+	out := make([][]storage.Candidate, len(vs))
 	for i, v := range vs {
 		first := firsts[0][i]
 		for _, other := range firsts[1:] {
@@ -105,7 +105,7 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 		for _, it := range first.Items() {
 			r := it.Index
 			if !excluded[r] {
-				top.push(search.Candidate{ID: x.ids[r], Score: embed.Dot(v[:n], x.vectors[r*dim:r*dim+n])})
+				top.push(storage.Candidate{ID: x.ids[r], Score: embed.Dot(v[:n], x.vectors[r*dim:r*dim+n])})
 			}
 		}
 		out[i] = top.sorted()

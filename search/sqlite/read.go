@@ -13,11 +13,11 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // paperColumns are the columns of a paper; documentColumns add what a
-// search.Document holds besides.
+// storage.Document holds besides.
 const (
 	paperColumns    = `id, title, abstract, authors, venue, year, url, tags, sources, type, date, added`
 	documentColumns = paperColumns + `, text_hash, paper_hash, vector`
@@ -56,34 +56,34 @@ func scanPaper(row scanner, extra ...any) (papersearch.Paper, error) {
 
 // scanDocument reads the documentColumns of one row, then extra
 // destinations.
-func scanDocument(row scanner, extra ...any) (search.Document, error) {
+func scanDocument(row scanner, extra ...any) (storage.Document, error) {
 	var (
-		d    search.Document
+		d    storage.Document
 		blob []byte
 		err  error
 	)
 	d.Paper, err = scanPaper(row, append([]any{&d.TextHash, &d.PaperHash, &blob}, extra...)...)
 	if err != nil {
-		return search.Document{}, err
+		return storage.Document{}, err
 	}
 	d.Vector = embed.DecodeVector(blob)
 	return d, nil
 }
 
 // Get returns one document, with its analysed terms.
-func (s *Store) Get(ctx context.Context, id string) (search.Document, error) {
+func (s *Store) Get(ctx context.Context, id string) (storage.Document, error) {
 	var terms string
 	d, err := scanDocument(s.db.QueryRowContext(ctx, `SELECT `+documentColumns+`, terms FROM papers WHERE id = ?`, id), &terms)
 	if errors.Is(err, sql.ErrNoRows) {
-		return search.Document{}, fmt.Errorf("%w: %q", search.ErrNotFound, id)
+		return storage.Document{}, fmt.Errorf("%w: %q", storage.ErrNotFound, id)
 	}
 	if err != nil {
-		return search.Document{}, fmt.Errorf("get %q: %w", id, err)
+		return storage.Document{}, fmt.Errorf("get %q: %w", id, err)
 	}
 	d.Terms = strings.Fields(terms)
 	ss, err := s.Sentences(ctx, []string{id})
 	if err != nil {
-		return search.Document{}, fmt.Errorf("get %q: %w", id, err)
+		return storage.Document{}, fmt.Errorf("get %q: %w", id, err)
 	}
 	d.Sentences = ss[id]
 	return d, nil
@@ -161,11 +161,11 @@ func (s *Store) Works(ctx context.Context, keys []string) (map[string]papersearc
 }
 
 // Fingerprints returns the stored hashes of the ids that exist.
-func (s *Store) Fingerprints(ctx context.Context, ids []string) (map[string]search.Fingerprint, error) {
-	out := make(map[string]search.Fingerprint, len(ids))
+func (s *Store) Fingerprints(ctx context.Context, ids []string) (map[string]storage.Fingerprint, error) {
+	out := make(map[string]storage.Fingerprint, len(ids))
 	err := s.eachByID(ctx, `id, text_hash, paper_hash, added`, ids, func(row scanner) error {
 		var id string
-		var f search.Fingerprint
+		var f storage.Fingerprint
 		var added int64
 		err := row.Scan(&id, &f.TextHash, &f.PaperHash, &added)
 		if added != 0 {
@@ -182,7 +182,7 @@ func (s *Store) Fingerprints(ctx context.Context, ids []string) (map[string]sear
 
 // Scroll pages through documents in insertion order; the cursor is the
 // last row's sequence number.
-func (s *Store) Scroll(ctx context.Context, cursor string, limit int) ([]search.Document, string, error) {
+func (s *Store) Scroll(ctx context.Context, cursor string, limit int) ([]storage.Document, string, error) {
 	after := int64(0)
 	if cursor != "" {
 		var err error
@@ -196,7 +196,7 @@ func (s *Store) Scroll(ctx context.Context, cursor string, limit int) ([]search.
 	}
 	defer rows.Close()
 	var (
-		docs []search.Document
+		docs []storage.Document
 		seq  int64
 	)
 	for rows.Next() {
@@ -216,10 +216,10 @@ func (s *Store) Scroll(ctx context.Context, cursor string, limit int) ([]search.
 }
 
 // StoredModel reports the model recorded in the store file at path, without
-// opening it for use. It returns search.ErrNotFound when path has no store.
+// opening it for use. It returns storage.ErrNotFound when path has no store.
 func StoredModel(ctx context.Context, path string) (embed.ModelInfo, error) {
 	if _, err := os.Stat(path); err != nil {
-		return embed.ModelInfo{}, fmt.Errorf("%w: no store at %s", search.ErrNotFound, path)
+		return embed.ModelInfo{}, fmt.Errorf("%w: no store at %s", storage.ErrNotFound, path)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {

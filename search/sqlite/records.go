@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // PutRecord keeps a record in the file's records table.
@@ -24,7 +24,7 @@ func (s *Store) GetRecord(ctx context.Context, kind, id string) ([]byte, error) 
 	var doc []byte
 	err := s.db.QueryRowContext(ctx, `SELECT doc FROM records WHERE kind = ? AND id = ?`, kind, id).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s %q", search.ErrNotFound, kind, id)
+		return nil, fmt.Errorf("%w: %s %q", storage.ErrNotFound, kind, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the %s %q: %w", kind, id, err)
@@ -61,12 +61,12 @@ func (s *Store) DeleteRecord(ctx context.Context, kind, id string) error {
 		return fmt.Errorf("remove the %s %q: %w", kind, id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%w: %s %q", search.ErrNotFound, kind, id)
+		return fmt.Errorf("%w: %s %q", storage.ErrNotFound, kind, id)
 	}
 	return nil
 }
 
-var _ search.Records = (*Store)(nil)
+var _ storage.Records = (*Store)(nil)
 
 // CopyRecords copies every record of from into s (reindex's new store
 // takes the old one's alerts and keys), replacing any s holds of the same

@@ -11,8 +11,8 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // schemaVersion is the layout of the store's tables. Version 2 added the
@@ -91,7 +91,7 @@ CREATE TABLE IF NOT EXISTS work_keys (
 	PRIMARY KEY (key, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS work_keys_id ON work_keys (id);
--- The abstract's sentences of each paper (search.Sentence): their roles,
+-- The abstract's sentences of each paper (storage.Sentence): their roles,
 -- one digit each, and their vectors, each a float32 scale and int8 codes.
 CREATE TABLE IF NOT EXISTS sentences (
 	id      TEXT PRIMARY KEY,
@@ -104,7 +104,7 @@ CREATE TABLE IF NOT EXISTS changes (
 	seq INTEGER PRIMARY KEY AUTOINCREMENT,
 	id  TEXT NOT NULL
 );
--- The service's own state beside the papers (search.Records): alerts,
+-- The service's own state beside the papers (storage.Records): alerts,
 -- keys, by kind and id.
 CREATE TABLE IF NOT EXISTS records (
 	kind TEXT NOT NULL,
@@ -127,7 +127,7 @@ func (s *Store) init(ctx context.Context) error {
 		}
 	}
 	if stored, ok := meta.model(); ok {
-		if err := search.CheckModel("the index", stored, s.model); err != nil {
+		if err := storage.CheckModel("the index", stored, s.model); err != nil {
 			return err
 		}
 	} else {

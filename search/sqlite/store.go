@@ -1,4 +1,4 @@
-// Package sqlite is the embedded search.Store: one SQLite database file
+// Package sqlite is the embedded storage.Store: one SQLite database file
 // holding papers, vectors, analysed terms and the index metadata, served
 // from an in-memory index loaded from it.
 package sqlite
@@ -19,13 +19,13 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
 
-// Store is the embedded search.Store. The file is the record; retrieval
+// Store is the embedded storage.Store. The file is the record; retrieval
 // runs on an in-memory index loaded from it and kept in step with every
 // change. Once retired rows (replaced or deleted papers) are a quarter of
 // the index, a fresh index is loaded from the file and swapped in, while
@@ -51,7 +51,7 @@ type Store struct {
 
 // Open opens or creates the store at path for vectors of model. A store
 // built with another model or dimension is refused with an error wrapping
-// search.ErrModelMismatch.
+// storage.ErrModelMismatch.
 func Open(ctx context.Context, path string, model embed.ModelInfo) (*Store, error) {
 	if model.Name == "" || model.Dim <= 0 {
 		return nil, fmt.Errorf("open store: invalid model %+v", model)
@@ -110,7 +110,7 @@ func (s *Store) load(ctx context.Context) (*index, error) {
 			return nil, fmt.Errorf("load: %w", err)
 		}
 		if len(blob) != 4*s.model.Dim {
-			return nil, fmt.Errorf("load: paper %s: %w: %d bytes, want %d", p.ID, search.ErrDimension, len(blob), 4*s.model.Dim)
+			return nil, fmt.Errorf("load: paper %s: %w: %d bytes, want %d", p.ID, storage.ErrDimension, len(blob), 4*s.model.Dim)
 		}
 		if terms == "" {
 			terms = strings.Join(lexical.Analyze(p.Text()), " ")
@@ -165,11 +165,11 @@ func (s *Store) Close() error {
 }
 
 // Upsert writes docs in one transaction, then updates the index.
-func (s *Store) Upsert(ctx context.Context, docs []search.Document) error {
+func (s *Store) Upsert(ctx context.Context, docs []storage.Document) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	if err := search.CheckDimensions(docs, s.model.Dim); err != nil {
+	if err := storage.CheckDimensions(docs, s.model.Dim); err != nil {
 		return fmt.Errorf("upsert: %w", err)
 	}
 	s.writeMu.Lock()
@@ -252,7 +252,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete %q: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%w: %q", search.ErrNotFound, id)
+		return fmt.Errorf("%w: %q", storage.ErrNotFound, id)
 	}
 	for _, table := range []string{"work_keys", "sentences"} {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE id = ?`, id); err != nil {
@@ -275,19 +275,19 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 
 // Nearest returns the k allowed papers with the largest cosine similarity
 // to v (see index.nearest).
-func (s *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]search.Candidate, error) {
+func (s *Store) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]storage.Candidate, error) {
 	return s.idx.Load().nearest(ctx, v, k, f)
 }
 
 // NearestMany answers several Nearest queries in one pass over the index
-// (search.ManyNearest).
-func (s *Store) NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]search.Candidate, error) {
+// (storage.ManyNearest).
+func (s *Store) NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]storage.Candidate, error) {
 	return s.idx.Load().nearestMany(ctx, vs, ks, f)
 }
 
 // Lexical ranks the allowed papers by BM25 for the analysed query terms
 // and keeps the k best.
-func (s *Store) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (search.Matches, error) {
+func (s *Store) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (storage.Matches, error) {
 	return s.idx.Load().lexical(ctx, terms, k, f)
 }
 
@@ -308,4 +308,4 @@ func nonNil(s []string) []string {
 	return s
 }
 
-var _ search.Store = (*Store)(nil)
+var _ storage.Store = (*Store)(nil)

@@ -13,14 +13,14 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/roles"
+	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/search/storetest"
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) search.Store {
+	storetest.Run(t, func(t *testing.T) storage.Store {
 		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "papers.db"), storetest.Model)
 		if err != nil {
 			t.Fatal(err)
@@ -37,7 +37,7 @@ func TestSurvivesReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := []search.Document{storetest.Doc(1), storetest.Doc(2), storetest.Doc(3)}
+	docs := []storage.Document{storetest.Doc(1), storetest.Doc(2), storetest.Doc(3)}
 	if err := s.Upsert(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -60,12 +60,12 @@ func TestSurvivesReopen(t *testing.T) {
 	}
 
 	other := embed.ModelInfo{Name: "other-model", Dim: 8}
-	if _, err := Open(ctx, path, other); !errors.Is(err, search.ErrModelMismatch) {
-		t.Errorf("open with another model: err = %v, want search.ErrModelMismatch", err)
+	if _, err := Open(ctx, path, other); !errors.Is(err, storage.ErrModelMismatch) {
+		t.Errorf("open with another model: err = %v, want storage.ErrModelMismatch", err)
 	}
 	wider := embed.ModelInfo{Name: storetest.Model.Name, Dim: 16}
-	if _, err := Open(ctx, path, wider); !errors.Is(err, search.ErrModelMismatch) {
-		t.Errorf("open with another dimension: err = %v, want search.ErrModelMismatch", err)
+	if _, err := Open(ctx, path, wider); !errors.Is(err, storage.ErrModelMismatch) {
+		t.Errorf("open with another dimension: err = %v, want storage.ErrModelMismatch", err)
 	}
 }
 
@@ -81,7 +81,7 @@ func TestAnalysesTermsOnce(t *testing.T) {
 	}
 	d := storetest.Doc(1)
 	d.Paper.Abstract = "Gradient clipping stabilises recurrent networks."
-	if err := s.Upsert(ctx, []search.Document{d, storetest.Doc(2)}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d, storetest.Doc(2)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = ''`); err != nil {
@@ -119,15 +119,15 @@ func TestConcurrentWritesOfOneID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { s.Close() }()
-	if err := s.Upsert(ctx, []search.Document{storetest.Doc(1), storetest.Doc(2)}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{storetest.Doc(1), storetest.Doc(2)}); err != nil {
 		t.Fatal(err)
 	}
-	variant := func(i int) search.Document {
+	variant := func(i int) storage.Document {
 		// Each variant has a word of its own, so lexical search tells them apart.
 		p := papersearch.Paper{ID: "same", Title: "Contested paper",
 			Abstract: fmt.Sprintf("A contested abstract about %s.", variantWord(i))}
-		fp := search.FingerprintOf(p)
-		return search.Document{Paper: p, Vector: storetest.RandomUnit(uint64(1000+i), storetest.Model.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+		fp := storage.FingerprintOf(p)
+		return storage.Document{Paper: p, Vector: storetest.RandomUnit(uint64(1000+i), storetest.Model.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 	}
 	const writers, rounds = 8, 40
 	stop := make(chan struct{})
@@ -157,7 +157,7 @@ func TestConcurrentWritesOfOneID(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := s.Upsert(ctx, []search.Document{variant(w)}); err != nil {
+				if err := s.Upsert(ctx, []storage.Document{variant(w)}); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -191,7 +191,7 @@ func variantWord(i int) string {
 
 // memoryMatchesDisk reports whether the in-memory vector and lexical terms
 // of "same" are those of the version in the file.
-func memoryMatchesDisk(t *testing.T, s *Store, variant func(int) search.Document, writers int) bool {
+func memoryMatchesDisk(t *testing.T, s *Store, variant func(int) storage.Document, writers int) bool {
 	t.Helper()
 	ctx := context.Background()
 	disk, err := s.Get(ctx, "same")
@@ -228,8 +228,8 @@ func TestUpgradesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := storetest.Doc(1)
-	first.Sentences = []search.Sentence{{Role: roles.Method, Vector: storetest.RandomUnit(5, storetest.Model.Dim)}}
-	if err := s.Upsert(ctx, []search.Document{first}); err != nil {
+	first.Sentences = []storage.Sentence{{Role: roles.Method, Vector: storetest.RandomUnit(5, storetest.Model.Dim)}}
+	if err := s.Upsert(ctx, []storage.Document{first}); err != nil {
 		t.Fatal(err)
 	}
 	// Back to version 2: no tags, no sources, no work keys.
@@ -247,7 +247,7 @@ func TestUpgradesSchema(t *testing.T) {
 	defer s.Close()
 	d := storetest.Doc(2)
 	d.Paper.Tags = []string{"upgraded"}
-	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Nearest(ctx, d.Vector, 5, papersearch.Filter{Tags: []string{"upgraded"}})
@@ -291,12 +291,12 @@ func TestSentencesKeptByAWriteWithout(t *testing.T) {
 	}
 	defer s.Close()
 	d := storetest.Doc(1)
-	d.Sentences = []search.Sentence{{Role: roles.Result, Vector: storetest.RandomUnit(11, storetest.Model.Dim)}}
-	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+	d.Sentences = []storage.Sentence{{Role: roles.Result, Vector: storetest.RandomUnit(11, storetest.Model.Dim)}}
+	if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 		t.Fatal(err)
 	}
 	d.Paper.Venue, d.Sentences = "Elsewhere", nil
-	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Sentences(ctx, []string{"p001"})
@@ -320,7 +320,7 @@ func TestUpgradeFoldsAccents(t *testing.T) {
 	d.Paper.Title, d.Paper.Abstract, d.Paper.Authors = "Naïve Bayes revisited", "A naïve Bayes classifier for spam.", []string{"Bernhard Schölkopf"}
 	other := storetest.Doc(2)
 	other.Paper.Abstract = "Bayes nets for spam filtering with naive priors."
-	if err := s.Upsert(ctx, []search.Document{d, other}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d, other}); err != nil {
 		t.Fatal(err)
 	}
 	// Back to version 6, with the terms its analyser made.
@@ -365,12 +365,12 @@ func TestSentencesOfManyPapers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var docs []search.Document
+	var docs []storage.Document
 	var ids []string
 	for i := range 3 * sentencesPerReader {
 		d := storetest.Doc(i)
 		if i%7 != 0 { // every seventh paper has none
-			d.Sentences = []search.Sentence{{Role: roles.Method, Vector: storetest.RandomUnit(uint64(i), storetest.Model.Dim)},
+			d.Sentences = []storage.Sentence{{Role: roles.Method, Vector: storetest.RandomUnit(uint64(i), storetest.Model.Dim)},
 				{Role: roles.Result, Vector: storetest.RandomUnit(uint64(1000+i), storetest.Model.Dim)}}
 		}
 		docs = append(docs, d)
@@ -410,7 +410,7 @@ func TestUpgradeFoldsWorkKeys(t *testing.T) {
 	}
 	d := storetest.Doc(1)
 	d.Paper.Title, d.Paper.Authors = "Spectral Methods for Straße Networks", []string{"Søren Jørgensen"}
-	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 		t.Fatal(err)
 	}
 	ascii := papersearch.TitleKey(papersearch.Paper{Title: "Spectral methods for Strasse networks", Authors: []string{"Jorgensen, Soren"}})

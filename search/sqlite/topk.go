@@ -4,7 +4,7 @@ import (
 	"container/heap"
 	"sort"
 
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // topK keeps the k best candidates seen so far in a min-heap, so selecting
@@ -18,7 +18,7 @@ func newTopK(k int) *topK { return &topK{k: k, items: make(candHeap, 0, k)} }
 
 // push offers a candidate; it is kept if it beats the current k-th best.
 // Ties on score are broken by id, so results are deterministic.
-func (t *topK) push(c search.Candidate) {
+func (t *topK) push(c storage.Candidate) {
 	if t.k <= 0 {
 		return
 	}
@@ -33,25 +33,25 @@ func (t *topK) push(c search.Candidate) {
 }
 
 // sorted returns the kept candidates, best first.
-func (t *topK) sorted() []search.Candidate {
-	out := append([]search.Candidate(nil), t.items...)
+func (t *topK) sorted() []storage.Candidate {
+	out := append([]storage.Candidate(nil), t.items...)
 	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
 	return out
 }
 
-func better(a, b search.Candidate) bool {
+func better(a, b storage.Candidate) bool {
 	if a.Score != b.Score {
 		return a.Score > b.Score
 	}
 	return a.ID < b.ID
 }
 
-type candHeap []search.Candidate
+type candHeap []storage.Candidate
 
 func (h candHeap) Len() int           { return len(h) }
 func (h candHeap) Less(i, j int) bool { return better(h[j], h[i]) }
 func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *candHeap) Push(x any)        { *h = append(*h, x.(search.Candidate)) }
+func (h *candHeap) Push(x any)        { *h = append(*h, x.(storage.Candidate)) }
 func (h *candHeap) Pop() any {
 	old := *h
 	c := old[len(old)-1]

@@ -12,15 +12,15 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/roles"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // upsertGetCount is Run's UpsertGetCount case.
-func upsertGetCount(t *testing.T, open func(t *testing.T) search.Store) {
+func upsertGetCount(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
-	docs := []search.Document{Doc(1), Doc(2), Doc(3)}
+	docs := []storage.Document{Doc(1), Doc(2), Doc(3)}
 	if err := s.Upsert(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func upsertGetCount(t *testing.T, open func(t *testing.T) search.Store) {
 	// Upserting the same id replaces it and does not add a row.
 	changed := Doc(2)
 	changed.Paper.Title = "Renamed"
-	if err := s.Upsert(ctx, []search.Document{changed}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{changed}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := s.Count(ctx); n != 3 {
@@ -52,7 +52,7 @@ func upsertGetCount(t *testing.T, open func(t *testing.T) search.Store) {
 }
 
 // keepsEveryField is Run's KeepsEveryField case.
-func keepsEveryField(t *testing.T, open func(t *testing.T) search.Store) {
+func keepsEveryField(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
 	d := Doc(1)
@@ -60,7 +60,7 @@ func keepsEveryField(t *testing.T, open func(t *testing.T) search.Store) {
 		Venue: "Journal of Tests", Year: 2021, URL: "https://example.org/x", Type: papersearch.TypeJournalArticle,
 		Tags: []string{"a", "b"}, Sources: []papersearch.Source{{ID: "arxiv:2101.00001", URL: "https://arxiv.org/abs/2101.00001"}},
 		Date: "2021-03", Added: time.Date(2021, 4, 1, 10, 0, 0, 0, time.UTC)}
-	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, d.Paper.ID)
@@ -73,7 +73,7 @@ func keepsEveryField(t *testing.T, open func(t *testing.T) search.Store) {
 	}
 	// A field emptied is emptied.
 	d.Paper.Type = ""
-	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Get(ctx, d.Paper.ID); err != nil || got.Paper.Type != "" {
@@ -82,36 +82,36 @@ func keepsEveryField(t *testing.T, open func(t *testing.T) search.Store) {
 }
 
 // notFound is Run's NotFound case.
-func notFound(t *testing.T, open func(t *testing.T) search.Store) {
+func notFound(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
-	if _, err := s.Get(ctx, "nope"); !errors.Is(err, search.ErrNotFound) {
+	if _, err := s.Get(ctx, "nope"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Get unknown: err = %v, want ErrNotFound", err)
 	}
-	if err := s.Delete(ctx, "nope"); !errors.Is(err, search.ErrNotFound) {
+	if err := s.Delete(ctx, "nope"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Delete unknown: err = %v, want ErrNotFound", err)
 	}
 }
 
 // wrongDimension is Run's WrongDimension case.
-func wrongDimension(t *testing.T, open func(t *testing.T) search.Store) {
+func wrongDimension(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
 	d := Doc(1)
 	d.Vector = d.Vector[:4]
-	if err := s.Upsert(ctx, []search.Document{Doc(2), d}); !errors.Is(err, search.ErrDimension) {
+	if err := s.Upsert(ctx, []storage.Document{Doc(2), d}); !errors.Is(err, storage.ErrDimension) {
 		t.Errorf("Upsert short vector: err = %v, want ErrDimension", err)
 	}
 	if n, _ := s.Count(ctx); n != 0 {
 		t.Errorf("a rejected batch stored %d papers", n)
 	}
-	if _, err := s.Nearest(ctx, make([]float32, 3), 5, papersearch.Filter{}); !errors.Is(err, search.ErrDimension) {
+	if _, err := s.Nearest(ctx, make([]float32, 3), 5, papersearch.Filter{}); !errors.Is(err, storage.ErrDimension) {
 		t.Errorf("Nearest short vector: err = %v, want ErrDimension", err)
 	}
 }
 
 // nearestIsExactAndExcludes is Run's NearestIsExactAndExcludes case.
-func nearestIsExactAndExcludes(t *testing.T, open func(t *testing.T) search.Store) {
+func nearestIsExactAndExcludes(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s, docs := filled(t, open, 50)
 	q := docs[17].Vector
@@ -149,17 +149,17 @@ func nearestIsExactAndExcludes(t *testing.T, open func(t *testing.T) search.Stor
 }
 
 // deleteRemoves is Run's Delete case.
-func deleteRemoves(t *testing.T, open func(t *testing.T) search.Store) {
+func deleteRemoves(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
-	docs := []search.Document{Doc(1), Doc(2), Doc(3)}
+	docs := []storage.Document{Doc(1), Doc(2), Doc(3)}
 	if err := s.Upsert(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Delete(ctx, "p001"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(ctx, "p001"); !errors.Is(err, search.ErrNotFound) {
+	if _, err := s.Get(ctx, "p001"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("deleted paper still there: %v", err)
 	}
 	got, _ := s.Nearest(ctx, docs[2].Vector, 10, papersearch.Filter{})
@@ -169,7 +169,7 @@ func deleteRemoves(t *testing.T, open func(t *testing.T) search.Store) {
 }
 
 // scroll is Run's Scroll case.
-func scroll(t *testing.T, open func(t *testing.T) search.Store) {
+func scroll(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s, _ := filled(t, open, 25)
 	seen := map[string]bool{}
@@ -199,10 +199,10 @@ func scroll(t *testing.T, open func(t *testing.T) search.Store) {
 }
 
 // fingerprints is Run's Fingerprints case.
-func fingerprints(t *testing.T, open func(t *testing.T) search.Store) {
+func fingerprints(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
-	if err := s.Upsert(ctx, []search.Document{Doc(1), Doc(2)}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{Doc(1), Doc(2)}); err != nil {
 		t.Fatal(err)
 	}
 	papers, err := s.Lookup(ctx, []string{"p002", "p404", "p001"})
@@ -240,16 +240,16 @@ func fingerprints(t *testing.T, open func(t *testing.T) search.Store) {
 }
 
 // sentences is Run's Sentences case.
-func sentences(t *testing.T, open func(t *testing.T) search.Store) {
+func sentences(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
 	if !s.KeepsSentences() {
 		t.Fatal("a store created now says it keeps no sentence vectors")
 	}
 	d := Doc(1)
-	d.Sentences = []search.Sentence{{Role: roles.Background, Vector: RandomUnit(11, Model.Dim)},
+	d.Sentences = []storage.Sentence{{Role: roles.Background, Vector: RandomUnit(11, Model.Dim)},
 		{Role: roles.Method, Vector: RandomUnit(12, Model.Dim)}, {Role: roles.Result, Vector: RandomUnit(13, Model.Dim)}}
-	if err := s.Upsert(ctx, []search.Document{d, Doc(2)}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d, Doc(2)}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Sentences(ctx, []string{"p001", "p002", "nope"})
@@ -269,8 +269,8 @@ func sentences(t *testing.T, open func(t *testing.T) search.Store) {
 		t.Errorf("Get: %d sentences, %v", len(doc.Sentences), err)
 	}
 	bad := d
-	bad.Sentences = []search.Sentence{{Vector: make([]float32, 3)}}
-	if err := s.Upsert(ctx, []search.Document{bad}); !errors.Is(err, search.ErrDimension) {
+	bad.Sentences = []storage.Sentence{{Vector: make([]float32, 3)}}
+	if err := s.Upsert(ctx, []storage.Document{bad}); !errors.Is(err, storage.ErrDimension) {
 		t.Errorf("a sentence of the wrong dimension: %v", err)
 	}
 	if err := s.Delete(ctx, "p001"); err != nil {
@@ -282,13 +282,13 @@ func sentences(t *testing.T, open func(t *testing.T) search.Store) {
 }
 
 // worksFindsVersions is Run's Works case.
-func worksFindsVersions(t *testing.T, open func(t *testing.T) search.Store) {
+func worksFindsVersions(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
 	d := Doc(1)
 	d.Paper.Title, d.Paper.Authors = "Deep Networks Learn Slowly", []string{"Ada Lovelace", "Alan Turing"}
 	d.Paper.Sources = []papersearch.Source{{ID: "arxiv:2401.00001", URL: "https://arxiv.org/abs/2401.00001"}, {ID: "doi:10.1/x"}}
-	if err := s.Upsert(ctx, []search.Document{d, Doc(2), Doc(3)}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d, Doc(2), Doc(3)}); err != nil {
 		t.Fatal(err)
 	}
 	works := func(keys ...string) []string {
@@ -319,7 +319,7 @@ func worksFindsVersions(t *testing.T, open func(t *testing.T) search.Store) {
 	}
 	// A new version's keys replace the old ones; a deleted paper has none.
 	d.Paper.Sources = d.Paper.Sources[:1]
-	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 		t.Fatal(err)
 	}
 	if got := works("doi:10.1/x"); got != nil {

@@ -7,19 +7,19 @@ import (
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // keepsAddedTimes: a paper stored without an added time gets the time it
 // was stored, and keeps it when written again; an earlier time given wins,
 // a later one does not; Fingerprints say it.
-func keepsAddedTimes(t *testing.T, open func(t *testing.T) search.Store) {
+func keepsAddedTimes(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
 	before := time.Now().UTC().Truncate(time.Second)
 	d := Doc(1)
-	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 		t.Fatal(err)
 	}
 	after := time.Now().UTC()
@@ -29,7 +29,7 @@ func keepsAddedTimes(t *testing.T, open func(t *testing.T) search.Store) {
 	}
 	first := got.Paper.Added
 	d.Paper.Title = "Written again"
-	if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Get(ctx, d.Paper.ID); err != nil || !got.Paper.Added.Equal(first) {
@@ -38,7 +38,7 @@ func keepsAddedTimes(t *testing.T, open func(t *testing.T) search.Store) {
 	earlier := time.Date(2020, 5, 1, 12, 0, 0, 0, time.UTC)
 	for _, given := range []time.Time{earlier, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)} {
 		d.Paper.Added = given
-		if err := s.Upsert(ctx, []search.Document{d}); err != nil {
+		if err := s.Upsert(ctx, []storage.Document{d}); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := s.Get(ctx, d.Paper.ID); err != nil || !got.Paper.Added.Equal(earlier) {
@@ -55,11 +55,11 @@ func keepsAddedTimes(t *testing.T, open func(t *testing.T) search.Store) {
 // (its date, a month's days, or its year's) or when it was added, in
 // dense and lexical retrieval alike; a paper with no date and no year
 // matches no bound on publication.
-func dateFilters(t *testing.T, open func(t *testing.T) search.Store) {
+func dateFilters(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
 	added := func(day int) time.Time { return time.Date(2026, 11, day, 9, 0, 0, 0, time.UTC) }
-	var docs []search.Document
+	var docs []storage.Document
 	for i, p := range []papersearch.Paper{
 		{Date: "2026-03-14", Year: 2026, Added: added(1)},
 		{Date: "2026-04", Year: 2026, Added: added(2)},
@@ -118,7 +118,7 @@ func dateFilters(t *testing.T, open func(t *testing.T) search.Store) {
 }
 
 // sortedIDs is the ids of cs, sorted.
-func sortedIDs(cs []search.Candidate) []string {
+func sortedIDs(cs []storage.Candidate) []string {
 	out := ids(cs)
 	slices.Sort(out)
 	return out

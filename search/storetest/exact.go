@@ -6,18 +6,18 @@ import (
 	"slices"
 
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Exact returns the k documents of docs nearest to q by cosine, best
 // first, ties broken by id: the brute-force answer a store's Nearest must
 // give.
-func Exact(q []float32, docs []search.Document, k int) []search.Candidate {
-	all := make([]search.Candidate, len(docs))
+func Exact(q []float32, docs []storage.Document, k int) []storage.Candidate {
+	all := make([]storage.Candidate, len(docs))
 	for i, d := range docs {
-		all[i] = search.Candidate{ID: d.Paper.ID, Score: embed.Dot(q, d.Vector)}
+		all[i] = storage.Candidate{ID: d.Paper.ID, Score: embed.Dot(q, d.Vector)}
 	}
-	slices.SortFunc(all, func(a, b search.Candidate) int {
+	slices.SortFunc(all, func(a, b storage.Candidate) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
@@ -27,7 +27,7 @@ func Exact(q []float32, docs []search.Document, k int) []search.Candidate {
 }
 
 // ids lists the candidates' ids in order.
-func ids(cs []search.Candidate) []string {
+func ids(cs []storage.Candidate) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.ID

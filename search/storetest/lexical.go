@@ -8,15 +8,15 @@ import (
 	"testing"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // lexicalAndFilters is Run's LexicalAndFilters case.
-func lexicalAndFilters(t *testing.T, open func(t *testing.T) search.Store) {
+func lexicalAndFilters(t *testing.T, open func(t *testing.T) storage.Store) {
 	ctx := context.Background()
 	s := open(t)
-	docs := []search.Document{
+	docs := []storage.Document{
 		filterDoc(1, "Graph neural networks", "Message passing over molecular graphs predicts properties of graphs.", []string{"Geoffrey Hinton"}, "ICML", 2019),
 		filterDoc(2, "Speech recognition", "Transformers transcribe speech; a graph of phonemes helps.", []string{"Yann LeCun"}, "NeurIPS", 2021),
 		filterDoc(3, "Protein folding", "Residue contact maps fold proteins.", []string{"Ada Lovelace", "Geoff Smith"}, "ICLR", 2023),
@@ -38,16 +38,16 @@ func lexicalAndFilters(t *testing.T, open func(t *testing.T) search.Store) {
 
 // filterDoc is paper i of the lexical and filter cases, with its
 // fingerprints.
-func filterDoc(i int, title, abstract string, authors []string, venue string, year int) search.Document {
+func filterDoc(i int, title, abstract string, authors []string, venue string, year int) storage.Document {
 	d := Doc(i)
 	d.Paper = papersearch.Paper{ID: fmt.Sprintf("p%03d", i), Title: title, Abstract: abstract, Authors: authors, Venue: venue, Year: year}
-	fp := search.FingerprintOf(d.Paper)
+	fp := storage.FingerprintOf(d.Paper)
 	d.TextHash, d.PaperHash = fp.TextHash, fp.PaperHash
 	return d
 }
 
 // matchIDs joins the ids of m's candidates with commas, in order.
-func matchIDs(m search.Matches) string {
+func matchIDs(m storage.Matches) string {
 	var out []string
 	for _, c := range m.Candidates {
 		out = append(out, c.ID)
@@ -57,7 +57,7 @@ func matchIDs(m search.Matches) string {
 
 // checkIdeal checks the ideal score of "graph zebra": each term's idf,
 // zebra's as a term no paper holds; it follows every write.
-func checkIdeal(t *testing.T, s search.Store, when string, want float64) {
+func checkIdeal(t *testing.T, s storage.Store, when string, want float64) {
 	t.Helper()
 	m, err := s.Lexical(context.Background(), lexical.Analyze("graph zebra"), 10, papersearch.Filter{})
 	if err != nil || !near(m.Ideal, want) {
@@ -67,7 +67,7 @@ func checkIdeal(t *testing.T, s search.Store, when string, want float64) {
 
 // lexicalRanking: BM25 ranks the papers holding a term by its frequency,
 // scores positive and descending; a term no paper holds finds nothing.
-func lexicalRanking(t *testing.T, s search.Store) {
+func lexicalRanking(t *testing.T, s storage.Store) {
 	ctx := context.Background()
 	m, err := s.Lexical(ctx, lexical.Analyze("graphs"), 10, papersearch.Filter{})
 	if err != nil {
@@ -89,7 +89,7 @@ func lexicalRanking(t *testing.T, s search.Store) {
 
 // lexicalFilters: every filter, alone and combined, narrows lexical
 // retrieval.
-func lexicalFilters(t *testing.T, s search.Store) {
+func lexicalFilters(t *testing.T, s storage.Store) {
 	for _, tt := range []struct {
 		f    papersearch.Filter
 		want string
@@ -119,10 +119,10 @@ func lexicalFilters(t *testing.T, s search.Store) {
 
 // denseFilters: the same filters apply to dense retrieval (v is the first
 // paper's vector).
-func denseFilters(t *testing.T, s search.Store, v []float32) {
+func denseFilters(t *testing.T, s storage.Store, v []float32) {
 	ctx := context.Background()
 	all, _ := s.Nearest(ctx, v, 10, papersearch.Filter{Author: "geoff", YearMin: 2020})
-	if matchIDs(search.Matches{Candidates: all}) != "p003" {
+	if matchIDs(storage.Matches{Candidates: all}) != "p003" {
 		t.Errorf("Nearest with author and year filter = %v, want p003", all)
 	}
 	all, _ = s.Nearest(ctx, v, 10, papersearch.Filter{Venues: []string{"NeurIPS", "ICLR"}})
@@ -134,14 +134,14 @@ func denseFilters(t *testing.T, s search.Store, v []float32) {
 		t.Errorf("Nearest with a tag = %v, want 2 papers", all)
 	}
 	all, _ = s.Nearest(ctx, v, 10, papersearch.Filter{Only: []string{"p003", "p001", "p999"}})
-	if got := matchIDs(search.Matches{Candidates: all}); got != "p001,p003" && got != "p003,p001" {
+	if got := matchIDs(storage.Matches{Candidates: all}); got != "p001,p003" && got != "p003,p001" {
 		t.Errorf("Nearest with only p003, p001 and an unknown id = %v", all)
 	}
 }
 
 // tagsRead: Get and Lookup return the papers' tags, and Tags counts them
 // (want as "tag:count" separated by spaces).
-func tagsRead(t *testing.T, s search.Store, want string) {
+func tagsRead(t *testing.T, s storage.Store, want string) {
 	ctx := context.Background()
 	if d, err := s.Get(ctx, "p002"); err != nil || strings.Join(d.Paper.Tags, ",") != "my-library,neurips-2026" {
 		t.Errorf("Get(p002) tags = %q (%v)", d.Paper.Tags, err)
@@ -157,10 +157,10 @@ func tagsRead(t *testing.T, s search.Store, want string) {
 // lexicalFollowsWrites: replacing a paper's text moves it in the lexical
 // index, deleting one takes it out, and the ideal scores and tag counts
 // follow.
-func lexicalFollowsWrites(t *testing.T, s search.Store) {
+func lexicalFollowsWrites(t *testing.T, s storage.Store) {
 	ctx := context.Background()
 	changed := filterDoc(4, "Speech", "Nothing about that topic.", nil, "ICML", 2023)
-	if err := s.Upsert(ctx, []search.Document{changed}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{changed}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := s.Lexical(ctx, lexical.Analyze("graph"), 10, papersearch.Filter{}); matchIDs(got) != "p001,p002" {

@@ -12,6 +12,7 @@ import (
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // pagingCorpus returns n papers of three sentences each, drawn from a small
@@ -42,7 +43,7 @@ func pagingCorpus(n int) []papersearch.Paper {
 // the same ids in the same order with the same ranks and scores, in every
 // mode, for search, similar and similar by sentences, within the first
 // candidates and past them.
-func pagesAreOneRanking(t *testing.T, s search.Store) {
+func pagesAreOneRanking(t *testing.T, s storage.Store) {
 	ctx := context.Background()
 	eng, err := search.NewEngine(s, hashvec.Embedder{Model: Model}, search.Options{})
 	if err != nil {
@@ -148,13 +149,13 @@ func sameHits(t *testing.T, what string, got, want []papersearch.Hit) {
 // foldsAccents checks that s reads accents folded: "naive bayes" and
 // "naïve bayes" score alike, and the author filter finds Schölkopf,
 // Veličković and Erdős written without their accents.
-func foldsAccents(t *testing.T, s search.Store) {
+func foldsAccents(t *testing.T, s storage.Store) {
 	ctx := context.Background()
 	d, e := Doc(1), Doc(2)
 	d.Paper.Title, d.Paper.Abstract = "Naïve Bayes revisited", "A naïve Bayes classifier for spam."
 	d.Paper.Authors = []string{"Bernhard Schölkopf", "Petar Veličković", "Paul Erdős", "Stéphane Mallat"}
 	e.Paper.Abstract = "Bayes nets for spam filtering with naive priors."
-	if err := s.Upsert(ctx, []search.Document{d, e}); err != nil {
+	if err := s.Upsert(ctx, []storage.Document{d, e}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RefreshLexical(ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // failingAfter embeds with hash vectors until it has embedded budget
@@ -36,7 +37,7 @@ func (f *failingAfter) Embed(ctx context.Context, texts []string) ([][]float32, 
 			f.cancel()
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: %w", search.ErrUnavailable, errEndpointDown)
+		return nil, fmt.Errorf("%w: %w", storage.ErrUnavailable, errEndpointDown)
 	}
 	return f.Embedder.Embed(ctx, texts)
 }
@@ -45,7 +46,7 @@ func (f *failingAfter) Embed(ctx context.Context, texts []string) ([][]float32, 
 // stores a batch whole or not at all: an embedding endpoint that fails
 // part way, or a client that gives up part way, leaves the papers stored
 // before as they were and adds none.
-func putIsAllOrNothing(t *testing.T, s search.Store) {
+func putIsAllOrNothing(t *testing.T, s storage.Store) {
 	ctx := context.Background()
 	papers := pagingCorpus(60)
 	good, err := search.NewEngine(s, hashvec.Embedder{Model: Model}, search.Options{})
@@ -92,7 +93,7 @@ func putIsAllOrNothing(t *testing.T, s search.Store) {
 			}
 			_, err = catalog.New(eng, catalog.Options{}).Put(ctx, batch)
 			if !errors.Is(err, catalog.ErrNothingStored) || (tc.cancel && !errors.Is(err, context.Canceled)) ||
-				(!tc.cancel && !errors.Is(err, search.ErrUnavailable)) {
+				(!tc.cancel && !errors.Is(err, storage.ErrUnavailable)) {
 				t.Fatalf("Put: %v, want ErrNothingStored and the cause", err)
 			}
 			check(t, tc.name)

@@ -1,4 +1,4 @@
-// Package storetest is the behaviour every search.Store shares, as one
+// Package storetest is the behaviour every storage.Store shares, as one
 // suite that each store's tests run against a fresh store of their own.
 package storetest
 
@@ -11,7 +11,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Model is the model of the suite's vectors: 8 dimensions, so a store's
@@ -31,16 +31,16 @@ func RandomUnit(seed uint64, dim int) []float32 {
 
 // Doc returns the i-th test document: paper "p%03d" of year 2000+i%20 in
 // venue TestConf, with a random unit vector.
-func Doc(i int) search.Document {
+func Doc(i int) storage.Document {
 	p := papersearch.Paper{ID: fmt.Sprintf("p%03d", i), Title: fmt.Sprintf("Paper %d", i),
 		Abstract: fmt.Sprintf("Abstract number %d.", i), Authors: []string{"A. Author"}, Venue: "TestConf", Year: 2000 + i%20}
-	fp := search.FingerprintOf(p)
-	return search.Document{Paper: p, Vector: RandomUnit(uint64(i), Model.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
+	fp := storage.FingerprintOf(p)
+	return storage.Document{Paper: p, Vector: RandomUnit(uint64(i), Model.Dim), TextHash: fp.TextHash, PaperHash: fp.PaperHash}
 }
 
 // Run runs the behaviour every store must share, each case against a
 // fresh, empty store from open.
-func Run(t *testing.T, open func(t *testing.T) search.Store) {
+func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("PagesAreOneRanking", func(t *testing.T) { pagesAreOneRanking(t, open(t)) })
 	t.Run("PutIsAllOrNothing", func(t *testing.T) { putIsAllOrNothing(t, open(t)) })
 	t.Run("FoldsAccents", func(t *testing.T) { foldsAccents(t, open(t)) })
@@ -63,8 +63,8 @@ func Run(t *testing.T, open func(t *testing.T) search.Store) {
 // keepsRecords: a store keeps the service's records by kind and id:
 // replaced whole, listed by kind, removed, an absent one ErrNotFound, and
 // none of them a paper.
-func keepsRecords(t *testing.T, s search.Store) {
-	r, ok := s.(search.Records)
+func keepsRecords(t *testing.T, s storage.Store) {
+	r, ok := s.(storage.Records)
 	if !ok {
 		t.Fatalf("%T keeps no records", s)
 	}
@@ -89,10 +89,10 @@ func keepsRecords(t *testing.T, s search.Store) {
 	if err := r.DeleteRecord(ctx, "alert", "a2"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.GetRecord(ctx, "alert", "a2"); !errors.Is(err, search.ErrNotFound) {
+	if _, err := r.GetRecord(ctx, "alert", "a2"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("a deleted record: %v", err)
 	}
-	if err := r.DeleteRecord(ctx, "alert", "a2"); !errors.Is(err, search.ErrNotFound) {
+	if err := r.DeleteRecord(ctx, "alert", "a2"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("deleting an absent record: %v", err)
 	}
 	if n, err := s.Count(ctx); err != nil || n != 0 {
@@ -101,10 +101,10 @@ func keepsRecords(t *testing.T, s search.Store) {
 }
 
 // filled opens a store and stores Doc(0) to Doc(n-1) in it.
-func filled(t *testing.T, open func(t *testing.T) search.Store, n int) (search.Store, []search.Document) {
+func filled(t *testing.T, open func(t *testing.T) storage.Store, n int) (storage.Store, []storage.Document) {
 	t.Helper()
 	s := open(t)
-	docs := make([]search.Document, n)
+	docs := make([]storage.Document, n)
 	for i := range docs {
 		docs[i] = Doc(i)
 	}

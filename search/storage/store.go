@@ -1,8 +1,4 @@
-// Package search ranks stored papers for a query. A Store keeps documents
-// (the embedded SQLite file or Qdrant); the Engine embeds queries,
-// retrieves, fuses, ranks, explains and pages, and finds similar papers,
-// aspects and recommendations. It only reads: package catalog writes.
-package search
+package storage
 
 import (
 	"context"
@@ -187,3 +183,11 @@ var (
 	// succeed. The API answers them 503 with Retry-After.
 	ErrUnavailable = errors.New("a dependency is unavailable")
 )
+
+// ManyNearest is a Store that answers several dense queries in one pass
+// (the embedded store): a recommendation's probes, say.
+type ManyNearest interface {
+	// NearestMany returns, for each vs[i], what Nearest(vs[i], ks[i], f)
+	// would.
+	NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error)
+}
