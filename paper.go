@@ -1,8 +1,3 @@
-// Package papersearch holds the domain types shared by every part of the
-// service: a research paper and the rules that give it a stable identity.
-//
-// The work is done in subpackages: seeds reads corpora, embed turns text into
-// vectors, search stores and ranks papers, api serves them over HTTP.
 package papersearch
 
 import (

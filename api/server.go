@@ -1,5 +1,3 @@
-// Package api serves papersearch over HTTP with echo: routes, request
-// validation and RFC 9457 problem+json errors.
 package api
 
 import (

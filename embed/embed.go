@@ -1,5 +1,3 @@
-// Package embed turns text into dense vectors. Every provider implements
-// Embedder; the in-process model (NewLocal) needs no network.
 package embed
 
 import (

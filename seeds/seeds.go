@@ -1,5 +1,3 @@
-// Package seeds holds the corpus the service ships with and the readers of
-// corpus files: the seed text format and JSONL paper records.
 package seeds
 
 import (

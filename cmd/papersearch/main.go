@@ -1,5 +1,3 @@
-// Command papersearch serves semantic search over research-paper abstracts
-// and offers the same operations on the command line.
 package main
 
 import (

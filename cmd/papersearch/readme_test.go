@@ -149,6 +149,34 @@ const maxFileLines = 400
 // TestFilesHoldOneConcern: no hand-written non-test Go file of the module
 // is over maxFileLines lines, or asserts a type to an interface it does
 // not name.
+// TestEveryLayerSaysWhatItIs: each package at the top level (and the
+// command) has a doc.go whose package comment says what it holds.
+func TestEveryLayerSaysWhatItIs(t *testing.T) {
+	dirs := []string{"../..", "."}
+	entries, err := os.ReadDir("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			dirs = append(dirs, filepath.Join("../..", e.Name()))
+		}
+	}
+	for _, dir := range dirs {
+		if goFiles, _ := filepath.Glob(filepath.Join(dir, "*.go")); len(goFiles) == 0 {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(dir, "doc.go"))
+		if err != nil {
+			t.Errorf("%s has no doc.go", dir)
+			continue
+		}
+		if !regexp.MustCompile(`^// (Package|Command) \w+ `).Match(src) {
+			t.Errorf("%s/doc.go does not open with its package comment", dir)
+		}
+	}
+}
+
 // maxParams bounds the parameters of a function (the receiver aside).
 const maxParams = 6
 
