@@ -59,7 +59,12 @@ func (echoEngine) Embed(_ context.Context, _ string, texts []string) ([][]float3
 	}
 	return out, len(texts), nil
 }
-func (echoEngine) Add(_ context.Context, papers []papersearch.Paper, _ catalog.AddOptions) (catalog.AddSummary, error) {
+
+// Add checks papers as the catalog does (catalog.Check), storing nothing.
+func (echoEngine) Add(_ context.Context, papers []papersearch.Paper, opts catalog.AddOptions) (catalog.AddSummary, error) {
+	if _, err := catalog.Check(papers, opts); err != nil {
+		return catalog.AddSummary{}, err
+	}
 	ids := make([]string, len(papers))
 	for i, p := range papers {
 		ids[i] = p.ID

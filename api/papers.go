@@ -37,26 +37,21 @@ func (s *Server) ingest(c echo.Context) error {
 		return invalid(fmt.Sprintf("papers must hold 1 to %d papers", MaxIngestPapers),
 			wire.FieldProblem{Pointer: "/papers", Detail: fmt.Sprintf("holds %d papers", len(req.Papers))})
 	}
-	// When a paper was added is the service's to say: refused here, where
-	// a request names it (an import's records may carry it, and Add
-	// clears it).
-	var problems []wire.FieldProblem
-	for i, p := range req.Papers {
-		if !p.Added.IsZero() {
-			problems = append(problems, addedProblem(paperPointer(i, single)))
-		}
-	}
-	if len(problems) > 0 {
-		return invalid(fmt.Sprintf("%d of %d papers are invalid; nothing was stored", len(problems), len(req.Papers)), problems...)
-	}
 	ctx, cancel := extendWriteDeadline(c, len(req.Papers))
 	defer cancel()
-	// One batch, checked and stored whole or not at all.
-	sum, err := s.catalog.Add(ctx, req.Papers, catalog.AddOptions{Replace: true})
+	// One batch, checked and stored whole or not at all; when a paper was
+	// added is the service's to say, so a request that says is refused.
+	sum, err := s.catalog.Add(ctx, req.Papers, catalog.AddOptions{Replace: true, RefuseAdded: true})
 	var bad *catalog.InvalidError
 	if errors.As(err, &bad) {
+		var problems []wire.FieldProblem
 		for _, in := range bad.Invalid {
-			problems = append(problems, paperFieldProblem(paperPointer(in.Index, single), in.Err))
+			at := paperPointer(in.Index, single)
+			if errors.Is(in.Err, catalog.ErrAddedGiven) {
+				problems = append(problems, addedProblem(at))
+				continue
+			}
+			problems = append(problems, paperFieldProblem(at, in.Err))
 		}
 		return invalid(fmt.Sprintf("%d of %d papers are invalid; nothing was stored", len(bad.Invalid), bad.Papers), problems...)
 	}

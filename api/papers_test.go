@@ -412,6 +412,10 @@ func TestDates(t *testing.T) {
 		{"POST", "/v1/papers", `{"id":"date-d","abstract":"x","date":"2026-3-1"}`, `"/date"`},
 		{"POST", "/v1/papers", `{"id":"date-d","abstract":"x","added":"2020-01-01T00:00:00Z"}`, `"/added"`},
 		{"PATCH", "/v1/papers/date-a", `{"added":"2020-01-01T00:00:00Z"}`, `"/added"`},
+		{"POST", "/v1/papers", `{"papers":[{"id":"date-d","abstract":"x","added":"2020-01-01T00:00:00Z"},{"id":"date-e","abstract":""}]}`,
+			`"/papers/0/added"`},
+		{"POST", "/v1/papers", `{"papers":[{"id":"date-d","abstract":"x","added":"2020-01-01T00:00:00Z"},{"id":"date-e","abstract":""}]}`,
+			`"/papers/1/abstract"`},
 	} {
 		resp, b := do(t, tt.method, srv.URL+tt.path, "application/json", tt.body)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), tt.where) {

@@ -19,6 +19,11 @@ type AddOptions struct {
 	// batch) replace that version whole, as a POST of it does, instead of
 	// merging into it; versions under other ids are merged either way.
 	Replace bool
+	// RefuseAdded makes a paper that says when it was added invalid (a
+	// FieldError of its "added" wrapping ErrAddedGiven): a request's,
+	// whose added time is the store's to say. Without it the time given is
+	// dropped (an import's records may carry one).
+	RefuseAdded bool
 	// embedding, if set, is told after each group of papers embedded
 	// how many were embedded and how many of total papers to store are
 	// done.
@@ -48,10 +53,15 @@ func (c *Catalog) Add(ctx context.Context, papers []papersearch.Paper, opts AddO
 	if !ok {
 		return AddSummary{}, fmt.Errorf("add: %w", papersearch.ErrBadTag)
 	}
-	papers, err := complete(papers)
+	papers, err := Check(papers, opts)
 	if err != nil {
 		return AddSummary{}, err
 	}
+	return c.add(ctx, papers, tags, opts)
+}
+
+// add is Add of papers already checked (Check), with clean tags.
+func (c *Catalog) add(ctx context.Context, papers []papersearch.Paper, tags []string, opts AddOptions) (AddSummary, error) {
 	m, err := c.mergeVersions(ctx, papers, tags, opts.Replace)
 	if err != nil {
 		return AddSummary{}, err
@@ -102,25 +112,41 @@ func (e *InvalidError) Unwrap() []error {
 	return out
 }
 
-// complete returns papers each passed through papersearch.Complete, with
-// when it was added cleared (the store's to say, not the caller's), or an
-// *InvalidError listing those that are not valid.
-func complete(papers []papersearch.Paper) ([]papersearch.Paper, error) {
+// ErrAddedGiven is wrapped by the FieldError of a paper that says when it
+// was added where AddOptions.RefuseAdded refuses it.
+var ErrAddedGiven = errors.New("added is when the service first stored the paper: leave it out")
+
+// Check returns papers as Add stores them, each passed through
+// papersearch.Complete with when it was added cleared (the store's to say,
+// not the caller's), or an *InvalidError listing those that are not valid
+// (with opts.RefuseAdded, those that say when they were added too).
+func Check(papers []papersearch.Paper, opts AddOptions) ([]papersearch.Paper, error) {
 	out := make([]papersearch.Paper, len(papers))
 	var invalid []Invalid
 	for i, p := range papers {
-		done, err := papersearch.Complete(p)
+		if opts.RefuseAdded && !p.Added.IsZero() {
+			invalid = append(invalid, Invalid{Index: i, Err: &papersearch.FieldError{Field: "added", Err: ErrAddedGiven}})
+			continue
+		}
+		done, err := checked(p)
 		if err != nil {
 			invalid = append(invalid, Invalid{Index: i, Err: err})
 			continue
 		}
-		done.Added = time.Time{}
 		out[i] = done
 	}
 	if len(invalid) > 0 {
 		return nil, &InvalidError{Papers: len(papers), Invalid: invalid}
 	}
 	return out, nil
+}
+
+// checked is p as Add stores it: passed through papersearch.Complete, when
+// it was added cleared.
+func checked(p papersearch.Paper) (papersearch.Paper, error) {
+	done, err := papersearch.Complete(p)
+	done.Added = time.Time{}
+	return done, err
 }
 
 // Update replaces the stored paper p.ID names with p, as it is once
@@ -147,5 +173,9 @@ func (c *Catalog) Update(ctx context.Context, p papersearch.Paper) (papersearch.
 	if _, err := c.Put(ctx, []papersearch.Paper{done}); err != nil {
 		return papersearch.Paper{}, err
 	}
-	return done, nil
+	// As the store keeps it (an added time it had none of is now's).
+	if stored, err = c.store.Lookup(ctx, []string{done.ID}); err != nil {
+		return papersearch.Paper{}, err
+	}
+	return stored[done.ID], nil
 }

@@ -56,6 +56,13 @@ func TestAddChecksEveryPaper(t *testing.T) {
 	if n, _ := store.Count(ctx); n != 0 {
 		t.Errorf("the refused batch left %d papers in the store", n)
 	}
+	// A request's added time is refused beside the other faults.
+	dated := []papersearch.Paper{{ID: "dated", Abstract: "A.", Added: time.Now()}, {ID: "empty"}}
+	_, err = cat.Add(ctx, dated, catalog.AddOptions{RefuseAdded: true})
+	if !errors.As(err, &inv) || len(inv.Invalid) != 2 || !errors.Is(inv.Invalid[0].Err, catalog.ErrAddedGiven) ||
+		!errors.Is(inv.Invalid[1].Err, papersearch.ErrNoAbstract) {
+		t.Errorf("Add refusing added times: %v, want paper 0's added and paper 1's abstract", err)
+	}
 
 	given := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	raw := papersearch.Paper{ID: "raw", Abstract: "Tidied\x1b[31m abstract.  Second sentence.", Added: given}

@@ -16,7 +16,8 @@ import (
 // *seeds.LineError for a record it could not make a paper of (a record
 // without an abstract among them), after which reading goes on. Any other
 // error stops the import. A paper it yields that papersearch.Complete
-// refuses is rejected as record N of the source.
+// refuses is rejected as record N of the source (a LineError whose Line is
+// N).
 type Source interface {
 	Next() (papersearch.Paper, error)
 }
@@ -101,7 +102,7 @@ type ImportSummary struct {
 // source, whichever source brought them. A stopped import keeps every
 // batch it finished; running it again embeds nothing already stored and
 // ends with the same store. An import is background work (see
-// Background): it gives way to the engine's queries.
+// search.Engine.Background): it gives way to the engine's queries.
 func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (ImportSummary, error) {
 	ctx = c.engine.Background(ctx)
 	start := time.Now()
@@ -132,7 +133,7 @@ func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (I
 		}
 		// Each batch is stored whole or not at all, so the summary counts
 		// what was committed.
-		s, err := c.Add(ctx, batch, AddOptions{Tags: tags, embedding: embedding})
+		s, err := c.add(ctx, batch, tags, AddOptions{embedding: embedding})
 		sum.IngestSummary.Add(s.IngestSummary)
 		sum.Merged += s.Merged
 		if err != nil {
@@ -153,9 +154,9 @@ func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (I
 		if err == nil {
 			// A source's readers check their records as they make papers
 			// of them; one that does not (Papers) is checked here, so a
-			// paper that is not valid is a rejected record, not a failed
-			// batch.
-			if p, err = papersearch.Complete(p); err != nil {
+			// paper that is not valid is a rejected record (its Line the
+			// record's number), not a failed batch.
+			if p, err = checked(p); err != nil {
 				err = &seeds.LineError{Line: sum.Read + 1, Err: err}
 			}
 		}

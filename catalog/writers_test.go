@@ -19,18 +19,19 @@ import (
 // writeMethods are the methods by which a storage.Store changes its papers.
 var writeMethods = []string{"Upsert", "Delete", "RefreshLexical"}
 
-// mayWrite are the packages whose non-test code may call them: the catalog,
-// the stores themselves, the engine's observing wrapper (which passes the
-// catalog's writes on), the stores' conformance suite, and the benchmark
-// harness, whose synthetic index of a million made-up vectors times a bare
-// embedded store, no service around it.
-var mayWrite = []string{
-	"github.com/papersearch/papersearch/catalog",
-	"github.com/papersearch/papersearch/search",
-	"github.com/papersearch/papersearch/search/sqlite",
-	"github.com/papersearch/papersearch/search/qdrant",
-	"github.com/papersearch/papersearch/search/storetest",
-	"github.com/papersearch/papersearch/internal/bench",
+// mayWrite are the packages whose non-test code may call them, each with
+// the one file it may call them from ("" for any): the catalog, the stores
+// themselves, the engine's observing wrapper (which passes the catalog's
+// writes on, and nothing else of the engine's), the stores' conformance
+// suite, and the benchmark harness's synthetic index (a million made-up
+// vectors into a bare embedded store, to time the store itself).
+var mayWrite = map[string]string{
+	"github.com/papersearch/papersearch/catalog":          "",
+	"github.com/papersearch/papersearch/search":           "observe.go",
+	"github.com/papersearch/papersearch/search/sqlite":    "",
+	"github.com/papersearch/papersearch/search/qdrant":    "",
+	"github.com/papersearch/papersearch/search/storetest": "",
+	"github.com/papersearch/papersearch/internal/bench":   "synthetic.go",
 }
 
 // TestOnlyTheCatalogWrites type-checks every package of the module and
@@ -79,7 +80,8 @@ func TestOnlyTheCatalogWrites(t *testing.T) {
 	store := storagePkg.Scope().Lookup("Store").Type().Underlying().(*types.Interface)
 	checked := 0
 	for _, p := range ours {
-		if slices.Contains(mayWrite, p.ImportPath) {
+		allowed, listed := mayWrite[p.ImportPath]
+		if listed && allowed == "" {
 			continue
 		}
 		var files []*ast.File
@@ -101,9 +103,13 @@ func TestOnlyTheCatalogWrites(t *testing.T) {
 				continue
 			}
 			recv := s.Recv()
+			at := fset.Position(sel.Pos())
+			if listed && filepath.Base(at.Filename) == allowed {
+				continue
+			}
 			if types.Implements(recv, store) || types.Implements(types.NewPointer(recv), store) {
 				t.Errorf("%s: %s writes to a store (%s.%s): writes go through the catalog",
-					fset.Position(sel.Pos()), p.ImportPath, recv, sel.Sel.Name)
+					at, p.ImportPath, recv, sel.Sel.Name)
 			}
 		}
 	}

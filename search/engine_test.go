@@ -319,7 +319,7 @@ func TestEngineErrors(t *testing.T) {
 }
 
 // embeddedTexts counts the texts ingesting papers embeds at most: each
-// paper's text and its abstract's sentences (up to search.MaxSentences).
+// paper's text and its abstract's sentences (up to storage.MaxSentences).
 func embeddedTexts(papers []papersearch.Paper) int {
 	n := 0
 	for _, p := range papers {

@@ -146,9 +146,6 @@ func TestREADMELayout(t *testing.T) {
 // longer one holds more than one concern and is split.
 const maxFileLines = 400
 
-// TestFilesHoldOneConcern: no hand-written non-test Go file of the module
-// is over maxFileLines lines, or asserts a type to an interface it does
-// not name.
 // TestEveryLayerSaysWhatItIs: each package at the top level (and the
 // command) has a doc.go whose package comment says what it holds.
 func TestEveryLayerSaysWhatItIs(t *testing.T) {
@@ -216,6 +213,9 @@ func checkParams(t *testing.T, path string, src []byte) {
 	})
 }
 
+// TestFilesHoldOneConcern: no hand-written non-test Go file of the module
+// is over maxFileLines lines, asserts a type to an interface it does not
+// name, or has a function of more than maxParams parameters.
 func TestFilesHoldOneConcern(t *testing.T) {
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
