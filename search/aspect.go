@@ -260,7 +260,7 @@ func (e *Engine) rankByAspect(ctx context.Context, at pageAt, q Query, ap aspect
 	probes, role, byRole := ap.probes, ap.role, ap.byRole
 	details := map[string]aspectScored{} // of the first ranking an id is in
 	theirs := map[string][]storage.Sentence{}
-	rankAt := func(ctx context.Context, depth int) ([]fused, int, error) {
+	rankAt := func(ctx context.Context, depth int) ([]Fused, int, error) {
 		cands, err := candidates(ctx, depth)
 		if err != nil {
 			return nil, 0, err
@@ -281,7 +281,7 @@ func (e *Engine) rankByAspect(ctx context.Context, at pageAt, q Query, ap aspect
 	if err != nil {
 		return Results{}, err
 	}
-	r := ranking{first: first, more: cut(n, depth) && depth < maxSeen, deeper: func(ctx context.Context) ([]fused, error) {
+	r := ranking{first: first, more: cut(n, depth) && depth < maxSeen, deeper: func(ctx context.Context) ([]Fused, error) {
 		list, _, err := rankAt(ctx, maxSeen)
 		return list, err
 	}}
@@ -294,7 +294,7 @@ func (e *Engine) rankByAspect(ctx context.Context, at pageAt, q Query, ap aspect
 	for i := range res.Hits {
 		h := &res.Hits[i]
 		x := details[h.ID]
-		h.Explanation = explainRanks(x.fused)
+		h.Explanation = explainRanks(x.Fused)
 		m := x.match
 		m.Query = probes[x.qi].sentence
 		if hs := abstractSentences(h.Paper); x.ci >= 0 && x.ci < len(hs) {

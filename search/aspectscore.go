@@ -28,7 +28,7 @@ type probe struct {
 // aspectScored is a candidate as an aspect query scored it: its place in
 // the ranking by sentences and the pair of sentences that matched best.
 type aspectScored struct {
-	fused
+	Fused
 	match  papersearch.SentenceMatch
 	qi, ci int
 }
@@ -38,7 +38,7 @@ type aspectScored struct {
 // ranking, each candidate's scores (its fused ranks and best pair) and
 // sentences by id.
 func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, role roles.Role, byRole bool,
-	cands []storage.Candidate) ([]fused, map[string]aspectScored, map[string][]storage.Sentence, error) {
+	cands []storage.Candidate) ([]Fused, map[string]aspectScored, map[string][]storage.Sentence, error) {
 	ids := make([]string, len(cands))
 	for i, c := range cands {
 		ids[i] = c.ID
@@ -79,7 +79,7 @@ func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, r
 	}
 	for _, x := range list {
 		s := byID[x.ID]
-		s.fused = x
+		s.Fused = x
 		byID[x.ID] = s
 	}
 	return list, byID, theirs, nil
@@ -138,7 +138,7 @@ func (m aspectMatcher) pool(p probe, all []storage.Sentence) []int {
 // best match, or their mean under MatchSum, blended with its dense score
 // by wholeWeight.
 func (m aspectMatcher) score(c storage.Candidate, rank int, all []storage.Sentence, whole []float32) aspectScored {
-	x := aspectScored{fused: fused{ID: c.ID, DenseRank: rank + 1, DenseScore: c.Score}, ci: -1}
+	x := aspectScored{Fused: Fused{ID: c.ID, DenseRank: rank + 1, DenseScore: c.Score}, ci: -1}
 	var sum, best float32 = 0, -2
 	for pi, p := range m.probes {
 		top, arg := float32(-2), -1

@@ -10,7 +10,7 @@ import (
 	"github.com/papersearch/papersearch/search/storage"
 )
 
-func explainRanks(x fused) *papersearch.Explanation {
+func explainRanks(x Fused) *papersearch.Explanation {
 	ex := &papersearch.Explanation{DenseRank: x.DenseRank, LexicalRank: x.LexicalRank, MatchedTerms: []string{}}
 	if x.DenseRank > 0 {
 		s := x.DenseScore

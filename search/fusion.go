@@ -75,8 +75,8 @@ func (f Fusion) String() string {
 // BM25 (k1 0.9, b 0.4): see the table in docs/ranking.md.
 var DefaultFusion = Fusion{Method: Evidence, DenseWeight: 0.5}
 
-// fused is one candidate after fusion, with where it stood in each list.
-type fused struct {
+// Fused is one candidate after fusion, with where it stood in each list.
+type Fused struct {
 	ID           string
 	Score        float64
 	DenseRank    int // 1-based; 0 when not in the dense list
@@ -87,13 +87,13 @@ type fused struct {
 
 // fuse merges the two rankings (each best first) under f, best first, ties
 // broken by id so the order is deterministic.
-func fuse(dense []storage.Candidate, matches storage.Matches, f Fusion) []fused {
+func fuse(dense []storage.Candidate, matches storage.Matches, f Fusion) []Fused {
 	lexical := matches.Candidates
-	byID := make(map[string]*fused, len(dense)+len(lexical))
-	get := func(id string) *fused {
+	byID := make(map[string]*Fused, len(dense)+len(lexical))
+	get := func(id string) *Fused {
 		x, ok := byID[id]
 		if !ok {
-			x = &fused{ID: id}
+			x = &Fused{ID: id}
 			byID[id] = x
 		}
 		return x
@@ -140,7 +140,7 @@ func fuse(dense []storage.Candidate, matches storage.Matches, f Fusion) []fused 
 			}
 		}
 	}
-	out := make([]fused, 0, len(byID))
+	out := make([]Fused, 0, len(byID))
 	for _, x := range byID {
 		out = append(out, *x)
 	}
@@ -154,10 +154,10 @@ func fuse(dense []storage.Candidate, matches storage.Matches, f Fusion) []fused 
 }
 
 // single turns one ranking into fused results scored by its own scores.
-func single(list []storage.Candidate, dense bool) []fused {
-	out := make([]fused, len(list))
+func single(list []storage.Candidate, dense bool) []Fused {
+	out := make([]Fused, len(list))
 	for i, c := range list {
-		out[i] = fused{ID: c.ID, Score: float64(c.Score)}
+		out[i] = Fused{ID: c.ID, Score: float64(c.Score)}
 		if dense {
 			out[i].DenseRank, out[i].DenseScore = i+1, c.Score
 		} else {

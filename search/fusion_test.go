@@ -15,7 +15,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
 func TestFusion(t *testing.T) {
 	dense := []storage.Candidate{{ID: "A", Score: 0.9}, {ID: "B", Score: 0.5}, {ID: "C", Score: 0.1}}
 	lexical := storage.Matches{Candidates: []storage.Candidate{{ID: "C", Score: 10}, {ID: "A", Score: 6}, {ID: "D", Score: 2}}}
-	ids := func(fs []fused) string {
+	ids := func(fs []Fused) string {
 		var s []string
 		for _, f := range fs {
 			s = append(s, f.ID)

@@ -17,17 +17,17 @@ import (
 // nearest), then, for pages past it, the papers the deeper ranking (of the
 // maxSeen best) adds, in its order.
 type ranking struct {
-	first []fused
+	first []Fused
 	// more reports that a retrieval of first was cut at its depth, so that
 	// deeper may find papers first lacks.
 	more bool
 	// deeper ranks the query's candidates to depth maxSeen.
-	deeper func(ctx context.Context) ([]fused, error)
+	deeper func(ctx context.Context) ([]Fused, error)
 }
 
 // upTo returns the ranking long enough to hold want papers not in seen,
 // or all of it, and whether papers may follow what it returns.
-func (r ranking) upTo(ctx context.Context, want int, seen map[string]bool) ([]fused, bool, error) {
+func (r ranking) upTo(ctx context.Context, want int, seen map[string]bool) ([]Fused, bool, error) {
 	list := r.first
 	if !r.more || r.deeper == nil || unseen(list, seen) >= want {
 		return list, r.more && r.deeper != nil, nil
@@ -49,7 +49,7 @@ func (r ranking) upTo(ctx context.Context, want int, seen map[string]bool) ([]fu
 	return list, false, nil
 }
 
-func unseen(list []fused, seen map[string]bool) int {
+func unseen(list []Fused, seen map[string]bool) int {
 	n := 0
 	for _, x := range list {
 		if !seen[x.ID] {
@@ -67,7 +67,7 @@ func cut(n, depth int) bool { return n >= depth }
 // the ranking's first maxSeen papers: the page that reaches them is cut
 // there whatever its limit, so pages of every size put together are the
 // same papers in the same order.
-func (r ranking) pageAfter(ctx context.Context, seen []string, limit int) ([]fused, bool, error) {
+func (r ranking) pageAfter(ctx context.Context, seen []string, limit int) ([]Fused, bool, error) {
 	wasSeen := make(map[string]bool, len(seen))
 	for _, id := range seen {
 		wasSeen[id] = true
@@ -77,7 +77,7 @@ func (r ranking) pageAfter(ctx context.Context, seen []string, limit int) ([]fus
 	if err != nil {
 		return nil, false, err
 	}
-	var next []fused
+	var next []Fused
 	rest := 0 // unseen papers after the page
 	for _, x := range ranked {
 		switch {

@@ -43,8 +43,8 @@ func TestEveryPageSizeCutsOneRanking(t *testing.T) {
 				func(_ context.Context, depth int) (storage.Matches, error) { _, l := at(depth); return l, nil })
 			// Made once, as a deterministic retrieval would make it again.
 			made := r.deeper
-			deeper := sync.OnceValues(func() ([]fused, error) { return made(ctx) })
-			r.deeper = func(context.Context) ([]fused, error) { return deeper() }
+			deeper := sync.OnceValues(func() ([]Fused, error) { return made(ctx) })
+			r.deeper = func(context.Context) ([]Fused, error) { return deeper() }
 			want := documentedRanking(tt.mode, *e.opts.Fusion, at)
 			all := map[string]bool{}
 			for _, c := range slices.Concat(dense, lex) {
@@ -56,7 +56,7 @@ func TestEveryPageSizeCutsOneRanking(t *testing.T) {
 			for size := 1; size <= MaxLimit; size++ {
 				var seen []string
 				for more := true; more; {
-					var next []fused
+					var next []Fused
 					var err error
 					if next, more, err = r.pageAfter(ctx, seen, size); err != nil {
 						t.Fatal(err)
@@ -99,14 +99,14 @@ func candidates(seed uint64, n int, top float32) []storage.Candidate {
 // return at(depth), as the README has it, made without paging: the fusion
 // of the CandidateDepth best of each, then the papers the fusion of the
 // maxSeen best of each adds, in its order, cut at maxSeen.
-func documentedRanking(mode Mode, f Fusion, at func(depth int) ([]storage.Candidate, storage.Matches)) []fused {
+func documentedRanking(mode Mode, f Fusion, at func(depth int) ([]storage.Candidate, storage.Matches)) []Fused {
 	d, l := at(CandidateDepth)
 	first := merge(mode, d, l, f)
 	d, l = at(maxSeen)
 	deep := merge(mode, d, l, f)
 	out := slices.Clone(first)
 	for _, x := range deep {
-		if !slices.ContainsFunc(first, func(y fused) bool { return y.ID == x.ID }) {
+		if !slices.ContainsFunc(first, func(y Fused) bool { return y.ID == x.ID }) {
 			out = append(out, x)
 		}
 	}

@@ -284,7 +284,7 @@ func (e *Engine) fusedRanking(mode Mode, dense []storage.Candidate, lex storage.
 	return ranking{
 		first: merge(mode, dense, lex, f),
 		more:  cut(len(dense), CandidateDepth) || cut(len(lex.Candidates), CandidateDepth),
-		deeper: func(ctx context.Context) ([]fused, error) {
+		deeper: func(ctx context.Context) ([]Fused, error) {
 			var (
 				dense []storage.Candidate
 				lex   storage.Matches
@@ -302,7 +302,7 @@ func (e *Engine) fusedRanking(mode Mode, dense []storage.Candidate, lex storage.
 
 // merge returns the ranking of a query in mode: the dense list, the
 // lexical one, or both fused under f (one alone when the other is empty).
-func merge(mode Mode, dense []storage.Candidate, lex storage.Matches, f Fusion) []fused {
+func merge(mode Mode, dense []storage.Candidate, lex storage.Matches, f Fusion) []Fused {
 	switch {
 	case mode == Dense || len(lex.Candidates) == 0 && len(dense) > 0:
 		return single(dense, true)

@@ -25,7 +25,7 @@ import (
 // v, a vector in the core models' dimensions.
 func (e *Engine) vectorRanking(ctx context.Context, v []float32, filter papersearch.Filter) (ranking, error) {
 	q := e.fullQuery(v)
-	at := func(ctx context.Context, depth int) ([]fused, error) {
+	at := func(ctx context.Context, depth int) ([]Fused, error) {
 		cands, err := e.nearest(ctx, q, depth, filter)
 		if err != nil {
 			return nil, fmt.Errorf("dense retrieval: %w", err)
@@ -37,7 +37,7 @@ func (e *Engine) vectorRanking(ctx context.Context, v []float32, filter papersea
 		return ranking{}, err
 	}
 	return ranking{first: first, more: cut(len(first), CandidateDepth),
-		deeper: func(ctx context.Context) ([]fused, error) { return at(ctx, maxSeen) }}, nil
+		deeper: func(ctx context.Context) ([]Fused, error) { return at(ctx, maxSeen) }}, nil
 }
 
 // rocchio is the mean of the members' vectors, less a quarter of the mean

@@ -5,6 +5,6 @@
 // paired differences, the features a second stage would be trained on,
 // and the author collections that recommendations are measured by. It
 // reaches the engine only through its exported methods (Search,
-// CandidateFeatures, RecommendAmong, WithFusion); `papersearch eval`
+// Retrieve, Store, Models, RecommendAmong, WithFusion); `papersearch eval`
 // drives it.
 package eval

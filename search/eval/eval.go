@@ -354,7 +354,7 @@ func Features(ctx context.Context, e *search.Engine, queries []EvalQuery, qrels 
 		if !ok {
 			continue
 		}
-		feats, err := e.CandidateFeatures(ctx, q.Text)
+		feats, err := candidateFeatures(ctx, e, q.Text)
 		if err != nil && !errors.Is(err, search.ErrInvalidQuery) {
 			return fmt.Errorf("query %s: %w", q.ID, err)
 		}
@@ -364,7 +364,7 @@ func Features(ctx context.Context, e *search.Engine, queries []EvalQuery, qrels 
 			x[i] = f.Vector()
 		}
 		if err := enc.Encode(map[string]any{"id": q.ID, "held_out": HeldOut(q.ID), "overlap": o.Overlap,
-			"relevant": rels, "candidates": feats, "names": search.FeatureNames(max(len(e.Models())-1, 1)), "x": x, "model": e.Model().Name}); err != nil {
+			"relevant": rels, "candidates": feats, "names": FeatureNames(max(len(e.Models())-1, 1)), "x": x, "model": e.Model().Name}); err != nil {
 			return err
 		}
 	}

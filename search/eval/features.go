@@ -1,4 +1,4 @@
-package search
+package eval
 
 import (
 	"context"
@@ -9,21 +9,22 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
+	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/lexical"
 	"github.com/papersearch/papersearch/search/storage"
 )
 
 // FeatureDepth is how many of a free-text query's fused candidates have
-// their Features measured.
+// their CandidateFeatures measured.
 const FeatureDepth = 50
 
-// Features are what a second stage, re-scoring a free-text query's first
+// CandidateFeatures are what a second stage, re-scoring a free-text query's first
 // candidates, could know of one of them (eval --features writes them for
 // scripts/train_ranker.py; docs/ranking.md has what a linear model over
 // them gained): its place and score in each retrieval and after
 // fusion, how well its best sentence matches, and how much of the query's
 // informative vocabulary its title and abstract hold.
-type Features struct {
+type CandidateFeatures struct {
 	ID    string  `json:"id"`
 	Fused float64 `json:"fused"` // the first stage's fused score
 	// Dense is the cosine similarity of the paper's vector to the query's;
@@ -60,7 +61,7 @@ type Features struct {
 	Pairs float64 `json:"pairs"`
 }
 
-// FeatureNames name the values of Features.Vector for a model of parts
+// FeatureNames name the values of CandidateFeatures.Vector for a model of parts
 // models (1 for a single model), in order.
 func FeatureNames(parts int) []string {
 	names := []string{"fused", "dense", "dense_gap", "lexical", "lexical_x_evidence", "dense_x_evidence",
@@ -77,7 +78,7 @@ func FeatureNames(parts int) []string {
 // Vector is what a second stage's model reads of f: its features and
 // some of their products with the query's evidence, reciprocal ranks (0
 // outside a list), and each model's own figures. See FeatureNames.
-func (f Features) Vector() []float64 {
+func (f CandidateFeatures) Vector() []float64 {
 	rr := func(rank int) float64 {
 		if rank > 0 {
 			return 1 / float64(rank)
@@ -98,20 +99,20 @@ func (f Features) Vector() []float64 {
 	return v
 }
 
-// features computes the Features of the first n of ranked, the fused
-// candidates of the free-text query whose retrievals rt holds.
-func (e *Engine) features(ctx context.Context, ranked []fused, n int, rt *retrieval) ([]Features, error) {
-	terms, queryVec, dense, lex, filter := rt.terms, rt.allModels, rt.dense, rt.lex, rt.filter
+// features computes the CandidateFeatures of the first n fused candidates of the
+// free-text query whose retrievals rv holds.
+func features(ctx context.Context, e *search.Engine, rv search.Retrieved, n int) ([]CandidateFeatures, error) {
+	ranked, terms, queryVec, dense, lex, filter := rv.Fused, rv.Terms, rv.Vector, rv.Dense, rv.Lexical, rv.Filter
 	pool := ranked[:min(n, len(ranked))]
 	ids := make([]string, len(pool))
 	for i, x := range pool {
 		ids[i] = x.ID
 	}
-	papers, err := e.store.Lookup(ctx, ids)
+	papers, err := e.Store().Lookup(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("features: %w", err)
 	}
-	sentences, err := e.store.Sentences(ctx, ids)
+	sentences, err := e.Store().Sentences(ctx, ids)
 	if err != nil && !errors.Is(err, storage.ErrNoSentences) {
 		return nil, fmt.Errorf("features: %w", err)
 	}
@@ -129,14 +130,14 @@ func (e *Engine) features(ctx context.Context, ranked []fused, n int, rt *retrie
 	if len(dense) > 0 {
 		best, lowest = float64(dense[0].Score), float64(dense[len(dense)-1].Score)
 	}
-	evidence := evidenceOf(lex)
-	parts, err := e.partLists(ctx, queryVec, filter)
+	evidence := rv.Evidence
+	parts, err := partLists(ctx, e, queryVec, filter)
 	if err != nil {
 		return nil, fmt.Errorf("features: %w", err)
 	}
-	out := make([]Features, len(pool))
+	out := make([]CandidateFeatures, len(pool))
 	for i, x := range pool {
-		f := Features{ID: x.ID, Fused: x.Score, DenseRank: x.DenseRank, LexicalRank: x.LexicalRank, Evidence: evidence}
+		f := CandidateFeatures{ID: x.ID, Fused: x.Score, DenseRank: x.DenseRank, LexicalRank: x.LexicalRank, Evidence: evidence}
 		f.Dense = lowest
 		if x.DenseRank > 0 {
 			f.Dense = float64(x.DenseScore)
@@ -194,22 +195,23 @@ func (p partList) cosine(v []float32) float64 {
 // partLists ranks by each model of a Pair alone, nil for one model: a
 // Pair's vector holds each of its n models' unit vectors scaled by 1/√n,
 // so the query's part alone (the rest zero) ranks by that model's cosine.
-func (e *Engine) partLists(ctx context.Context, queryVec []float32, filter papersearch.Filter) ([]partList, error) {
-	if len(e.byModel) < 3 {
+func partLists(ctx context.Context, e *search.Engine, queryVec []float32, filter papersearch.Filter) ([]partList, error) {
+	models := e.Models()
+	if len(models) < 3 {
 		return nil, nil
 	}
-	scale := math.Sqrt(float64(len(e.byModel) - 1))
+	scale := math.Sqrt(float64(len(models) - 1))
 	var out []partList
 	from := 0
-	for _, m := range e.byModel[1:] {
-		to := from + m.Info().Dim
+	for _, m := range models[1:] {
+		to := from + m.Dim
 		if to > len(queryVec) {
 			return nil, nil
 		}
 		q := make([]float32, len(queryVec))
 		copy(q[from:to], queryVec[from:to])
 		embed.Normalize(q)
-		list, err := e.store.Nearest(ctx, q, CandidateDepth, filter)
+		list, err := e.Store().Nearest(ctx, q, search.CandidateDepth, filter)
 		if err != nil {
 			return nil, err
 		}
@@ -268,18 +270,13 @@ func coverage(p papersearch.Paper, weight map[string]float64, pairs [][2]string,
 	return text / ideal, title / ideal, adjacent
 }
 
-// CandidateFeatures is the Features of a free-text question's first
+// candidateFeatures is the CandidateFeatures of a free-text question's first
 // FeatureDepth fused candidates in hybrid mode, as a second stage would
-// re-score them (what evaluation writes to train one); none when one side
-// found nothing.
-func (e *Engine) CandidateFeatures(ctx context.Context, text string) ([]Features, error) {
-	q := Query{Text: text, Mode: Hybrid, Limit: MaxLimit}
-	if err := q.validate(); err != nil {
+// re-score them; none when one side found nothing.
+func candidateFeatures(ctx context.Context, e *search.Engine, text string) ([]CandidateFeatures, error) {
+	rv, err := e.Retrieve(ctx, text)
+	if err != nil || rv.Fused == nil {
 		return nil, err
 	}
-	rt, r, err := e.retrieve(ctx, q)
-	if err != nil || len(rt.dense) == 0 || len(rt.lex.Candidates) == 0 {
-		return nil, err
-	}
-	return e.features(ctx, r.first, FeatureDepth, rt)
+	return features(ctx, e, rv, FeatureDepth)
 }
