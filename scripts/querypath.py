@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Trace the functions one free-text search calls, handler to ranked page,
+"""Trace the functions one free-text search calls, from the handler
+(api.(*Server).search) to its return with the ranked page,
 and count the files the path visits (issue 42's measure).
 
 Needs Delve (go install github.com/go-delve/delve/cmd/dlv@latest). Builds
@@ -9,7 +10,7 @@ seeds are stored, and walks the trace: the first call of each function in
 call order (a goroutine's calls spliced in where it started), each call
 into another file a stop. It reports the stops, the files and the returns
 to a file already left (stops minus files), with and without the store's
-internals (search/sqlite, search/lexical, internal/, fold.go).
+internals (search/sqlite, search/storage, search/lexical, internal/, fold.go).
 
     python3 scripts/querypath.py
 """
@@ -85,6 +86,11 @@ def main():
         for g in spawn.get(i, []):
             ordered.extend(by_g[g])
         ordered.append(e)
+    # From the handler's call to its return: the middleware around it aside.
+    handler = MOD + "/api.(*Server).search"
+    start = next(i for i, (k, fn) in enumerate(ordered) if k == ">" and fn == handler)
+    end = next(i for i in range(len(ordered) - 1, -1, -1) if ordered[i] == ("<<", handler) or ordered[i][1] == handler)
+    ordered = ordered[start:end + 1]
     seen, path = set(), []
     for kind, fn in ordered:
         if kind == ">" and fn not in seen:
@@ -102,8 +108,8 @@ def main():
 
     print("%d calls of %d functions" % (sum(1 for k, _ in ordered if k == ">"), len(seen)))
     report("every traced package", lambda f: True)
-    report("the service's own path (without search/sqlite, search/lexical, internal/, fold.go)",
-           lambda f: not f.startswith(("search/sqlite/", "search/lexical/", "internal/")) and f != "fold.go")
+    report("the service's own path (without the store: search/sqlite, search/storage, search/lexical, internal/, fold.go)",
+           lambda f: not f.startswith(("search/sqlite/", "search/lexical/", "search/storage/", "internal/")) and f != "fold.go")
 
 
 if __name__ == "__main__":

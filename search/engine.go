@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -290,3 +292,64 @@ func (e *Engine) Store() storage.Store { return e.store }
 
 // Changes are the papers written and deleted through Store since a point.
 func (e *Engine) Changes() *Changes { return e.store.writes }
+
+// lanes let an Engine's queries go first: background work (imports,
+// seeding; see Engine.Background) waits at the encoder's checkpoints while
+// any query is being answered, so that a long import costs a search little
+// of its latency on a local model.
+type lanes struct {
+	mu    sync.Mutex
+	fore  int           // queries being answered
+	clear chan struct{} // closed when fore falls to 0
+}
+
+// foreground records a query until done is called.
+func (l *lanes) foreground() (done func()) {
+	l.mu.Lock()
+	if l.fore == 0 {
+		l.clear = make(chan struct{})
+	}
+	l.fore++
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.fore--
+		if l.fore == 0 {
+			close(l.clear)
+		}
+	}
+}
+
+// wait returns once no query is being answered, or ctx is done. With none
+// being answered it still yields the processor, so that a request that
+// has just arrived runs now rather than at the scheduler's next
+// preemption, up to 10 ms away.
+func (l *lanes) wait(ctx context.Context) {
+	l.mu.Lock()
+	if l.fore == 0 {
+		l.mu.Unlock()
+		runtime.Gosched()
+		return
+	}
+	clear := l.clear
+	l.mu.Unlock()
+	select {
+	case <-clear:
+	case <-ctx.Done():
+	}
+}
+
+// Foreground marks the caller's work as a query's until done is called:
+// background work (see Background) waits meanwhile. A catalog's change
+// a user waits for (Retag) runs so.
+func (e *Engine) Foreground() (done func()) { return e.lanes.foreground() }
+
+// Background returns a context under which the engine's work gives way
+// to its queries: a local model encodes papers only while no search,
+// similar, get or embeddings request is being answered. catalog.Import runs so;
+// a caller ingesting while the engine serves (seeding) passes it to
+// catalog.Ingest.
+func (e *Engine) Background(ctx context.Context) context.Context {
+	return embed.Yielding(ctx, e.lanes.wait)
+}

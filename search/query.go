@@ -68,55 +68,6 @@ type Results struct {
 	Took     time.Duration
 }
 
-// validate checks the whole query and fills defaults.
-func (q *Query) validate() error {
-	if len(q.Like) > 0 && strings.TrimSpace(q.Text) == "" {
-		q.Text = "" // a blank query beside examples is no query
-	}
-	if q.Text != "" || len(q.Like) == 0 {
-		if err := ValidateText(q.Text); err != nil {
-			if len(q.Like) == 0 && strings.TrimSpace(q.Text) == "" {
-				return invalidField("query", "must not be empty unless like names papers")
-			}
-			return err
-		}
-	}
-	if err := q.validateShape(); err != nil {
-		return err
-	}
-	for _, side := range []struct {
-		field string
-		ids   []string
-	}{{"like", q.Like}, {"unlike", q.Unlike}} {
-		if len(side.ids) > MaxExamples {
-			return invalidField(side.field, fmt.Sprintf("may name at most %d papers, not %d", MaxExamples, len(side.ids)))
-		}
-	}
-	if q.Mode == Lexical && strings.TrimSpace(q.Text) == "" {
-		return invalidField("query", "must not be empty in lexical mode")
-	}
-	return nil
-}
-
-// validateShape checks the limit, mode and filter that searches and
-// similar-paper queries share, filling the default limit and mode.
-func (q *Query) validateShape() error {
-	if err := ValidateLimit(q.Limit); err != nil {
-		return err
-	}
-	if q.Limit == 0 {
-		q.Limit = DefaultLimit
-	}
-	switch q.Mode {
-	case "":
-		q.Mode = Hybrid
-	case Hybrid, Dense, Lexical:
-	default:
-		return invalidField("mode", "must be hybrid, dense or lexical")
-	}
-	return ValidateFilter(q.Filter)
-}
-
 // Search answers a query: dense and lexical retrieval inside the filter,
 // fused, one page at a time.
 func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {

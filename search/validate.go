@@ -60,3 +60,87 @@ func invalidField(field, reason string) error {
 func missingField(field, reason string) error {
 	return &papersearch.FieldError{Field: field, Reason: reason, Err: storage.ErrNotFound}
 }
+
+func yearReason() string {
+	return fmt.Sprintf("must be a year between %d and %d", papersearch.MinYear, papersearch.MaxYear)
+}
+
+// ValidateFilter checks a query's filter, returning an error wrapping
+// ErrInvalidQuery that names the field at fault.
+func ValidateFilter(f papersearch.Filter) error {
+	switch {
+	case f.YearMin < papersearch.MinYear || f.YearMin > papersearch.MaxYear:
+		return invalidField("filters/year_min", yearReason())
+	case f.YearMax < papersearch.MinYear || f.YearMax > papersearch.MaxYear:
+		return invalidField("filters/year_max", yearReason())
+	case len(f.Venues) > papersearch.MaxFilterVenues:
+		return invalidField("filters/venues", fmt.Sprintf("must list at most %d venues", papersearch.MaxFilterVenues))
+	case utf8.RuneCountInString(f.Author) > papersearch.MaxAuthorFilter:
+		return invalidField("filters/author", fmt.Sprintf("must be at most %d characters", papersearch.MaxAuthorFilter))
+	case len(f.Tags) > papersearch.MaxFilterTags:
+		return invalidField("filters/tags", fmt.Sprintf("must list at most %d tags", papersearch.MaxFilterTags))
+	case f.By != "" && f.By != papersearch.ByPublished && f.By != papersearch.ByAdded:
+		return invalidField("filters/by", fmt.Sprintf("must be %s or %s", papersearch.ByPublished, papersearch.ByAdded))
+	}
+	for _, b := range []struct {
+		name  string
+		bound papersearch.Bound
+	}{{"filters/since", f.Since}, {"filters/until", f.Until}} {
+		if b.bound == "" {
+			continue
+		}
+		if _, _, err := b.bound.Span(); err != nil {
+			return invalidField(b.name, err.Error())
+		}
+	}
+	return nil
+}
+
+// validate checks the whole query and fills defaults.
+func (q *Query) validate() error {
+	if len(q.Like) > 0 && strings.TrimSpace(q.Text) == "" {
+		q.Text = "" // a blank query beside examples is no query
+	}
+	if q.Text != "" || len(q.Like) == 0 {
+		if err := ValidateText(q.Text); err != nil {
+			if len(q.Like) == 0 && strings.TrimSpace(q.Text) == "" {
+				return invalidField("query", "must not be empty unless like names papers")
+			}
+			return err
+		}
+	}
+	if err := q.validateShape(); err != nil {
+		return err
+	}
+	for _, side := range []struct {
+		field string
+		ids   []string
+	}{{"like", q.Like}, {"unlike", q.Unlike}} {
+		if len(side.ids) > MaxExamples {
+			return invalidField(side.field, fmt.Sprintf("may name at most %d papers, not %d", MaxExamples, len(side.ids)))
+		}
+	}
+	if q.Mode == Lexical && strings.TrimSpace(q.Text) == "" {
+		return invalidField("query", "must not be empty in lexical mode")
+	}
+	return nil
+}
+
+// validateShape checks the limit, mode and filter that searches and
+// similar-paper queries share, filling the default limit and mode.
+func (q *Query) validateShape() error {
+	if err := ValidateLimit(q.Limit); err != nil {
+		return err
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultLimit
+	}
+	switch q.Mode {
+	case "":
+		q.Mode = Hybrid
+	case Hybrid, Dense, Lexical:
+	default:
+		return invalidField("mode", "must be hybrid, dense or lexical")
+	}
+	return ValidateFilter(q.Filter)
+}
