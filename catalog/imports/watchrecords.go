@@ -149,10 +149,16 @@ func (s *recordWatches) claim(ctx context.Context, id, owner string, now time.Ti
 	if err != nil || !isDue(d, now) {
 		return false, err
 	}
+	// Once its lease is written the claim is seen through, even when ctx
+	// ends meanwhile (the process stopping): one it confirms then is let
+	// go at once, rather than left to hold the watch until the lease runs
+	// out with no process running it.
+	seen, done := context.WithTimeout(context.WithoutCancel(ctx), s.confirm+10*time.Second)
+	defer done()
 	readAt := time.Now()
 	started := now
 	d.LeaseOwner, d.LeaseUntil, d.LastStarted = owner, now.Add(ttl), &started
-	if err := s.write(ctx, d); err != nil {
+	if err := s.write(seen, d); err != nil {
 		return false, err
 	}
 	if time.Since(readAt) > s.confirm/2 {
@@ -161,16 +167,19 @@ func (s *recordWatches) claim(ctx context.Context, id, owner string, now time.Ti
 		// written, at worst).
 		return false, nil
 	}
-	select {
-	case <-ctx.Done():
-		return false, ctx.Err()
-	case <-time.After(s.confirm):
-	}
-	back, err := s.read(ctx, id)
+	time.Sleep(s.confirm)
+	back, err := s.read(seen, id)
 	if errors.Is(err, ErrNoWatch) {
 		return false, nil
 	}
-	return err == nil && back.LeaseOwner == owner, err
+	if err != nil || back.LeaseOwner != owner {
+		return false, err
+	}
+	if ctx.Err() != nil {
+		back.LeaseOwner, back.LeaseUntil = "", time.Time{}
+		return false, errors.Join(ctx.Err(), s.write(seen, back))
+	}
+	return true, nil
 }
 
 // update changes owner's watch with change, if owner holds its lease, and

@@ -62,16 +62,19 @@ func (w *Watches) start(ctx context.Context, id string) (bool, error) {
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
+	// A claim under way is waited for as a run is (Wait, Close): a
+	// process stopping does not exit in the middle of one.
+	w.wg.Add(1)
 	ok, err := w.store.claim(ctx, id, w.owner, w.Now(), w.Lease)
 	if err != nil || !ok {
 		<-w.slots
+		w.wg.Done()
 		return false, err // not ok: another process took it first
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	w.mu.Lock()
 	w.running[id] = cancel
 	w.mu.Unlock()
-	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		defer func() { <-w.slots }()
