@@ -12,13 +12,14 @@ into another file a stop. It reports the stops, the files and the returns
 to a file already left (stops minus files), with and without the store's
 internals (search/sqlite, search/storage, search/lexical, internal/, fold.go).
 
-    python3 scripts/querypath.py
+    python3 scripts/querypath.py           # a free-text search
+    python3 scripts/querypath.py import    # an import (POST /v1/imports) to the store
 """
 import os, re, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOD = "github.com/papersearch/papersearch"
-TRACED = r"^(github\.com/papersearch/papersearch\.|github\.com/papersearch/papersearch/(api|search|search/storage|search/sqlite|search/lexical|internal/topk)\.)"
+TRACED = r"^(github\.com/papersearch/papersearch\.|github\.com/papersearch/papersearch/(api|search|search/storage|search/sqlite|search/lexical|internal/topk|catalog|catalog/imports|seeds|seeds/bibtex|seeds/latex)\.)"
 FUNC = re.compile(r"^func (?:\(\w* ?\*?(\w+)(?:\[[^\]]*\])?\) )?(\w+)")
 
 
@@ -45,19 +46,22 @@ def funcmap():
     return out
 
 
-def trace(tmp):
+def trace(tmp, mode):
     exe = os.path.join(tmp, "querypath")
     subprocess.run(["go", "build", "-gcflags=all=-N -l", "-o", exe, "scripts/querypath/main.go"], cwd=ROOT, check=True)
     init = os.path.join(tmp, "init")
     with open(init, "w") as f:
         f.write("break main.marker\ncontinue\ntrace /%s/\ncontinue\nexit -c\n" % TRACED.replace("/", "\\/"))
     dlv = shutil.which("dlv") or os.path.expanduser("~/go/bin/dlv")
-    res = subprocess.run([dlv, "exec", exe, "--init", init, "--allow-non-terminal-interactive=true"],
+    res = subprocess.run([dlv, "exec", exe, "--init", init, "--allow-non-terminal-interactive=true", "--"] + ([mode] if mode else []),
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=ROOT)
     return res.stdout.splitlines()
 
 
 def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    if mode not in ("", "import"):
+        sys.exit("usage: querypath.py [import]")
     files = funcmap()
     event = re.compile(r"^(>>?) goroutine\((\d+)\): ((?:[\w.-]+/)*[\w-]+(?:\.\(\*\w+\))?(?:\.[\w-]+)+)")
 
@@ -67,7 +71,7 @@ def main():
         return files.get(base)
 
     with tempfile.TemporaryDirectory() as tmp:
-        lines = trace(tmp)
+        lines = trace(tmp, mode)
     events = [m.groups() for m in map(event.match, lines) if m and m.group(3) != "main.marker"]
     if not events:
         sys.exit("no trace: is dlv installed?")
@@ -81,16 +85,30 @@ def main():
         by_g[g].append((kind, fn))
         if g == main_g:
             main_seen += 1
-    ordered = []
-    for i, e in enumerate(by_g[main_g]):
-        for g in spawn.get(i, []):
-            ordered.extend(by_g[g])
-        ordered.append(e)
-    # From the handler's call to its return: the middleware around it aside.
-    handler = MOD + "/api.(*Server).search"
-    start = next(i for i, (k, fn) in enumerate(ordered) if k == ">" and fn == handler)
-    end = next(i for i in range(len(ordered) - 1, -1, -1) if ordered[i] == ("<<", handler) or ordered[i][1] == handler)
-    ordered = ordered[start:end + 1]
+    if mode == "import":
+        # From the handler's call to its return, then the job it started
+        # (the goroutines after the request's, to the import's end); the
+        # client's polls of the job aside.
+        handler = MOD + "/api.(*Server).startImport"
+        mine = by_g[main_g]
+        start = next(i for i, (k, fn) in enumerate(mine) if k == ">" and fn == handler)
+        end = max(i for i, (k, fn) in enumerate(mine) if fn == handler)
+        ordered = mine[start:end + 1]
+        for g in by_g:
+            if g != main_g:
+                ordered.extend(by_g[g])
+    else:
+        ordered = []
+        for i, e in enumerate(by_g[main_g]):
+            for g in spawn.get(i, []):
+                ordered.extend(by_g[g])
+            ordered.append(e)
+        # From the handler's call to its return: the middleware around it
+        # aside.
+        handler = MOD + "/api.(*Server).search"
+        start = next(i for i, (k, fn) in enumerate(ordered) if k == ">" and fn == handler)
+        end = max(i for i, (k, fn) in enumerate(ordered) if fn == handler)
+        ordered = ordered[start:end + 1]
     seen, path = set(), []
     for kind, fn in ordered:
         if kind == ">" and fn not in seen:
