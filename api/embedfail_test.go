@@ -17,6 +17,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/embedding"
 	"github.com/papersearch/papersearch/search/searchtest"
 )
 
@@ -167,7 +168,7 @@ func TestWritesWithEndpointOfAnotherModel(t *testing.T) {
 	resp, body = do(t, "POST", url+"/v1/search", "application/json", `{"query":"topic","mode":"dense"}`)
 	wantBadGateway("dense search", resp, body)
 
-	for i := range search.BreakerFailures {
+	for i := range embedding.BreakerFailures {
 		resp, body := do(t, "POST", url+"/v1/search", "application/json", fmt.Sprintf(`{"query":"kept study of topic %d"}`, i))
 		var sr wire.SearchResponse
 		json.Unmarshal(body, &sr)
@@ -205,7 +206,7 @@ func TestWritesFailFastWhileEndpointDown(t *testing.T) {
 			}
 			ep.state.Store(endpointDown)
 			if opener == "searches" {
-				for i := range search.BreakerFailures {
+				for i := range embedding.BreakerFailures {
 					do(t, "POST", url+"/v1/search", "application/json", fmt.Sprintf(`{"query":"kept topic %d"}`, i))
 				}
 			}

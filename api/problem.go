@@ -19,6 +19,7 @@ import (
 	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/embedding"
 	"github.com/papersearch/papersearch/search/storage"
 )
 
@@ -109,7 +110,7 @@ func toProblem(err error) *wire.Problem {
 		he     *echo.HTTPError
 		fe     *papersearch.FieldError
 		maxErr *http.MaxBytesError
-		tle    *search.TokenLimitError
+		tle    *embedding.TokenLimitError
 		dim    *embed.DimensionError
 	)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/embedding"
 	"github.com/papersearch/papersearch/search/storage"
 )
 
@@ -14,8 +15,11 @@ type Catalog struct {
 	// store is the engine's store as the engine observes it (search.Engine.Store),
 	// so writes are measured and the map learns of them.
 	store storage.Store
-	log   *slog.Logger
-	batch int // papers embedded and stored together (Options.Batch)
+	// embedding embeds papers as the engine compares them with queries
+	// (search.Engine.Embedding).
+	embedding *embedding.Models
+	log       *slog.Logger
+	batch     int // papers embedded and stored together (Options.Batch)
 }
 
 // Options tune a Catalog. The zero value is a working default.
@@ -27,7 +31,7 @@ type Options struct {
 }
 
 // New returns a Catalog writing into the store e answers from, embedding
-// papers as e compares them with queries (search.Engine.EmbedDocuments).
+// papers as e compares them with queries (search.Engine.Embedding).
 func New(e *search.Engine, opts Options) *Catalog {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -35,7 +39,7 @@ func New(e *search.Engine, opts Options) *Catalog {
 	if opts.Batch <= 0 {
 		opts.Batch = IngestBatch
 	}
-	return &Catalog{engine: e, store: e.Store(), log: opts.Logger, batch: opts.Batch}
+	return &Catalog{engine: e, store: e.Store(), embedding: e.Embedding(), log: opts.Logger, batch: opts.Batch}
 }
 
 // Delete removes one paper, or returns an error wrapping

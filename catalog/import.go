@@ -102,9 +102,9 @@ type ImportSummary struct {
 // source, whichever source brought them. A stopped import keeps every
 // batch it finished; running it again embeds nothing already stored and
 // ends with the same store. An import is background work (see
-// search.Engine.Background): it gives way to the engine's queries.
+// embedding.Models.Background): it gives way to the engine's queries.
 func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (ImportSummary, error) {
-	ctx = c.engine.Background(ctx)
+	ctx = c.embedding.Background(ctx)
 	start := time.Now()
 	if opts.Batch <= 0 {
 		opts.Batch = ImportBatch

@@ -215,7 +215,7 @@ func (c *Catalog) embedBatch(ctx context.Context, batch []storage.Document) (int
 	if len(embedding) == 0 {
 		return 0, nil
 	}
-	if err := c.engine.EmbedDocuments(ctx, embedding); err != nil {
+	if err := c.embedding.Documents(ctx, embedding); err != nil {
 		return 0, err
 	}
 	return len(embedding), nil

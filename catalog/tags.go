@@ -21,7 +21,7 @@ const MaxRetag = 1000
 // papersearch.ErrBadTag, each a FieldError naming the id's place
 // ("ids/2").
 func (c *Catalog) Retag(ctx context.Context, ids, add, remove []string) ([]papersearch.Paper, error) {
-	defer c.engine.Foreground()()
+	defer c.embedding.Foreground()()
 	if len(ids) == 0 || len(ids) > MaxRetag {
 		return nil, &papersearch.FieldError{Field: "ids", Reason: fmt.Sprintf("must hold 1 to %d paper ids", MaxRetag), Err: search.ErrInvalidQuery}
 	}

@@ -19,7 +19,7 @@ import os, re, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOD = "github.com/papersearch/papersearch"
-TRACED = r"^(github\.com/papersearch/papersearch\.|github\.com/papersearch/papersearch/(api|search|search/storage|search/sqlite|search/lexical|internal/topk|catalog|catalog/imports|seeds|seeds/bibtex|seeds/latex)\.)"
+TRACED = r"^(github\.com/papersearch/papersearch\.|github\.com/papersearch/papersearch/(api|search|search/embedding|search/storage|search/sqlite|search/lexical|internal/topk|catalog|catalog/imports|seeds|seeds/bibtex|seeds/latex)\.)"
 FUNC = re.compile(r"^func (?:\(\w* ?\*?(\w+)(?:\[[^\]]*\])?\) )?(\w+)")
 
 

@@ -101,11 +101,11 @@ func (e *Engine) similarByAspect(ctx context.Context, start time.Time, sq Simila
 		return Results{}, fmt.Errorf("aspect: %w", storage.ErrNoSentences)
 	}
 	if doc.Sentences == nil { // stored before sentences were kept
-		if err := e.EmbedDocuments(ctx, []*storage.Document{&doc}); err != nil {
+		if err := e.embedding.Documents(ctx, []*storage.Document{&doc}); err != nil {
 			return Results{}, fmt.Errorf("embed the sentences of %s: %w", sq.ID, err)
 		}
 	}
-	texts := abstractSentences(doc.Paper)
+	texts := storage.Sentences(doc.Paper)
 
 	// The query: the named sentences, else those of the aspect's role.
 	var query []int
@@ -178,7 +178,7 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 	var probes []probe
 	wholePaper := false // a liked paper without a sentence of the role
 	if strings.TrimSpace(q.Text) != "" {
-		v, err := e.queryVector(ctx, q.Text)
+		v, err := e.embedding.Query(ctx, q.Text)
 		if err != nil {
 			return Results{}, err
 		}
@@ -193,11 +193,11 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 			return Results{}, err
 		}
 		if doc.Sentences == nil {
-			if err := e.EmbedDocuments(ctx, []*storage.Document{&doc}); err != nil {
+			if err := e.embedding.Documents(ctx, []*storage.Document{&doc}); err != nil {
 				return Results{}, fmt.Errorf("embed the sentences of %s: %w", id, err)
 			}
 		}
-		texts, found := abstractSentences(doc.Paper), false
+		texts, found := storage.Sentences(doc.Paper), false
 		for j, s := range doc.Sentences {
 			if s.Role == role && j < len(texts) {
 				found = true
@@ -297,7 +297,7 @@ func (e *Engine) rankByAspect(ctx context.Context, at pageAt, q Query, ap aspect
 		h.Explanation = explainRanks(x.Fused)
 		m := x.match
 		m.Query = probes[x.qi].sentence
-		if hs := abstractSentences(h.Paper); x.ci >= 0 && x.ci < len(hs) {
+		if hs := storage.Sentences(h.Paper); x.ci >= 0 && x.ci < len(hs) {
 			m.Result = papersearch.MatchedSentence{Index: x.ci, Role: theirs[h.ID][x.ci].Role.String(), Text: hs[x.ci]}
 		} else {
 			m.Result = papersearch.MatchedSentence{Index: -1, Role: "paper", Text: h.Paper.Title}

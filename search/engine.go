@@ -4,17 +4,13 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-
-	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
-	"github.com/papersearch/papersearch/search/roles"
+	"github.com/papersearch/papersearch/search/embedding"
 	"github.com/papersearch/papersearch/search/storage"
 )
 
@@ -38,16 +34,8 @@ const (
 // query text with the same Embedder the documents were embedded with.
 type Engine struct {
 	store observedStore
-	// embedder embeds texts as given (the OpenAI-compatible endpoint);
-	// docs embeds papers and their sentences as documents, with the model's
-	// document instructions (embed.Instructed).
-	embedder, docs embed.Embedder
-	// inContext embeds papers in parts (their sentences pooled from the
-	// paper's encoder pass) when the model can and Options allow; else nil.
-	inContext embed.PartEmbedder
-	// byModel are the embedders Embed answers for, as given (observed): the
-	// index's first, then, for a pair, each of its models.
-	byModel []embed.Embedder
+	// embedding embeds queries, and the papers the catalog stores.
+	embedding *embedding.Models
 	// coreDim and models: see coreDim (ModelGate).
 	coreDim, models int
 	// encoders is the arithmetic and kernel of each local model the
@@ -55,10 +43,6 @@ type Engine struct {
 	encoders map[string]embed.Choice
 	log      *slog.Logger
 	opts     Options
-	queries  *lru.Cache[string, []float32] // recent query vectors by text
-	breaker  *embedBreaker
-	roles    *roles.Classifier // labels abstracts' sentences
-	lanes    *lanes            // queries go first (see Background)
 }
 
 // Options tune an Engine. The zero value is a working default.
@@ -69,16 +53,18 @@ type Options struct {
 	// ModelGate says which models of a store of several compare a query
 	// with the papers (default DefaultModelGate).
 	ModelGate *ModelGate
-	// QueryCacheSize is how many recent query vectors are kept (default 1024).
+	// QueryCacheSize is how many recent query vectors are kept (default
+	// embedding.DefaultQueryCacheSize).
 	QueryCacheSize int
 	// EmbedMaxTokens bounds the tokens of one Embed call's distinct texts
-	// (default DefaultEmbedMaxTokens; negative: no bound).
+	// (default embedding.DefaultMaxTokens; negative: no bound).
 	EmbedMaxTokens int
 	// CursorKey signs the cursors the engine issues and checks the ones it
 	// is given (HMAC-SHA256); engines that share it accept each other's
 	// cursors. Default: a random key, so cursors last as long as the engine.
 	CursorKey []byte
-	// QueryTimeout bounds embedding one query (default 5s).
+	// QueryTimeout bounds embedding one query (default
+	// embedding.DefaultQueryTimeout).
 	QueryTimeout time.Duration
 	// RawQueries embeds free-text queries as typed. By default a query gets
 	// the embedding model's query instruction first, if it has one
@@ -86,8 +72,8 @@ type Options struct {
 	RawQueries bool
 	// BreakerCooldown is how long searches skip query embedding, and
 	// writes that need embedding are refused, once the embedder is found
-	// failing (see BreakerFailures), before a background probe may turn
-	// it on again (default DefaultBreakerCooldown).
+	// failing (see embedding.BreakerFailures), before a background probe
+	// may turn it on again (default embedding.DefaultBreakerCooldown).
 	BreakerCooldown time.Duration
 	// research are the knobs the dev signals compare and no user sets
 	// (see WithResearch in the package's tests).
@@ -145,18 +131,6 @@ func Ops() []string {
 	return []string{OpEmbed, OpNearest, OpLexical, OpLookup, OpGet, OpUpsert, OpCount}
 }
 
-// Defaults of Options.
-const (
-	DefaultQueryCacheSize = 1024
-	DefaultQueryTimeout   = 5 * time.Second
-)
-
-// composite is an embedder made of models each answering on its own (an
-// embed.Pair): the engine also embeds with each of them by name.
-type composite interface {
-	Parts() []embed.Embedder
-}
-
 // NewEngine returns an Engine over store. The embedder must produce the
 // vectors the store holds.
 func NewEngine(store storage.Store, embedder embed.Embedder, opts Options) (*Engine, error) {
@@ -165,15 +139,6 @@ func NewEngine(store storage.Store, embedder embed.Embedder, opts Options) (*Eng
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.QueryCacheSize <= 0 {
-		opts.QueryCacheSize = DefaultQueryCacheSize
-	}
-	if opts.QueryTimeout <= 0 {
-		opts.QueryTimeout = DefaultQueryTimeout
-	}
-	if opts.BreakerCooldown <= 0 {
-		opts.BreakerCooldown = DefaultBreakerCooldown
 	}
 	if opts.Fusion == nil {
 		opts.Fusion = &DefaultFusion
@@ -184,44 +149,24 @@ func NewEngine(store storage.Store, embedder embed.Embedder, opts Options) (*Eng
 	if opts.ModelGate == nil {
 		opts.ModelGate = &DefaultModelGate
 	}
-	if opts.EmbedMaxTokens == 0 {
-		opts.EmbedMaxTokens = DefaultEmbedMaxTokens
-	}
 	if len(opts.CursorKey) == 0 {
 		opts.CursorKey = newCursorKey()
 	}
 	if opts.Observe == nil {
 		opts.Observe = func(string, time.Duration, error) {}
 	}
-	measured := observedStore{Store: store, observe: opts.Observe, writes: newChanges()}
-	queries := embedder
-	if !opts.RawQueries {
-		queries = embed.Instructed(embedder, embed.Query)
-	}
-	observed := func(e embed.Embedder) embed.Embedder { return observedEmbedder{Embedder: e, observe: opts.Observe} }
-	cache, err := lru.New[string, []float32](opts.QueryCacheSize)
+	models, err := embedding.New(embedder, embedding.Options{Logger: opts.Logger,
+		QueryTimeout: opts.QueryTimeout, QueryCacheSize: opts.QueryCacheSize, RawQueries: opts.RawQueries,
+		BreakerCooldown: opts.BreakerCooldown, MaxTokens: opts.EmbedMaxTokens,
+		SeparateSentences: opts.research.SeparateSentences,
+		Observe:           func(d time.Duration, err error) { opts.Observe(OpEmbed, d, err) }})
 	if err != nil {
 		return nil, err
 	}
-	byModel := []embed.Embedder{observed(embedder)}
-	if p, ok := embedder.(composite); ok {
-		for _, m := range p.Parts() {
-			byModel = append(byModel, observed(m))
-		}
-	}
-	labeller, err := roles.New()
-	if err != nil {
-		return nil, err
-	}
-	docs := embed.Instructed(embedder, embed.Document)
-	inContext, ok := embed.AsPartEmbedder(docs)
-	if !ok || opts.research.SeparateSentences {
-		inContext = nil
-	}
-	dim, models := coreDim(byModel, *opts.ModelGate)
-	return &Engine{store: measured, embedder: byModel[0], docs: observed(docs), inContext: inContext, roles: labeller,
-		byModel: byModel, coreDim: dim, models: models, encoders: embed.Choices(embedder), log: opts.Logger, opts: opts, queries: cache, lanes: new(lanes),
-		breaker: newEmbedBreaker(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
+	dim, n := coreDim(models.List(), *opts.ModelGate)
+	return &Engine{store: observedStore{Store: store, observe: opts.Observe, writes: newChanges()},
+		embedding: models, coreDim: dim, models: n, encoders: embed.Choices(embedder),
+		log: opts.Logger, opts: opts}, nil
 }
 
 // Model names the embedding model of the index.
@@ -245,27 +190,26 @@ func (e *Engine) Index(ctx context.Context) (papersearch.IndexInfo, error) {
 	return papersearch.IndexInfo{Store: e.store.Kind(), Model: m.Name, Dim: m.Dim, Papers: n}, nil
 }
 
-// queryVector embeds a query within the query deadline, behind the circuit
-// breaker, remembering recent ones. Cached vectors are shared and must not
-// be modified.
-func (e *Engine) queryVector(ctx context.Context, text string) ([]float32, error) {
-	if v, ok := e.queries.Get(text); ok {
-		return v, nil
-	}
-	v, err := e.breaker.query(ctx, text)
-	if err != nil {
-		return nil, err
-	}
-	e.queries.Add(text, v)
-	return v, nil
+// Models lists the models Embed answers for (see embedding.Models.List).
+func (e *Engine) Models() []embed.ModelInfo { return e.embedding.List() }
+
+// Embed embeds texts as given with the named model, as a query's work
+// (see embedding.Models.Embed): what /v1/embeddings answers.
+func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error) {
+	defer e.embedding.Foreground()()
+	return e.embedding.Embed(ctx, model, texts)
 }
+
+// Embedding is how the engine embeds: the catalog embeds the papers it
+// stores with it, as the engine compares them with queries.
+func (e *Engine) Embedding() *embedding.Models { return e.embedding }
 
 // Collections lists every tag the stored papers hold with how many hold
 // it and how many are marked not interested for it, by name; past
 // MaxTags, the most held. The marks themselves (not.<tag>) are not
 // collections.
 func (e *Engine) Collections(ctx context.Context) ([]papersearch.Collection, error) {
-	defer e.lanes.foreground()()
+	defer e.embedding.Foreground()()
 	counts, err := e.store.Tags(ctx)
 	if err != nil {
 		return nil, err
@@ -292,64 +236,3 @@ func (e *Engine) Store() storage.Store { return e.store }
 
 // Changes are the papers written and deleted through Store since a point.
 func (e *Engine) Changes() *Changes { return e.store.writes }
-
-// lanes let an Engine's queries go first: background work (imports,
-// seeding; see Engine.Background) waits at the encoder's checkpoints while
-// any query is being answered, so that a long import costs a search little
-// of its latency on a local model.
-type lanes struct {
-	mu    sync.Mutex
-	fore  int           // queries being answered
-	clear chan struct{} // closed when fore falls to 0
-}
-
-// foreground records a query until done is called.
-func (l *lanes) foreground() (done func()) {
-	l.mu.Lock()
-	if l.fore == 0 {
-		l.clear = make(chan struct{})
-	}
-	l.fore++
-	l.mu.Unlock()
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.fore--
-		if l.fore == 0 {
-			close(l.clear)
-		}
-	}
-}
-
-// wait returns once no query is being answered, or ctx is done. With none
-// being answered it still yields the processor, so that a request that
-// has just arrived runs now rather than at the scheduler's next
-// preemption, up to 10 ms away.
-func (l *lanes) wait(ctx context.Context) {
-	l.mu.Lock()
-	if l.fore == 0 {
-		l.mu.Unlock()
-		runtime.Gosched()
-		return
-	}
-	clear := l.clear
-	l.mu.Unlock()
-	select {
-	case <-clear:
-	case <-ctx.Done():
-	}
-}
-
-// Foreground marks the caller's work as a query's until done is called:
-// background work (see Background) waits meanwhile. A catalog's change
-// a user waits for (Retag) runs so.
-func (e *Engine) Foreground() (done func()) { return e.lanes.foreground() }
-
-// Background returns a context under which the engine's work gives way
-// to its queries: a local model encodes papers only while no search,
-// similar, get or embeddings request is being answered. catalog.Import runs so;
-// a caller ingesting while the engine serves (seeding) passes it to
-// catalog.Ingest.
-func (e *Engine) Background(ctx context.Context) context.Context {
-	return embed.Yielding(ctx, e.lanes.wait)
-}

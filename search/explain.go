@@ -72,7 +72,7 @@ func (e *Engine) explainText(ctx context.Context, hits []papersearch.Hit, query 
 				h.Explanation.MatchedTerms = append(h.Explanation.MatchedTerms, t.Word)
 			}
 		}
-		h.Explanation.BestSentence = bestSentence(abstractSentences(h.Paper), stored[h.ID], queryVec, qterms)
+		h.Explanation.BestSentence = bestSentence(storage.Sentences(h.Paper), stored[h.ID], queryVec, qterms)
 	}
 	return nil
 }

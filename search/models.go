@@ -34,13 +34,13 @@ var DefaultModelGate = ModelGate{Core: 2, Below: 0.4}
 // coreDim is how many leading dimensions of a stored vector the gate's
 // core models fill, and how many models there are in all; 0 when every
 // query is compared by all of them.
-func coreDim(byModel []embed.Embedder, g ModelGate) (dim, models int) {
-	parts := byModel[1:] // byModel[0] is the whole (see Engine.byModel)
+func coreDim(byModel []embed.ModelInfo, g ModelGate) (dim, models int) {
+	parts := byModel[1:] // byModel[0] is the whole (see embedding.Models.List)
 	if g.Core <= 0 || len(parts) <= g.Core {
 		return 0, len(parts)
 	}
 	for _, m := range parts[:g.Core] {
-		dim += m.Info().Dim
+		dim += m.Dim
 	}
 	return dim, len(parts)
 }

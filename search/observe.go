@@ -3,11 +3,9 @@ package search
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/papersearch/papersearch"
-	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/storage"
 )
 
@@ -99,43 +97,4 @@ func (s observedStore) Count(ctx context.Context) (int, error) {
 	n, err := s.Store.Count(ctx)
 	s.observe(OpCount, time.Since(start), err)
 	return n, err
-}
-
-// observedEmbedder reports the latency and outcome of every embedding call.
-type observedEmbedder struct {
-	embed.Embedder
-	observe func(op string, d time.Duration, err error)
-}
-
-func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	start := time.Now()
-	v, err := e.Embedder.Embed(ctx, texts)
-	if err == nil {
-		err = checkDimensions(e.Info(), v)
-	}
-	e.observe(OpEmbed, time.Since(start), err)
-	if errors.Is(err, embed.ErrUnavailable) {
-		err = fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// checkDimensions returns an *embed.DimensionError for the first of vecs
-// that is not of model's dimension: whichever embedder answered it, it is
-// not the model the index was built with, and no store may see it.
-func checkDimensions(model embed.ModelInfo, vecs [][]float32) error {
-	for _, v := range vecs {
-		if len(v) != model.Dim {
-			return &embed.DimensionError{Model: model.Name, Got: len(v), Want: model.Dim}
-		}
-	}
-	return nil
-}
-
-// CountTokens passes through to embedders that count tokens exactly.
-func (e observedEmbedder) CountTokens(texts []string) int {
-	return embed.CountTokens(e.Embedder, texts)
 }

@@ -15,7 +15,7 @@ import (
 // beside its own (a source of it, such as the arXiv id of a paper stored
 // under its conference id) finds it too.
 func (e *Engine) Get(ctx context.Context, id string) (papersearch.Paper, error) {
-	defer e.lanes.foreground()()
+	defer e.embedding.Foreground()()
 	id = papersearch.CanonicalID(id)
 	papers, err := e.store.Lookup(ctx, []string{id})
 	if err != nil {
@@ -102,7 +102,7 @@ func (e *Engine) Resolve(ctx context.Context, ids []string) ([]string, error) {
 // CollectionPapers returns the papers holding tag (at most
 // MaxCollectionPapers), by id.
 func (e *Engine) CollectionPapers(ctx context.Context, tag string) ([]papersearch.Paper, error) {
-	defer e.lanes.foreground()()
+	defer e.embedding.Foreground()()
 	tags, ok := papersearch.CleanTags([]string{tag})
 	if !ok || len(tags) != 1 {
 		return nil, invalidField("tag", "must be a tag: "+papersearch.ErrBadTag.Error())

@@ -71,7 +71,7 @@ type Results struct {
 // Search answers a query: dense and lexical retrieval inside the filter,
 // fused, one page at a time.
 func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
-	defer e.lanes.foreground()()
+	defer e.embedding.Foreground()()
 	start := time.Now()
 	if err := q.validate(); err != nil {
 		return Results{}, err
@@ -270,7 +270,7 @@ func (e *Engine) denseQuery(ctx context.Context, q Query) ([]float32, error) {
 	dim := e.store.Model().Dim
 	v := make([]float32, dim)
 	if strings.TrimSpace(q.Text) != "" {
-		qv, err := e.queryVector(ctx, q.Text)
+		qv, err := e.embedding.Query(ctx, q.Text)
 		if err != nil {
 			return nil, err
 		}

@@ -102,7 +102,7 @@ func (rq *RecommendQuery) validate() error {
 // papers marked not interested for the collection are never returned. A
 // collection no paper holds is ErrEmptyCollection.
 func (e *Engine) Recommend(ctx context.Context, rq RecommendQuery) (Results, error) {
-	defer e.lanes.foreground()()
+	defer e.embedding.Foreground()()
 	start := time.Now()
 	if err := rq.validate(); err != nil {
 		return Results{}, err

@@ -31,7 +31,7 @@ type SimilarQuery struct {
 // the paper itself: its stored vector on the dense side and its own text as
 // the lexical query, fused as Search does. An unknown id is ErrNotFound.
 func (e *Engine) Similar(ctx context.Context, sq SimilarQuery) (Results, error) {
-	defer e.lanes.foreground()()
+	defer e.embedding.Foreground()()
 	start := time.Now()
 	// The request is checked before the paper is looked up: a bad parameter
 	// is the caller's to fix whether or not the paper exists.

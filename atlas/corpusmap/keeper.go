@@ -168,7 +168,7 @@ type Point struct {
 // made it is an error wrapping ErrNotReady (a Progress); a corpus of
 // fewer than two papers has an empty map.
 func (k *Keeper) Map(ctx context.Context, q Query) (View, error) {
-	defer k.eng.Foreground()()
+	defer k.eng.Embedding().Foreground()()
 	if err := search.ValidateFilter(q.Filter); err != nil {
 		return View{}, err
 	}

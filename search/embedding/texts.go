@@ -1,4 +1,4 @@
-package search
+package embedding
 
 import (
 	"context"
@@ -9,34 +9,22 @@ import (
 	"github.com/papersearch/papersearch/embed"
 )
 
-// Models lists the models Embed answers for: the index's, and for a pair
-// each of its two, so another papersearch can build the same pair from
-// this one's /v1/embeddings.
-func (e *Engine) Models() []embed.ModelInfo {
-	out := make([]embed.ModelInfo, len(e.byModel))
-	for i, m := range e.byModel {
-		out[i] = m.Info()
-	}
-	return out
-}
-
-// ErrUnknownModel is returned by Embed for a model not in Models.
+// ErrUnknownModel is returned by Embed for a model not in List.
 var ErrUnknownModel = errors.New("no such model here")
 
-// Embed embeds texts as given with the named model (one of Models; "" for
+// Embed embeds texts as given with the named model (one of List; "" for
 // the index's) and returns the vectors and the tokens they cost. While
 // the embedder is found failing it fails at once with ErrUnavailable (see
 // Options.BreakerCooldown), and its own failure to get an answer in time
 // makes the engine find so.
-func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error) {
-	defer e.lanes.foreground()()
-	emb := e.embedder
+func (m *Models) Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error) {
+	emb := m.whole
 	if model != "" {
-		i := slices.IndexFunc(e.byModel, func(m embed.Embedder) bool { return m.Info().Name == model })
+		i := slices.IndexFunc(m.byModel, func(e embed.Embedder) bool { return e.Info().Name == model })
 		if i < 0 {
 			return nil, 0, fmt.Errorf("%w: %q", ErrUnknownModel, model)
 		}
-		emb = e.byModel[i]
+		emb = m.byModel[i]
 	}
 	// Each distinct text is embedded once.
 	var unique []string
@@ -48,11 +36,11 @@ func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]f
 		}
 	}
 	tokens := embed.CountTokens(emb, unique)
-	if limit := e.opts.EmbedMaxTokens; limit > 0 && tokens > limit {
+	if limit := m.maxTokens; limit > 0 && tokens > limit {
 		return nil, tokens, &TokenLimitError{Tokens: tokens, Limit: limit}
 	}
 	var vecs [][]float32
-	err := e.breaker.wait(ctx, func() (err error) {
+	err := m.breaker.wait(ctx, func() (err error) {
 		vecs, err = emb.Embed(ctx, unique)
 		return err
 	})
@@ -67,7 +55,7 @@ func (e *Engine) Embed(ctx context.Context, model string, texts []string) ([][]f
 }
 
 // TokenLimitError is an Embed call whose distinct texts hold more tokens
-// than Options.EmbedMaxTokens allows.
+// than Options.MaxTokens allows.
 type TokenLimitError struct{ Tokens, Limit int }
 
 func (e *TokenLimitError) Error() string {
@@ -75,7 +63,7 @@ func (e *TokenLimitError) Error() string {
 		e.Tokens, e.Limit)
 }
 
-// DefaultEmbedMaxTokens is Options.EmbedMaxTokens's default: about 500
+// DefaultMaxTokens is Options.MaxTokens's default: about 500
 // abstracts, twice the estimated tokens another papersearch sends in one
 // request (embed.OpenAIConfig's default BatchTokens), so its batches pass.
-const DefaultEmbedMaxTokens = 131072
+const DefaultMaxTokens = 131072

@@ -1,4 +1,4 @@
-package search
+package embedding
 
 import (
 	"context"
@@ -28,7 +28,7 @@ const (
 // nothing about the embedder's health.
 var errCallerGone = errors.New("the caller went away")
 
-// embedBreaker is the engine's circuit breaker of embedding: the one
+// breaker is the circuit breaker of embedding: the one
 // place that decides whether the embedder is worth waiting for. While the
 // embedder answers, a query is embedded within the query deadline and a
 // write within its own. The breaker opens after BreakerFailures query
@@ -41,7 +41,7 @@ var errCallerGone = errors.New("the caller went away")
 // the background (one at a time, started by whatever request arrives:
 // searches, writes, readiness probes) closes the breaker once the
 // embedder answers again.
-type embedBreaker struct {
+type breaker struct {
 	queries embed.Embedder // embeds queries, and the probe
 	timeout time.Duration
 	breaker *gobreaker.CircuitBreaker[[]float32]
@@ -50,8 +50,8 @@ type embedBreaker struct {
 	log     *slog.Logger
 }
 
-func newEmbedBreaker(queries embed.Embedder, timeout, cooldown time.Duration, log *slog.Logger) *embedBreaker {
-	b := &embedBreaker{queries: queries, timeout: timeout, log: log}
+func newBreaker(queries embed.Embedder, timeout, cooldown time.Duration, log *slog.Logger) *breaker {
+	b := &breaker{queries: queries, timeout: timeout, log: log}
 	b.breaker = gobreaker.NewCircuitBreaker[[]float32](gobreaker.Settings{
 		Name:        "embedding",
 		Timeout:     cooldown,
@@ -72,7 +72,7 @@ func newEmbedBreaker(queries embed.Embedder, timeout, cooldown time.Duration, lo
 
 // query returns text's vector, embedded within the query deadline, or an
 // error wrapping ErrUnavailable at once while the breaker is open.
-func (b *embedBreaker) query(ctx context.Context, text string) ([]float32, error) {
+func (b *breaker) query(ctx context.Context, text string) ([]float32, error) {
 	if err := b.refuse(); err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}
@@ -87,7 +87,7 @@ func (b *embedBreaker) query(ctx context.Context, text string) ([]float32, error
 // write's, a readiness probe's): refused at once while the breaker is
 // open. Its failure opens the breaker when it says the embedder did not
 // answer (see unanswered), so that the writes after it fail fast.
-func (b *embedBreaker) wait(ctx context.Context, embedding func() error) error {
+func (b *breaker) wait(ctx context.Context, embedding func() error) error {
 	if err := b.refuse(); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func unanswered(ctx context.Context, err error) bool {
 
 // refuse returns nil while the breaker is closed; else it starts a probe
 // and returns an error wrapping ErrUnavailable and the last failure.
-func (b *embedBreaker) refuse() error {
+func (b *breaker) refuse() error {
 	if b.breaker.State() == gobreaker.StateClosed {
 		return nil
 	}
@@ -125,7 +125,7 @@ func (b *embedBreaker) refuse() error {
 }
 
 // lastFailure is the last failure the breaker counted.
-func (b *embedBreaker) lastFailure() error {
+func (b *breaker) lastFailure() error {
 	if p := b.last.Load(); p != nil {
 		return *p
 	}
@@ -135,7 +135,7 @@ func (b *embedBreaker) lastFailure() error {
 // trip opens the breaker at once, err counting as BreakerFailures
 // failures in a row, unless it has opened already (or an embedding
 // succeeds meanwhile, which says the embedder answers after all).
-func (b *embedBreaker) trip(err error) {
+func (b *breaker) trip(err error) {
 	b.last.Store(&err)
 	for range BreakerFailures {
 		if b.breaker.State() != gobreaker.StateClosed {
@@ -146,7 +146,7 @@ func (b *embedBreaker) trip(err error) {
 }
 
 // call embeds one text within the query deadline.
-func (b *embedBreaker) call(ctx context.Context, text string) ([]float32, error) {
+func (b *breaker) call(ctx context.Context, text string) ([]float32, error) {
 	cctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
 	vecs, err := b.queries.Embed(cctx, []string{text})
@@ -164,7 +164,7 @@ func (b *embedBreaker) call(ctx context.Context, text string) ([]float32, error)
 // probe starts a background probe of the embedder unless one is running.
 // Until the breaker's cooldown has passed the probe ends at once; after it,
 // the probe is the one embedding the half-open breaker lets through.
-func (b *embedBreaker) probe() {
+func (b *breaker) probe() {
 	if !b.probing.CompareAndSwap(false, true) {
 		return
 	}

@@ -1,4 +1,4 @@
-package search
+package embedding
 
 import (
 	"context"
@@ -10,38 +10,33 @@ import (
 	"github.com/papersearch/papersearch/search/storage"
 )
 
-// abstractSentences returns the sentences of p's abstract that get vectors.
-func abstractSentences(p papersearch.Paper) []string {
-	ss := papersearch.Sentences(p.Abstract)
-	return ss[:min(len(ss), storage.MaxSentences)]
-}
-
-// EmbedDocuments embeds each document's text and its abstract's
-// sentences with the engine's models, as queries are compared with them,
+// Documents embeds each document's text and its abstract's sentences
+// with the index's model, as queries are compared with them,
 // labels the sentences' roles, and fills Vector and Sentences: in one pass
 // per paper when the model can pool sentence vectors, else in one request
 // of texts and sentences. While the embedder is found failing it is
 // refused at once with an error wrapping ErrUnavailable (see
-// Options.BreakerCooldown). It is how the catalog embeds what it stores.
-func (e *Engine) EmbedDocuments(ctx context.Context, docs []*storage.Document) error {
-	return e.breaker.wait(ctx, func() error {
-		if e.inContext != nil {
-			return e.embedInContext(ctx, docs)
+// Options.BreakerCooldown). It is how the catalog embeds what it stores,
+// and how an aspect query's paper given as text is embedded.
+func (m *Models) Documents(ctx context.Context, docs []*storage.Document) error {
+	return m.breaker.wait(ctx, func() error {
+		if m.inContext != nil {
+			return m.embedInContext(ctx, docs)
 		}
-		return e.embedTogether(ctx, docs)
+		return m.embedTogether(ctx, docs)
 	})
 }
 
 // embedTogether embeds the documents' texts and sentences in one request.
-func (e *Engine) embedTogether(ctx context.Context, docs []*storage.Document) error {
+func (m *Models) embedTogether(ctx context.Context, docs []*storage.Document) error {
 	var texts []string
 	sentences := make([][]string, len(docs))
 	for i, d := range docs {
 		texts = append(texts, d.Paper.Text())
-		sentences[i] = abstractSentences(d.Paper)
+		sentences[i] = storage.Sentences(d.Paper)
 		texts = append(texts, sentences[i]...)
 	}
-	vecs, err := e.docs.Embed(ctx, texts)
+	vecs, err := m.docs.Embed(ctx, texts)
 	if err != nil {
 		return err
 	}
@@ -53,7 +48,7 @@ func (e *Engine) embedTogether(ctx context.Context, docs []*storage.Document) er
 		d.Vector = vecs[next]
 		next++
 		d.Sentences = make([]storage.Sentence, len(sentences[i]))
-		for j, r := range e.roles.Label(sentences[i]) {
+		for j, r := range m.roles.Label(sentences[i]) {
 			d.Sentences[j] = storage.Sentence{Role: r, Vector: vecs[next]}
 			next++
 		}
@@ -65,7 +60,7 @@ func (e *Engine) embedTogether(ctx context.Context, docs []*storage.Document) er
 // title Text puts before the abstract) and then every abstract sentence,
 // keeping the pooled vectors of the first MaxSentences sentences. A
 // sentence past the model's window is embedded on its own.
-func (e *Engine) embedInContext(ctx context.Context, docs []*storage.Document) error {
+func (m *Models) embedInContext(ctx context.Context, docs []*storage.Document) error {
 	texts := make([][]string, len(docs))
 	for i, d := range docs {
 		abstract := strings.TrimSpace(d.Paper.Abstract)
@@ -73,10 +68,10 @@ func (e *Engine) embedInContext(ctx context.Context, docs []*storage.Document) e
 		texts[i] = append([]string{head}, papersearch.Sentences(abstract)...)
 	}
 	start := time.Now()
-	whole, parts, err := e.inContext.EmbedParts(ctx, texts)
-	e.opts.Observe(OpEmbed, time.Since(start), err)
+	whole, parts, err := m.inContext.EmbedParts(ctx, texts)
+	m.observe(time.Since(start), err)
 	if err == nil {
-		err = checkDimensions(e.inContext.Info(), whole)
+		err = checkDimensions(m.inContext.Info(), whole)
 	}
 	if err != nil {
 		return err
@@ -91,7 +86,7 @@ func (e *Engine) embedInContext(ctx context.Context, docs []*storage.Document) e
 		sentences := texts[i][1:min(len(texts[i]), storage.MaxSentences+1)]
 		d.Vector = whole[i]
 		d.Sentences = make([]storage.Sentence, len(sentences))
-		for j, r := range e.roles.Label(sentences) {
+		for j, r := range m.roles.Label(sentences) {
 			d.Sentences[j] = storage.Sentence{Role: r, Vector: parts[i][j+1]}
 			if d.Sentences[j].Vector == nil {
 				alone = append(alone, sentences[j])
@@ -102,7 +97,7 @@ func (e *Engine) embedInContext(ctx context.Context, docs []*storage.Document) e
 	if len(alone) == 0 {
 		return nil
 	}
-	vecs, err := e.docs.Embed(ctx, alone)
+	vecs, err := m.docs.Embed(ctx, alone)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package search_test
+package embedding_test
 
 import (
 	"context"
@@ -23,9 +23,9 @@ import (
 // alone.
 func TestIngestPoolsSentenceVectors(t *testing.T) {
 	ctx := context.Background()
-	modelOnce.Do(func() { model, modelErr = embed.NewLocal(embed.LocalOptions{}) })
-	if modelErr != nil {
-		t.Fatal(modelErr)
+	model, err := embed.NewLocal(embed.LocalOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	eng, store := searchtest.Engine(t, model, search.Options{})
 	long := strings.Repeat("Graph neural networks pass messages between the nodes of a graph, "+

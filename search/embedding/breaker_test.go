@@ -1,4 +1,4 @@
-package search_test
+package embedding_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/hashvec"
 	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/embedding"
 	"github.com/papersearch/papersearch/search/searchtest"
 	"github.com/papersearch/papersearch/search/storage"
 	"github.com/papersearch/papersearch/search/storetest"
@@ -55,7 +56,7 @@ func breakerEngine(t *testing.T, emb *switchEmbedder, cooldown time.Duration) *s
 }
 
 // TestQueryEmbeddingBreaker: with the embedder down, the first
-// search.BreakerFailures searches try it and answer lexically; every search after
+// embedding.BreakerFailures searches try it and answer lexically; every search after
 // them answers lexically without calling it at all (so a degraded search
 // costs what a lexical one does), and a dense-only search says the
 // dependency is unavailable.
@@ -64,7 +65,7 @@ func TestQueryEmbeddingBreaker(t *testing.T) {
 	emb := &switchEmbedder{}
 	emb.down.Store(true)
 	eng := breakerEngine(t, emb, time.Hour) // no probe during this test
-	for i := range search.BreakerFailures + 20 {
+	for i := range embedding.BreakerFailures + 20 {
 		res, err := eng.Search(ctx, search.Query{Text: fmt.Sprintf("abstract number %d", i), Limit: 3})
 		if err != nil {
 			t.Fatal(err)
@@ -73,8 +74,8 @@ func TestQueryEmbeddingBreaker(t *testing.T) {
 			t.Fatalf("search %d: degraded %v, %d hits; want lexical results marked degraded", i, res.Degraded, len(res.Hits))
 		}
 	}
-	if n := emb.calls.Load(); n != search.BreakerFailures {
-		t.Errorf("the embedder was called %d times, want %d: searches kept waiting for it", n, search.BreakerFailures)
+	if n := emb.calls.Load(); n != embedding.BreakerFailures {
+		t.Errorf("the embedder was called %d times, want %d: searches kept waiting for it", n, embedding.BreakerFailures)
 	}
 	if _, err := eng.Search(ctx, search.Query{Text: "abstract", Mode: search.Dense, Limit: 3}); !errors.Is(err, storage.ErrUnavailable) {
 		t.Errorf("dense search with the breaker open: err %v, want ErrUnavailable", err)
@@ -88,7 +89,7 @@ func TestQueryEmbeddingBreakerRecovers(t *testing.T) {
 	emb := &switchEmbedder{}
 	emb.down.Store(true)
 	eng := breakerEngine(t, emb, 10*time.Millisecond)
-	for i := range search.BreakerFailures {
+	for i := range embedding.BreakerFailures {
 		eng.Search(ctx, search.Query{Text: fmt.Sprintf("trip %d", i), Limit: 3})
 	}
 	emb.down.Store(false)
@@ -125,7 +126,7 @@ func TestWritesRefusedWhileBreakerOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	emb.down.Store(true)
-	for i := range search.BreakerFailures {
+	for i := range embedding.BreakerFailures {
 		eng.Search(ctx, search.Query{Text: fmt.Sprintf("trip %d", i), Limit: 3})
 	}
 	calls := emb.calls.Load()

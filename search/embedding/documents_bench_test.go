@@ -1,4 +1,4 @@
-package search_test
+package embedding_test
 
 import (
 	"context"
@@ -7,18 +7,18 @@ import (
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
-	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/searchtest"
+	"github.com/papersearch/papersearch/search/embedding"
+	"github.com/papersearch/papersearch/search/storage"
 )
 
-// BenchmarkSentenceCost measures what sentence vectors cost at ingest with
-// the in-process model, in ms per paper over 100 real ML papers: their
-// texts embedded alone (ingest without sentence vectors), then ingest into
-// a new SQLite store with sentence vectors pooled from each paper's
-// encoder pass (contextual, the default) and with each sentence embedded
-// on its own (separate).
+// BenchmarkSentenceCost measures what sentence vectors cost with the
+// in-process model, in ms per paper over 100 real ML papers embedded in
+// the catalog's batches: their texts embedded alone (papers without
+// sentence vectors), then Documents with sentence vectors pooled from
+// each paper's encoder pass (contextual, the default) and with each
+// sentence embedded on its own (separate).
 //
-//	go test -run '^$' -bench SentenceCost -benchtime 1x ./search/
+//	go test -run '^$' -bench SentenceCost -benchtime 1x ./search/embedding/
 func BenchmarkSentenceCost(b *testing.B) {
 	papers := testenv.MLPapers(b, 100)
 	local, err := embed.NewLocal(embed.LocalOptions{})
@@ -45,16 +45,21 @@ func BenchmarkSentenceCost(b *testing.B) {
 	})
 	for _, separate := range []bool{false, true} {
 		b.Run(map[bool]string{false: "contextual", true: "separate"}[separate], func(b *testing.B) {
+			models, err := embedding.New(local, embedding.Options{SeparateSentences: separate})
+			if err != nil {
+				b.Fatal(err)
+			}
 			for b.Loop() {
-				b.StopTimer()
-				e, store := searchtest.Engine(b, local, search.WithResearch(search.Options{}, search.ResearchOptions{SeparateSentences: separate}))
-				b.StartTimer()
-				if _, err := catalog.New(e, catalog.Options{}).Ingest(context.Background(), papers, nil); err != nil {
-					b.Fatal(err)
+				for i := 0; i < len(papers); i += catalog.IngestBatch {
+					batch := papers[i:min(i+catalog.IngestBatch, len(papers))]
+					docs := make([]*storage.Document, len(batch))
+					for j, p := range batch {
+						docs[j] = &storage.Document{Paper: p}
+					}
+					if err := models.Documents(context.Background(), docs); err != nil {
+						b.Fatal(err)
+					}
 				}
-				b.StopTimer()
-				store.Close()
-				b.StartTimer()
 			}
 			perPaper(b)
 		})
