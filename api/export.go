@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/seeds/bibtex"
 )
@@ -44,12 +45,16 @@ func exportType(accept string) string {
 
 // respond writes results as JSON or in the export format the client asked for.
 func respond(c echo.Context, res search.Results) error {
+	// The body differs by Accept, JSON's too: a cache must not answer a
+	// request for CSV with the JSON it kept.
+	c.Response().Header().Add("Vary", echo.HeaderAccept)
+	mt := exportType(c.Request().Header.Get(echo.HeaderAccept))
 	resp := NewSearchResponse(res)
 	var (
 		body []byte
 		err  error
 	)
-	switch mt := exportType(c.Request().Header.Get(echo.HeaderAccept)); mt {
+	switch mt {
 	case MediaCSV:
 		body, err = exportCSV(resp.Results)
 	case MediaNDJSON:
@@ -66,12 +71,32 @@ func respond(c echo.Context, res search.Results) error {
 	if resp.NextCursor != nil {
 		h.Set("X-Next-Cursor", *resp.NextCursor)
 	}
-	h.Set("Vary", echo.HeaderAccept)
-	ct := exportType(c.Request().Header.Get(echo.HeaderAccept))
-	if ct == MediaCSV || ct == MediaBibTeX {
-		ct += "; charset=utf-8"
+	if mt == MediaCSV || mt == MediaBibTeX {
+		mt += "; charset=utf-8"
 	}
-	return c.Blob(http.StatusOK, ct, body)
+	return c.Blob(http.StatusOK, mt, body)
+}
+
+// NewSearchResponse is the JSON body the API returns for res.
+func NewSearchResponse(res search.Results) wire.SearchResponse {
+	hits := res.Hits
+	if hits == nil {
+		hits = []papersearch.Hit{}
+	}
+	for i := range hits {
+		if hits[i].Paper.Authors == nil {
+			hits[i].Paper.Authors = []string{}
+		}
+	}
+	out := wire.SearchResponse{Results: hits, Index: res.Index, Degraded: res.Degraded, Evidence: res.Evidence,
+		TookMS: float64(res.Took.Microseconds()) / 1000}
+	if out.Degraded == nil {
+		out.Degraded = []string{}
+	}
+	if res.NextCursor != "" {
+		out.NextCursor = &res.NextCursor
+	}
+	return out
 }
 
 // exportCSV writes one row per result with a header row.

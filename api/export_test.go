@@ -8,6 +8,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,8 +52,11 @@ func TestExports(t *testing.T) {
 		t.Errorf("BibTeX: %q\n%s", resp.Header.Get("Content-Type"), body)
 	}
 	// JSON stays the default, and similar honours Accept too.
-	if resp, body := get("text/html, */*"); !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		t.Errorf("default: %q %.80s", resp.Header.Get("Content-Type"), body)
+	// Every answer says it varies by Accept, JSON's too, so a cache does
+	// not answer a CSV request with the JSON it kept.
+	if resp, body := get("text/html, */*"); !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+		!slices.Contains(resp.Header.Values("Vary"), "Accept") {
+		t.Errorf("default: %q, Vary %q, %.80s", resp.Header.Get("Content-Type"), resp.Header.Values("Vary"), body)
 	}
 	req, _ := http.NewRequest("GET", url+"/v1/papers/"+papers[3].ID+"/similar?limit=2", nil)
 	req.Header.Set("Accept", "application/x-bibtex")

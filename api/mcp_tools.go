@@ -18,11 +18,7 @@ import (
 
 // mcpSearch answers the MCP tool search.
 func (s *Server) mcpSearch(ctx context.Context, req *mcp.CallToolRequest, in MCPSearch) (*mcp.CallToolResult, wire.SearchResponse, error) {
-	q, err := searchQuery(in.SearchRequest)
-	if err != nil {
-		return nil, wire.SearchResponse{}, s.toolError(req, err)
-	}
-	res, err := s.runSearch(ctx, q)
+	res, err := s.runSearch(ctx, in.SearchRequest)
 	if err != nil {
 		return nil, wire.SearchResponse{}, s.toolError(req, err)
 	}

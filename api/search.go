@@ -23,20 +23,20 @@ func (s *Server) search(c echo.Context) error {
 	if err := s.decode(c, s.maxBody, &req); err != nil {
 		return err
 	}
-	q, err := searchQuery(req)
-	if err != nil {
-		return err
-	}
-	res, err := s.runSearch(c.Request().Context(), q)
+	res, err := s.runSearch(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}
 	return respond(c, res)
 }
 
-// runSearch answers a search (over HTTP or MCP); a degraded answer is
-// first-hand news for /readyz, sooner than its next probe.
-func (s *Server) runSearch(ctx context.Context, q search.Query) (search.Results, error) {
+// runSearch answers a search request (over HTTP or MCP); a degraded
+// answer is first-hand news for /readyz, sooner than its next probe.
+func (s *Server) runSearch(ctx context.Context, req wire.SearchRequest) (search.Results, error) {
+	q, err := searchQuery(req)
+	if err != nil {
+		return search.Results{}, err
+	}
 	res, err := s.engine.Search(ctx, q)
 	if err == nil && len(res.Degraded) > 0 {
 		s.probe.Store(&probeResult{at: time.Now(), err: fmt.Errorf("a search just now answered degraded: %v", res.Degraded)})
@@ -252,26 +252,4 @@ func asParameterProblem(err error) error {
 	}
 	p.Errors = []wire.FieldProblem{{Param: param, Detail: fieldDetail(fe)}}
 	return p
-}
-
-// NewSearchResponse is the JSON body the API returns for res.
-func NewSearchResponse(res search.Results) wire.SearchResponse {
-	hits := res.Hits
-	if hits == nil {
-		hits = []papersearch.Hit{}
-	}
-	for i := range hits {
-		if hits[i].Paper.Authors == nil {
-			hits[i].Paper.Authors = []string{}
-		}
-	}
-	out := wire.SearchResponse{Results: hits, Index: res.Index, Degraded: res.Degraded, Evidence: res.Evidence,
-		TookMS: float64(res.Took.Microseconds()) / 1000}
-	if out.Degraded == nil {
-		out.Degraded = []string{}
-	}
-	if res.NextCursor != "" {
-		out.NextCursor = &res.NextCursor
-	}
-	return out
 }

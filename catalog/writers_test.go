@@ -21,13 +21,13 @@ var writeMethods = []string{"Upsert", "Delete", "RefreshLexical"}
 
 // mayWrite are the packages whose non-test code may call them, each with
 // the one file it may call them from ("" for any): the catalog, the stores
-// themselves, the engine's observing wrapper (which passes the catalog's
-// writes on, and nothing else of the engine's), the stores' conformance
+// themselves, the observing wrapper (storage.Observed, which passes the
+// catalog's writes on to the store it observes), the stores' conformance
 // suite, and the benchmark harness's synthetic index (a million made-up
 // vectors into a bare embedded store, to time the store itself).
 var mayWrite = map[string]string{
 	"github.com/papersearch/papersearch/catalog":          "",
-	"github.com/papersearch/papersearch/search":           "observe.go",
+	"github.com/papersearch/papersearch/search/storage":   "observe.go",
 	"github.com/papersearch/papersearch/search/sqlite":    "",
 	"github.com/papersearch/papersearch/search/qdrant":    "",
 	"github.com/papersearch/papersearch/search/storetest": "",

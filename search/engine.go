@@ -33,7 +33,7 @@ const (
 // Engine answers free-text and similar-paper queries over a Store, embedding
 // query text with the same Embedder the documents were embedded with.
 type Engine struct {
-	store observedStore
+	store *storage.Observed // measured; the catalog writes through it
 	// embedding embeds queries, and the papers the catalog stores.
 	embedding *embedding.Models
 	// coreDim and models: see coreDim (ModelGate).
@@ -114,22 +114,10 @@ type research struct {
 	SeparateSentences bool
 }
 
-// The operations Options.Observe is told of.
-const (
-	OpEmbed   = "embed"
-	OpNearest = "nearest"
-	OpLexical = "lexical"
-	OpLookup  = "lookup"
-	OpGet     = "get"
-	OpUpsert  = "upsert"
-	OpCount   = "count"
-)
-
-// Ops lists every operation Options.Observe is told of, so metrics can
-// show each one from the start.
-func Ops() []string {
-	return []string{OpEmbed, OpNearest, OpLexical, OpLookup, OpGet, OpUpsert, OpCount}
-}
+// Ops lists every operation Options.Observe is told of (the embedder's
+// calls and the store's operations), so metrics can show each one from
+// the start.
+func Ops() []string { return append([]string{embedding.OpEmbed}, storage.Ops()...) }
 
 // NewEngine returns an Engine over store. The embedder must produce the
 // vectors the store holds.
@@ -152,19 +140,15 @@ func NewEngine(store storage.Store, embedder embed.Embedder, opts Options) (*Eng
 	if len(opts.CursorKey) == 0 {
 		opts.CursorKey = newCursorKey()
 	}
-	if opts.Observe == nil {
-		opts.Observe = func(string, time.Duration, error) {}
-	}
 	models, err := embedding.New(embedder, embedding.Options{Logger: opts.Logger,
 		QueryTimeout: opts.QueryTimeout, QueryCacheSize: opts.QueryCacheSize, RawQueries: opts.RawQueries,
 		BreakerCooldown: opts.BreakerCooldown, MaxTokens: opts.EmbedMaxTokens,
-		SeparateSentences: opts.research.SeparateSentences,
-		Observe:           func(d time.Duration, err error) { opts.Observe(OpEmbed, d, err) }})
+		SeparateSentences: opts.research.SeparateSentences, Observe: opts.Observe})
 	if err != nil {
 		return nil, err
 	}
 	dim, n := coreDim(models.List(), *opts.ModelGate)
-	return &Engine{store: observedStore{Store: store, observe: opts.Observe, writes: newChanges()},
+	return &Engine{store: storage.Observe(store, opts.Observe),
 		embedding: models, coreDim: dim, models: n, encoders: embed.Choices(embedder),
 		log: opts.Logger, opts: opts}, nil
 }
@@ -235,4 +219,4 @@ func (e *Engine) Collections(ctx context.Context) ([]papersearch.Collection, err
 func (e *Engine) Store() storage.Store { return e.store }
 
 // Changes are the papers written and deleted through Store since a point.
-func (e *Engine) Changes() *Changes { return e.store.writes }
+func (e *Engine) Changes() *storage.Changes { return e.store.Changes() }

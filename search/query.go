@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -77,12 +78,14 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		return Results{}, err
 	}
 	// A liked paper may be named by a source id (see Get).
-	var err error
-	if q.Like, err = e.Resolve(ctx, q.Like); err != nil {
-		return Results{}, err
-	}
-	if q.Unlike, err = e.Resolve(ctx, q.Unlike); err != nil {
-		return Results{}, err
+	if len(q.Like) > 0 || len(q.Unlike) > 0 {
+		var err error
+		if q.Like, err = e.Resolve(ctx, q.Like); err != nil {
+			return Results{}, err
+		}
+		if q.Unlike, err = e.Resolve(ctx, q.Unlike); err != nil {
+			return Results{}, err
+		}
 	}
 	if q.Aspect != WholePaper {
 		return e.searchByAspect(ctx, start, q)
@@ -303,4 +306,44 @@ func (e *Engine) denseQuery(ctx context.Context, q Query) ([]float32, error) {
 	}
 	embed.Normalize(v)
 	return v, nil
+}
+
+// nearest is Store.Nearest for any query vector v, unit or made by core:
+// the store is asked with v's direction, and the scores are v's dot
+// products with the papers' vectors.
+func (e *Engine) nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]storage.Candidate, error) {
+	found, err := e.nearestMany(ctx, [][]float32{v}, []int{k}, f)
+	if err != nil {
+		return nil, err
+	}
+	return found[0], nil
+}
+
+// nearestMany is nearest for several query vectors, in one pass when the
+// store can (ManyNearest; storage.Observed asks one by one otherwise).
+func (e *Engine) nearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]storage.Candidate, error) {
+	units := make([][]float32, len(vs))
+	norms := make([]float64, len(vs))
+	for i, v := range vs {
+		norms[i] = math.Sqrt(float64(embed.Dot(v, v)))
+		units[i] = v
+		if math.Abs(norms[i]-1) >= 1e-4 && norms[i] != 0 {
+			units[i] = make([]float32, len(v))
+			for j, x := range v {
+				units[i][j] = float32(float64(x) / norms[i])
+			}
+		}
+	}
+	found, err := e.store.NearestMany(ctx, units, ks, f)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range found {
+		if math.Abs(norms[i]-1) >= 1e-4 && norms[i] != 0 {
+			for j := range c {
+				c[j].Score = float32(float64(c[j].Score) * norms[i])
+			}
+		}
+	}
+	return found, nil
 }

@@ -69,7 +69,9 @@ func (m *Models) embedInContext(ctx context.Context, docs []*storage.Document) e
 	}
 	start := time.Now()
 	whole, parts, err := m.inContext.EmbedParts(ctx, texts)
-	m.observe(time.Since(start), err)
+	if m.observe != nil {
+		m.observe(OpEmbed, time.Since(start), err)
+	}
 	if err == nil {
 		err = checkDimensions(m.inContext.Info(), whole)
 	}

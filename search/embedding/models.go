@@ -1,9 +1,6 @@
 package embedding
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -11,7 +8,6 @@ import (
 
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/roles"
-	"github.com/papersearch/papersearch/search/storage"
 )
 
 // Models embeds with the index's model: queries, documents and texts as
@@ -31,7 +27,7 @@ type Models struct {
 	breaker   *breaker
 	roles     *roles.Classifier // labels abstracts' sentences
 	maxTokens int
-	observe   func(d time.Duration, err error)
+	observe   func(op string, d time.Duration, err error)
 	lanes     lanes // queries go first (see Foreground)
 }
 
@@ -61,9 +57,12 @@ type Options struct {
 	// embedding kept for the dev signals that compare it (docs/ranking.md).
 	SeparateSentences bool
 	// Observe, if set, is told the duration and outcome of every call of
-	// the embedder, for metrics.
-	Observe func(d time.Duration, err error)
+	// the embedder, as operation OpEmbed, for metrics.
+	Observe func(op string, d time.Duration, err error)
 }
+
+// OpEmbed names a call of the embedder to Options.Observe.
+const OpEmbed = "embed"
 
 // Defaults of Options.
 const (
@@ -94,9 +93,6 @@ func New(embedder embed.Embedder, opts Options) (*Models, error) {
 	}
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = DefaultMaxTokens
-	}
-	if opts.Observe == nil {
-		opts.Observe = func(time.Duration, error) {}
 	}
 	cache, err := lru.New[string, []float32](opts.QueryCacheSize)
 	if err != nil {
@@ -136,59 +132,4 @@ func (m *Models) List() []embed.ModelInfo {
 		out[i] = e.Info()
 	}
 	return out
-}
-
-// Query embeds a query within the query deadline, behind the circuit
-// breaker, remembering recent ones: an error wrapping
-// storage.ErrUnavailable at once while the breaker is open. Remembered
-// vectors are shared and must not be modified.
-func (m *Models) Query(ctx context.Context, text string) ([]float32, error) {
-	if v, ok := m.queries.Get(text); ok {
-		return v, nil
-	}
-	v, err := m.breaker.query(ctx, text)
-	if err != nil {
-		return nil, err
-	}
-	m.queries.Add(text, v)
-	return v, nil
-}
-
-// observedEmbedder reports the latency and outcome of every embedding call.
-type observedEmbedder struct {
-	embed.Embedder
-	observe func(d time.Duration, err error)
-}
-
-func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	start := time.Now()
-	v, err := e.Embedder.Embed(ctx, texts)
-	if err == nil {
-		err = checkDimensions(e.Info(), v)
-	}
-	e.observe(time.Since(start), err)
-	if errors.Is(err, embed.ErrUnavailable) {
-		err = fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// CountTokens passes through to embedders that count tokens exactly.
-func (e observedEmbedder) CountTokens(texts []string) int {
-	return embed.CountTokens(e.Embedder, texts)
-}
-
-// checkDimensions returns an *embed.DimensionError for the first of vecs
-// that is not of model's dimension: whichever embedder answered it, it is
-// not the model the index was built with, and no store may see it.
-func checkDimensions(model embed.ModelInfo, vecs [][]float32) error {
-	for _, v := range vecs {
-		if len(v) != model.Dim {
-			return &embed.DimensionError{Model: model.Name, Got: len(v), Want: model.Dim}
-		}
-	}
-	return nil
 }

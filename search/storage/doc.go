@@ -3,7 +3,8 @@
 // types they trade in (Document, Sentence, Candidate, Matches,
 // Fingerprint), the service's records beside the papers (Records), the
 // filter rules every store applies the same way (dates, venues, authors,
-// tags) and the errors a store returns. The engine (package search) reads
-// through it; the catalog writes through it; search/storetest checks a
-// store against it.
+// tags), the errors a store returns, and Observed: a store measured
+// operation by operation, noting the papers written through it (Changes).
+// The engine (package search) reads through it; the catalog writes
+// through it; search/storetest checks a store against it.
 package storage

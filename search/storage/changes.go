@@ -1,12 +1,12 @@
-package search
+package storage
 
 import (
 	"maps"
 	"sync"
 )
 
-// Changes notes the papers written or deleted through the engine's store
-// (Engine.Store) since a point, each with the sequence number of its last
+// Changes notes the papers written or deleted through an Observed store
+// since a point, each with the sequence number of its last
 // write, so that what was made from a snapshot of the store (the corpus
 // map) forgets only the writes it saw. It sees this process's writes.
 type Changes struct {

@@ -14,6 +14,10 @@ import (
 	"github.com/papersearch/papersearch/search/storage"
 )
 
+// Every call of the embedder is guarded here: observed, its vectors'
+// dimensions checked (observedEmbedder), and a query's or a write's
+// waited for only while the circuit breaker says the embedder answers.
+
 // Circuit breaker of embedding.
 const (
 	// BreakerFailures is how many query embeddings in a row must fail
@@ -68,6 +72,22 @@ func newBreaker(queries embed.Embedder, timeout, cooldown time.Duration, log *sl
 		},
 	})
 	return b
+}
+
+// Query embeds a query within the query deadline, behind the circuit
+// breaker, remembering recent ones: an error wrapping
+// storage.ErrUnavailable at once while the breaker is open. Remembered
+// vectors are shared and must not be modified.
+func (m *Models) Query(ctx context.Context, text string) ([]float32, error) {
+	if v, ok := m.queries.Get(text); ok {
+		return v, nil
+	}
+	v, err := m.breaker.query(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	m.queries.Add(text, v)
+	return v, nil
 }
 
 // query returns text's vector, embedded within the query deadline, or an
@@ -177,4 +197,46 @@ func (b *breaker) probe() {
 			b.log.Debug("embedding probe failed", "error", err)
 		}
 	}()
+}
+
+// observedEmbedder reports the latency and outcome of every embedding
+// call to observe, if not nil.
+type observedEmbedder struct {
+	embed.Embedder
+	observe func(op string, d time.Duration, err error)
+}
+
+func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	start := time.Now()
+	v, err := e.Embedder.Embed(ctx, texts)
+	if err == nil {
+		err = checkDimensions(e.Info(), v)
+	}
+	if e.observe != nil {
+		e.observe(OpEmbed, time.Since(start), err)
+	}
+	if errors.Is(err, embed.ErrUnavailable) {
+		err = fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// CountTokens passes through to embedders that count tokens exactly.
+func (e observedEmbedder) CountTokens(texts []string) int {
+	return embed.CountTokens(e.Embedder, texts)
+}
+
+// checkDimensions returns an *embed.DimensionError for the first of vecs
+// that is not of model's dimension: whichever embedder answered it, it is
+// not the model the index was built with, and no store may see it.
+func checkDimensions(model embed.ModelInfo, vecs [][]float32) error {
+	for _, v := range vecs {
+		if len(v) != model.Dim {
+			return &embed.DimensionError{Model: model.Name, Got: len(v), Want: model.Dim}
+		}
+	}
+	return nil
 }

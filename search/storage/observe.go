@@ -1,0 +1,131 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/papersearch/papersearch"
+)
+
+// The store operations an Observed store reports.
+const (
+	OpNearest = "nearest"
+	OpLexical = "lexical"
+	OpLookup  = "lookup"
+	OpGet     = "get"
+	OpUpsert  = "upsert"
+	OpCount   = "count"
+)
+
+// Ops lists every operation an Observed store reports, so metrics can
+// show each one from the start.
+func Ops() []string { return []string{OpNearest, OpLexical, OpLookup, OpGet, OpUpsert, OpCount} }
+
+// Observed is a Store that reports the latency and outcome of its
+// operations on the query and write paths to observe (if not nil), named
+// by one of Ops, and notes in Changes the papers each write through it
+// changed. The engine serves through one; the catalog writes through the
+// same, so that what was made from a snapshot of the store (the corpus
+// map) learns what changed since.
+type Observed struct {
+	Store
+	observe func(op string, d time.Duration, err error)
+	changes *Changes
+}
+
+// Observe returns s observed.
+func Observe(s Store, observe func(op string, d time.Duration, err error)) *Observed {
+	return &Observed{Store: s, observe: observe, changes: newChanges()}
+}
+
+// Changes are the papers written and deleted through s since a point.
+func (s *Observed) Changes() *Changes { return s.changes }
+
+// done reports an operation begun at start.
+func (s *Observed) done(op string, start time.Time, err error) {
+	if s.observe != nil {
+		s.observe(op, time.Since(start), err)
+	}
+}
+
+func (s *Observed) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
+	start := time.Now()
+	c, err := s.Store.Nearest(ctx, v, k, f)
+	s.done(OpNearest, start, err)
+	return c, err
+}
+
+// NearestMany answers in one pass when the store can (ManyNearest), else
+// query by query; each is observed as one Nearest.
+func (s *Observed) NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error) {
+	many, ok := s.Store.(ManyNearest)
+	if !ok {
+		out := make([][]Candidate, len(vs))
+		for i, v := range vs {
+			var err error
+			if out[i], err = s.Nearest(ctx, v, ks[i], f); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	start := time.Now()
+	c, err := many.NearestMany(ctx, vs, ks, f)
+	s.done(OpNearest, start, err)
+	return c, err
+}
+
+func (s *Observed) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
+	start := time.Now()
+	c, err := s.Store.Lexical(ctx, terms, k, f)
+	s.done(OpLexical, start, err)
+	return c, err
+}
+
+func (s *Observed) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
+	start := time.Now()
+	p, err := s.Store.Lookup(ctx, ids)
+	s.done(OpLookup, start, err)
+	return p, err
+}
+
+func (s *Observed) Get(ctx context.Context, id string) (Document, error) {
+	start := time.Now()
+	d, err := s.Store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		s.done(OpGet, start, nil) // an answer, not a failure
+	} else {
+		s.done(OpGet, start, err)
+	}
+	return d, err
+}
+
+func (s *Observed) Upsert(ctx context.Context, docs []Document) error {
+	start := time.Now()
+	err := s.Store.Upsert(ctx, docs)
+	s.done(OpUpsert, start, err)
+	if err == nil {
+		ids := make([]string, len(docs))
+		for i, d := range docs {
+			ids[i] = d.Paper.ID
+		}
+		s.changes.note(ids, false)
+	}
+	return err
+}
+
+func (s *Observed) Delete(ctx context.Context, id string) error {
+	err := s.Store.Delete(ctx, id)
+	if err == nil {
+		s.changes.note([]string{id}, true)
+	}
+	return err
+}
+
+func (s *Observed) Count(ctx context.Context) (int, error) {
+	start := time.Now()
+	n, err := s.Store.Count(ctx)
+	s.done(OpCount, start, err)
+	return n, err
+}
