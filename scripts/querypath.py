@@ -128,6 +128,12 @@ def main():
     report("every traced package", lambda f: True)
     report("the service's own path (without the store: search/sqlite, search/storage, search/lexical, internal/, fold.go)",
            lambda f: not f.startswith(("search/sqlite/", "search/lexical/", "search/storage/", "internal/")) and f != "fold.go")
+    if mode == "import":
+        # The calls an import makes into leaves, aside as the store's are:
+        # the format's reader (seeds/) and the domain's rules (the root
+        # package: checking, cleaning and keying a paper).
+        report("its walk from the handler to the store (the store, the format's reader under seeds/ and the domain's rules in the root package aside)",
+               lambda f: "/" in f and not f.startswith(("search/sqlite/", "search/lexical/", "search/storage/", "internal/", "seeds/")))
 
 
 if __name__ == "__main__":
