@@ -39,28 +39,28 @@ func (a Aspect) role() (_ roles.Role, ok bool) {
 	return 0, false
 }
 
-// DefaultAspectFusion merges an aspect query's sentence matches with BM25
+// defaultAspectFusion merges an aspect query's sentence matches with BM25
 // of its sentences' words: Evidence with the sentences weighted 0.6, the
 // rule that, on the aspect dev signal (docs/ranking.md), beat whole-paper
 // similarity for every aspect (the engine's DefaultFusion, weighting both
 // sides equally, lost the method and background aspects' lead).
-var DefaultAspectFusion = Fusion{Method: Evidence, DenseWeight: 0.6}
+var defaultAspectFusion = Fusion{Method: Evidence, DenseWeight: 0.6}
 
-// DefaultAspectDepth is how many papers, nearest to the query paper as a
+// defaultAspectDepth is how many papers, nearest to the query paper as a
 // whole and within the filter, an aspect query ranks again by their
 // sentences (Options.AspectDepth).
-const DefaultAspectDepth = 150
+const defaultAspectDepth = 150
 
 // How an aspect query scores a candidate from its query sentences' best
 // matches (see Options.AspectMatch).
 const (
-	// MatchBest scores the single best pair of a query sentence and a
+	// matchBest scores the single best pair of a query sentence and a
 	// candidate's sentence (the default).
-	MatchBest = "best"
-	// MatchSum scores the mean, over the query's sentences, of each one's
+	matchBest = "best"
+	// matchSum scores the mean, over the query's sentences, of each one's
 	// best cosine similarity among the candidate's sentences: every
 	// sentence of the aspect must find a partner.
-	MatchSum = "sum"
+	matchSum = "sum"
 )
 
 // validateAspect checks the aspect and sentences of a similar query.
@@ -239,7 +239,7 @@ func (e *Engine) aspectDepth() int {
 	if e.opts.research.AspectDepth > 0 {
 		return e.opts.research.AspectDepth
 	}
-	return DefaultAspectDepth
+	return defaultAspectDepth
 }
 
 // aspectProbes are what an aspect query matches with candidates'

@@ -111,7 +111,7 @@ type aspectMatcher struct {
 	probes      []probe
 	role        roles.Role
 	byRole      bool
-	match       string // MatchBest or MatchSum
+	match       string // matchBest or matchSum
 	wholeWeight float64
 }
 
@@ -135,7 +135,7 @@ func (m aspectMatcher) pool(p probe, all []storage.Sentence) []int {
 
 // score is candidate c, at rank in the dense ranking, scored by its
 // sentences all (or its whole vector where it has none): the best probe's
-// best match, or their mean under MatchSum, blended with its dense score
+// best match, or their mean under matchSum, blended with its dense score
 // by wholeWeight.
 func (m aspectMatcher) score(c storage.Candidate, rank int, all []storage.Sentence, whole []float32) aspectScored {
 	x := aspectScored{Fused: Fused{ID: c.ID, DenseRank: rank + 1, DenseScore: c.Score}, ci: -1}
@@ -156,7 +156,7 @@ func (m aspectMatcher) score(c storage.Candidate, rank int, all []storage.Senten
 		}
 	}
 	x.Score = float64(best)
-	if m.match == MatchSum {
+	if m.match == matchSum {
 		x.Score = float64(sum) / float64(len(m.probes))
 	}
 	x.Score = (1-m.wholeWeight)*x.Score + m.wholeWeight*float64(c.Score)

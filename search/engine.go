@@ -89,7 +89,7 @@ type Options struct {
 // mistakes them for settings.
 type research struct {
 	// AspectMatch is how aspect similarity scores a paper from the best
-	// matches of the query's sentences: MatchBest (the default) or MatchSum.
+	// matches of the query's sentences: matchBest (the default) or matchSum.
 	AspectMatch string
 	// AspectWhole is the weight, from 0 to 1, of the whole-paper cosine
 	// similarity in an aspect score, beside the sentences' matches
@@ -97,10 +97,10 @@ type research struct {
 	AspectWhole float64
 	// AspectFusion merges, for an aspect query in hybrid mode, the ranking
 	// by sentence matches with the BM25 ranking of the same candidates for
-	// the words of the query's sentences (default DefaultAspectFusion).
+	// the words of the query's sentences (default defaultAspectFusion).
 	AspectFusion *Fusion
 	// AspectDepth is how many papers an aspect query ranks (default
-	// DefaultAspectDepth).
+	// defaultAspectDepth).
 	AspectDepth int
 	// AspectSameRole matches an aspect query's sentences only with the
 	// candidates' sentences of the same role (those it has; all when it has
@@ -132,7 +132,7 @@ func NewEngine(store storage.Store, embedder embed.Embedder, opts Options) (*Eng
 		opts.Fusion = &DefaultFusion
 	}
 	if opts.research.AspectFusion == nil {
-		opts.research.AspectFusion = &DefaultAspectFusion
+		opts.research.AspectFusion = &defaultAspectFusion
 	}
 	if opts.ModelGate == nil {
 		opts.ModelGate = &DefaultModelGate

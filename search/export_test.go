@@ -28,3 +28,7 @@ func (e *Engine) SearchAtOnce(ctx context.Context, q Query, n int) (Results, err
 	q.Limit = n
 	return e.searchWhole(ctx, time.Now(), q)
 }
+
+// MatchSum is the research knob AspectMatch's value that sums the best
+// matches of the query's sentences (see research).
+const MatchSum = matchSum

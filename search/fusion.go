@@ -12,7 +12,7 @@ import (
 type FusionMethod string
 
 const (
-	// RRF is reciprocal rank fusion: a paper scores Σ 1/(RRFK + rank) over
+	// RRF is reciprocal rank fusion: a paper scores Σ 1/(60 + rank) over
 	// the lists it is in.
 	RRF FusionMethod = "rrf"
 	// Weighted min-max normalises each list's scores to [0, 1] per query and
@@ -42,14 +42,14 @@ const (
 	Evidence FusionMethod = "evidence"
 )
 
-// RRFK is reciprocal rank fusion's constant.
-const RRFK = 60
+// rrfK is reciprocal rank fusion's constant.
+const rrfK = 60
 
 // ReciprocalRank is what a paper at rank (1-based) of one list adds to
-// its score under reciprocal rank fusion: 1/(RRFK + rank). Every ranking
+// its score under reciprocal rank fusion: 1/(rrfK + rank). Every ranking
 // fused by rank (hybrid search under RRF, a draft's sentences' searches)
 // adds these.
-func ReciprocalRank(rank int) float64 { return 1 / float64(RRFK+rank) }
+func ReciprocalRank(rank int) float64 { return 1 / float64(rrfK+rank) }
 
 // Fusion is a fusion rule.
 type Fusion struct {

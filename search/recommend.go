@@ -54,9 +54,9 @@ const (
 	// interested) a recommendation reads: a larger collection is read by
 	// its first MaxCollectionPapers papers nearest its first member.
 	MaxCollectionPapers = 2000
-	// RecommendDepth is how many candidates Neighbours scores, and the
+	// recommendDepth is how many candidates Neighbours scores, and the
 	// deepest any method's ranking goes.
-	RecommendDepth = 500
+	recommendDepth = 500
 	// becauseMembers is how many members a result names as nearest.
 	becauseMembers = 3
 )

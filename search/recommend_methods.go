@@ -188,9 +188,9 @@ func (e *Engine) neighbours(ctx context.Context, c collection, filter papersearc
 	}
 	queries, depths := make([][]float32, len(probes)), make([]int, len(probes))
 	for i, p := range probes {
-		queries[i], depths[i] = e.fullQuery(p), RecommendDepth
+		queries[i], depths[i] = e.fullQuery(p), recommendDepth
 		if i > 0 {
-			depths[i] = RecommendDepth / (2 * neighbourProbes)
+			depths[i] = recommendDepth / (2 * neighbourProbes)
 		}
 	}
 	found, err := e.nearestMany(ctx, queries, depths, filter)

@@ -27,8 +27,8 @@ func ValidateText(text string) error {
 	return nil
 }
 
-// ValidateLimit checks a query's result limit; 0 stands for DefaultLimit.
-func ValidateLimit(limit int) error {
+// validateLimit checks a query's result limit; 0 stands for DefaultLimit.
+func validateLimit(limit int) error {
 	if limit < 0 || limit > MaxLimit {
 		return invalidField("limit", fmt.Sprintf("must be between 1 and %d", MaxLimit))
 	}
@@ -44,9 +44,9 @@ func RequestedLimit(limit *int) (int, error) {
 		return DefaultLimit, nil
 	}
 	if *limit == 0 {
-		return 0, ValidateLimit(-1)
+		return 0, validateLimit(-1)
 	}
-	return *limit, ValidateLimit(*limit)
+	return *limit, validateLimit(*limit)
 }
 
 // invalidField is the error of a query field that breaks a rule: a
@@ -129,7 +129,7 @@ func (q *Query) validate() error {
 // validateShape checks the limit, mode and filter that searches and
 // similar-paper queries share, filling the default limit and mode.
 func (q *Query) validateShape() error {
-	if err := ValidateLimit(q.Limit); err != nil {
+	if err := validateLimit(q.Limit); err != nil {
 		return err
 	}
 	if q.Limit == 0 {
