@@ -78,14 +78,12 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 		return Results{}, err
 	}
 	// A liked paper may be named by a source id (see Get).
-	if len(q.Like) > 0 || len(q.Unlike) > 0 {
-		var err error
-		if q.Like, err = e.Resolve(ctx, q.Like); err != nil {
-			return Results{}, err
-		}
-		if q.Unlike, err = e.Resolve(ctx, q.Unlike); err != nil {
-			return Results{}, err
-		}
+	var err error
+	if q.Like, err = e.Resolve(ctx, q.Like); err != nil {
+		return Results{}, err
+	}
+	if q.Unlike, err = e.Resolve(ctx, q.Unlike); err != nil {
+		return Results{}, err
 	}
 	if q.Aspect != WholePaper {
 		return e.searchByAspect(ctx, start, q)

@@ -47,9 +47,8 @@ func TestWatchesInRecords(t *testing.T) {
 		}
 		ids = append(ids, w.ID)
 	}
-	// Listed in the order of creation; watches created within one
-	// millisecond (as these may be) tie, and fall in the order of their
-	// ids.
+	// All three, whatever their order: watches created within one
+	// millisecond (as these may be) tie on their creation time.
 	list, err := b.List(ctx)
 	listed := make([]string, len(list))
 	for i, w := range list {

@@ -16,7 +16,7 @@ var ErrUnknownModel = errors.New("no such model here")
 // the index's) and returns the vectors and the tokens they cost. While
 // the embedder is found failing it fails at once with ErrUnavailable (see
 // Options.BreakerCooldown), and its own failure to get an answer in time
-// makes the engine find so.
+// makes the breaker find so.
 func (m *Models) Embed(ctx context.Context, model string, texts []string) ([][]float32, int, error) {
 	emb := m.whole
 	if model != "" {

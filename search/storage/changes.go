@@ -6,9 +6,10 @@ import (
 )
 
 // Changes notes the papers written or deleted through an Observed store
-// since a point, each with the sequence number of its last
-// write, so that what was made from a snapshot of the store (the corpus
-// map) forgets only the writes it saw. It sees this process's writes.
+// since a point, each with the sequence number of its last write, so that
+// what was made from a snapshot of the store (the corpus map) forgets only
+// the writes it saw. It sees this process's writes. The zero value notes
+// nothing yet.
 type Changes struct {
 	mu      sync.Mutex
 	seq     uint64
@@ -16,13 +17,12 @@ type Changes struct {
 	deleted map[string]uint64
 }
 
-func newChanges() *Changes {
-	return &Changes{changed: map[string]uint64{}, deleted: map[string]uint64{}}
-}
-
 func (w *Changes) note(ids []string, deleted bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.changed == nil {
+		w.changed, w.deleted = map[string]uint64{}, map[string]uint64{}
+	}
 	for _, id := range ids {
 		w.seq++
 		if deleted {

@@ -22,25 +22,25 @@ const (
 // show each one from the start.
 func Ops() []string { return []string{OpNearest, OpLexical, OpLookup, OpGet, OpUpsert, OpCount} }
 
-// Observed is a Store that reports the latency and outcome of its
-// operations on the query and write paths to observe (if not nil), named
-// by one of Ops, and notes in Changes the papers each write through it
-// changed. The engine serves through one; the catalog writes through the
-// same, so that what was made from a snapshot of the store (the corpus
-// map) learns what changed since.
+// Observed is a Store that reports the latency and outcome of its reads
+// and upserts to observe (if not nil), named by one of Ops, and notes in
+// Changes the papers each upsert or delete through it changed (a delete
+// is noted, not timed). The engine serves through one; the catalog writes
+// through the same, so that what was made from a snapshot of the store
+// (the corpus map) learns what changed since.
 type Observed struct {
 	Store
 	observe func(op string, d time.Duration, err error)
-	changes *Changes
+	changes Changes
 }
 
 // Observe returns s observed.
 func Observe(s Store, observe func(op string, d time.Duration, err error)) *Observed {
-	return &Observed{Store: s, observe: observe, changes: newChanges()}
+	return &Observed{Store: s, observe: observe}
 }
 
 // Changes are the papers written and deleted through s since a point.
-func (s *Observed) Changes() *Changes { return s.changes }
+func (s *Observed) Changes() *Changes { return &s.changes }
 
 // done reports an operation begun at start.
 func (s *Observed) done(op string, start time.Time, err error) {
@@ -49,6 +49,7 @@ func (s *Observed) done(op string, start time.Time, err error) {
 	}
 }
 
+// Nearest is the store's Nearest, observed as OpNearest.
 func (s *Observed) Nearest(ctx context.Context, v []float32, k int, f papersearch.Filter) ([]Candidate, error) {
 	start := time.Now()
 	c, err := s.Store.Nearest(ctx, v, k, f)
@@ -76,6 +77,7 @@ func (s *Observed) NearestMany(ctx context.Context, vs [][]float32, ks []int, f 
 	return c, err
 }
 
+// Lexical is the store's Lexical, observed as OpLexical.
 func (s *Observed) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
 	start := time.Now()
 	c, err := s.Store.Lexical(ctx, terms, k, f)
@@ -83,6 +85,7 @@ func (s *Observed) Lexical(ctx context.Context, terms []string, k int, f paperse
 	return c, err
 }
 
+// Lookup is the store's Lookup, observed as OpLookup.
 func (s *Observed) Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error) {
 	start := time.Now()
 	p, err := s.Store.Lookup(ctx, ids)
@@ -90,6 +93,8 @@ func (s *Observed) Lookup(ctx context.Context, ids []string) (map[string]paperse
 	return p, err
 }
 
+// Get is the store's Get, observed as OpGet; a paper not found is an
+// answer, not a failure.
 func (s *Observed) Get(ctx context.Context, id string) (Document, error) {
 	start := time.Now()
 	d, err := s.Store.Get(ctx, id)
@@ -101,6 +106,8 @@ func (s *Observed) Get(ctx context.Context, id string) (Document, error) {
 	return d, err
 }
 
+// Upsert is the store's Upsert, observed as OpUpsert; the papers it
+// stored are noted in Changes.
 func (s *Observed) Upsert(ctx context.Context, docs []Document) error {
 	start := time.Now()
 	err := s.Store.Upsert(ctx, docs)
@@ -115,6 +122,8 @@ func (s *Observed) Upsert(ctx context.Context, docs []Document) error {
 	return err
 }
 
+// Delete is the store's Delete; the paper it removed is noted in
+// Changes.
 func (s *Observed) Delete(ctx context.Context, id string) error {
 	err := s.Store.Delete(ctx, id)
 	if err == nil {
@@ -123,6 +132,7 @@ func (s *Observed) Delete(ctx context.Context, id string) error {
 	return err
 }
 
+// Count is the store's Count, observed as OpCount.
 func (s *Observed) Count(ctx context.Context) (int, error) {
 	start := time.Now()
 	n, err := s.Store.Count(ctx)
