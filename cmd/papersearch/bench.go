@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/papersearch/papersearch"
@@ -37,6 +40,8 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	synthetic := fs.Int("synthetic", 0, "instead, measure dense top-10 over N synthetic 384-d vectors in the embedded store (latency, recall@10)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	memProfile := fs.String("memprofile", "", "write a heap profile (go tool pprof) to this file once the requests have ended")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the serving phase, server and clients, to this file")
+	only := fs.String("kinds", "", "drive only these kinds of request, comma-separated (of "+strings.Join(bench.Kinds(), ", ")+"); default all")
 	if err := parseFlags(fs, "bench", args, stdout); err != nil {
 		return err
 	}
@@ -45,6 +50,15 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 	}
 	if *storeKind != "embedded" && *storeKind != "qdrant" || *vectors != "model" && *vectors != "hash" || *clients < 1 {
 		return usageError{"bench: --store is embedded or qdrant, --vectors model or hash, --clients at least 1"}
+	}
+	var kinds []string
+	if *only != "" {
+		kinds = strings.Split(*only, ",")
+		for _, k := range kinds {
+			if !slices.Contains(bench.Kinds(), k) {
+				return usageError{fmt.Sprintf("bench: --kinds: no kind of request %q; the kinds are %s", k, strings.Join(bench.Kinds(), ", "))}
+			}
+		}
 	}
 	if *synthetic > 0 {
 		rep, err := bench.Synthetic(ctx, *synthetic, stderr)
@@ -62,7 +76,7 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		return err
 	}
 	opts := bench.Options{Papers: papers, StoreKind: *storeKind, Model: model, HashVectors: *vectors == "hash",
-		Clients: *clients, Duration: *duration, Progress: stderr, Logger: log}
+		Clients: *clients, Duration: *duration, Progress: stderr, Logger: log, Kinds: kinds}
 	if *storeKind == "qdrant" {
 		if cfg.QdrantURL == "" {
 			return usageError{"bench --store qdrant needs PAPERSEARCH_QDRANT_URL"}
@@ -95,6 +109,14 @@ func benchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		}
 		defer f.Close()
 		opts.MemProfile = f
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		opts.CPUProfile = f
 	}
 	rep, err := bench.Run(ctx, opts)
 	if err != nil {

@@ -48,6 +48,11 @@ type Options struct {
 	// MemProfile, if set, receives a heap profile (pprof) taken once the
 	// requests have ended, after a collection.
 	MemProfile io.Writer
+	// CPUProfile, if set, receives a CPU profile (pprof) of the serving
+	// phase: every kind of request driven, the server and its clients.
+	CPUProfile io.Writer
+	// Kinds, if set, are the only kinds of request driven (see Kinds).
+	Kinds []string
 	// Settle, if set, is called after ingest and waits until the store is
 	// as a running service meets it (Qdrant: its segments optimized).
 	Settle func(ctx context.Context) error
@@ -106,9 +111,9 @@ type Report struct {
 	Encoders map[string]embed.Choice `json:"encoders,omitempty"`
 }
 
-// kinds are the requests Run drives, in the order it reports them.
+// Kinds are the requests Run drives, in the order it reports them.
 // search-during-import is last: the papers it imports stay in the store.
-func kinds() []string {
+func Kinds() []string {
 	return []string{"search", "search-explained", "similar", "aspect", "get", "recommend", "search-during-import"}
 }
 
@@ -291,7 +296,16 @@ func serve(ctx context.Context, opts Options, rep *Report) error {
 	srv := &http.Server{Handler: api.New(eng, cat, api.Options{}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
-	for _, kind := range kinds() {
+	if opts.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(opts.CPUProfile); err != nil {
+			return fmt.Errorf("bench: CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for _, kind := range Kinds() {
+		if len(opts.Kinds) > 0 && !slices.Contains(opts.Kinds, kind) {
+			continue
+		}
 		opts.progress("%s for %s with %d clients", kind, opts.Duration, opts.Clients)
 		var imported func() (float64, error)
 		if kind == "recommend" {

@@ -125,8 +125,11 @@ func (rep Report) Print(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(tw, "ingest\tembed %.1f papers/s\tstore %.0f papers/s\n", rep.Ingest.EmbedPerS, rep.Ingest.StorePerS)
 		fmt.Fprintf(tw, "one short query embedded\t%.1f ms (p50)\n", rep.QueryEmbedMS)
 		fmt.Fprintf(tw, "REQUEST (%d clients)\tP50 ms\tP95 ms\tP99 ms\tREQ/S\tERRORS\n", rep.Clients)
-		for _, k := range kinds() {
-			q := rep.Queries[k]
+		for _, k := range Kinds() {
+			q, ok := rep.Queries[k]
+			if !ok {
+				continue // not driven (Options.Kinds)
+			}
 			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.0f\t%d\n", k, q.P50, q.P95, q.P99, q.RPS, q.Errors)
 		}
 		fmt.Fprintf(tw, "import during search-during-import\t%.1f papers/s\n", rep.ImportPerS)
