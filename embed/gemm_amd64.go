@@ -33,9 +33,21 @@ func dotSIMD(a, b []float32) (float32, int) {
 //go:noescape
 func dotInt8AVX2(a *int8, b *int8, n int) int32
 
+// dotInt8VNNI is Σ a[i]·b[i] over n int8 elements, n a positive multiple
+// of 64, with AVX-512 VNNI (gemm_vnni_amd64.s): about four times fewer
+// instructions a row than dotInt8AVX2, which the store's first pass over
+// its codes is made of.
+//
+//go:noescape
+func dotInt8VNNI(a *int8, b *int8, n int) int32
+
 // dotInt8SIMD returns Σ a[i]·b[i] over the longest prefix it handles, and
-// that prefix's length.
+// that prefix's length: in 64-element steps with VNNI, else in 32-element
+// steps with AVX2.
 func dotInt8SIMD(a, b []int8) (int32, int) {
+	if n := len(a) &^ 63; hasVNNI && n > 0 {
+		return dotInt8VNNI(&a[0], &b[0], n), n
+	}
 	n := len(a) &^ 31
 	if !hasAVX2FMA || n == 0 {
 		return 0, 0
