@@ -148,6 +148,9 @@ func NewEngine(store storage.Store, embedder embed.Embedder, opts Options) (*Eng
 		return nil, err
 	}
 	dim, n := coreDim(models.List(), *opts.ModelGate)
+	if p, ok := store.(storage.PrefixScanner); ok && dim > 0 {
+		p.ScanPrefix(dim)
+	}
 	return &Engine{store: storage.Observe(store, opts.Observe),
 		embedding: models, coreDim: dim, models: n, encoders: embed.Choices(embedder),
 		log: opts.Logger, opts: opts}, nil

@@ -41,16 +41,22 @@ type index struct {
 	ids     []string       // row -> paper id; "" for a retired row
 	rows    map[string]int // paper id -> live row
 	vectors []float32      // row-major, len(ids)*dim
-	codes   []int8         // the vectors quantised, row-major
-	scales  []float32      // row -> the scale of its codes
-	years   []int32        // row -> year
-	venues  []string       // row -> storage.VenueKey of its venue
-	authors [][][]string   // row -> author -> storage.AuthorWords of the name
-	tags    [][]string     // row -> the paper's tags
-	days    [][2]int64     // row -> the days it was published on (storage.PaperDays)
-	added   []int64        // row -> when it was added, Unix seconds
-	lex     *lexical.Index
-	retired int
+	// head and tail are the vectors quantised, row-major: each row's
+	// codes of dimensions [0, split) in head, the rest in tail. A query
+	// zero past split (the model gate's core; see Store.ScanPrefix) scans
+	// head alone, one contiguous matrix.
+	split      int
+	head, tail []int8
+	scales     []float32    // row -> the scale of its codes
+	scratch    []int8       // one row's codes, being quantised
+	years      []int32      // row -> year
+	venues     []string     // row -> storage.VenueKey of its venue
+	authors    [][][]string // row -> author -> storage.AuthorWords of the name
+	tags       [][]string   // row -> the paper's tags
+	days       [][2]int64   // row -> the days it was published on (storage.PaperDays)
+	added      []int64      // row -> when it was added, Unix seconds
+	lex        *lexical.Index
+	retired    int
 
 	scores   sync.Pool    // *[]float32 of BM25 scores by row
 	inFlight atomic.Int32 // dense queries running now
@@ -58,13 +64,19 @@ type index struct {
 
 // newIndex returns an empty index of dim-dimensional vectors with room for
 // n rows.
-func newIndex(dim, n int) *index {
+func newIndex(dim, split, n int) *index {
+	if split <= 0 || split > dim {
+		split = dim
+	}
 	return &index{
 		dim:     dim,
+		split:   split,
+		head:    make([]int8, 0, n*split),
+		tail:    make([]int8, 0, n*(dim-split)),
+		scratch: make([]int8, dim),
 		ids:     make([]string, 0, n),
 		rows:    make(map[string]int, n),
 		vectors: make([]float32, 0, n*dim),
-		codes:   make([]int8, 0, n*dim),
 		scales:  make([]float32, 0, n),
 		years:   make([]int32, 0, n),
 		venues:  make([]string, 0, n),
@@ -129,8 +141,9 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 	if len(x.vectors) == row*x.dim {
 		x.vectors = append(x.vectors, vec...)
 	}
-	x.codes = append(x.codes, make([]int8, x.dim)...)
-	x.scales = append(x.scales, embed.Quantize(x.codes[row*x.dim:], vec))
+	x.scales = append(x.scales, embed.Quantize(x.scratch, vec))
+	x.head = append(x.head, x.scratch[:x.split]...)
+	x.tail = append(x.tail, x.scratch[x.split:]...)
 	x.years = append(x.years, int32(p.Year))
 	x.venues = append(x.venues, storage.VenueKey(p.Venue))
 	names := make([][]string, len(p.Authors))
@@ -142,6 +155,39 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 	x.days = append(x.days, storage.PaperDays(p))
 	x.added = append(x.added, p.Added.Unix())
 	x.lex.Add(row, terms)
+}
+
+// dotCodes is the inner product of the int8 codes q, a query's up to its
+// last non-zero one, with row r's. The caller holds x.mu.
+func (x *index) dotCodes(q []int8, r int) int32 {
+	n, split := len(q), x.split
+	d := embed.DotInt8(q[:min(n, split)], x.head[r*split:])
+	if n > split {
+		rest := x.dim - split
+		d += embed.DotInt8(q[split:], x.tail[r*rest:])
+	}
+	return d
+}
+
+// resplit keeps the codes of dimensions [0, split) apart from the rest
+// from now on (see head). The caller holds x.mu for writing.
+func (x *index) resplit(split int) {
+	if split <= 0 || split > x.dim {
+		split = x.dim
+	}
+	if split == x.split {
+		return
+	}
+	rows, old, rest := len(x.scales), x.split, x.dim-split
+	head, tail := make([]int8, rows*split, cap(x.scales)*split), make([]int8, rows*rest, cap(x.scales)*rest)
+	for r := range rows {
+		row := x.scratch
+		copy(row, x.head[r*old:(r+1)*old])
+		copy(row[old:], x.tail[r*(x.dim-old):(r+1)*(x.dim-old)])
+		copy(head[r*split:], row[:split])
+		copy(tail[r*rest:], row[split:])
+	}
+	x.split, x.head, x.tail = split, head, tail
 }
 
 // vectorsOf copies the vectors of those of ids that are live.

@@ -40,7 +40,7 @@ func fill(x *index, n int) []storage.Document {
 func TestIndexNearestIsExact(t *testing.T) {
 	ctx := context.Background()
 	for _, n := range []int{3000, parallelScanRows + 500} {
-		x := newIndex(16, n)
+		x := newIndex(16, 0, n)
 		docs := fill(x, n)
 		recent := func(d storage.Document) bool { return d.Paper.Year >= 2015 }
 		for q := range 20 {
@@ -66,7 +66,7 @@ func TestIndexNearestIsExact(t *testing.T) {
 func TestIndexNearestMany(t *testing.T) {
 	ctx := context.Background()
 	for _, n := range []int{3000, parallelScanRows + 500} {
-		x := newIndex(16, n)
+		x := newIndex(16, 0, n)
 		docs := fill(x, n)
 		short := storetest.RandomUnit(7, 10)
 		vs := [][]float32{storetest.RandomUnit(1, 16), append(short, make([]float32, 6)...), storetest.RandomUnit(2, 16)}
@@ -103,7 +103,7 @@ func TestIndexNearestMany(t *testing.T) {
 // least compactRetired).
 func TestIndexRetire(t *testing.T) {
 	ctx := context.Background()
-	x := newIndex(8, 0)
+	x := newIndex(8, 0, 0)
 	docs := fill(x, 4*compactRetired)
 	if x.remove("no-such-paper") || x.count() != len(docs) {
 		t.Fatalf("removing an unknown id: count %d", x.count())
@@ -143,7 +143,7 @@ func TestIndexRetire(t *testing.T) {
 // excluded ids, in dense and lexical retrieval alike.
 func TestIndexFilters(t *testing.T) {
 	ctx := context.Background()
-	x := newIndex(8, 0)
+	x := newIndex(8, 0, 0)
 	docs := fill(x, 200)
 	byID := map[string]papersearch.Paper{}
 	for _, d := range docs {
@@ -197,4 +197,41 @@ func (x *index) vector(id string) ([]float32, bool) {
 		return nil, false
 	}
 	return slices.Clone(x.vectors[r*x.dim : (r+1)*x.dim]), true
+}
+
+// TestIndexSplitCodes: with a query prefix's codes kept apart, split once
+// the papers are in (resplit) or before they arrive (an index made so),
+// every query, shorter than the split, as long, or longer, finds exactly
+// what it finds with the codes whole.
+func TestIndexSplitCodes(t *testing.T) {
+	ctx := context.Background()
+	queries := [][]float32{storetest.RandomUnit(1, 16), append(storetest.RandomUnit(2, 10), make([]float32, 6)...),
+		append(storetest.RandomUnit(3, 6), make([]float32, 10)...)}
+	answers := func(x *index) [][]storage.Candidate {
+		var out [][]storage.Candidate
+		for _, v := range queries {
+			got, err := x.nearest(ctx, v, 10, papersearch.Filter{YearMin: 2003})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, got)
+		}
+		return out
+	}
+	whole := newIndex(16, 0, 0)
+	fill(whole, 3000)
+	want := answers(whole)
+	for _, split := range []int{10, 8, 3, 16} {
+		x := newIndex(16, 0, 0)
+		fill(x, 3000)
+		x.resplit(split)
+		if got := answers(x); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("resplit at %d: %v, want %v", split, got, want)
+		}
+		made := newIndex(16, split, 0)
+		fill(made, 3000)
+		if got := answers(made); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("made split at %d: %v, want %v", split, got, want)
+		}
+	}
 }

@@ -63,9 +63,8 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 			if x.ids[r] == "" || !plain && !allow(r) {
 				continue
 			}
-			row := x.codes[r*dim : (r+1)*dim]
 			for i, q := range qs {
-				firsts[i].Push(r, float32(embed.DotInt8(q.codes, row[:len(q.codes)]))*x.scales[r]*q.scale)
+				firsts[i].Push(r, float32(x.dotCodes(q.codes, r))*x.scales[r]*q.scale)
 			}
 		}
 	}

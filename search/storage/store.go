@@ -191,3 +191,11 @@ type ManyNearest interface {
 	// would.
 	NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error)
 }
+
+// PrefixScanner is a Store whose dense scan is faster when it knows how
+// many leading dimensions most queries carry, a query being zero past them
+// (the embedded store keeps their codes apart): the engine tells it its
+// model gate's core (search.ModelGate). The answers do not change.
+type PrefixScanner interface {
+	ScanPrefix(dim int)
+}
