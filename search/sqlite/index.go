@@ -59,7 +59,8 @@ type index struct {
 	retired    int
 
 	scores   sync.Pool    // *[]float32 of BM25 scores by row
-	inFlight atomic.Int32 // dense queries running now
+	inFlight atomic.Int32 // first passes running now
+	passes   passes       // how first passes are run (see passes)
 }
 
 // newIndex returns an empty index of dim-dimensional vectors with room for

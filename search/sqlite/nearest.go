@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/embed"
@@ -33,7 +35,8 @@ type scanQuery struct {
 
 // nearestMany answers several queries as nearest does, the k[i] nearest
 // to vs[i], in one first pass: each row's codes are read from memory once
-// for all of them, which is what a pass over a large index waits on.
+// for all of them, which is what a pass over a large index waits on. The
+// pass may serve other callers' queries too (see passes).
 func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]storage.Candidate, error) {
 	dim := x.dim
 	for _, v := range vs {
@@ -44,57 +47,23 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	excluded := x.rowsOf(f.Exclude)
-	qs := make([]scanQuery, len(vs))
+	j := &scanJob{ctx: ctx, allow: x.allow(f), plain: storage.FieldsFree(f) && len(f.Only) == 0, done: make(chan struct{})}
 	for i, v := range vs {
 		codes := make([]int8, dim)
 		scale := embed.Quantize(codes, v)
 		// A query of fewer models than the index holds (the gate's core, a
 		// recommendation's) is zero past them: its dot products stop where
 		// it does, the same sums for less work.
-		qs[i] = scanQuery{codes: codes[:nonZeroPrefix(codes)], scale: scale, keep: max(RescoreFactor*ks[i], MinRescore) + len(excluded)}
+		j.qs = append(j.qs, scanQuery{codes: codes[:nonZeroPrefix(codes)], scale: scale, keep: max(RescoreFactor*ks[i], MinRescore) + len(excluded)})
 	}
-	allow := x.allow(f)
-	plain := storage.FieldsFree(f) && len(f.Only) == 0
-	scan := func(from, to int, firsts []*topk.Heap) {
-		for r := from; r < to; r++ {
-			if r%8192 == 0 && ctx.Err() != nil {
-				return
-			}
-			if x.ids[r] == "" || !plain && !allow(r) {
-				continue
-			}
-			for i, q := range qs {
-				firsts[i].Push(r, float32(x.dotCodes(q.codes, r))*x.scales[r]*q.scale)
-			}
-		}
-	}
-	// A large index's first pass is split across the cores that other
-	// queries leave idle; under load each query scans alone.
-	running := int(x.inFlight.Add(1))
-	defer x.inFlight.Add(-1)
-	parts := 1
-	if len(x.ids) >= parallelScanRows {
-		parts = max(1, runtime.GOMAXPROCS(0)-running+1)
-	}
-	firsts := make([][]*topk.Heap, parts) // by part, then query
-	var wg sync.WaitGroup
-	for p := range parts {
-		firsts[p] = make([]*topk.Heap, len(qs))
-		for i, q := range qs {
-			firsts[p][i] = topk.New(q.keep)
-		}
-		from, to := p*len(x.ids)/parts, (p+1)*len(x.ids)/parts
-		wg.Add(1)
-		go func() { defer wg.Done(); scan(from, to, firsts[p]) }()
-	}
-	wg.Wait()
+	x.passes.run(x, j)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	out := make([][]storage.Candidate, len(vs))
 	for i, v := range vs {
-		first := firsts[0][i]
-		for _, other := range firsts[1:] {
+		first := j.firsts[0][i]
+		for _, other := range j.firsts[1:] {
 			for _, it := range other[i].Items() {
 				first.Push(it.Index, it.Score)
 			}
@@ -110,6 +79,129 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 		out[i] = top.sorted()
 	}
 	return out, nil
+}
+
+// scanJob is one caller's queries in a first pass, with its filter; the
+// pass fills firsts (by part of the index, then query) and closes done.
+type scanJob struct {
+	ctx    context.Context
+	qs     []scanQuery
+	allow  func(row int) bool
+	plain  bool // no filter but exclusions: every live row is allowed
+	firsts [][]*topk.Heap
+	done   chan struct{}
+}
+
+// passes runs the first passes of an index: one at once for each two
+// cores, each begun by the caller whose queries it scans; a caller that
+// finds them all running queues its job, and the next pass to end scans
+// every job queued meanwhile together, reading each row once for all of
+// them. Under load a pass that waits on memory so serves many queries
+// for about the price of one; alone, a query scans at once, as before.
+// Every queued job's caller holds the index's read lock until its job is
+// done, so the index does not change under a pass begun for others.
+type passes struct {
+	mu      sync.Mutex
+	running int
+	queue   []*scanJob
+	shared  atomic.Int64 // jobs scanned in a pass begun for others
+}
+
+// run scans j, in a pass of its own or with the jobs queued beside it,
+// and returns once j's heaps are filled. The caller holds x.mu for reading.
+// Half the cores run passes at most: a caller arrives only while a core
+// is free of them, so with every core allowed one, jobs would seldom
+// queue; the passes split across the cores left idle (see scan).
+func (ps *passes) run(x *index, j *scanJob) {
+	ps.mu.Lock()
+	if ps.running < max(1, runtime.GOMAXPROCS(0)/2) {
+		ps.running++
+		ps.mu.Unlock()
+		x.scan([]*scanJob{j})
+		ps.next(x)
+		return
+	}
+	ps.queue = append(ps.queue, j)
+	ps.mu.Unlock()
+	<-j.done
+}
+
+// next is called as a pass ends: the jobs queued meanwhile are scanned
+// together by a pass of their own, begun now in the background so that the
+// caller that ended this one returns; with none queued, the pass's place
+// is free.
+func (ps *passes) next(x *index) {
+	ps.mu.Lock()
+	batch := ps.queue
+	ps.queue = nil
+	if len(batch) == 0 {
+		ps.running--
+	}
+	ps.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	ps.shared.Add(int64(len(batch)))
+	go func() {
+		x.scan(batch)
+		for _, j := range batch {
+			close(j.done)
+		}
+		ps.next(x)
+	}()
+}
+
+// scan runs one first pass for jobs: every live row's codes are read once
+// and compared with each job's queries its filter allows, each job's best
+// rows kept in its heaps. A large index's pass is split across the cores
+// that other passes leave idle. A job whose context ends is dropped from
+// the pass; the pass stops once all are.
+func (x *index) scan(jobs []*scanJob) {
+	running := int(x.inFlight.Add(1))
+	defer x.inFlight.Add(-1)
+	parts := 1
+	if len(x.ids) >= parallelScanRows {
+		parts = max(1, runtime.GOMAXPROCS(0)-running+1)
+	}
+	for _, j := range jobs {
+		j.firsts = make([][]*topk.Heap, parts)
+		for p := range parts {
+			j.firsts[p] = make([]*topk.Heap, len(j.qs))
+			for i, q := range j.qs {
+				j.firsts[p][i] = topk.New(q.keep)
+			}
+		}
+	}
+	part := func(p int) {
+		live := slices.Clone(jobs)
+		from, to := p*len(x.ids)/parts, (p+1)*len(x.ids)/parts
+		for r := from; r < to; r++ {
+			if r%8192 == 0 {
+				live = slices.DeleteFunc(live, func(j *scanJob) bool { return j.ctx.Err() != nil })
+				if len(live) == 0 {
+					return
+				}
+			}
+			if x.ids[r] == "" {
+				continue
+			}
+			for _, j := range live {
+				if !j.plain && !j.allow(r) {
+					continue
+				}
+				for i, q := range j.qs {
+					j.firsts[p][i].Push(r, float32(x.dotCodes(q.codes, r))*x.scales[r]*q.scale)
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); part(p) }()
+	}
+	part(0)
+	wg.Wait()
 }
 
 // nonZeroPrefix is the length of v without its trailing zeros.
