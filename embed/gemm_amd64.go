@@ -41,6 +41,22 @@ func dotInt8AVX2(a *int8, b *int8, n int) int32
 //go:noescape
 func dotInt8VNNI(a *int8, b *int8, n int) int32
 
+// dotsInt8VNNI sets out[r] to Σ q[i]·rows[r·stride+i] over i < n for
+// r < count, n a positive multiple of 64 (gemm_vnni_amd64.s).
+//
+//go:noescape
+func dotsInt8VNNI(q *int8, rows *int8, stride int, n int, count int, out *int32)
+
+// dotsInt8SIMD sets out[r] to q's inner product with rows[r·stride:] in
+// one call when it can, and reports whether it did.
+func dotsInt8SIMD(q, rows []int8, stride int, out []int32) bool {
+	if !hasVNNI || len(q) == 0 || len(q)%64 != 0 || len(out) == 0 {
+		return false
+	}
+	dotsInt8VNNI(&q[0], &rows[0], stride, len(q), len(out), &out[0])
+	return true
+}
+
 // dotInt8SIMD returns Σ a[i]·b[i] over the longest prefix it handles, and
 // that prefix's length: in 64-element steps with VNNI, else in 32-element
 // steps with AVX2.

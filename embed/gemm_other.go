@@ -47,3 +47,6 @@ func (g *gemmInt8) mulAMX(m, n, k int, a []byte, lda int, bp []byte, c []float32
 func (g *gemmBF16) mulAMX(m, n, kp int, a []uint16, lda int, bp []uint16, c []float32, ldc int) (rows, cols int) {
 	return 0, 0
 }
+
+// dotsInt8SIMD handles nothing here; DotsInt8 goes row by row.
+func dotsInt8SIMD(q, rows []int8, stride int, out []int32) bool { return false }

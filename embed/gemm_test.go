@@ -309,3 +309,32 @@ func TestDotInt8Extremes(t *testing.T) {
 		}
 	}
 }
+
+// TestDotsInt8: the products of one query with many rows in one call are
+// each row's DotInt8, for query lengths the SIMD kernel takes and those it
+// leaves to the plain loop, rows packed or strided.
+func TestDotsInt8(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, n := range []int{64, 128, 384, 768, 767, 40} {
+		for _, stride := range []int{n, n + 64, 1152} {
+			if stride < n {
+				continue
+			}
+			const count = 37
+			q, rows := make([]int8, n), make([]int8, (count-1)*stride+n)
+			for i := range q {
+				q[i] = int8(r.IntN(256) - 128)
+			}
+			for i := range rows {
+				rows[i] = int8(r.IntN(255) - 127)
+			}
+			out := make([]int32, count)
+			DotsInt8(q, rows, stride, out)
+			for i := range out {
+				if want := DotInt8(q, rows[i*stride:]); out[i] != want {
+					t.Fatalf("n=%d stride=%d row %d: %d, want %d", n, stride, i, out[i], want)
+				}
+			}
+		}
+	}
+}

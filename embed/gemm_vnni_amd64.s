@@ -152,3 +152,78 @@ done:
 	VZEROUPPER
 	MOVL          AX, ret+24(FP)
 	RET
+
+// func dotsInt8VNNI(q *int8, rows *int8, stride int, n int, count int, out *int32)
+//
+// out[r] = Σ q[i]·rows[r·stride + i] over i < n, for r < count: the inner
+// products of dotInt8VNNI, count rows stride bytes apart in one call, n a
+// positive multiple of 64.
+TEXT ·dotsInt8VNNI(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ rows+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ n+24(FP), R9
+	MOVQ count+32(FP), R10
+	MOVQ out+40(FP), R11
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x01010101, AX
+	VPBROADCASTD AX, Z30
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	MOVQ   SI, R12
+	MOVQ   DI, R13
+	MOVQ   R9, CX
+	CMPQ   CX, $128
+	JLT    rowtail
+
+rowloop:
+	VMOVDQU32 (R12), Z1
+	VMOVDQU32 64(R12), Z6
+	VPXORD    Z31, Z1, Z1
+	VPXORD    Z31, Z6, Z6
+	VMOVDQU32 (R13), Z2
+	VMOVDQU32 64(R13), Z7
+	VPDPBUSD  Z2, Z1, Z0
+	VPDPBUSD  Z2, Z30, Z3
+	VPDPBUSD  Z7, Z6, Z4
+	VPDPBUSD  Z7, Z30, Z5
+	ADDQ      $128, R12
+	ADDQ      $128, R13
+	SUBQ      $128, CX
+	CMPQ      CX, $128
+	JGE       rowloop
+
+rowtail:
+	TESTQ CX, CX
+	JZ    rowdone
+	VMOVDQU32 (R12), Z1
+	VPXORD    Z31, Z1, Z1
+	VMOVDQU32 (R13), Z2
+	VPDPBUSD  Z2, Z1, Z0
+	VPDPBUSD  Z2, Z30, Z3
+
+rowdone:
+	VPADDD        Z4, Z0, Z0
+	VPADDD        Z5, Z3, Z3
+	VPSLLD        $7, Z3, Z3
+	VPSUBD        Z3, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD        Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0x4E, X0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0xB1, X0, X1
+	VPADDD        X1, X0, X0
+	VMOVD         X0, (R11)
+	ADDQ          $4, R11
+	ADDQ          R8, DI
+	DECQ          R10
+	JNZ           row
+	VZEROUPPER
+	RET

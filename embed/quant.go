@@ -39,3 +39,21 @@ func DotInt8(a, b []int8) int32 {
 	}
 	return s + s0 + s1
 }
+
+// DotsInt8 sets out[r] to DotInt8(q, rows[r·stride:]) for every r: the
+// inner products of q with len(out) rows stride codes apart, in one call
+// where the CPU allows (the first pass of a store over its codes).
+func DotsInt8(q, rows []int8, stride int, out []int32) {
+	if len(out) == 0 {
+		return
+	}
+	if len(rows) < (len(out)-1)*stride+len(q) {
+		panic("embed: DotsInt8: rows shorter than len(out) rows of stride")
+	}
+	if dotsInt8SIMD(q, rows, stride, out) {
+		return
+	}
+	for r := range out {
+		out[r] = DotInt8(q, rows[r*stride:])
+	}
+}

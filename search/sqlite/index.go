@@ -170,6 +170,21 @@ func (x *index) dotCodes(q []int8, r int) int32 {
 	return d
 }
 
+// dotsCodes sets dots[i] to the inner product of the codes q with row
+// from+i's, for len(dots) rows, using rest (as long) for the rows' codes
+// past the split. The caller holds x.mu.
+func (x *index) dotsCodes(q []int8, from int, dots, rest []int32) {
+	n, split := len(q), x.split
+	embed.DotsInt8(q[:min(n, split)], x.head[from*split:], split, dots)
+	if n > split {
+		tail := x.dim - split
+		embed.DotsInt8(q[split:], x.tail[from*tail:], tail, rest)
+		for i, d := range rest {
+			dots[i] += d
+		}
+	}
+}
+
 // resplit keeps the codes of dimensions [0, split) apart from the rest
 // from now on (see head). The caller holds x.mu for writing.
 func (x *index) resplit(split int) {

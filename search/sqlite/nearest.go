@@ -54,7 +54,10 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 		// A query of fewer models than the index holds (the gate's core, a
 		// recommendation's) is zero past them: its dot products stop where
 		// it does, the same sums for less work.
-		j.qs = append(j.qs, scanQuery{codes: codes[:nonZeroPrefix(codes)], scale: scale, keep: max(RescoreFactor*ks[i], MinRescore) + len(excluded)})
+		// Its length is rounded up to whole 64-code steps of the SIMD kernel
+		// (zeros, the same sums).
+		n := min(dim, (nonZeroPrefix(codes)+63)&^63)
+		j.qs = append(j.qs, scanQuery{codes: codes[:n], scale: scale, keep: max(RescoreFactor*ks[i], MinRescore) + len(excluded)})
 	}
 	x.passes.run(x, j)
 	if err := ctx.Err(); err != nil {
@@ -175,22 +178,35 @@ func (x *index) scan(jobs []*scanJob) {
 	part := func(p int) {
 		live := slices.Clone(jobs)
 		from, to := p*len(x.ids)/parts, (p+1)*len(x.ids)/parts
-		for r := from; r < to; r++ {
-			if r%8192 == 0 {
+		dots, rest := make([]int32, scanBlock), make([]int32, scanBlock)
+		for b := from; b < to; b += scanBlock {
+			if (b-from)%(64*scanBlock) == 0 {
 				live = slices.DeleteFunc(live, func(j *scanJob) bool { return j.ctx.Err() != nil })
 				if len(live) == 0 {
 					return
 				}
 			}
-			if x.ids[r] == "" {
-				continue
-			}
+			e := min(b+scanBlock, to)
 			for _, j := range live {
-				if !j.plain && !j.allow(r) {
+				if !j.plain { // a filter may leave most rows out: only those it allows are read
+					for r := b; r < e; r++ {
+						if x.ids[r] == "" || !j.allow(r) {
+							continue
+						}
+						for i, q := range j.qs {
+							j.firsts[p][i].Push(r, float32(x.dotCodes(q.codes, r))*x.scales[r]*q.scale)
+						}
+					}
 					continue
 				}
 				for i, q := range j.qs {
-					j.firsts[p][i].Push(r, float32(x.dotCodes(q.codes, r))*x.scales[r]*q.scale)
+					x.dotsCodes(q.codes, b, dots[:e-b], rest[:e-b])
+					h := j.firsts[p][i]
+					for r := b; r < e; r++ {
+						if s := float32(dots[r-b]) * x.scales[r] * q.scale; x.ids[r] != "" && h.Beats(r, s) {
+							h.Push(r, s)
+						}
+					}
 				}
 			}
 		}
@@ -203,6 +219,11 @@ func (x *index) scan(jobs []*scanJob) {
 	part(0)
 	wg.Wait()
 }
+
+// scanBlock is how many rows a first pass compares with each query at
+// once: their codes stay in the core's cache while every job's queries
+// are compared with them.
+const scanBlock = 256
 
 // nonZeroPrefix is the length of v without its trailing zeros.
 func nonZeroPrefix[T int8 | float32](v []T) int {
