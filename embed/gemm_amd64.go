@@ -33,16 +33,9 @@ func dotSIMD(a, b []float32) (float32, int) {
 //go:noescape
 func dotInt8AVX2(a *int8, b *int8, n int) int32
 
-// dotInt8VNNI is Σ a[i]·b[i] over n int8 elements, n a positive multiple
-// of 64, with AVX-512 VNNI (gemm_vnni_amd64.s): about four times fewer
-// instructions a row than dotInt8AVX2, which the store's first pass over
-// its codes is made of.
-//
-//go:noescape
-func dotInt8VNNI(a *int8, b *int8, n int) int32
-
 // dotsInt8VNNI sets out[r] to Σ q[i]·rows[r·stride+i] over i < n for
-// r < count, n a positive multiple of 64 (gemm_vnni_amd64.s).
+// r < count, n a positive multiple of 64 (gemm_vnni_amd64.s), with AVX-512
+// VNNI: for 768 codes about half the time of dotInt8AVX2.
 //
 //go:noescape
 func dotsInt8VNNI(q *int8, rows *int8, stride int, n int, count int, out *int32)
@@ -62,7 +55,9 @@ func dotsInt8SIMD(q, rows []int8, stride int, out []int32) bool {
 // steps with AVX2.
 func dotInt8SIMD(a, b []int8) (int32, int) {
 	if n := len(a) &^ 63; hasVNNI && n > 0 {
-		return dotInt8VNNI(&a[0], &b[0], n), n
+		var d int32
+		dotsInt8VNNI(&a[0], &b[0], 0, n, 1, &d)
+		return d, n
 	}
 	n := len(a) &^ 31
 	if !hasAVX2FMA || n == 0 {

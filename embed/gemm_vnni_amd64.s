@@ -85,79 +85,16 @@ quads:
 	VZEROUPPER
 	RET
 
-// func dotInt8VNNI(a *int8, b *int8, n int) int32
-//
-// Σ a[i]·b[i] over n int8 elements, n a positive multiple of 64. VPDPBUSD
-// multiplies unsigned by signed bytes, so a is shifted into [0, 255]
-// (a + 128, its sign bit flipped) and 128·Σ b[i], summed alongside by
-// VPDPBUSD with ones, taken off at the end: the sums wrap as int32 sums
-// do, so the result is exact whenever the true one fits an int32. Two
-// pairs of accumulators, 128 bytes a step, keep the adds' latency out of
-// the way.
-TEXT ·dotInt8VNNI(SB), NOSPLIT, $0-28
-	MOVQ a+0(FP), SI
-	MOVQ b+8(FP), DI
-	MOVQ n+16(FP), CX
-	MOVL $0x80808080, AX
-	VPBROADCASTD AX, Z31
-	MOVL $0x01010101, AX
-	VPBROADCASTD AX, Z30
-	VPXORD Z0, Z0, Z0 // Σ (a+128)·b
-	VPXORD Z3, Z3, Z3 // Σ b
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	CMPQ CX, $128
-	JLT  tail64
-
-loop128:
-	VMOVDQU32 (SI), Z1
-	VMOVDQU32 64(SI), Z6
-	VPXORD    Z31, Z1, Z1
-	VPXORD    Z31, Z6, Z6
-	VMOVDQU32 (DI), Z2
-	VMOVDQU32 64(DI), Z7
-	VPDPBUSD  Z2, Z1, Z0
-	VPDPBUSD  Z2, Z30, Z3
-	VPDPBUSD  Z7, Z6, Z4
-	VPDPBUSD  Z7, Z30, Z5
-	ADDQ      $128, SI
-	ADDQ      $128, DI
-	SUBQ      $128, CX
-	CMPQ      CX, $128
-	JGE       loop128
-
-tail64:
-	TESTQ CX, CX
-	JZ    done
-	VMOVDQU32 (SI), Z1
-	VPXORD    Z31, Z1, Z1
-	VMOVDQU32 (DI), Z2
-	VPDPBUSD  Z2, Z1, Z0
-	VPDPBUSD  Z2, Z30, Z3
-
-done:
-	VPADDD        Z4, Z0, Z0
-	VPADDD        Z5, Z3, Z3
-	VPSLLD        $7, Z3, Z3
-	VPSUBD        Z3, Z0, Z0
-	VEXTRACTI64X4 $1, Z0, Y1
-	VPADDD        Y1, Y0, Y0
-	VEXTRACTI128  $1, Y0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0x4E, X0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0xB1, X0, X1
-	VPADDD        X1, X0, X0
-	VMOVD         X0, AX
-	VZEROUPPER
-	MOVL          AX, ret+24(FP)
-	RET
-
 // func dotsInt8VNNI(q *int8, rows *int8, stride int, n int, count int, out *int32)
 //
-// out[r] = Σ q[i]·rows[r·stride + i] over i < n, for r < count: the inner
-// products of dotInt8VNNI, count rows stride bytes apart in one call, n a
-// positive multiple of 64.
+// out[r] = Σ q[i]·rows[r·stride + i] over i < n, for r < count: count
+// rows stride bytes apart in one call, n a positive multiple of 64.
+// VPDPBUSD multiplies unsigned by signed bytes, so q is shifted into
+// [0, 255] (q + 128, its sign bit flipped) and 128·Σ rows[…], summed
+// alongside by VPDPBUSD with ones, taken off at the end: the sums wrap as
+// int32 sums do, so each result is exact whenever the true one fits an
+// int32. Two pairs of accumulators, 128 bytes a step, keep the adds'
+// latency out of the way.
 TEXT ·dotsInt8VNNI(SB), NOSPLIT, $0-48
 	MOVQ q+0(FP), SI
 	MOVQ rows+8(FP), DI
