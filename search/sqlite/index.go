@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/papersearch/papersearch"
@@ -58,9 +57,8 @@ type index struct {
 	lex        *lexical.Index
 	retired    int
 
-	scores   sync.Pool    // *[]float32 of BM25 scores by row
-	inFlight atomic.Int32 // first passes running now
-	passes   passes       // how first passes are run (see passes)
+	scores sync.Pool // *[]float32 of BM25 scores by row
+	passes passes    // how first passes are run, and how many now
 }
 
 // newIndex returns an empty index of dim-dimensional vectors with room for

@@ -53,9 +53,8 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 		scale := embed.Quantize(codes, v)
 		// A query of fewer models than the index holds (the gate's core, a
 		// recommendation's) is zero past them: its dot products stop where
-		// it does, the same sums for less work.
-		// Its length is rounded up to whole 64-code steps of the SIMD kernel
-		// (zeros, the same sums).
+		// it does, rounded up to whole 64-code steps of the SIMD kernel,
+		// the same sums for less work.
 		n := min(dim, (nonZeroPrefix(codes)+63)&^63)
 		j.qs = append(j.qs, scanQuery{codes: codes[:n], scale: scale, keep: max(RescoreFactor*ks[i], MinRescore) + len(excluded)})
 	}
@@ -160,8 +159,9 @@ func (ps *passes) next(x *index) {
 // that other passes leave idle. A job whose context ends is dropped from
 // the pass; the pass stops once all are.
 func (x *index) scan(jobs []*scanJob) {
-	running := int(x.inFlight.Add(1))
-	defer x.inFlight.Add(-1)
+	x.passes.mu.Lock()
+	running := x.passes.running // this pass among them
+	x.passes.mu.Unlock()
 	parts := 1
 	if len(x.ids) >= parallelScanRows {
 		parts = max(1, runtime.GOMAXPROCS(0)-running+1)
