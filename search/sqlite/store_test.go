@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -431,5 +432,56 @@ func TestUpgradeFoldsWorkKeys(t *testing.T) {
 	defer s.Close()
 	if works, err := s.Works(ctx, []string{ascii}); err != nil || len(works) != 1 || works["p001"].ID != "p001" {
 		t.Errorf("after the upgrade, %s finds %v, %v; want p001", ascii, works, err)
+	}
+}
+
+// TestUpgradeSentencesByRowid: a store of schema version 11 kept sentences
+// in a WITHOUT ROWID table; opened by this version the same rows are in a
+// table keyed by rowid.
+func TestUpgradeSentencesByRowid(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "papers.db")
+	s, err := Open(ctx, path, storetest.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []storage.Document
+	for i := range 3 {
+		d := storetest.Doc(i + 1)
+		d.Sentences = []storage.Sentence{{Role: roles.Background, Vector: storetest.RandomUnit(uint64(10*i+1), storetest.Model.Dim)},
+			{Role: roles.Result, Vector: storetest.RandomUnit(uint64(10*i+2), storetest.Model.Dim)}}
+		docs = append(docs, d)
+	}
+	if err := s.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"p001", "p002", "p003"}
+	want, err := s.Sentences(ctx, ids)
+	if err != nil || len(want) != 3 {
+		t.Fatalf("Sentences = %v, %v", want, err)
+	}
+	// Back to version 11: the same rows in a WITHOUT ROWID table.
+	for _, q := range []string{`CREATE TABLE old (id TEXT PRIMARY KEY, roles TEXT NOT NULL, vectors BLOB NOT NULL) WITHOUT ROWID`,
+		`INSERT INTO old SELECT id, roles, vectors FROM sentences`, `DROP TABLE sentences`, `ALTER TABLE old RENAME TO sentences`,
+		`UPDATE meta SET value = '11' WHERE key = 'schema_version'`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if s, err = Open(ctx, path, storetest.Model); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var table string
+	if err := s.db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE name = 'sentences'`).Scan(&table); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToUpper(table), "WITHOUT ROWID") {
+		t.Errorf("after the upgrade the table is %s", table)
+	}
+	got, err := s.Sentences(ctx, ids)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("after the upgrade Sentences = %v, %v; want %v", got, err, want)
 	}
 }
