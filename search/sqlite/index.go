@@ -57,7 +57,7 @@ type index struct {
 	lex        *lexical.Index
 	retired    int
 
-	scores sync.Pool // *[]float32 of BM25 scores by row
+	scores sync.Pool // *lexScratch
 	passes passes    // how first passes are run, and how many now
 }
 
@@ -85,6 +85,13 @@ func newIndex(dim, split, n int) *index {
 		added:   make([]int64, 0, n),
 		lex:     lexical.NewIndex(n),
 	}
+}
+
+// lexScratch is what a lexical query scores in, kept for the next: a
+// BM25 score by row (all zero between queries) and the rows it touched.
+type lexScratch struct {
+	scores  []float32
+	touched []int32
 }
 
 // entry is one paper as the index takes it.
@@ -204,14 +211,17 @@ func (x *index) resplit(split int) {
 	x.split, x.head, x.tail = split, head, tail
 }
 
-// vectorsOf copies the vectors of those of ids that are live.
+// vectorsOf returns the vectors of those of ids that are live: views of
+// the matrix, not copies (a request reads hundreds of them). Rows are
+// append-only, so a row's vector never changes once written; a rebuilt
+// index is a new matrix, the old one kept while a view of it is held.
 func (x *index) vectorsOf(ids []string) map[string][]float32 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	out := make(map[string][]float32, len(ids))
 	for _, id := range ids {
 		if row, ok := x.rows[id]; ok {
-			out[id] = slices.Clone(x.vectors[row*x.dim : (row+1)*x.dim])
+			out[id] = x.vectors[row*x.dim : (row+1)*x.dim : (row+1)*x.dim]
 		}
 	}
 	return out
@@ -330,17 +340,17 @@ func (x *index) rowsOf(ids []string) map[int]bool {
 func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (storage.Matches, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	buf, _ := x.scores.Get().(*[]float32)
+	buf, _ := x.scores.Get().(*lexScratch)
 	if buf == nil {
-		buf = new([]float32)
+		buf = new(lexScratch)
 	}
-	defer x.scores.Put(buf)
-	if cap(*buf) < len(x.ids) {
-		*buf = make([]float32, len(x.ids))
+	if cap(buf.scores) < len(x.ids) {
+		buf.scores = make([]float32, len(x.ids))
 	}
-	scores := (*buf)[:len(x.ids)]
+	scores := buf.scores[:len(x.ids)]
 	excluded := x.rowsOf(f.Exclude)
-	var touched []int32
+	touched := buf.touched[:0]
+	defer func() { buf.touched = touched[:0]; x.scores.Put(buf) }()
 	var scored []lexical.WeightedTerm
 	var ideal float64
 	if len(f.Only) > 0 {
@@ -367,7 +377,7 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 		if !storage.FieldsFree(f) {
 			allow = x.allow(f)
 		}
-		touched, scored, ideal = x.lex.Score(terms, allow, scores, nil)
+		touched, scored, ideal = x.lex.Score(terms, allow, scores, touched)
 	}
 	top := newTopK(k)
 	for _, r := range touched {

@@ -85,7 +85,7 @@ func (s *Store) Sentences(ctx context.Context, ids []string) (map[string][]stora
 			return s.eachIn(ctx, `SELECT id, roles, vectors FROM sentences WHERE id`, part, func(row scanner) error {
 				var (
 					id, rs string
-					blob   []byte
+					blob   sql.RawBytes // decoded before the next row
 				)
 				if err := row.Scan(&id, &rs, &blob); err != nil {
 					return err

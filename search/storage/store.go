@@ -73,7 +73,8 @@ type Store interface {
 	// Lookup returns the papers of those of ids that exist, by id.
 	Lookup(ctx context.Context, ids []string) (map[string]papersearch.Paper, error)
 	// Vectors returns the vectors of those of ids that exist, by id: what
-	// ranking a collection's papers against others reads.
+	// ranking a collection's papers against others reads. They may be the
+	// store's own: read them, never write to them.
 	Vectors(ctx context.Context, ids []string) (map[string][]float32, error)
 	// Works returns the stored papers, by id, holding any of keys among
 	// their work keys (papersearch.WorkKeys): the stored versions of the
