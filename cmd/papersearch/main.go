@@ -7,10 +7,23 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
+// gcPercent is the collector's GOGC unless the environment sets one: a
+// collection when the heap has grown 40% past what the last one kept
+// alive, not Go's 100%. Over 29,100 papers at 16 clients it took the
+// serving peak RSS from 1,072 to 785 MiB at no throughput cost past the
+// machine's noise (docs/performance.md, issue 44); the store's in-memory
+// index is most of the live heap and holds few pointers, so a collection
+// costs about 17 ms of CPU.
+const gcPercent = 40
+
 func main() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
