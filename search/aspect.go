@@ -259,19 +259,19 @@ type aspectProbes struct {
 func (e *Engine) rankByAspect(ctx context.Context, at pageAt, q Query, ap aspectProbes, candidates func(context.Context, int) ([]storage.Candidate, error)) (Results, error) {
 	probes, role, byRole := ap.probes, ap.role, ap.byRole
 	details := map[string]aspectScored{} // of the first ranking an id is in
-	theirs := map[string][]storage.Sentence{}
+	theirs := map[string][]roles.Role{}
 	rankAt := func(ctx context.Context, depth int) ([]Fused, int, error) {
 		cands, err := candidates(ctx, depth)
 		if err != nil {
 			return nil, 0, err
 		}
-		list, scored, sentences, err := e.scoreByAspect(ctx, q.Mode, probes, role, byRole, cands)
+		list, scored, sentenceRoles, err := e.scoreByAspect(ctx, q.Mode, probes, role, byRole, cands)
 		if err != nil {
 			return nil, 0, err
 		}
 		for id, x := range scored {
 			if _, ok := details[id]; !ok {
-				details[id], theirs[id] = x, sentences[id]
+				details[id], theirs[id] = x, sentenceRoles[id]
 			}
 		}
 		return list, len(cands), nil
@@ -298,7 +298,7 @@ func (e *Engine) rankByAspect(ctx context.Context, at pageAt, q Query, ap aspect
 		m := x.match
 		m.Query = probes[x.qi].sentence
 		if hs := storage.Sentences(h.Paper); x.ci >= 0 && x.ci < len(hs) {
-			m.Result = papersearch.MatchedSentence{Index: x.ci, Role: theirs[h.ID][x.ci].Role.String(), Text: hs[x.ci]}
+			m.Result = papersearch.MatchedSentence{Index: x.ci, Role: theirs[h.ID][x.ci].String(), Text: hs[x.ci]}
 		} else {
 			m.Result = papersearch.MatchedSentence{Index: -1, Role: "paper", Text: h.Paper.Title}
 		}

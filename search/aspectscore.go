@@ -36,22 +36,47 @@ type aspectScored struct {
 // scoreByAspect ranks cands by the probes' matches with their sentences,
 // fused in mode with their BM25 for the probes' words, and returns the
 // ranking, each candidate's scores (its fused ranks and best pair) and
-// sentences by id.
+// its sentences' roles by id.
 func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, role roles.Role, byRole bool,
-	cands []storage.Candidate) ([]Fused, map[string]aspectScored, map[string][]storage.Sentence, error) {
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	theirs, whole, err := e.candidateSentences(ctx, ids)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	cands []storage.Candidate) ([]Fused, map[string]aspectScored, map[string][]roles.Role, error) {
 	m := aspectMatcher{probes: probes, role: role, byRole: byRole, match: e.opts.research.AspectMatch,
 		wholeWeight: e.opts.research.AspectWhole}
-	ranked := make([]aspectScored, 0, len(cands))
-	for rank, c := range cands {
-		ranked = append(ranked, m.score(c, rank, theirs[c.ID], whole[c.ID]))
+	ids := make([]string, len(cands))
+	at := make(map[string][]int, len(cands)) // each id's places in cands
+	for i, c := range cands {
+		ids[i] = c.ID
+		at[c.ID] = append(at[c.ID], i)
+	}
+	// Each candidate is scored as the store shows its sentences (from
+	// several readers at once; each id's places are its own), the
+	// sentences themselves not kept.
+	ranked := make([]aspectScored, len(cands))
+	theirs := make([][]roles.Role, len(cands))
+	seen := make([]bool, len(cands))
+	err := e.store.VisitSentences(ctx, ids, func(id string, ss []storage.Sentence) {
+		rs := make([]roles.Role, len(ss))
+		for j, s := range ss {
+			rs[j] = s.Role
+		}
+		for _, i := range at[id] {
+			ranked[i], theirs[i], seen[i] = m.score(cands[i], i, ss, nil), rs, true
+		}
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read sentences: %w", err)
+	}
+	for i, c := range cands { // those without sentences, by their whole vector
+		if !seen[i] {
+			d, err := e.store.Get(ctx, c.ID)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return nil, nil, nil, err
+			}
+			ranked[i] = m.score(c, i, nil, d.Vector)
+		}
+	}
+	roleOf := make(map[string][]roles.Role, len(cands))
+	for i, c := range cands {
+		roleOf[c.ID] = theirs[i]
 	}
 	slices.SortStableFunc(ranked, func(a, b aspectScored) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
@@ -82,27 +107,7 @@ func (e *Engine) scoreByAspect(ctx context.Context, mode Mode, probes []probe, r
 		s.Fused = x
 		byID[x.ID] = s
 	}
-	return list, byID, theirs, nil
-}
-
-// candidateSentences reads the sentences of the papers ids, and the whole
-// vector of each that has none.
-func (e *Engine) candidateSentences(ctx context.Context, ids []string) (map[string][]storage.Sentence, map[string][]float32, error) {
-	theirs, err := e.store.Sentences(ctx, ids)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read sentences: %w", err)
-	}
-	whole := make(map[string][]float32) // candidates without sentences
-	for _, id := range ids {
-		if theirs[id] == nil {
-			d, err := e.store.Get(ctx, id)
-			if err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return nil, nil, err
-			}
-			whole[id] = d.Vector
-		}
-	}
-	return theirs, whole, nil
+	return list, byID, roleOf, nil
 }
 
 // aspectMatcher scores a candidate by how well the probes match its

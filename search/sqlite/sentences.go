@@ -5,10 +5,11 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/roles"
@@ -33,14 +34,15 @@ func encodeSentences(ss []storage.Sentence, dim int) (string, []byte) {
 	return rs.String(), blob
 }
 
-// decodeSentences reads what encodeSentences wrote. The vectors share one
-// allocation; as decoded, their length is within half a percent of 1.
-func decodeSentences(rs string, blob []byte, dim int) ([]storage.Sentence, error) {
+// decodeSentences reads what encodeSentences wrote, into out and all
+// (their room reused, grown as needed) and returns them: the sentences'
+// vectors share all's memory. As decoded, a vector's length is within half
+// a percent of 1.
+func decodeSentences(rs string, blob []byte, dim int, out []storage.Sentence, all []float32) ([]storage.Sentence, []float32, error) {
 	if len(blob) != len(rs)*(4+dim) {
-		return nil, fmt.Errorf("sentences: %d bytes for %d sentences of %d dimensions", len(blob), len(rs), dim)
+		return out, all, fmt.Errorf("sentences: %d bytes for %d sentences of %d dimensions", len(blob), len(rs), dim)
 	}
-	out := make([]storage.Sentence, len(rs))
-	all := make([]float32, len(rs)*dim)
+	out, all = slices.Grow(out[:0], len(rs))[:len(rs)], slices.Grow(all[:0], len(rs)*dim)[:len(rs)*dim]
 	for i := range out {
 		rec := blob[i*(4+dim) : (i+1)*(4+dim)]
 		scale := math.Float32frombits(binary.LittleEndian.Uint32(rec))
@@ -50,7 +52,7 @@ func decodeSentences(rs string, blob []byte, dim int) ([]storage.Sentence, error
 		}
 		out[i] = storage.Sentence{Role: roles.Role(rs[i] - '0'), Vector: v}
 	}
-	return out, nil
+	return out, all, nil
 }
 
 // putSentences replaces the sentences kept for a paper.
@@ -67,21 +69,41 @@ func (s *Store) putSentences(ctx context.Context, tx *sql.Tx, id string, ss []st
 func (s *Store) KeepsSentences() bool { return true }
 
 // sentencesPerReader is the fewest papers whose sentences one reader
-// reads when Sentences splits its ids across the cores.
+// reads when VisitSentences splits its ids across the cores.
 const sentencesPerReader = 64
 
 // Sentences returns the sentences kept for those of ids that have them.
+func (s *Store) Sentences(ctx context.Context, ids []string) (map[string][]storage.Sentence, error) {
+	var mu sync.Mutex
+	out := make(map[string][]storage.Sentence, len(ids))
+	err := s.VisitSentences(ctx, ids, func(id string, ss []storage.Sentence) {
+		kept, all := make([]storage.Sentence, len(ss)), make([]float32, 0, len(ss)*s.model.Dim)
+		for i, x := range ss {
+			all = append(all, x.Vector...)
+			kept[i] = storage.Sentence{Role: x.Role, Vector: all[len(all)-len(x.Vector) : len(all) : len(all)]}
+		}
+		mu.Lock()
+		out[id] = kept
+		mu.Unlock()
+	})
+	return out, err
+}
+
+// VisitSentences calls visit with the sentences of each of ids that has
+// them (storage.SentenceVisitor), decoded into memory each reader reuses.
 // Many papers' are read by as many readers as there are cores, each on a
 // connection of its own: the file is read, not mapped (see Open), and a
 // read's time is mostly SQLite's copying of the rows' pages.
-func (s *Store) Sentences(ctx context.Context, ids []string) (map[string][]storage.Sentence, error) {
+func (s *Store) VisitSentences(ctx context.Context, ids []string, visit func(id string, ss []storage.Sentence)) error {
 	readers := max(1, min(runtime.GOMAXPROCS(0), len(ids)/sentencesPerReader))
-	found := make([]map[string][]storage.Sentence, readers)
 	g, ctx := errgroup.WithContext(ctx)
 	for r := range readers {
 		part := ids[r*len(ids)/readers : (r+1)*len(ids)/readers]
-		found[r] = make(map[string][]storage.Sentence, len(part))
 		g.Go(func() error {
+			var (
+				ss  []storage.Sentence
+				all []float32
+			)
 			return s.eachIn(ctx, `SELECT id, roles, vectors FROM sentences WHERE id`, part, func(row scanner) error {
 				var (
 					id, rs string
@@ -90,21 +112,17 @@ func (s *Store) Sentences(ctx context.Context, ids []string) (map[string][]stora
 				if err := row.Scan(&id, &rs, &blob); err != nil {
 					return err
 				}
-				ss, err := decodeSentences(rs, blob, s.model.Dim)
-				if err != nil {
+				var err error
+				if ss, all, err = decodeSentences(rs, blob, s.model.Dim, ss, all); err != nil {
 					return fmt.Errorf("paper %s: %w", id, err)
 				}
-				found[r][id] = ss
+				visit(id, ss)
 				return nil
 			})
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("sentences: %w", err)
+		return fmt.Errorf("sentences: %w", err)
 	}
-	out := found[0]
-	for _, m := range found[1:] {
-		maps.Copy(out, m)
-	}
-	return out, nil
+	return nil
 }

@@ -77,6 +77,22 @@ func (s *Observed) NearestMany(ctx context.Context, vs [][]float32, ks []int, f 
 	return c, err
 }
 
+// VisitSentences visits in buffers reused when the store can
+// (SentenceVisitor), else each of its Sentences in turn.
+func (s *Observed) VisitSentences(ctx context.Context, ids []string, visit func(id string, ss []Sentence)) error {
+	if v, ok := s.Store.(SentenceVisitor); ok {
+		return v.VisitSentences(ctx, ids, visit)
+	}
+	all, err := s.Store.Sentences(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for id, ss := range all {
+		visit(id, ss)
+	}
+	return nil
+}
+
 // Lexical is the store's Lexical, observed as OpLexical.
 func (s *Observed) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
 	start := time.Now()

@@ -193,6 +193,18 @@ type ManyNearest interface {
 	NearestMany(ctx context.Context, vs [][]float32, ks []int, f papersearch.Filter) ([][]Candidate, error)
 }
 
+// SentenceVisitor is a Store that can show many papers' sentences one
+// paper at a time, decoded into memory it reuses (the embedded store keeps
+// them quantised), rather than return them all: an aspect query reads 150
+// papers' sentences, about 6 MB as float32, to keep one score from each.
+type SentenceVisitor interface {
+	// VisitSentences calls visit with the sentences of each of ids that
+	// has them, as Sentences would return them, possibly from several
+	// goroutines at once. ss, and its vectors, are valid only during the
+	// call.
+	VisitSentences(ctx context.Context, ids []string, visit func(id string, ss []Sentence)) error
+}
+
 // PrefixScanner is a Store whose dense scan is faster when it knows how
 // many leading dimensions most queries carry, a query being zero past them
 // (the embedded store keeps their codes apart): the engine tells it its

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,6 +269,25 @@ func sentences(t *testing.T, open func(t *testing.T) storage.Store) {
 	}
 	if doc, err := s.Get(ctx, "p001"); err != nil || len(doc.Sentences) != 3 {
 		t.Errorf("Get: %d sentences, %v", len(doc.Sentences), err)
+	}
+	// Visited (in the store's reused buffers where it has them), the same
+	// sentences, once each.
+	var mu sync.Mutex
+	visited := map[string][]storage.Sentence{}
+	err = storage.Observe(s, nil).VisitSentences(ctx, []string{"p001", "p002", "nope"}, func(id string, vs []storage.Sentence) {
+		kept := make([]storage.Sentence, len(vs))
+		for i, x := range vs {
+			kept[i] = storage.Sentence{Role: x.Role, Vector: slices.Clone(x.Vector)}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if _, twice := visited[id]; twice {
+			t.Errorf("%s visited twice", id)
+		}
+		visited[id] = kept
+	})
+	if err != nil || !reflect.DeepEqual(visited, got) {
+		t.Errorf("VisitSentences showed %+v, %v; Sentences returned %+v", visited, err, got)
 	}
 	bad := d
 	bad.Sentences = []storage.Sentence{{Vector: make([]float32, 3)}}
