@@ -27,25 +27,24 @@ const (
 	compactRetired = 1024
 )
 
-// index is the in-memory side of the embedded store: every vector in one
-// contiguous matrix that dense retrieval scans, the vectors' int8 codes for
-// the first pass, the BM25 inverted index, and the fields filters test, all
-// by row. Rows are append-only: replacing or removing a paper retires its
+// index is the in-memory side of the embedded store: every vector, the
+// vectors' int8 codes for the first pass, the BM25 inverted index, and the
+// fields filters test, all by row. Rows are append-only: replacing or removing a paper retires its
 // row. It is safe for concurrent use; each change holds the lock for the
 // whole of it, so a reader sees a change entirely or not at all.
 type index struct {
 	dim int
 
 	mu      sync.RWMutex
-	ids     []string       // row -> paper id; "" for a retired row
-	rows    map[string]int // paper id -> live row
-	vectors []float32      // row-major, len(ids)*dim
-	// head and tail are the vectors quantised, row-major: each row's
-	// codes of dimensions [0, split) in head, the rest in tail. A query
-	// zero past split (the model gate's core; see Store.ScanPrefix) scans
-	// head alone, one contiguous matrix.
+	ids     []string        // row -> paper id; "" for a retired row
+	rows    map[string]int  // paper id -> live row
+	vectors matrix[float32] // row -> its vector
+	// head and tail are the vectors quantised: each row's codes of
+	// dimensions [0, split) in head, the rest in tail. A query zero past
+	// split (the model gate's core; see Store.ScanPrefix) scans head
+	// alone.
 	split      int
-	head, tail []int8
+	head, tail matrix[int8]
 	scales     []float32    // row -> the scale of its codes
 	scratch    []int8       // one row's codes, being quantised
 	years      []int32      // row -> year
@@ -70,12 +69,12 @@ func newIndex(dim, split, n int) *index {
 	return &index{
 		dim:     dim,
 		split:   split,
-		head:    make([]int8, 0, n*split),
-		tail:    make([]int8, 0, n*(dim-split)),
+		head:    newMatrix[int8](split, n),
+		tail:    newMatrix[int8](dim-split, n),
 		scratch: make([]int8, dim),
 		ids:     make([]string, 0, n),
 		rows:    make(map[string]int, n),
-		vectors: make([]float32, 0, n*dim),
+		vectors: newMatrix[float32](dim, n),
 		scales:  make([]float32, 0, n),
 		years:   make([]int32, 0, n),
 		venues:  make([]string, 0, n),
@@ -131,11 +130,7 @@ func (x *index) compactDue() bool {
 // nextVector extends the matrix by one row and returns it, for a loader
 // to decode the next row's vector in place before append. Only for an
 // index nobody else sees yet.
-func (x *index) nextVector() []float32 {
-	start := len(x.vectors)
-	x.vectors = append(x.vectors, make([]float32, x.dim)...)
-	return x.vectors[start:]
-}
+func (x *index) nextVector() []float32 { return x.vectors.add() }
 
 // append adds a live paper at a new row, vec appended to the matrix unless
 // nextVector already placed it there. The caller holds x.mu or is the
@@ -144,12 +139,12 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 	row := len(x.ids)
 	x.rows[p.ID] = row
 	x.ids = append(x.ids, p.ID)
-	if len(x.vectors) == row*x.dim {
-		x.vectors = append(x.vectors, vec...)
+	if x.vectors.rows == row {
+		copy(x.vectors.add(), vec)
 	}
 	x.scales = append(x.scales, embed.Quantize(x.scratch, vec))
-	x.head = append(x.head, x.scratch[:x.split]...)
-	x.tail = append(x.tail, x.scratch[x.split:]...)
+	copy(x.head.add(), x.scratch[:x.split])
+	copy(x.tail.add(), x.scratch[x.split:])
 	x.years = append(x.years, int32(p.Year))
 	x.venues = append(x.venues, storage.VenueKey(p.Venue))
 	names := make([][]string, len(p.Authors))
@@ -167,23 +162,22 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 // last non-zero one, with row r's. The caller holds x.mu.
 func (x *index) dotCodes(q []int8, r int) int32 {
 	n, split := len(q), x.split
-	d := embed.DotInt8(q[:min(n, split)], x.head[r*split:])
+	d := embed.DotInt8(q[:min(n, split)], x.head.row(r))
 	if n > split {
-		rest := x.dim - split
-		d += embed.DotInt8(q[split:], x.tail[r*rest:])
+		d += embed.DotInt8(q[split:], x.tail.row(r))
 	}
 	return d
 }
 
 // dotsCodes sets dots[i] to the inner product of the codes q with row
-// from+i's, for len(dots) rows, using rest (as long) for the rows' codes
-// past the split. The caller holds x.mu.
+// from+i's, for len(dots) rows in one span of the matrix (spanEnd), using
+// rest (as long) for the rows' codes past the split. The caller holds x.mu.
 func (x *index) dotsCodes(q []int8, from int, dots, rest []int32) {
 	n, split := len(q), x.split
-	embed.DotsInt8(q[:min(n, split)], x.head[from*split:], split, dots)
+	embed.DotsInt8(q[:min(n, split)], x.head.span(from, len(dots)), split, dots)
 	if n > split {
 		tail := x.dim - split
-		embed.DotsInt8(q[split:], x.tail[from*tail:], tail, rest)
+		embed.DotsInt8(q[split:], x.tail.span(from, len(dots)), tail, rest)
 		for i, d := range rest {
 			dots[i] += d
 		}
@@ -199,14 +193,14 @@ func (x *index) resplit(split int) {
 	if split == x.split {
 		return
 	}
-	rows, old, rest := len(x.scales), x.split, x.dim-split
-	head, tail := make([]int8, rows*split, cap(x.scales)*split), make([]int8, rows*rest, cap(x.scales)*rest)
+	rows, old := len(x.scales), x.split
+	head, tail := newMatrix[int8](split, cap(x.scales)), newMatrix[int8](x.dim-split, cap(x.scales))
 	for r := range rows {
 		row := x.scratch
-		copy(row, x.head[r*old:(r+1)*old])
-		copy(row[old:], x.tail[r*(x.dim-old):(r+1)*(x.dim-old)])
-		copy(head[r*split:], row[:split])
-		copy(tail[r*rest:], row[split:])
+		copy(row, x.head.row(r))
+		copy(row[old:], x.tail.row(r))
+		copy(head.add(), row[:split])
+		copy(tail.add(), row[split:])
 	}
 	x.split, x.head, x.tail = split, head, tail
 }
@@ -221,7 +215,7 @@ func (x *index) vectorsOf(ids []string) map[string][]float32 {
 	out := make(map[string][]float32, len(ids))
 	for _, id := range ids {
 		if row, ok := x.rows[id]; ok {
-			out[id] = x.vectors[row*x.dim : (row+1)*x.dim : (row+1)*x.dim]
+			out[id] = x.vectors.row(row)
 		}
 	}
 	return out

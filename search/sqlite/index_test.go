@@ -39,11 +39,13 @@ func fill(x *index, n int) []storage.Document {
 
 // TestIndexNearestIsExact: the two-pass search (int8 codes, then float32
 // rescoring) returns the brute-force top k, on one core and on the
-// parallel first pass of a large index, with and without a filter.
+// parallel first pass of a large index, with and without a filter, the
+// index sized for its rows or grown to them across its matrices' chunks.
 func TestIndexNearestIsExact(t *testing.T) {
 	ctx := context.Background()
-	for _, n := range []int{3000, parallelScanRows + 500} {
-		x := newIndex(16, 0, n)
+	for _, size := range [][2]int{{3000, 3000}, {parallelScanRows + 500, parallelScanRows + 500}, {parallelScanRows + 500, 0}} {
+		n := size[0]
+		x := newIndex(16, 0, size[1])
 		docs := fill(x, n)
 		recent := func(d storage.Document) bool { return d.Paper.Year >= 2015 }
 		for q := range 20 {
@@ -199,7 +201,7 @@ func (x *index) vector(id string) ([]float32, bool) {
 	if !ok {
 		return nil, false
 	}
-	return slices.Clone(x.vectors[r*x.dim : (r+1)*x.dim]), true
+	return slices.Clone(x.vectors.row(r)), true
 }
 
 // TestIndexSplitCodes: with a query prefix's codes kept apart, split once

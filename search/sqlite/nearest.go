@@ -75,7 +75,7 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 		for _, it := range first.Items() {
 			r := it.Index
 			if !excluded[r] {
-				top.push(storage.Candidate{ID: x.ids[r], Score: embed.Dot(v[:n], x.vectors[r*dim:r*dim+n])})
+				top.push(storage.Candidate{ID: x.ids[r], Score: embed.Dot(v[:n], x.vectors.row(r)[:n])})
 			}
 		}
 		out[i] = top.sorted()
@@ -179,14 +179,15 @@ func (x *index) scan(jobs []*scanJob) {
 		live := slices.Clone(jobs)
 		from, to := p*len(x.ids)/parts, (p+1)*len(x.ids)/parts
 		dots, rest := make([]int32, scanBlock), make([]int32, scanBlock)
-		for b := from; b < to; b += scanBlock {
-			if (b-from)%(64*scanBlock) == 0 {
+		// Blocks of scanBlock rows, or fewer at a chunk's end (spanEnd).
+		for b, e, blocks := from, 0, 0; b < to; b, blocks = e, blocks+1 {
+			e = spanEnd(b, min(b+scanBlock, to))
+			if blocks%64 == 0 {
 				live = slices.DeleteFunc(live, func(j *scanJob) bool { return j.ctx.Err() != nil })
 				if len(live) == 0 {
 					return
 				}
 			}
-			e := min(b+scanBlock, to)
 			for _, j := range live {
 				if !j.plain { // a filter may leave most rows out: only those it allows are read
 					for r := b; r < e; r++ {
