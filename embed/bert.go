@@ -161,6 +161,11 @@ type scratch struct {
 	// pause, for a background encode, waits while a foreground one runs;
 	// nil for a foreground encode.
 	pause func()
+	// packed is the row ranges of the sequences being encoded together,
+	// their products' rows (sequences); whole is the one range of a
+	// product outside an encode.
+	packed [][2]int
+	whole  [1][2]int
 }
 
 // yield waits while a foreground encode runs, if this is a background one.
@@ -221,25 +226,42 @@ func (s *scratch) grow(seq int, cfg bertConfig) {
 	need(&s.ffn, seq*cfg.Intermediate)
 }
 
-// encode runs the encoder over one sequence of token ids and writes the
-// pooled, L2-normalised sentence vector into out (length hidden), and into
-// parts[i] the mean of the output vectors of the tokens in spans[i],
-// L2-normalised (left as it is for an empty span). A background encode
-// waits for foreground work (s.pause) before each layer, each head, each
-// slice of a dense layer's columns and each slice of its GELU's rows.
-func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, parts [][]float32) {
+// encode runs the encoder over the sequences packed one after another in
+// its rows (their dense layers in one product each, attention within each
+// sequence) and writes each one's pooled, L2-normalised vector into its
+// out, and into its parts[i] the mean of the output vectors of the tokens
+// in its spans[i], L2-normalised (left as it is for an empty span). Every
+// step is computed row by row or within a sequence (an int8 product's
+// outlier channels too), so a text's vector is the same alone or packed
+// with others. A background encode waits for foreground work (s.pause)
+// before each layer, each head, each slice of a dense layer's columns and
+// each slice of its GELU's rows.
+func (m *bert) encode(seqs []sequence, s *scratch) {
 	cfg := m.cfg
-	h, seq := cfg.Hidden, len(ids)
-	s.grow(seq, cfg)
+	h := cfg.Hidden
+	s.packed = s.packed[:0]
+	spans := false
+	for _, q := range seqs {
+		from := 0
+		if n := len(s.packed); n > 0 {
+			from = s.packed[n-1][1]
+		}
+		s.packed = append(s.packed, [2]int{from, from + len(q.ids)})
+		spans = spans || len(q.spans) > 0
+	}
+	total := s.packed[len(s.packed)-1][1]
+	s.grow(total, cfg)
 	eps := float32(cfg.LayerNormEps)
 
 	// Embeddings: word + position + token type, then layer norm.
-	for t, id := range ids {
-		row := s.x[t*h : (t+1)*h]
-		m.wordEmb.row(int(id), row)
-		p := m.posEmb[t*h : (t+1)*h]
-		for j := range row {
-			row[j] = row[j] + p[j] + m.typeEmb[j] // as (w + p) + t
+	for i, q := range seqs {
+		for t, id := range q.ids {
+			row := s.x[(s.packed[i][0]+t)*h : (s.packed[i][0]+t+1)*h]
+			m.wordEmb.row(int(id), row)
+			p := m.posEmb[t*h : (t+1)*h]
+			for j := range row {
+				row[j] = row[j] + p[j] + m.typeEmb[j] // as (w + p) + t
+			}
 		}
 	}
 	m.embNorm.apply(s.x, h, eps)
@@ -250,25 +272,37 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 	for li := range m.layers {
 		s.yield()
 		l := &m.layers[li]
-		// rows is how many tokens' outputs this layer must compute: all of
-		// them, except in the last layer of a CLS-pooled model with no
-		// spans to pool, whose only output used is the first token's (the
-		// others' keys and values still feed its attention).
-		rows := seq
-		if li == len(m.layers)-1 && cfg.Pooling == "cls" && len(spans) == 0 {
-			rows = 1
-		}
+		// The last layer of a CLS-pooled model with no spans to pool need
+		// compute only each sequence's first token's output (the others'
+		// keys and values still feed its attention), the first tokens
+		// moved to the first rows, one a sequence.
+		firsts := li == len(m.layers)-1 && cfg.Pooling == "cls" && !spans
 		// Self-attention, its heads split between the parts.
-		l.qkv.forward(s, s.x, seq, s.qkv)
+		l.qkv.forward(s, s.x, total, s.qkv)
 		parts := min(1+len(s.helpers), heads)
 		s.split(parts, func(i int) {
 			p := s.part(i)
 			p.use(&m.plan.attention)
 			for hd := i * heads / parts; hd < (i+1)*heads/parts; hd++ {
 				s.yield()
-				p.attend(s.qkv, hd, dh, h, rows, seq, scale, s.ctx[hd*dh:])
+				for q, sq := range s.packed {
+					from, seq := sq[0], sq[1]-sq[0]
+					rows, at := seq, from
+					if firsts {
+						rows, at = 1, q
+					}
+					p.attend(s.qkv[from*3*h:], hd, dh, h, rows, seq, scale, s.ctx[at*h+hd*dh:])
+				}
 			}
 		})
+		rows := total
+		if firsts {
+			rows = len(seqs)
+			for q, sq := range s.packed {
+				copy(s.x[q*h:(q+1)*h], s.x[sq[0]*h:(sq[0]+1)*h])
+				s.packed[q] = [2]int{q, q + 1}
+			}
+		}
 		x := s.x[:rows*h]
 		l.attnOut.mul(s, s.ctx, rows, s.tmp, false)
 		l.attnNorm.residual(x, s.tmp, l.attnOut.b, eps)
@@ -278,21 +312,25 @@ func (m *bert) encode(ids []int32, s *scratch, out []float32, spans [][2]int, pa
 		l.ffnNorm.residual(x, s.tmp, l.ffnOut.b, eps)
 	}
 
-	// Pooling over all tokens (one sequence, no padding), then L2 norm.
-	if cfg.Pooling == "cls" {
-		copy(out, s.x[:h])
-	} else {
-		meanRows(out, s.x, h, 0, seq)
-	}
-	if cfg.Normalize {
-		Normalize(out)
-	}
-	for i, sp := range spans {
-		if sp[1] > sp[0] {
-			meanRows(parts[i], s.x, h, sp[0], sp[1])
-			Normalize(parts[i])
+	// Pooling over each sequence's tokens, then L2 norm.
+	for q, seq := range seqs {
+		from, to := s.packed[q][0], s.packed[q][1]
+		if cfg.Pooling == "cls" {
+			copy(seq.out, s.x[from*h:(from+1)*h])
+		} else {
+			meanRows(seq.out, s.x, h, from, to)
+		}
+		if cfg.Normalize {
+			Normalize(seq.out)
+		}
+		for i, sp := range seq.spans {
+			if sp[1] > sp[0] {
+				meanRows(seq.parts[i], s.x, h, from+sp[0], from+sp[1])
+				Normalize(seq.parts[i])
+			}
 		}
 	}
+	s.packed = s.packed[:0]
 }
 
 // attend computes head hd's attention for the first rows tokens of a
@@ -323,19 +361,6 @@ func (p *helper) attend(qkv []float32, hd, dh, h, rows, seq int, scale float32, 
 		for j := range row {
 			row[j] *= inv
 		}
-	}
-}
-
-// meanRows writes into out the mean of rows from to to (exclusive) of x,
-// whose rows are h wide.
-func meanRows(out, x []float32, h, from, to int) {
-	clear(out)
-	for t := from; t < to; t++ {
-		add(out, x[t*h:(t+1)*h])
-	}
-	inv := 1 / float32(to-from)
-	for j := range out {
-		out[j] *= inv
 	}
 }
 

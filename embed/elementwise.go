@@ -101,3 +101,16 @@ func geluGo(x []float32) {
 		x[i] = 0.5 * v * (1 + erff(v*(1/math.Sqrt2)))
 	}
 }
+
+// meanRows writes into out the mean of rows from to to (exclusive) of x,
+// whose rows are h wide.
+func meanRows(out, x []float32, h, from, to int) {
+	clear(out)
+	for t := from; t < to; t++ {
+		add(out, x[t*h:(t+1)*h])
+	}
+	inv := 1 / float32(to-from)
+	for j := range out {
+		out[j] *= inv
+	}
+}

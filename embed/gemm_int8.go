@@ -218,11 +218,11 @@ const maxOutliers = 8
 // rows exceeds this many times the channels' mean largest magnitude.
 const outlierRatio = 6
 
-// outliers returns, in dst[:0] and in channel order, the outlier channels
-// of x (m rows, k wide, contiguous), the maxOutliers largest if there are
+// outliers appends to dst, in channel order, the outlier channels of x
+// (m rows, k wide, contiguous), the maxOutliers largest if there are
 // more; peak is k floats of scratch.
 func outliers(dst []int, peak []float32, x []float32, m, k int) []int {
-	dst = dst[:0]
+	start := len(dst)
 	clear(peak)
 	for r := range m {
 		absMax(peak, x[r*k:(r+1)*k])
@@ -236,11 +236,11 @@ func outliers(dst []int, peak []float32, x []float32, m, k int) []int {
 		if v <= limit {
 			continue
 		}
-		if len(dst) == maxOutliers {
+		if len(dst)-start == maxOutliers {
 			// Replace the smallest kept if this one is larger.
-			least := 0
-			for i, c := range dst {
-				if peak[c] < peak[dst[least]] {
+			least := start
+			for i := start; i < len(dst); i++ {
+				if peak[dst[i]] < peak[dst[least]] {
 					least = i
 				}
 			}

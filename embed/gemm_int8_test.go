@@ -143,7 +143,8 @@ func BenchmarkGemmInt8(b *testing.B) {
 }
 
 // TestOutliers: the channels far above the others are found, in channel
-// order, the maxOutliers largest when there are more; normal rows have none.
+// order, the maxOutliers largest when there are more, appended to what
+// dst holds; normal rows have none.
 func TestOutliers(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	const m, k = 5, 384
@@ -163,7 +164,13 @@ func TestOutliers(t *testing.T) {
 	for j := range 20 {
 		x[k+10+j] = float32(100 + j)
 	}
-	got = outliers(got, peak, x, m, k)
+	// Appended after the channels dst holds (another sequence's), the
+	// maxOutliers largest of x's own.
+	got = outliers([]int{3, 5}, peak, x, m, k)
+	if got[0] != 3 || got[1] != 5 {
+		t.Fatalf("outliers %v: dst's channels not kept first", got)
+	}
+	got = got[2:]
 	if len(got) != maxOutliers {
 		t.Fatalf("outliers %v: %d, want at most %d", got, len(got), maxOutliers)
 	}

@@ -91,13 +91,16 @@ func (l *linear) mul(s *scratch, x []float32, seq int, y []float32, gelu bool) {
 	})
 }
 
-// outlierScratch is the scratch of an int8 product's outlier channels.
-// Each part's share of the product is in its helper.
+// outlierScratch is the scratch of an int8 product's outlier channels,
+// chosen for each sequence of a packed encode apart (scratch.sequences),
+// so that a text's vector is the same whatever it was packed with. Each
+// part's share of the product is in its helper.
 type outlierScratch struct {
 	peak  []float32 // each input channel's largest magnitude
-	chans []int     // the outlier channels
+	chans []int     // the outlier channels, sequence after sequence
+	cuts  []int     // sequence i's channels are chans[cuts[i]:cuts[i+1]]
 	x     []float32 // the input without them
-	a     []float32 // their columns of the input, [rows, len(chans)]
+	a     []float32 // their columns of the input, sequence after sequence: [rows, channels] each
 }
 
 // resize returns buf with length n, reallocated only to grow.
@@ -109,24 +112,27 @@ func resize[E any](buf []E, n int) []E {
 }
 
 // quantizeInput quantises seq rows of x into s.xq for an int8 product,
-// its outlier channels (found into s.outl.chans) set to zero first.
+// each sequence's outlier channels (found into s.outl) set to zero first.
 func (l *linear) quantizeInput(s *scratch, x []float32, seq int) {
 	o := &s.outl
 	o.peak = resize(o.peak, l.in)
-	o.chans = outliers(o.chans, o.peak, x[:seq*l.in], seq, l.in)
+	o.chans, o.cuts = o.chans[:0], append(o.cuts[:0], 0)
+	for _, sq := range s.sequences(seq) {
+		o.chans = outliers(o.chans, o.peak, x[sq[0]*l.in:sq[1]*l.in], sq[1]-sq[0], l.in)
+		o.cuts = append(o.cuts, len(o.chans))
+	}
 	src := x
-	if c := len(o.chans); c > 0 {
-		o.a = resize(o.a, seq*c)
-		for r := range seq {
-			for i, j := range o.chans {
-				o.a[r*c+i] = x[r*l.in+j]
-			}
-		}
+	if len(o.chans) > 0 {
 		o.x = resize(o.x, seq*l.in)
 		copy(o.x, x[:seq*l.in])
-		for r := range seq {
-			for _, j := range o.chans {
-				o.x[r*l.in+j] = 0
+		o.a = o.a[:0]
+		for i, sq := range s.sequences(seq) {
+			chans := o.chans[o.cuts[i]:o.cuts[i+1]]
+			for r := sq[0]; r < sq[1]; r++ {
+				for _, j := range chans {
+					o.a = append(o.a, x[r*l.in+j])
+					o.x[r*l.in+j] = 0
+				}
 			}
 		}
 		src = o.x
@@ -137,24 +143,32 @@ func (l *linear) quantizeInput(s *scratch, x []float32, seq int) {
 
 // addOutliers adds to the output columns of panels j0 to j1 of y, with
 // part i's scratch, the share of the product of the outlier channels
-// quantizeInput left out of an int8 product: their float32 inputs times
-// their quantised weights. Other products have none.
+// quantizeInput left out of an int8 product: each sequence's float32
+// inputs of them times their quantised weights. Other products have none.
 func (l *linear) addOutliers(s *scratch, i, j0, j1, seq int, y []float32) {
 	o := &s.outl
-	c := len(o.chans)
-	if l.wi == nil || c == 0 {
+	if l.wi == nil || len(o.chans) == 0 {
 		return
 	}
 	p := s.part(i)
 	p.use(l.k)
 	c0, c1 := j0*panelWidth, min(j1*panelWidth, l.out)
 	n := c1 - c0
-	p.owp = resize(p.owp, packedLen(c, n))
-	packInt8Columns(p.owp, l.wi[j0*int8PanelLen(l.in):], l.in, n, o.chans)
-	p.oy = resize(p.oy, seq*n)
-	p.g.mul(seq, n, c, o.a, c, p.owp, p.oy, n)
-	for r := range seq {
-		add(y[r*l.out+c0:r*l.out+c1], p.oy[r*n:(r+1)*n])
+	a := o.a
+	for q, sq := range s.sequences(seq) {
+		chans := o.chans[o.cuts[q]:o.cuts[q+1]]
+		c, rows := len(chans), sq[1]-sq[0]
+		if c == 0 {
+			continue
+		}
+		p.owp = resize(p.owp, packedLen(c, n))
+		packInt8Columns(p.owp, l.wi[j0*int8PanelLen(l.in):], l.in, n, chans)
+		p.oy = resize(p.oy, rows*n)
+		p.g.mul(rows, n, c, a, c, p.owp, p.oy, n)
+		a = a[rows*c:]
+		for r := range rows {
+			add(y[(sq[0]+r)*l.out+c0:(sq[0]+r)*l.out+c1], p.oy[r*n:(r+1)*n])
+		}
 	}
 }
 

@@ -144,11 +144,16 @@ type Local struct {
 	tok     *Tokenizer
 	workers int
 	pool    sync.Pool // *scratch
-	// busy counts the texts being encoded at this moment, by this model
-	// and by any it shares its cores with (the other models of a Pair):
-	// a text's layers are split across the cores only when there are
-	// fewer than l.workers.
+	// busy counts the texts (or packs of them) being encoded at this
+	// moment, by this model and by any it shares its cores with (the
+	// other models of a Pair): a text's layers are split across the cores
+	// only when there are fewer than l.workers.
 	busy *atomic.Int64
+	// packs says whether short foreground texts are packed into one
+	// encode (encodePacked): unless a product's bfloat16 blocks go to
+	// AMX, whose sums may round otherwise than the rows left to AVX-512.
+	packs bool
+	pack  packer
 }
 
 // NewLocal loads the default local model; see NewLocalModel.
@@ -183,7 +188,7 @@ func NewLocalModel(name string, opts LocalOptions) (*Local, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	l := &Local{model: m, tok: tok, workers: workers, busy: new(atomic.Int64)}
+	l := &Local{model: m, tok: tok, workers: workers, busy: new(atomic.Int64), packs: !m.plan.dense.bf16AMX && !m.plan.ffnOut.bf16AMX}
 	l.pool.New = func() any { return new(scratch) }
 	return l, nil
 }
@@ -203,8 +208,10 @@ func (l *Local) Tokenizer() *Tokenizer { return l.tok }
 // work stays balanced; while fewer texts than workers are being encoded
 // (by this call, others and the models l shares its cores with), each
 // text's dense layers and attention heads are split across a crew of the
-// spare cores, so a lone query uses every core. It stops early when ctx
-// is done.
+// spare cores, so a lone query uses every core. Short texts asked for in
+// the foreground (questions) are packed with those of concurrent calls
+// into shared encodes (encodePacked), their vectors the same as alone. It
+// stops early when ctx is done.
 func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, ErrEmptyInput
@@ -249,7 +256,9 @@ func (l *Local) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, 
 }
 
 // encode runs the model over each sequence of ids, pooling the spans of
-// it given (spans may be nil), on up to l.workers goroutines.
+// it given (spans may be nil), on up to l.workers goroutines; the short
+// texts of a foreground call without spans are encoded packed with other
+// callers' (encodePacked).
 func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([][]float32, [][][]float32, error) {
 	dim := l.model.cfg.Hidden
 	order := make([]int, len(ids))
@@ -262,6 +271,13 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 	out := make([][]float32, len(ids))
 	for i := range out {
 		out[i] = vector(flat, i)
+	}
+	pause := pauseOf(ctx)
+	if spans == nil && pause == nil && l.packs && len(ids[order[0]]) <= packTokens {
+		if err := l.encodePacked(ctx, ids, out); err != nil {
+			return nil, nil, err
+		}
+		return out, nil, nil
 	}
 	var parts [][][]float32
 	if spans != nil {
@@ -279,7 +295,6 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 			}
 		}
 	}
-	pause := pauseOf(ctx)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	running := min(l.workers, len(ids))
@@ -293,28 +308,20 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := l.pool.Get().(*scratch)
-			defer func() { s.pause = nil; l.pool.Put(s) }()
-			if cap(s.helpers) < split-1 {
-				s.helpers = make([]helper, split-1)
-			}
-			s.helpers = s.helpers[:split-1]
-			if split > 1 {
-				s.crew = newCrew(split)
-				defer func() { s.crew.close(); s.crew = nil }()
-			}
-			s.pause = pause
+			s, release := l.scratchFor(split, pause)
+			defer release()
+			seq := make([]sequence, 1)
 			for {
 				n := int(next.Add(1)) - 1
 				if n >= len(order) || ctx.Err() != nil {
 					return
 				}
 				i := order[n]
-				if spans == nil {
-					l.model.encode(ids[i], s, out[i], nil, nil)
-				} else {
-					l.model.encode(ids[i], s, out[i], spans[i], parts[i])
+				seq[0] = sequence{ids: ids[i], out: out[i]}
+				if spans != nil {
+					seq[0].spans, seq[0].parts = spans[i], parts[i]
 				}
+				l.model.encode(seq, s)
 			}
 		}()
 	}
@@ -323,6 +330,29 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 		return nil, nil, err
 	}
 	return out, parts, nil
+}
+
+// scratchFor returns scratch from l's pool whose products are split
+// split ways (a crew of split-1 helpers) and whose checkpoints call
+// pause (nil for foreground work), and the func that gives it back.
+func (l *Local) scratchFor(split int, pause func()) (*scratch, func()) {
+	s := l.pool.Get().(*scratch)
+	if cap(s.helpers) < split-1 {
+		s.helpers = make([]helper, split-1)
+	}
+	s.helpers = s.helpers[:split-1]
+	if split > 1 {
+		s.crew = newCrew(split)
+	}
+	s.pause = pause
+	return s, func() {
+		if s.crew != nil {
+			s.crew.close()
+			s.crew = nil
+		}
+		s.pause = nil
+		l.pool.Put(s)
+	}
 }
 
 // CountTokens returns the word pieces texts are encoded into, [CLS] and

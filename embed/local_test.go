@@ -167,6 +167,20 @@ func TestLocalModelsMatchReference(t *testing.T) {
 						t.Errorf("%s %.50q: embedded alone on 3 goroutines differs from the batch", p, c.Text)
 					}
 				}
+				// All of them packed into the rows of one encode, on two
+				// goroutines.
+				seqs := make([]sequence, len(cases))
+				for i, c := range cases {
+					seqs[i] = sequence{ids: split.tok.Encode(c.Text, split.MaxTokens()), out: make([]float32, split.Info().Dim)}
+				}
+				s, release := split.scratchFor(2, nil)
+				split.model.encode(seqs, s)
+				release()
+				for i, c := range cases {
+					if fmt.Sprint(seqs[i].out) != fmt.Sprint(want[i]) {
+						t.Errorf("%s %.50q: encoded packed with the others differs from the batch", p, c.Text)
+					}
+				}
 			}
 		})
 	}
