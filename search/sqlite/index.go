@@ -45,14 +45,15 @@ type index struct {
 	// alone.
 	split      int
 	head, tail matrix[int8]
-	scales     []float32    // row -> the scale of its codes
-	scratch    []int8       // one row's codes, being quantised
-	years      []int32      // row -> year
-	venues     []string     // row -> storage.VenueKey of its venue
-	authors    [][][]string // row -> author -> storage.AuthorWords of the name
-	tags       [][]string   // row -> the paper's tags
-	days       [][2]int64   // row -> the days it was published on (storage.PaperDays)
-	added      []int64      // row -> when it was added, Unix seconds
+	scales     []float32          // row -> the scale of its codes
+	scratch    []int8             // one row's codes, being quantised
+	years      []int32            // row -> year
+	venues     []string           // row -> storage.VenueKey of its venue
+	authors    [][][]string       // row -> author -> storage.AuthorWords of the name
+	tags       [][]string         // row -> the paper's tags
+	tagRows    map[string][]int32 // tag -> the rows holding it, ascending, retired ones too
+	days       [][2]int64         // row -> the days it was published on (storage.PaperDays)
+	added      []int64            // row -> when it was added, Unix seconds
 	lex        *lexical.Index
 	retired    int
 
@@ -82,6 +83,7 @@ func newIndex(dim, split, n int) *index {
 		tags:    make([][]string, 0, n),
 		days:    make([][2]int64, 0, n),
 		added:   make([]int64, 0, n),
+		tagRows: map[string][]int32{},
 		lex:     lexical.NewIndex(n),
 	}
 }
@@ -153,6 +155,9 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 	}
 	x.authors = append(x.authors, names)
 	x.tags = append(x.tags, p.Tags)
+	for _, t := range p.Tags {
+		x.tagRows[t] = append(x.tagRows[t], int32(row))
+	}
 	x.days = append(x.days, storage.PaperDays(p))
 	x.added = append(x.added, p.Added.Unix())
 	x.lex.Add(row, terms)
@@ -316,6 +321,20 @@ func (x *index) allow(f papersearch.Filter) func(row int) bool {
 		}
 		return true
 	}
+}
+
+// taggedRows returns, when the filter names tags, the rows holding any
+// of them (as allow compares them), ascending, retired ones too; ok is
+// false when it names none. The caller holds x.mu.
+func (x *index) taggedRows(f papersearch.Filter) (rows []int32, ok bool) {
+	if len(f.Tags) == 0 {
+		return nil, false
+	}
+	for _, t := range storage.TagKeys(f.Tags) {
+		rows = append(rows, x.tagRows[t]...)
+	}
+	slices.Sort(rows)
+	return slices.Compact(rows), true
 }
 
 // rowsOf maps the live rows of ids. The caller holds x.mu.

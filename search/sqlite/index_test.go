@@ -321,3 +321,76 @@ func TestIndexPassesTogether(t *testing.T) {
 		t.Errorf("%d queries were scanned in a pass shared with others, want at least %d", n, len(queries))
 	}
 }
+
+// TestIndexNearestByTags: a filter naming tags finds the brute-force top k
+// of the papers holding any of them, whether they are few enough to be
+// read from the tags' rows (a collection) or many enough for a first
+// pass, with other fields and exclusions beside; a paper retagged or
+// removed leaves its old tags.
+func TestIndexNearestByTags(t *testing.T) {
+	ctx := context.Background()
+	x := newIndex(16, 0, 0)
+	const n = 3000
+	docs := make([]storage.Document, n)
+	var batch []entry
+	for i := range n {
+		p := papersearch.Paper{ID: fmt.Sprintf("p%05d", i), Title: "paper", Year: 2000 + i%20}
+		switch {
+		case i%97 == 0:
+			p.Tags = []string{"reading", "later"}
+		case i%41 == 0:
+			p.Tags = []string{"reading"}
+		case i%3 == 0:
+			p.Tags = []string{"many"}
+		}
+		docs[i] = storage.Document{Paper: p, Vector: storetest.RandomUnit(uint64(i), x.dim)}
+		batch = append(batch, entry{paper: p, vector: docs[i].Vector})
+	}
+	x.put(batch)
+	// Retag one paper of "reading" and remove another.
+	moved := docs[41]
+	moved.Paper.Tags = []string{"elsewhere"}
+	x.put([]entry{{paper: moved.Paper, vector: moved.Vector}})
+	docs[41] = moved
+	x.remove(docs[82].Paper.ID)
+	docs = slices.Delete(docs, 82, 83)
+
+	holds := func(d storage.Document, tags ...string) bool {
+		return slices.ContainsFunc(d.Paper.Tags, func(t string) bool { return slices.Contains(tags, t) })
+	}
+	for _, tc := range []struct {
+		f    papersearch.Filter
+		keep func(storage.Document) bool
+	}{
+		{papersearch.Filter{Tags: []string{"Reading"}}, func(d storage.Document) bool { return holds(d, "reading") }},
+		{papersearch.Filter{Tags: []string{"reading", "later"}, YearMin: 2010, Exclude: []string{"p00097"}},
+			func(d storage.Document) bool {
+				return holds(d, "reading", "later") && d.Paper.Year >= 2010 && d.Paper.ID != "p00097"
+			}},
+		{papersearch.Filter{Tags: []string{"many"}}, func(d storage.Document) bool { return holds(d, "many") }},
+		{papersearch.Filter{Tags: []string{"nobody"}}, func(storage.Document) bool { return false }},
+	} {
+		kept := slices.DeleteFunc(slices.Clone(docs), func(d storage.Document) bool { return !tc.keep(d) })
+		for q := range 5 {
+			v := storetest.RandomUnit(uint64(500_000+q), x.dim)
+			for _, k := range []int{10, 2000} {
+				got, err := x.nearest(ctx, v, k, tc.f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := storetest.Exact(v, kept, k)
+				if len(got) != len(want) {
+					t.Fatalf("%+v, k %d: %d found, want %d", tc.f, k, len(got), len(want))
+				}
+				for i := range want {
+					if got[i].ID != want[i].ID || math.Abs(float64(got[i].Score-want[i].Score)) > 1e-5 {
+						t.Fatalf("%+v, k %d, hit %d: %v, want %v", tc.f, k, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	if rows, _ := x.taggedRows(papersearch.Filter{Tags: []string{"many"}}); len(rows) <= max(RescoreFactor*10, MinRescore) {
+		t.Fatalf("%d rows of %q: too few to test the first pass", len(rows), "many")
+	}
+}

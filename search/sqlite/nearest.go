@@ -47,6 +47,9 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	excluded := x.rowsOf(f.Exclude)
+	if found, ok := x.nearestTagged(vs, ks, f, excluded); ok {
+		return found, ctx.Err()
+	}
 	j := &scanJob{ctx: ctx, allow: x.allow(f), plain: storage.FieldsFree(f) && len(f.Only) == 0, done: make(chan struct{})}
 	for i, v := range vs {
 		codes := make([]int8, dim)
@@ -81,6 +84,37 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 		out[i] = top.sorted()
 	}
 	return out, nil
+}
+
+// nearestTagged answers nearestMany's queries for a filter naming tags
+// from the rows holding them, each scored exactly, when they are no more
+// than any query's first pass would keep: the first pass would keep them
+// all, so the answer is the same, without a pass over every row (a
+// collection's recommendations read its members so). ok is false
+// otherwise. The caller holds x.mu.
+func (x *index) nearestTagged(vs [][]float32, ks []int, f papersearch.Filter, excluded map[int]bool) (found [][]storage.Candidate, ok bool) {
+	rows, ok := x.taggedRows(f)
+	if !ok {
+		return nil, false
+	}
+	for _, k := range ks {
+		if len(rows) > max(RescoreFactor*k, MinRescore)+len(excluded) {
+			return nil, false
+		}
+	}
+	allow := x.allow(f)
+	found = make([][]storage.Candidate, len(vs))
+	for i, v := range vs {
+		n := nonZeroPrefix(v)
+		top := newTopK(ks[i])
+		for _, r := range rows {
+			if r := int(r); allow(r) && !excluded[r] {
+				top.push(storage.Candidate{ID: x.ids[r], Score: embed.Dot(v[:n], x.vectors.row(r)[:n])})
+			}
+		}
+		found[i] = top.sorted()
+	}
+	return found, true
 }
 
 // scanJob is one caller's queries in a first pass, with its filter; the
