@@ -323,20 +323,6 @@ func (x *index) allow(f papersearch.Filter) func(row int) bool {
 	}
 }
 
-// taggedRows returns, when the filter names tags, the rows holding any
-// of them (as allow compares them), ascending, retired ones too; ok is
-// false when it names none. The caller holds x.mu.
-func (x *index) taggedRows(f papersearch.Filter) (rows []int32, ok bool) {
-	if len(f.Tags) == 0 {
-		return nil, false
-	}
-	for _, t := range storage.TagKeys(f.Tags) {
-		rows = append(rows, x.tagRows[t]...)
-	}
-	slices.Sort(rows)
-	return slices.Compact(rows), true
-}
-
 // rowsOf maps the live rows of ids. The caller holds x.mu.
 func (x *index) rowsOf(ids []string) map[int]bool {
 	out := make(map[int]bool, len(ids))

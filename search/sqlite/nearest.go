@@ -117,6 +117,20 @@ func (x *index) nearestTagged(vs [][]float32, ks []int, f papersearch.Filter, ex
 	return found, true
 }
 
+// taggedRows returns, when the filter names tags, the rows holding any
+// of them (as allow compares them), ascending, retired ones too; ok is
+// false when it names none. The caller holds x.mu.
+func (x *index) taggedRows(f papersearch.Filter) (rows []int32, ok bool) {
+	if len(f.Tags) == 0 {
+		return nil, false
+	}
+	for _, t := range storage.TagKeys(f.Tags) {
+		rows = append(rows, x.tagRows[t]...)
+	}
+	slices.Sort(rows)
+	return slices.Compact(rows), true
+}
+
 // scanJob is one caller's queries in a first pass, with its filter; the
 // pass fills firsts (by part of the index, then query) and closes done.
 type scanJob struct {
