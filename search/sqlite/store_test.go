@@ -234,13 +234,9 @@ func TestUpgradesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to version 2: no tags, no sources, no work keys.
-	for _, q := range []string{`ALTER TABLE papers DROP COLUMN tags`, `ALTER TABLE papers DROP COLUMN sources`, `ALTER TABLE papers DROP COLUMN type`,
+	execAll(t, s, `ALTER TABLE papers DROP COLUMN tags`, `ALTER TABLE papers DROP COLUMN sources`, `ALTER TABLE papers DROP COLUMN type`,
 		`ALTER TABLE papers DROP COLUMN date`, `ALTER TABLE papers DROP COLUMN added`,
-		`DROP TABLE work_keys`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`} {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		`DROP TABLE work_keys`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`)
 	s.Close()
 	if s, err = Open(ctx, path, storetest.Model); err != nil {
 		t.Fatal(err)
@@ -328,12 +324,8 @@ func TestUpgradeFoldsAccents(t *testing.T) {
 	if _, err := s.db.ExecContext(ctx, `UPDATE papers SET terms = 'naïv bay revisit naïv bay classifi spam' WHERE id = 'p001'`); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`ALTER TABLE papers DROP COLUMN type`, `ALTER TABLE papers DROP COLUMN date`, `ALTER TABLE papers DROP COLUMN added`,
-		`UPDATE meta SET value = '6' WHERE key = 'schema_version'`} {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	execAll(t, s, `ALTER TABLE papers DROP COLUMN type`, `ALTER TABLE papers DROP COLUMN date`, `ALTER TABLE papers DROP COLUMN added`,
+		`UPDATE meta SET value = '6' WHERE key = 'schema_version'`)
 	s.Close()
 	if s, err = Open(ctx, path, storetest.Model); err != nil {
 		t.Fatal(err)
@@ -416,12 +408,8 @@ func TestUpgradeFoldsWorkKeys(t *testing.T) {
 	}
 	ascii := papersearch.TitleKey(papersearch.Paper{Title: "Spectral methods for Strasse networks", Authors: []string{"Jorgensen, Soren"}})
 	// Back to version 10: the key as its fold wrote it.
-	for _, q := range []string{`UPDATE work_keys SET key = 'title:spectral methods for straße networks/jørgensen' WHERE key LIKE 'title:%'`,
-		`UPDATE meta SET value = '10' WHERE key = 'schema_version'`} {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	execAll(t, s, `UPDATE work_keys SET key = 'title:spectral methods for straße networks/jørgensen' WHERE key LIKE 'title:%'`,
+		`UPDATE meta SET value = '10' WHERE key = 'schema_version'`)
 	if works, err := s.Works(ctx, []string{ascii}); err != nil || len(works) != 0 {
 		t.Fatalf("before the upgrade, %s finds %v, %v", ascii, works, err)
 	}
@@ -461,13 +449,9 @@ func TestUpgradeSentencesByRowid(t *testing.T) {
 		t.Fatalf("Sentences = %v, %v", want, err)
 	}
 	// Back to version 11: the same rows in a WITHOUT ROWID table.
-	for _, q := range []string{`CREATE TABLE old (id TEXT PRIMARY KEY, roles TEXT NOT NULL, vectors BLOB NOT NULL) WITHOUT ROWID`,
+	execAll(t, s, `CREATE TABLE old (id TEXT PRIMARY KEY, roles TEXT NOT NULL, vectors BLOB NOT NULL) WITHOUT ROWID`,
 		`INSERT INTO old SELECT id, roles, vectors FROM sentences`, `DROP TABLE sentences`, `ALTER TABLE old RENAME TO sentences`,
-		`UPDATE meta SET value = '11' WHERE key = 'schema_version'`} {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		`UPDATE meta SET value = '11' WHERE key = 'schema_version'`)
 	s.Close()
 	if s, err = Open(ctx, path, storetest.Model); err != nil {
 		t.Fatal(err)
@@ -483,5 +467,16 @@ func TestUpgradeSentencesByRowid(t *testing.T) {
 	got, err := s.Sentences(ctx, ids)
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("after the upgrade Sentences = %v, %v; want %v", got, err, want)
+	}
+}
+
+// execAll runs each statement against s's database, directly: a test
+// takes a store back to an older schema so.
+func execAll(t *testing.T, s *Store, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		if _, err := s.db.ExecContext(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
