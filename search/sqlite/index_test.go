@@ -390,7 +390,7 @@ func TestIndexNearestByTags(t *testing.T) {
 			}
 		}
 	}
-	if rows, _ := x.taggedRows(papersearch.Filter{Tags: []string{"many"}}); len(rows) <= max(RescoreFactor*10, MinRescore) {
+	if rows, _ := x.taggedRows(papersearch.Filter{Tags: []string{"many"}}, math.MaxInt); len(rows) <= max(RescoreFactor*10, MinRescore) {
 		t.Fatalf("%d rows of %q: too few to test the first pass", len(rows), "many")
 	}
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -93,14 +94,13 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 // collection's recommendations read its members so). ok is false
 // otherwise. The caller holds x.mu.
 func (x *index) nearestTagged(vs [][]float32, ks []int, f papersearch.Filter, excluded map[int]bool) (found [][]storage.Candidate, ok bool) {
-	rows, ok := x.taggedRows(f)
+	most := math.MaxInt
+	for _, k := range ks {
+		most = min(most, max(RescoreFactor*k, MinRescore)+len(excluded))
+	}
+	rows, ok := x.taggedRows(f, most)
 	if !ok {
 		return nil, false
-	}
-	for _, k := range ks {
-		if len(rows) > max(RescoreFactor*k, MinRescore)+len(excluded) {
-			return nil, false
-		}
 	}
 	allow := x.allow(f)
 	found = make([][]storage.Candidate, len(vs))
@@ -119,16 +119,25 @@ func (x *index) nearestTagged(vs [][]float32, ks []int, f papersearch.Filter, ex
 
 // taggedRows returns, when the filter names tags, the rows holding any
 // of them (as allow compares them), ascending, retired ones too; ok is
-// false when it names none. The caller holds x.mu.
-func (x *index) taggedRows(f papersearch.Filter) (rows []int32, ok bool) {
+// false when it names none or they are more than most (known before
+// they are gathered when even the longest tag's rows are). The caller
+// holds x.mu.
+func (x *index) taggedRows(f papersearch.Filter, most int) (rows []int32, ok bool) {
 	if len(f.Tags) == 0 {
 		return nil, false
 	}
-	for _, t := range storage.TagKeys(f.Tags) {
+	tags := storage.TagKeys(f.Tags)
+	for _, t := range tags {
+		if len(x.tagRows[t]) > most {
+			return nil, false
+		}
+	}
+	for _, t := range tags {
 		rows = append(rows, x.tagRows[t]...)
 	}
 	slices.Sort(rows)
-	return slices.Compact(rows), true
+	rows = slices.Compact(rows)
+	return rows, len(rows) <= most
 }
 
 // scanJob is one caller's queries in a first pass, with its filter; the
