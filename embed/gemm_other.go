@@ -49,4 +49,4 @@ func (g *gemmBF16) mulAMX(m, n, kp int, a []uint16, lda int, bp []uint16, c []fl
 }
 
 // dotsInt8SIMD handles nothing here; DotsInt8 goes row by row.
-func dotsInt8SIMD(q, rows []int8, stride int, out []int32) bool { return false }
+func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool { return false }

@@ -212,6 +212,25 @@ func BenchmarkDotInt8_384(b *testing.B) {
 	_ = s
 }
 
+// BenchmarkDotsInt8 is a first pass's step: one query's 768 codes (the
+// gate's two core models) against a block of 256 rows.
+func BenchmarkDotsInt8(b *testing.B) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const n, count = 768, 256
+	q, rows := make([]int8, n), make([]int8, n*count)
+	Quantize(q, randomMatrix(r, n))
+	Quantize(rows, randomMatrix(r, n*count))
+	out := make([]int32, count)
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprintf("cached=%v", cached), func(b *testing.B) {
+			b.SetBytes(n * count)
+			for b.Loop() {
+				DotsInt8(q, rows, n, out, cached)
+			}
+		})
+	}
+}
+
 // TestHalvesToFloats widens every IEEE half value, in vectors of every
 // alignment and ragged length, as the scalar definition does.
 func TestHalvesToFloats(t *testing.T) {
@@ -311,28 +330,45 @@ func TestDotInt8Extremes(t *testing.T) {
 }
 
 // TestDotsInt8: the products of one query with many rows in one call are
-// each row's DotInt8, for query lengths the SIMD kernel takes and those it
-// leaves to the plain loop, rows packed or strided.
+// each row's plain sum, for query lengths the SIMD kernel takes and those
+// it leaves to the plain loop, rows packed or strided, counts that leave
+// the kernel's four-row steps 0 to 3 rows over, and codes at both ends of
+// int8 (whose shifted products are the kernel's widest).
 func TestDotsInt8(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
-	for _, n := range []int{64, 128, 384, 768, 767, 40} {
+	for _, n := range []int{64, 128, 384, 768, 767, 1152, 40} {
 		for _, stride := range []int{n, n + 64, 1152} {
 			if stride < n {
 				continue
 			}
-			const count = 37
-			q, rows := make([]int8, n), make([]int8, (count-1)*stride+n)
-			for i := range q {
-				q[i] = int8(r.IntN(256) - 128)
-			}
-			for i := range rows {
-				rows[i] = int8(r.IntN(255) - 127)
-			}
-			out := make([]int32, count)
-			DotsInt8(q, rows, stride, out)
-			for i := range out {
-				if want := DotInt8(q, rows[i*stride:]); out[i] != want {
-					t.Fatalf("n=%d stride=%d row %d: %d, want %d", n, stride, i, out[i], want)
+			for _, count := range []int{1, 2, 3, 4, 5, 7, 37} {
+				q, rows := make([]int8, n), make([]int8, (count-1)*stride+n)
+				for i := range q {
+					q[i] = int8(r.IntN(256) - 128)
+				}
+				for i := range rows {
+					rows[i] = int8(r.IntN(256) - 128)
+				}
+				if count == 7 { // the largest sums either way
+					for i := range q {
+						q[i] = -128
+					}
+					for i := range rows {
+						rows[i] = int8(-128 + 255*(i/stride%2))
+					}
+				}
+				for _, cached := range []bool{false, true} {
+					out := make([]int32, count)
+					DotsInt8(q, rows, stride, out, cached)
+					for i := range out {
+						var want int32
+						for j, c := range q {
+							want += int32(c) * int32(rows[i*stride+j])
+						}
+						if out[i] != want {
+							t.Fatalf("n=%d stride=%d count=%d cached=%v row %d: %d, want %d", n, stride, count, cached, i, out[i], want)
+						}
+					}
 				}
 			}
 		}

@@ -164,3 +164,133 @@ rowdone:
 	JNZ           row
 	VZEROUPPER
 	RET
+
+// func dotsInt8VNNICached(q *int8, rows *int8, stride int, n int, count int, out *int32)
+//
+// out[r] = Σ q[i]·rows[r·stride + i] over i < n, for r < count: count
+// rows stride bytes apart in one call, n a positive multiple of 64.
+// VPDPBUSD multiplies unsigned by signed bytes, so each row's codes are
+// shifted into [0, 255] (r + 128, their sign bit flipped) against q's
+// signed ones, and 128·Σ q[i], summed once by VPDPBUSD with ones, is
+// taken off every result: the sums wrap as int32 sums do, so each result
+// is exact whenever the true one fits an int32. Four rows at a time share
+// each 64 bytes of q read and one reduction of their four accumulators:
+// about 1.5 times dotsInt8VNNI's speed over rows in the core's cache, but
+// slower over rows read from memory, whose four streams at once the
+// prefetcher serves worse than dotsInt8VNNI's one.
+TEXT ·dotsInt8VNNICached(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ rows+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ n+24(FP), R9
+	MOVQ count+32(FP), R10
+	MOVQ out+40(FP), R11
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x01010101, AX
+	VPBROADCASTD AX, Z30
+
+	// Z29 = 128·Σ q[i] in every lane.
+	VPXORD Z0, Z0, Z0
+	MOVQ   SI, R12
+	MOVQ   R9, CX
+
+cqsum:
+	VPDPBUSD (R12), Z30, Z0
+	ADDQ     $64, R12
+	SUBQ     $64, CX
+	JNZ      cqsum
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD        Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0x4E, X0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0xB1, X0, X1
+	VPADDD        X1, X0, X0
+	VPSLLD        $7, X0, X0
+	VPBROADCASTD  X0, Z29
+
+	LEAQ (R8)(R8*2), R14 // three rows' stride
+
+cfour:
+	CMPQ R10, $4
+	JLT  cone
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   SI, R12
+	MOVQ   DI, R13
+	MOVQ   R9, CX
+
+cfourloop:
+	VMOVDQU32 (R12), Z4
+	VPXORD    (R13), Z31, Z5
+	VPXORD    (R13)(R8*1), Z31, Z6
+	VPXORD    (R13)(R8*2), Z31, Z7
+	VPXORD    (R13)(R14*1), Z31, Z8
+	VPDPBUSD  Z4, Z5, Z0
+	VPDPBUSD  Z4, Z6, Z1
+	VPDPBUSD  Z4, Z7, Z2
+	VPDPBUSD  Z4, Z8, Z3
+	ADDQ      $64, R12
+	ADDQ      $64, R13
+	SUBQ      $64, CX
+	JNZ       cfourloop
+
+	// Sum each accumulator's 16 lanes, the four sums side by side in X0.
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y5
+	VPADDD        Y5, Y1, Y1
+	VEXTRACTI64X4 $1, Z2, Y6
+	VPADDD        Y6, Y2, Y2
+	VEXTRACTI64X4 $1, Z3, Y7
+	VPADDD        Y7, Y3, Y3
+	VPHADDD       Y1, Y0, Y0
+	VPHADDD       Y3, Y2, Y2
+	VPHADDD       Y2, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VPSUBD        X29, X0, X0
+	VMOVDQU       X0, (R11)
+	ADDQ          $16, R11
+	LEAQ          (DI)(R8*4), DI
+	SUBQ          $4, R10
+	JMP           cfour
+
+cone:
+	TESTQ R10, R10
+	JZ    cdone
+	VPXORD Z0, Z0, Z0
+	MOVQ   SI, R12
+	MOVQ   DI, R13
+	MOVQ   R9, CX
+
+coneloop:
+	VPXORD   (R13), Z31, Z5
+	VPDPBUSD (R12), Z5, Z0
+	ADDQ     $64, R12
+	ADDQ     $64, R13
+	SUBQ     $64, CX
+	JNZ      coneloop
+
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD        Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0x4E, X0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0xB1, X0, X1
+	VPADDD        X1, X0, X0
+	VPSUBD        X29, X0, X0
+	VMOVD         X0, (R11)
+	ADDQ          $4, R11
+	ADDQ          R8, DI
+	DECQ          R10
+	JMP           cone
+
+cdone:
+	VZEROUPPER
+	RET

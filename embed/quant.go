@@ -42,15 +42,19 @@ func DotInt8(a, b []int8) int32 {
 
 // DotsInt8 sets out[r] to DotInt8(q, rows[r·stride:]) for every r: the
 // inner products of q with len(out) rows stride codes apart, in one call
-// where the CPU allows (the first pass of a store over its codes).
-func DotsInt8(q, rows []int8, stride int, out []int32) {
+// where the CPU allows (the first pass of a store over its codes). cached
+// tells it the rows were read a moment ago, so that they are in the
+// core's cache (a second query over the same block of rows): with
+// AVX-512 VNNI it then takes four rows at a time, which is faster from
+// the cache and slower from memory. The sums are the same either way.
+func DotsInt8(q, rows []int8, stride int, out []int32, cached bool) {
 	if len(out) == 0 {
 		return
 	}
 	if len(rows) < (len(out)-1)*stride+len(q) {
 		panic("embed: DotsInt8: rows shorter than len(out) rows of stride")
 	}
-	if dotsInt8SIMD(q, rows, stride, out) {
+	if dotsInt8SIMD(q, rows, stride, out, cached) {
 		return
 	}
 	for r := range out {

@@ -176,13 +176,18 @@ func (x *index) dotCodes(q []int8, r int) int32 {
 
 // dotsCodes sets dots[i] to the inner product of the codes q with row
 // from+i's, for len(dots) rows in one span of the matrix (spanEnd), using
-// rest (as long) for the rows' codes past the split. The caller holds x.mu.
-func (x *index) dotsCodes(q []int8, from int, dots, rest []int32) {
+// rest (as long) for the rows' codes past the split. read says whether
+// the rows' codes before and past the split were read by an earlier call
+// over the same rows (so that they are in the core's cache), and is set
+// for the next. The caller holds x.mu.
+func (x *index) dotsCodes(q []int8, from int, dots, rest []int32, read *[2]bool) {
 	n, split := len(q), x.split
-	embed.DotsInt8(q[:min(n, split)], x.head.span(from, len(dots)), split, dots)
+	embed.DotsInt8(q[:min(n, split)], x.head.span(from, len(dots)), split, dots, read[0])
+	read[0] = true
 	if n > split {
 		tail := x.dim - split
-		embed.DotsInt8(q[split:], x.tail.span(from, len(dots)), tail, rest)
+		embed.DotsInt8(q[split:], x.tail.span(from, len(dots)), tail, rest, read[1])
+		read[1] = true
 		for i, d := range rest {
 			dots[i] += d
 		}

@@ -245,6 +245,7 @@ func (x *index) scan(jobs []*scanJob) {
 					return
 				}
 			}
+			var read [2]bool // whether this block's codes were read (see dotsCodes)
 			for _, j := range live {
 				if !j.plain { // a filter may leave most rows out: only those it allows are read
 					for r := b; r < e; r++ {
@@ -258,7 +259,7 @@ func (x *index) scan(jobs []*scanJob) {
 					continue
 				}
 				for i, q := range j.qs {
-					x.dotsCodes(q.codes, b, dots[:e-b], rest[:e-b])
+					x.dotsCodes(q.codes, b, dots[:e-b], rest[:e-b], &read)
 					h := j.firsts[p][i]
 					for r := b; r < e; r++ {
 						if s := float32(dots[r-b]) * x.scales[r] * q.scale; x.ids[r] != "" && h.Beats(r, s) {
