@@ -73,7 +73,11 @@ func scanDocument(row scanner, extra ...any) (storage.Document, error) {
 // Get returns one document, with its analysed terms.
 func (s *Store) Get(ctx context.Context, id string) (storage.Document, error) {
 	var terms string
-	d, err := scanDocument(s.db.QueryRowContext(ctx, `SELECT `+documentColumns+`, terms FROM papers WHERE id = ?`, id), &terms)
+	st, err := s.prepared(ctx, `SELECT `+documentColumns+`, terms FROM papers WHERE id = ?`)
+	if err != nil {
+		return storage.Document{}, fmt.Errorf("get %q: %w", id, err)
+	}
+	d, err := scanDocument(st.QueryRowContext(ctx, id), &terms)
 	if errors.Is(err, sql.ErrNoRows) {
 		return storage.Document{}, fmt.Errorf("%w: %q", storage.ErrNotFound, id)
 	}
@@ -95,8 +99,8 @@ func (s *Store) Vectors(ctx context.Context, ids []string) (map[string][]float32
 	return s.idx.Load().vectorsOf(ids), ctx.Err()
 }
 
-// idChunk bounds the ids of one IN query, well under SQLite's limit on
-// bound parameters.
+// idChunk bounds the ids of one IN query (see queryIn), so that a long
+// list is read a part at a time.
 const idChunk = 500
 
 // eachByID runs `SELECT columns FROM papers WHERE id IN (ids)` in chunks
@@ -109,12 +113,7 @@ func (s *Store) eachByID(ctx context.Context, columns string, ids []string, scan
 // chunks of idChunk keys and calls scan for every row found.
 func (s *Store) eachIn(ctx context.Context, query string, keys []string, scan func(scanner) error) error {
 	for start := 0; start < len(keys); start += idChunk {
-		part := keys[start:min(start+idChunk, len(keys))]
-		args := make([]any, len(part))
-		for i, k := range part {
-			args[i] = k
-		}
-		rows, err := s.db.QueryContext(ctx, query+` IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		rows, err := s.queryIn(ctx, query, keys[start:min(start+idChunk, len(keys))])
 		if err != nil {
 			return err
 		}

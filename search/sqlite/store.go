@@ -8,11 +8,13 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +51,7 @@ type Store struct {
 	// closed is closed by Close, ending Follow.
 	closed    chan struct{}
 	closeOnce sync.Once
+	stmts     statements
 }
 
 // Open opens or creates the store at path for vectors of model. A store
@@ -61,11 +64,13 @@ func Open(ctx context.Context, path string, model embed.ModelInfo) (*Store, erro
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=mmap_size(0)"
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=mmap_size(0)&_pragma=cache_size(-" + strconv.Itoa(cacheKiB) + ")"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	db.SetMaxIdleConns(idleConns)
+	db.SetConnMaxIdleTime(idleConnLife)
 	s := &Store{db: db, model: model, closed: make(chan struct{})}
 	if err := s.init(ctx); err != nil {
 		db.Close()
@@ -179,7 +184,7 @@ func (s *Store) Model() embed.ModelInfo { return s.model }
 // Close ends Follow and closes the database.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.closed) })
-	return s.db.Close()
+	return errors.Join(s.closeStatements(), s.db.Close())
 }
 
 // Upsert writes docs in one transaction, then updates the index.
