@@ -51,3 +51,59 @@ func TestHeapKeepsTheBest(t *testing.T) {
 		t.Error("reset")
 	}
 }
+
+// TestSelectionKeepsTheBest: a Selection keeps the same items as a Heap,
+// for streams in random, best-first and worst-first order (the last makes
+// every item pass the floor), with many ties, and k from 0 to past the
+// stream's length.
+func TestSelectionKeepsTheBest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, k := range []int{0, 1, 2, 7, 50, 299, 300, 400} {
+		for _, ties := range []int{3, 40, 1 << 20} {
+			var all []Item
+			for i := range 300 {
+				all = append(all, Item{i, float32(rng.IntN(ties))})
+			}
+			h := New(k)
+			for _, it := range all {
+				h.Push(it.Index, it.Score)
+			}
+			want := h.Sorted()
+			every := New(len(all))
+			for _, it := range all {
+				every.Push(it.Index, it.Score)
+			}
+			for order := range 3 {
+				switch order {
+				case 0:
+					rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+				case 1:
+					all = every.Sorted()
+				case 2:
+					all = every.Sorted()
+					slices.Reverse(all)
+				}
+				s := NewSelection(k)
+				for _, it := range all {
+					s.Push(it.Index, it.Score)
+				}
+				got := slices.Clone(s.Items())
+				slices.SortFunc(got, func(a, b Item) int {
+					if worse(b, a) {
+						return -1
+					}
+					return 1
+				})
+				if !slices.Equal(got, want) {
+					t.Fatalf("k %d ties %d order %d: %v, want %v", k, ties, order, got, want)
+				}
+			}
+		}
+	}
+	s := NewSelection(1)
+	s.Push(1, 0.5)
+	s.Push(2, 0.7)
+	if s.Beats(3, 0.6) || !s.Beats(3, 0.8) || !s.Beats(1, 0.7) || s.Beats(3, 0.7) || len(s.Items()) != 1 || s.Items()[0].Index != 2 {
+		t.Error("after its first choice a Selection takes only what beats the k-th")
+	}
+}

@@ -147,7 +147,7 @@ type scanJob struct {
 	qs     []scanQuery
 	allow  func(row int) bool
 	plain  bool // no filter but exclusions: every live row is allowed
-	firsts [][]*topk.Heap
+	firsts [][]*topk.Selection
 	done   chan struct{}
 }
 
@@ -224,11 +224,11 @@ func (x *index) scan(jobs []*scanJob) {
 		parts = max(1, runtime.GOMAXPROCS(0)-running+1)
 	}
 	for _, j := range jobs {
-		j.firsts = make([][]*topk.Heap, parts)
+		j.firsts = make([][]*topk.Selection, parts)
 		for p := range parts {
-			j.firsts[p] = make([]*topk.Heap, len(j.qs))
+			j.firsts[p] = make([]*topk.Selection, len(j.qs))
 			for i, q := range j.qs {
-				j.firsts[p][i] = topk.New(q.keep)
+				j.firsts[p][i] = topk.NewSelection(q.keep)
 			}
 		}
 	}
