@@ -1,6 +1,33 @@
 #include "textflag.h"
 #include "tile_amd64.h"
 
+// DOTSARGS loads the arguments of dotsInt8VNNI and dotsInt8VNNICached
+// (q SI, rows DI, stride R8, n R9, count R10, out R11) and sets Z31 to
+// 0x80 bytes (the sign bits flipped to shift int8 into uint8) and Z30 to
+// ones.
+#define DOTSARGS \
+	MOVQ q+0(FP), SI; \
+	MOVQ rows+8(FP), DI; \
+	MOVQ stride+16(FP), R8; \
+	MOVQ n+24(FP), R9; \
+	MOVQ count+32(FP), R10; \
+	MOVQ out+40(FP), R11; \
+	MOVL $0x80808080, AX; \
+	VPBROADCASTD AX, Z31; \
+	MOVL $0x01010101, AX; \
+	VPBROADCASTD AX, Z30
+
+// HSUM0 sums Z0's 16 int32 lanes into X0's first, using Y1.
+#define HSUM0 \
+	VEXTRACTI64X4 $1, Z0, Y1; \
+	VPADDD        Y1, Y0, Y0; \
+	VEXTRACTI128  $1, Y0, X1; \
+	VPADDD        X1, X0, X0; \
+	VPSHUFD       $0x4E, X0, X1; \
+	VPADDD        X1, X0, X0; \
+	VPSHUFD       $0xB1, X0, X1; \
+	VPADDD        X1, X0, X0
+
 // VROW multiplies one k quad of A's row at (REG)(BX*1), broadcast into Z4,
 // by the four panels' 16 columns each (Z0..Z3) and adds the int32 sums to
 // the row's accumulators A0..A3. VPDPBUSD sums four unsigned-by-signed
@@ -96,16 +123,7 @@ quads:
 // int32. Two pairs of accumulators, 128 bytes a step, keep the adds'
 // latency out of the way.
 TEXT ·dotsInt8VNNI(SB), NOSPLIT, $0-48
-	MOVQ q+0(FP), SI
-	MOVQ rows+8(FP), DI
-	MOVQ stride+16(FP), R8
-	MOVQ n+24(FP), R9
-	MOVQ count+32(FP), R10
-	MOVQ out+40(FP), R11
-	MOVL $0x80808080, AX
-	VPBROADCASTD AX, Z31
-	MOVL $0x01010101, AX
-	VPBROADCASTD AX, Z30
+	DOTSARGS
 
 row:
 	VPXORD Z0, Z0, Z0
@@ -149,14 +167,7 @@ rowdone:
 	VPADDD        Z5, Z3, Z3
 	VPSLLD        $7, Z3, Z3
 	VPSUBD        Z3, Z0, Z0
-	VEXTRACTI64X4 $1, Z0, Y1
-	VPADDD        Y1, Y0, Y0
-	VEXTRACTI128  $1, Y0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0x4E, X0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0xB1, X0, X1
-	VPADDD        X1, X0, X0
+	HSUM0
 	VMOVD         X0, (R11)
 	ADDQ          $4, R11
 	ADDQ          R8, DI
@@ -179,16 +190,7 @@ rowdone:
 // slower over rows read from memory, whose four streams at once the
 // prefetcher serves worse than dotsInt8VNNI's one.
 TEXT ·dotsInt8VNNICached(SB), NOSPLIT, $0-48
-	MOVQ q+0(FP), SI
-	MOVQ rows+8(FP), DI
-	MOVQ stride+16(FP), R8
-	MOVQ n+24(FP), R9
-	MOVQ count+32(FP), R10
-	MOVQ out+40(FP), R11
-	MOVL $0x80808080, AX
-	VPBROADCASTD AX, Z31
-	MOVL $0x01010101, AX
-	VPBROADCASTD AX, Z30
+	DOTSARGS
 
 	// Z29 = 128·Σ q[i] in every lane.
 	VPXORD Z0, Z0, Z0
@@ -200,14 +202,7 @@ cqsum:
 	ADDQ     $64, R12
 	SUBQ     $64, CX
 	JNZ      cqsum
-	VEXTRACTI64X4 $1, Z0, Y1
-	VPADDD        Y1, Y0, Y0
-	VEXTRACTI128  $1, Y0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0x4E, X0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0xB1, X0, X1
-	VPADDD        X1, X0, X0
+	HSUM0
 	VPSLLD        $7, X0, X0
 	VPBROADCASTD  X0, Z29
 
@@ -276,14 +271,7 @@ coneloop:
 	SUBQ     $64, CX
 	JNZ      coneloop
 
-	VEXTRACTI64X4 $1, Z0, Y1
-	VPADDD        Y1, Y0, Y0
-	VEXTRACTI128  $1, Y0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0x4E, X0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0xB1, X0, X1
-	VPADDD        X1, X0, X0
+	HSUM0
 	VPSUBD        X29, X0, X0
 	VMOVD         X0, (R11)
 	ADDQ          $4, R11
