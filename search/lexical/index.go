@@ -20,8 +20,9 @@ type Index struct {
 	docLen   []int32     // by row; -1 marks a removed row
 	live     int
 	totalLen int64
-	// norms holds k1·(1 - b + b·dl/avgdl) by row for the current avgdl;
-	// add and remove clear it, commit fills it again.
+	// norms holds k1·(1 - b + b·dl/avgdl) by row for the current avgdl,
+	// and -1 for a removed row (so that scoring reads one array a posting,
+	// not docLen too); add and remove clear it, commit fills it again.
 	norms []float32
 }
 
@@ -99,12 +100,15 @@ func (x *Index) queryTerms(query []string) ([]queryTerm, []WeightedTerm, float64
 func (x *Index) Commit() { x.norms = x.computeNorms() }
 
 // computeNorms returns BM25's length normalisation by row for the index as
-// it is now.
+// it is now, -1 for removed rows.
 func (x *Index) computeNorms() []float32 {
 	avgdl := float64(x.totalLen) / float64(max(x.live, 1))
 	n := make([]float32, len(x.docLen))
 	for r, dl := range x.docLen {
-		n[r] = float32(K1 * (1 - B + B*float64(dl)/avgdl))
+		n[r] = -1
+		if dl >= 0 {
+			n[r] = float32(K1 * (1 - B + B*float64(dl)/avgdl))
+		}
 	}
 	return n
 }
@@ -122,14 +126,15 @@ func (x *Index) Score(query []string, allow func(row int) bool, scores []float32
 	for _, qt := range terms {
 		w := float32(qt.weight * (K1 + 1))
 		for _, p := range x.postings[qt.id] {
-			if x.docLen[p.row] < 0 || (allow != nil && !allow(int(p.row))) {
-				continue
+			norm := norms[p.row]
+			if norm < 0 || (allow != nil && !allow(int(p.row))) {
+				continue // removed, or not allowed
 			}
 			if scores[p.row] == 0 {
 				touched = append(touched, p.row)
 			}
 			tf := float32(p.tf)
-			scores[p.row] += w * tf / (tf + norms[p.row])
+			scores[p.row] += w * tf / (tf + norm)
 		}
 	}
 	return touched, scored, ideal

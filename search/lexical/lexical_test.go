@@ -42,10 +42,15 @@ func TestBM25(t *testing.T) {
 		t.Errorf("ideal of cat zebra = %v, want ln 2 + ln 6", ideal)
 	}
 	x.Remove(1)
-	clear(scores)
-	x.Score([]string{"dog"}, nil, scores, nil)
-	if scores[1] != 0 || scores[0] == 0 {
-		t.Errorf("after removing row 1: %v", scores)
+	for _, committed := range []bool{false, true} { // norms computed for the query, then kept
+		if committed {
+			x.Commit()
+		}
+		clear(scores)
+		touched, _, _ := x.Score([]string{"dog"}, nil, scores, nil)
+		if scores[1] != 0 || scores[0] == 0 || len(touched) != 1 || touched[0] != 0 {
+			t.Errorf("after removing row 1 (committed %v): scores %v, touched %v", committed, scores, touched)
+		}
 	}
 }
 

@@ -385,8 +385,10 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 	}
 	top := newTopK(k)
 	for _, r := range touched {
-		if !excluded[int(r)] {
-			top.push(storage.Candidate{ID: x.ids[r], Score: scores[r]})
+		// The exclusions (a similar-paper query's own paper) are looked up
+		// only for the rows the top would keep, not every row matched.
+		if c := (storage.Candidate{ID: x.ids[r], Score: scores[r]}); top.beats(c) && !excluded[int(r)] {
+			top.push(c)
 		}
 		scores[r] = 0
 	}

@@ -16,20 +16,23 @@ type topK struct {
 
 func newTopK(k int) *topK { return &topK{k: k, items: make(candHeap, 0, k)} }
 
+// beats reports whether push would keep c now.
+func (t *topK) beats(c storage.Candidate) bool {
+	return t.k > 0 && (len(t.items) < t.k || better(c, t.items[0]))
+}
+
 // push offers a candidate; it is kept if it beats the current k-th best.
 // Ties on score are broken by id, so results are deterministic.
 func (t *topK) push(c storage.Candidate) {
-	if t.k <= 0 {
+	if !t.beats(c) {
 		return
 	}
 	if len(t.items) < t.k {
 		heap.Push(&t.items, c)
 		return
 	}
-	if better(c, t.items[0]) {
-		t.items[0] = c
-		heap.Fix(&t.items, 0)
-	}
+	t.items[0] = c
+	heap.Fix(&t.items, 0)
 }
 
 // sorted returns the kept candidates, best first.
