@@ -33,6 +33,23 @@ func dotSIMD(a, b []float32) (float32, int) {
 //go:noescape
 func dotInt8AVX2(a *int8, b *int8, n int) int32
 
+// dequantAVX2 sets dst[i] = scale·float32(int8(codes[i])) for i < n, n a
+// positive multiple of 8 (gemm_amd64.s).
+//
+//go:noescape
+func dequantAVX2(dst *float32, codes *byte, n int, scale float32)
+
+// dequantSIMD sets Dequantize's dst over the longest prefix it handles,
+// in 8-element steps with AVX2, and returns its length.
+func dequantSIMD(dst []float32, codes []byte, scale float32) int {
+	n := len(codes) &^ 7
+	if !hasAVX2FMA || n == 0 {
+		return 0
+	}
+	dequantAVX2(&dst[0], &codes[0], n, scale)
+	return n
+}
+
 // dotsInt8VNNI sets out[r] to Σ q[i]·rows[r·stride+i] over i < n for
 // r < count, n a positive multiple of 64 (gemm_vnni_amd64.s), with AVX-512
 // VNNI: for 768 codes about half the time of dotInt8AVX2.

@@ -153,3 +153,55 @@ loop32:
 	VZEROUPPER
 	MOVL         AX, ret+24(FP)
 	RET
+
+// func dequantAVX2(dst *float32, codes *byte, n int, scale float32)
+//
+// dst[i] = scale · float32(int8(codes[i])) for i < n, n a positive multiple
+// of 8: each eight codes sign-extended to int32 (VPMOVSXBD), converted
+// (exactly) and multiplied, the same single rounding as Go's.
+TEXT ·dequantAVX2(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         codes+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS scale+24(FP), Y4
+	CMPQ         CX, $32
+	JLT          dequant8
+
+dequant32:
+	VPMOVSXBD (SI), Y0
+	VPMOVSXBD 8(SI), Y1
+	VPMOVSXBD 16(SI), Y2
+	VPMOVSXBD 24(SI), Y3
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VMULPS    Y4, Y0, Y0
+	VMULPS    Y4, Y1, Y1
+	VMULPS    Y4, Y2, Y2
+	VMULPS    Y4, Y3, Y3
+	VMOVUPS   Y0, (DI)
+	VMOVUPS   Y1, 32(DI)
+	VMOVUPS   Y2, 64(DI)
+	VMOVUPS   Y3, 96(DI)
+	ADDQ      $32, SI
+	ADDQ      $128, DI
+	SUBQ      $32, CX
+	CMPQ      CX, $32
+	JGE       dequant32
+
+dequant8:
+	CMPQ      CX, $8
+	JLT       dequantdone
+	VPMOVSXBD (SI), Y0
+	VCVTDQ2PS Y0, Y0
+	VMULPS    Y4, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $8, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JMP       dequant8
+
+dequantdone:
+	VZEROUPPER
+	RET

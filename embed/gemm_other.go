@@ -8,6 +8,9 @@ func simdKernels() []kernels { return nil }
 // dotSIMD handles nothing here; Dot computes in Go.
 func dotSIMD(a, b []float32) (float32, int) { return 0, 0 }
 
+// dequantSIMD handles nothing here; Dequantize computes in Go.
+func dequantSIMD(dst []float32, codes []byte, scale float32) int { return 0 }
+
 // dotInt8SIMD handles nothing here; DotInt8 computes in Go.
 func dotInt8SIMD(a, b []int8) (int32, int) { return 0, 0 }
 

@@ -329,6 +329,43 @@ func TestDotInt8Extremes(t *testing.T) {
 	}
 }
 
+// TestDequantize: every code value at every place of a 32-code step,
+// ragged lengths past the SIMD steps, and scales of both signs give Go's
+// own scale·float32(int8(c)), bit for bit.
+func TestDequantize(t *testing.T) {
+	codes := make([]byte, 256+37)
+	for i := range codes {
+		codes[i] = byte(i * 7)
+	}
+	for _, scale := range []float32{0.0123, -3.5e-3, 1, 0} {
+		for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 40, 255, len(codes)} {
+			got := make([]float32, n+1)
+			got[n] = 42 // past the end: left alone
+			Dequantize(got, codes[:n], scale)
+			for i, c := range codes[:n] {
+				if want := scale * float32(int8(c)); math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Fatalf("scale %g n %d code %d (%d): %v, want %v", scale, n, i, int8(c), got[i], want)
+				}
+			}
+			if got[n] != 42 {
+				t.Fatalf("n %d: wrote past the codes", n)
+			}
+		}
+	}
+}
+
+// BenchmarkDequantize is one stored sentence's vector, 1,152 codes.
+func BenchmarkDequantize(b *testing.B) {
+	codes, dst := make([]byte, 1152), make([]float32, 1152)
+	for i := range codes {
+		codes[i] = byte(i * 13)
+	}
+	b.SetBytes(1152)
+	for b.Loop() {
+		Dequantize(dst, codes, 0.01)
+	}
+}
+
 // TestDotsInt8: the products of one query with many rows in one call are
 // each row's plain sum, for query lengths the SIMD kernel takes and those
 // it leaves to the plain loop, rows packed or strided, counts that leave

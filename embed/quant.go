@@ -40,6 +40,16 @@ func DotInt8(a, b []int8) int32 {
 	return s + s0 + s1
 }
 
+// Dequantize sets dst[i] to scale·float32(int8(codes[i])) for every code:
+// int8 codes, as bytes, back to float32 (a stored sentence's vector), the
+// same bits with SIMD as without.
+func Dequantize(dst []float32, codes []byte, scale float32) {
+	dst = dst[:len(codes)]
+	for i := dequantSIMD(dst, codes, scale); i < len(codes); i++ {
+		dst[i] = scale * float32(int8(codes[i]))
+	}
+}
+
 // DotsInt8 sets out[r] to DotInt8(q, rows[r·stride:]) for every r: the
 // inner products of q with len(out) rows stride codes apart, in one call
 // where the CPU allows (the first pass of a store over its codes). cached

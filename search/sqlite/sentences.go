@@ -47,9 +47,7 @@ func decodeSentences(rs string, blob []byte, dim int, out []storage.Sentence, al
 		rec := blob[i*(4+dim) : (i+1)*(4+dim)]
 		scale := math.Float32frombits(binary.LittleEndian.Uint32(rec))
 		v := all[i*dim : (i+1)*dim : (i+1)*dim]
-		for j, c := range rec[4:] {
-			v[j] = scale * float32(int8(c))
-		}
+		embed.Dequantize(v, rec[4:], scale)
 		out[i] = storage.Sentence{Role: roles.Role(rs[i] - '0'), Vector: v}
 	}
 	return out, all, nil
