@@ -242,6 +242,32 @@ func tiled[E any](m, n, rows, width, aw int, a []E, lda, panelLen int, bp []E, c
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	s, i := dotSIMD(a, b)
+	return dotFrom(a, b, i, s)
+}
+
+// Dots4 sets out[i] to Dot(rows[i], v) for four rows as long as v, the
+// same bits as Dot's, in one pass over v where the CPU has AVX-512: with
+// the rows in the core's first-level cache and v read once for the four
+// (a recommendation's candidates against each member in turn).
+func Dots4(v []float32, rows *[4][]float32, out *[4]float32) {
+	for _, r := range rows {
+		if len(r) != len(v) {
+			panic("embed: Dots4: a row's length is not v's")
+		}
+	}
+	n, s := dots4SIMD(v, rows)
+	for j, r := range rows {
+		if n == 0 {
+			out[j] = Dot(r, v)
+			continue
+		}
+		out[j] = dotFrom(r, v, n, s[j])
+	}
+}
+
+// dotFrom is Dot's sum of a[i]·b[i] from i on, added to s, the sum of
+// the elements before i (what the SIMD kernel left).
+func dotFrom(a, b []float32, i int, s float32) float32 {
 	var s0, s1, s2, s3 float32
 	for ; i+4 <= len(a); i += 4 {
 		s0 += a[i] * b[i]

@@ -33,6 +33,25 @@ func dotSIMD(a, b []float32) (float32, int) {
 //go:noescape
 func dotInt8AVX2(a *int8, b *int8, n int) int32
 
+// dots4AVX512 sets out[0:4] to dotAVX2(v, r0..r3, n) for four rows at
+// once, n a positive multiple of 8 (gemm_avx512_amd64.s).
+//
+//go:noescape
+func dots4AVX512(v *float32, r0, r1, r2, r3 *float32, n int, out *float32)
+
+// dots4SIMD returns dotSIMD(v, rows[j]) for the four rows, as one prefix
+// length n and four sums, in one call where the CPU has AVX-512; n is 0
+// otherwise. The rows are as long as v.
+func dots4SIMD(v []float32, rows *[4][]float32) (int, [4]float32) {
+	var s [4]float32
+	n := len(v) &^ 7
+	if !hasAVX512 || !hasAVX2FMA || n == 0 {
+		return 0, s
+	}
+	dots4AVX512(&v[0], &rows[0][0], &rows[1][0], &rows[2][0], &rows[3][0], n, &s[0])
+	return n, s
+}
+
 // dequantAVX2 sets dst[i] = scale·float32(int8(codes[i])) for i < n, n a
 // positive multiple of 8 (gemm_amd64.s).
 //

@@ -218,11 +218,7 @@ func (e *Engine) neighbours(ctx context.Context, c collection, filter papersearc
 	parts := min(runtime.GOMAXPROCS(0), max(1, len(scored)/128))
 	for p := range parts {
 		part := scored[p*len(scored)/parts : (p+1)*len(scored)/parts]
-		wg.Go(func() {
-			for i := range part {
-				part[i].Score = vote(vecs[part[i].ID][:len(centroid)], members, dismissed)
-			}
-		})
+		wg.Go(func() { vote(part, vecs, len(centroid), members, dismissed) })
 	}
 	wg.Wait()
 	slices.SortFunc(scored, func(a, b storage.Candidate) int {
@@ -263,36 +259,90 @@ func (c collection) vectorsOf(ids []string) [][]float32 {
 	return out
 }
 
-// vote is a candidate's Neighbours score, from its vector v in core
-// dimensions and the vectors of the collection's members and dismissed
-// papers (vectorsOf, read once for all candidates).
-func vote(v []float32, members, dismissed [][]float32) float32 {
-	var top [neighbourVoters]float32 // the highest cosines, highest first
-	for i := range top {
-		top[i] = float32(math.Inf(-1))
-	}
-	for _, m := range members {
-		sim := embed.Dot(m, v)
-		for i := range top {
-			if sim > top[i] {
-				copy(top[i+1:], top[i:len(top)-1])
-				top[i] = sim
-				break
+// vote sets each candidate's Neighbours score, from its vector (in vecs,
+// its first dim dimensions) and the vectors of the collection's members
+// and dismissed papers (vectorsOf, read once for all candidates). Four
+// candidates at a time meet each member in turn (embed.Dots4): the four
+// stay in the core's cache while each member is read once for them, and
+// every cosine is embed.Dot's.
+func vote(cands []storage.Candidate, vecs map[string][]float32, dim int, members, dismissed [][]float32) {
+	i := 0
+	for ; i+4 <= len(cands); i += 4 {
+		var rows [4][]float32
+		var ts [4]tally
+		for j := range rows {
+			rows[j], ts[j] = vecs[cands[i+j].ID][:dim], newTally()
+		}
+		var cos [4]float32
+		for _, m := range members {
+			embed.Dots4(m, &rows, &cos)
+			for j := range ts {
+				ts[j].member(cos[j])
 			}
 		}
+		for _, d := range dismissed {
+			embed.Dots4(d, &rows, &cos)
+			for j := range ts {
+				ts[j].dismissed(cos[j])
+			}
+		}
+		for j := range ts {
+			cands[i+j].Score = ts[j].score(len(members), len(dismissed))
+		}
 	}
-	voters := top[:min(neighbourVoters, len(members))]
+	for ; i < len(cands); i++ {
+		v, t := vecs[cands[i].ID][:dim], newTally()
+		for _, m := range members {
+			t.member(embed.Dot(m, v))
+		}
+		for _, d := range dismissed {
+			t.dismissed(embed.Dot(d, v))
+		}
+		cands[i].Score = t.score(len(members), len(dismissed))
+	}
+}
+
+// tally is one candidate's vote as its cosines arrive: the highest with
+// members, highest first, and the highest with a dismissed paper.
+type tally struct {
+	top     [neighbourVoters]float32
+	against float32
+}
+
+func newTally() tally {
+	var t tally
+	for i := range t.top {
+		t.top[i] = float32(math.Inf(-1))
+	}
+	t.against = -1
+	return t
+}
+
+// member counts a cosine with a member.
+func (t *tally) member(sim float32) {
+	for i := range t.top {
+		if sim > t.top[i] {
+			copy(t.top[i+1:], t.top[i:len(t.top)-1])
+			t.top[i] = sim
+			return
+		}
+	}
+}
+
+// dismissed counts a cosine with a dismissed paper.
+func (t *tally) dismissed(sim float32) { t.against = max(t.against, sim) }
+
+// score is the mean of the highest cosines with members, less
+// neighbourAgainst times the highest with a dismissed paper, if any.
+func (t *tally) score(members, dismissed int) float32 {
+	voters := t.top[:min(neighbourVoters, members)]
 	var s float32
 	for _, x := range voters {
 		s += x
 	}
 	s /= float32(len(voters))
-	if len(dismissed) > 0 {
-		var against float32 = -1
-		for _, d := range dismissed {
-			against = max(against, embed.Dot(d, v))
-		}
-		s -= neighbourAgainst * against
+	if dismissed > 0 {
+		s -= neighbourAgainst * t.against
 	}
 	return s
 }
