@@ -309,6 +309,7 @@ type tally struct {
 	against float32
 }
 
+// newTally is a tally before any cosine has arrived.
 func newTally() tally {
 	var t tally
 	for i := range t.top {
