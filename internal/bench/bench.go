@@ -100,12 +100,15 @@ type Report struct {
 	// file-backed memory resident at once while serving (sampled every
 	// 50 ms): the heap and the runtime's, and mapped files; ServeLiveBytes
 	// the largest live heap a collection found meanwhile.
-	ServeAnonBytes int64        `json:"serve_anon_bytes"`
-	ServeFileBytes int64        `json:"serve_file_bytes"`
-	ServeLiveBytes int64        `json:"serve_live_heap_bytes"`
-	DiskBytes      int64        `json:"disk_bytes"`
-	BytesPerPaper  float64      `json:"bytes_per_paper"`
-	Dense          *DenseReport `json:"dense,omitempty"`
+	ServeAnonBytes int64 `json:"serve_anon_bytes"`
+	ServeFileBytes int64 `json:"serve_file_bytes"`
+	ServeLiveBytes int64 `json:"serve_live_heap_bytes"`
+	// Recall is the store's dense top 10 for papers' own vectors against
+	// an exact scan.
+	Recall        *DenseRecall `json:"dense_recall,omitempty"`
+	DiskBytes     int64        `json:"disk_bytes"`
+	BytesPerPaper float64      `json:"bytes_per_paper"`
+	Dense         *DenseReport `json:"dense,omitempty"`
 	// Encoders is each local model's arithmetic and kernel, and what was
 	// measured to choose them.
 	Encoders map[string]embed.Choice `json:"encoders,omitempty"`
@@ -197,6 +200,10 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		if err := pprof.WriteHeapProfile(opts.MemProfile); err != nil {
 			return rep, fmt.Errorf("bench: heap profile: %w", err)
 		}
+	}
+	opts.progress("the dense top 10 of %d papers' own vectors against an exact scan", min(recallQueries, len(opts.Papers)))
+	if rep.Recall, err = denseRecall(ctx, opts.Store, opts.Papers); err != nil {
+		return rep, err
 	}
 	if opts.Dir != "" {
 		rep.DiskBytes = DirSize(opts.Dir)

@@ -133,6 +133,9 @@ func (rep Report) Print(w io.Writer, asJSON bool) error {
 			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.0f\t%d\n", k, q.P50, q.P95, q.P99, q.RPS, q.Errors)
 		}
 		fmt.Fprintf(tw, "import during search-during-import\t%.1f papers/s\n", rep.ImportPerS)
+		if r := rep.Recall; r != nil {
+			fmt.Fprintf(tw, "dense top-10 of %d papers' own vectors, 1 client\tp50 %.2f ms\tp99 %.2f ms\trecall@10 %.4f against an exact scan\n", r.Queries, r.P50, r.P99, r.Recall10)
+		}
 	}
 	fmt.Fprintf(tw, "peak RSS\t%.0f MiB\n", float64(rep.RSSBytes)/(1<<20))
 	if rep.ServeRSSBytes > 0 {

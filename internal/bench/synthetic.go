@@ -146,29 +146,25 @@ func nearestSynthetic(ctx context.Context, store *sqlite.Store, n, dim int, prog
 		lat = append(lat, time.Since(t))
 	}
 	exact := exactTopK(ctx, qs, n, k, func(i int) (string, []float32) { return syntheticID(i), hashvec.Of(syntheticID(i), dim) })
-	found := 0
-	for q := range queries {
-		for _, c := range got[q] {
-			if slices.ContainsFunc(exact[q], func(e storage.Candidate) bool { return e.ID == c.ID }) {
-				found++
-			}
-		}
-	}
 	slices.Sort(lat)
 	runtime.GC()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	return &DenseReport{Vectors: n, P50: ms(drive.Percentile(lat, 50)), P99: ms(drive.Percentile(lat, 99)),
-		Recall10: float64(found) / float64(queries*k), HeapBytesPerPaper: float64(mem.HeapAlloc) / float64(n)}, nil
+		Recall10: recallAt(got, exact), HeapBytesPerPaper: float64(mem.HeapAlloc) / float64(n)}, nil
 }
 
 // exactTopK returns, for each query, the k of n vectors with the largest
 // dot product, found by a full scan: one pass over the vectors, each
-// made once by vector(i), against every query.
+// made once by vector(i), against every query (a nil vector, a paper not
+// stored, is passed over).
 func exactTopK(ctx context.Context, queries [][]float32, n, k int, vector func(i int) (string, []float32)) [][]storage.Candidate {
 	tops := make([][]storage.Candidate, len(queries))
 	for i := 0; i < n && ctx.Err() == nil; i++ {
 		id, v := vector(i)
+		if v == nil {
+			continue
+		}
 		for q, qv := range queries {
 			c := storage.Candidate{ID: id, Score: embed.Dot(qv, v)}
 			t := tops[q]
