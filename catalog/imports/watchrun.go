@@ -65,7 +65,8 @@ func (w *Watches) start(ctx context.Context, id string) (bool, error) {
 	// A claim under way is waited for as a run is (Wait, Close): a
 	// process stopping does not exit in the middle of one.
 	w.wg.Add(1)
-	ok, err := w.store.claim(ctx, id, w.owner, w.Now(), w.Lease)
+	now := w.Now()
+	ok, err := w.store.claim(ctx, id, w.owner, now, w.Lease)
 	if err != nil || !ok {
 		<-w.slots
 		w.wg.Done()
@@ -79,7 +80,7 @@ func (w *Watches) start(ctx context.Context, id string) (bool, error) {
 		defer w.wg.Done()
 		defer func() { <-w.slots }()
 		defer cancel()
-		w.runWatch(runCtx, id)
+		w.runWatch(runCtx, id, now.Add(w.Lease))
 		w.mu.Lock()
 		delete(w.running, id)
 		w.mu.Unlock()
@@ -108,12 +109,12 @@ func (w *Watches) RunHere(ctx context.Context, id string) (Watch, error) {
 // Wait waits for this process's runs to end.
 func (w *Watches) Wait() { w.wg.Wait() }
 
-// runWatch runs a watch this process has claimed, renewing its lease
-// until the run ends, and records how it went.
-func (w *Watches) runWatch(ctx context.Context, id string) {
+// runWatch runs a watch this process has claimed (its lease held until
+// held), renewing its lease until the run ends, and records how it went.
+func (w *Watches) runWatch(ctx context.Context, id string, held time.Time) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go w.keepLease(ctx, cancel, id)
+	go w.keepLease(ctx, cancel, id, held)
 	row, err := w.store.get(ctx, id)
 	if err != nil {
 		w.log.Warn("watch: could not read it", "watch", id, "error", err)
@@ -144,21 +145,41 @@ func (w *Watches) runWatch(ctx context.Context, id string) {
 	}
 }
 
-// keepLease renews the lease of a running watch every third of Lease; if
-// the watch is gone or another process holds it, the run is cancelled.
-func (w *Watches) keepLease(ctx context.Context, cancel context.CancelFunc, id string) {
-	t := time.NewTicker(w.Lease / 3)
+// keepLease renews the lease of a running watch, held until held, every
+// quarter of Lease. The run is cancelled if the watch is gone or another
+// process holds it, and also when a renewal fails and the lease would run
+// out before the next one could end: each renewal is given up after a
+// quarter of Lease, so a store that errs or stalls gets one more try and
+// then stops the run before its lease lapses, not after another process
+// has claimed the watch.
+func (w *Watches) keepLease(ctx context.Context, cancel context.CancelFunc, id string, held time.Time) {
+	every := w.Lease / 4
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			held, err := w.store.renew(ctx, id, w.owner, w.Now().Add(w.Lease))
-			if err == nil && !held {
+			until := w.Now().Add(w.Lease)
+			rctx, stop := context.WithTimeout(ctx, every)
+			ok, err := w.store.renew(rctx, id, w.owner, until)
+			stop()
+			switch {
+			case err == nil && ok:
+				held = until
+			case err == nil:
 				w.log.Warn("watch: its lease is lost (removed, or taken by another process); stopping the run", "watch", id)
 				cancel()
 				return
+			case ctx.Err() != nil:
+				return
+			case w.Now().Add(2 * every).After(held):
+				w.log.Warn("watch: its lease could not be renewed and runs out before the next try; stopping the run", "watch", id, "error", err)
+				cancel()
+				return
+			default:
+				w.log.Warn("watch: its lease could not be renewed; trying again", "watch", id, "error", err, "held_until", held)
 			}
 		}
 	}
