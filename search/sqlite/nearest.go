@@ -74,14 +74,15 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 				first.Push(it.Index, it.Score)
 			}
 		}
-		n := nonZeroPrefix(v)
-		top := newTopK(ks[i])
-		for _, it := range first.Items() {
-			r := it.Index
-			if !excluded[r] {
-				top.push(storage.Candidate{ID: x.ids[r], Score: embed.Dot(v[:n], x.vectors.row(r)[:n])})
+		kept := first.Items()
+		rows := make([]int32, 0, len(kept))
+		for _, it := range kept {
+			if !excluded[it.Index] {
+				rows = append(rows, int32(it.Index))
 			}
 		}
+		top := newTopK(ks[i])
+		x.rescore(top, v[:nonZeroPrefix(v)], rows)
 		out[i] = top.sorted()
 	}
 	return out, nil
@@ -104,17 +105,37 @@ func (x *index) nearestTagged(vs [][]float32, ks []int, f papersearch.Filter, ex
 	}
 	allow := x.allow(f)
 	found = make([][]storage.Candidate, len(vs))
+	rows = slices.DeleteFunc(rows, func(r int32) bool { return !allow(int(r)) || excluded[int(r)] })
 	for i, v := range vs {
-		n := nonZeroPrefix(v)
 		top := newTopK(ks[i])
-		for _, r := range rows {
-			if r := int(r); allow(r) && !excluded[r] {
-				top.push(storage.Candidate{ID: x.ids[r], Score: embed.Dot(v[:n], x.vectors.row(r)[:n])})
-			}
-		}
+		x.rescore(top, v[:nonZeroPrefix(v)], rows)
 		found[i] = top.sorted()
 	}
 	return found, true
+}
+
+// rescore pushes rows onto top, each scored exactly against v (a query's
+// first len(v) dimensions). Four rows are scored at a time (embed.Dots4,
+// Dot's bits): the rows come from memory in no order, and four in flight
+// at once wait on it less than one at a time. The caller holds x.mu.
+func (x *index) rescore(top *topK, v []float32, rows []int32) {
+	n := len(v)
+	var four [4][]float32
+	var scores [4]float32
+	i := 0
+	for ; i+4 <= len(rows); i += 4 {
+		for j := range four {
+			four[j] = x.vectors.row(int(rows[i+j]))[:n]
+		}
+		embed.Dots4(v, &four, &scores)
+		for j, s := range scores {
+			top.push(storage.Candidate{ID: x.ids[rows[i+j]], Score: s})
+		}
+	}
+	for ; i < len(rows); i++ {
+		r := int(rows[i])
+		top.push(storage.Candidate{ID: x.ids[r], Score: embed.Dot(v, x.vectors.row(r)[:n])})
+	}
 }
 
 // taggedRows returns, when the filter names tags, the rows holding any
