@@ -308,13 +308,14 @@ func (e *Engine) because(ctx context.Context, hits []papersearch.Hit, c collecti
 			named = append(named, n.ID)
 		}
 	}
-	papers, err := e.store.Lookup(ctx, named)
+	slices.Sort(named)
+	titles, err := e.store.Titles(ctx, slices.Compact(named))
 	if err != nil {
 		return fmt.Errorf("explain recommendations: %w", err)
 	}
 	for i := range hits {
 		for j := range nearest[i] {
-			nearest[i][j].Title = papers[nearest[i][j].ID].Title
+			nearest[i][j].Title = titles[nearest[i][j].ID]
 		}
 		hits[i].Because = nearest[i]
 	}

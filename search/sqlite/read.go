@@ -144,6 +144,22 @@ func (s *Store) Lookup(ctx context.Context, ids []string) (map[string]papersearc
 	return out, nil
 }
 
+// Titles returns the title of each of ids that is stored: a row is read
+// only up to its title, not through its vector's overflow pages.
+func (s *Store) Titles(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	err := s.eachByID(ctx, "id, title", ids, func(row scanner) error {
+		var id, title string
+		err := row.Scan(&id, &title)
+		out[id] = title
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("titles: %w", err)
+	}
+	return out, nil
+}
+
 // Works returns the papers holding any of keys among their work keys.
 func (s *Store) Works(ctx context.Context, keys []string) (map[string]papersearch.Paper, error) {
 	var ids []string

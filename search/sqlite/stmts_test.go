@@ -12,7 +12,8 @@ import (
 // TestLookupByJSONList: ids are bound as one JSON array, so ids JSON must
 // escape (quotes, backslashes, control characters, non-ASCII) are found
 // as themselves, a list longer than a chunk is read whole, and an id
-// naming nothing, or a prefix of one, finds nothing.
+// naming nothing, or a prefix of one, finds nothing; titles read alone
+// are the papers'.
 func TestLookupByJSONList(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "papers.db"), storetest.Model)
@@ -44,6 +45,24 @@ func TestLookupByJSONList(t *testing.T) {
 	for _, d := range docs {
 		if p, ok := got[d.Paper.ID]; !ok || p.Title != d.Paper.Title {
 			t.Fatalf("paper %q: got %+v (found %v)", d.Paper.ID, p, ok)
+		}
+	}
+	// Titles, read alone or (a store without TitleReader) from Lookup's
+	// papers, are Lookup's.
+	for name, titles := range map[string]func(context.Context, []string) (map[string]string, error){
+		"Titles": s.Titles, "Observed.Titles over Lookup": storage.Observe(struct{ storage.Store }{s}, nil).Titles,
+	} {
+		got, err := titles(ctx, append(ids, "absent"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(ids) {
+			t.Fatalf("%s: %d titles, want %d", name, len(got), len(ids))
+		}
+		for _, d := range docs {
+			if got[d.Paper.ID] != d.Paper.Title {
+				t.Fatalf("%s: paper %q: title %q, want %q", name, d.Paper.ID, got[d.Paper.ID], d.Paper.Title)
+			}
 		}
 	}
 	for _, id := range odd {

@@ -93,6 +93,27 @@ func (s *Observed) VisitSentences(ctx context.Context, ids []string, visit func(
 	return nil
 }
 
+// Titles reads the titles of ids alone when the store can (TitleReader),
+// else from the papers Lookup returns; observed as OpLookup.
+func (s *Observed) Titles(ctx context.Context, ids []string) (map[string]string, error) {
+	start := time.Now()
+	var titles map[string]string
+	var err error
+	if r, ok := s.Store.(TitleReader); ok {
+		titles, err = r.Titles(ctx, ids)
+	} else {
+		var papers map[string]papersearch.Paper
+		if papers, err = s.Store.Lookup(ctx, ids); err == nil {
+			titles = make(map[string]string, len(papers))
+			for id, p := range papers {
+				titles[id] = p.Title
+			}
+		}
+	}
+	s.done(OpLookup, start, err)
+	return titles, err
+}
+
 // Lexical is the store's Lexical, observed as OpLexical.
 func (s *Observed) Lexical(ctx context.Context, terms []string, k int, f papersearch.Filter) (Matches, error) {
 	start := time.Now()

@@ -205,6 +205,15 @@ type SentenceVisitor interface {
 	VisitSentences(ctx context.Context, ids []string, visit func(id string, ss []Sentence)) error
 }
 
+// TitleReader is a Store that reads papers' titles more cheaply than the
+// whole papers (the embedded store stops at a row's title, before its
+// vector and the pages it overflows to): the members a recommendation
+// names.
+type TitleReader interface {
+	// Titles returns the title of each of ids that is stored.
+	Titles(ctx context.Context, ids []string) (map[string]string, error)
+}
+
 // PrefixScanner is a Store whose dense scan is faster when it knows how
 // many leading dimensions most queries carry, a query being zero past them
 // (the embedded store keeps their codes apart): the engine tells it its
