@@ -24,7 +24,7 @@ var synopses = map[string]string{
 	"mcp":       "papersearch mcp\n\nServe the Model Context Protocol over stdin and stdout, for an AI assistant that starts\nthis command: the tools search, similar, related_for_text, get_paper, list_collections, recommend,\nimport and import_status, every paper as a resource (papersearch://papers/{id}) and every\ncollection as the list of its papers (papersearch://collections/{tag}), over the local store.\nThe HTTP service answers the same at /mcp.",
 	"reindex":   "papersearch reindex\n\nRe-embed the whole index under the configured model. It takes no arguments.",
 	"eval":      "papersearch eval --corpus C (--queries Q --qrels R | --titles) [flags]\n\nBuild a fresh index of a BEIR corpus and report nDCG@10, first, top 10, MRR@10 and recall@100 per mode and per overlap band\n(the share of a query's content words its relevant paper holds: under 40%, 40-60%, over 60%), each with its paired\ndifference from the default hybrid run (or --baseline) and that difference's standard error. Figures are for the dev\nhalf of the queries; --held-out reports the other half, on which no choice should be made.",
-	"bench":     "papersearch bench [flags]\n\nMeasure ingest, latency, throughput, memory and disk end to end: a fresh store, the real\nHTTP server, concurrent clients.",
+	"bench":     "papersearch bench [flags]\n\nMeasure ingest, latency, throughput, memory and disk end to end: a fresh store, the real\nHTTP server, concurrent clients; and the store's dense top 10 for 100 papers' own vectors\nagainst an exact scan (recall@10). scripts/scale_papers.py writes a corpus of any size from\nthe shared papers for --papers.",
 }
 
 // errHelped is returned by a command that printed its usage because -h or
