@@ -10,22 +10,27 @@ a prefix of the output is a spread of the whole corpus.
 
     python3 scripts/scale_papers.py 1000000 /tmp/million.jsonl.gz
 """
+import argparse
 import gzip
 import json
-import sys
 
 SOURCE = "../shared/data/papers/ml-papers.jsonl.gz"
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
-        sys.exit(f"usage: {sys.argv[0]} N OUT.jsonl.gz [SOURCE.jsonl.gz]")
-    n, out = int(sys.argv[1]), sys.argv[2]
-    source = sys.argv[3] if len(sys.argv) == 4 else SOURCE
-    with gzip.open(source, "rt", encoding="utf-8") as f:
+    ap = argparse.ArgumentParser(description="Write N papers made from the shared ML papers (JSONL, gzip).")
+    ap.add_argument("n", type=int, help="how many papers to write")
+    ap.add_argument("out", help="the .jsonl.gz file to write")
+    ap.add_argument("source", nargs="?", default=SOURCE, help=f"the papers to copy (default {SOURCE})")
+    args = ap.parse_args()
+    if args.n < 1:
+        ap.error("n must be at least 1")
+    with gzip.open(args.source, "rt", encoding="utf-8") as f:
         papers = [json.loads(line) for line in f if line.strip()]
-    with gzip.open(out, "wt", encoding="utf-8", compresslevel=1) as w:
-        for i in range(n):
+    if not papers:
+        ap.error(f"{args.source} holds no papers")
+    with gzip.open(args.out, "wt", encoding="utf-8", compresslevel=1) as w:
+        for i in range(args.n):
             copy, p = divmod(i, len(papers))
             p = dict(papers[p])
             if copy:
