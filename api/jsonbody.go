@@ -32,7 +32,10 @@ import (
 //     unknown member is refused whatever its value);
 //   - a number with a fraction or exponent that is a whole number within
 //     ±2^53 ("limit": 3.0, 1e2) is written as an integer, because JSON Schema
-//     counts such numbers as integers and so must the service.
+//     counts such numbers as integers and so must the service;
+//   - a body nesting objects and arrays more than maxJSONDepth deep is
+//     refused (400) as soon as it goes deeper: each open container keeps
+//     its path, so an unbounded depth would cost memory quadratic in it.
 //
 // Syntax errors are reported with their offset in the body as sent.
 func canonicalJSON(body []byte) ([]byte, error) {
@@ -82,6 +85,10 @@ func canonicalJSON(body []byte) ([]byte, error) {
 		}
 		switch v := tok.(type) {
 		case json.Delim: // '{' or '['
+			if len(stack) == maxJSONDepth {
+				return nil, problem(http.StatusBadRequest, "malformed-json",
+					fmt.Sprintf("the request body nests objects and arrays more than %d deep; no request needs more than a few", maxJSONDepth))
+			}
 			out.WriteByte(byte(v))
 			frame := jsonFrame{object: v == '{', pointer: childPointer(stack)}
 			if frame.object {
@@ -102,6 +109,11 @@ func canonicalJSON(body []byte) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// maxJSONDepth is the deepest nesting of objects and arrays a request
+// body may have: the deepest of the OpenAPI document's is five (a batch's
+// papers' fields' lists), so 32 refuses no request that means something.
+const maxJSONDepth = 32
 
 type jsonFrame struct {
 	object   bool

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/papersearch/papersearch/api/wire"
@@ -42,6 +43,20 @@ func TestCanonicalJSON(t *testing.T) {
 		}
 		if err != nil || string(got) != tt.want {
 			t.Errorf("%s: got %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+	// Nesting: as deep as maxJSONDepth is read, one more is refused at
+	// once, however deep the body goes (it used to cost memory quadratic
+	// in the depth: 200,000 brackets took 24 GB).
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	if got, err := canonicalJSON([]byte(nest(maxJSONDepth))); err != nil || string(got) != nest(maxJSONDepth) {
+		t.Errorf("%d deep: %s, %v", maxJSONDepth, got, err)
+	}
+	for _, n := range []int{maxJSONDepth + 1, 200_000} {
+		_, err := canonicalJSON([]byte(nest(n)))
+		var p *wire.Problem
+		if !errors.As(err, &p) || p.Status != 400 || !strings.Contains(p.Detail, "deep") {
+			t.Errorf("%d deep: %v, want a 400 saying it nests too deep", n, err)
 		}
 	}
 	// A syntax error keeps its offset in the body as sent.
