@@ -34,6 +34,13 @@ type ranking struct {
 
 // upTo returns the ranking long enough to hold want papers not in seen,
 // or all of it, and whether papers may follow what it returns.
+//
+// The papers the deeper ranking adds come in its order, each scored at
+// most as the paper before it: the deeper ranking's scores are its own
+// fusion's (normalised over its own candidates, in hybrid mode), and the
+// first ranking's last papers, the worst of its candidates, score about
+// 0, so the added papers' own scores would rise past them. Scores never
+// rise down a ranking.
 func (r ranking) upTo(ctx context.Context, want int, seen map[string]bool) ([]Fused, bool, error) {
 	list := r.first
 	if !r.more || r.deeper == nil || unseen(list, seen) >= want {
@@ -50,6 +57,9 @@ func (r ranking) upTo(ctx context.Context, want int, seen map[string]bool) ([]Fu
 	list = slices.Clip(list)
 	for _, x := range deep {
 		if !in[x.ID] {
+			if n := len(list); n > 0 {
+				x.Score = min(x.Score, list[n-1].Score)
+			}
 			list = append(list, x)
 		}
 	}

@@ -53,6 +53,11 @@ func TestEveryPageSizeCutsOneRanking(t *testing.T) {
 			if len(want) != min(len(all), maxSeen) {
 				t.Fatalf("the ranking holds %d papers of %d, want %d", len(want), len(all), min(len(all), maxSeen))
 			}
+			for i := 1; i < len(want); i++ {
+				if want[i].Score > want[i-1].Score {
+					t.Fatalf("the score rises from %g at %d to %g at %d", want[i-1].Score, i, want[i].Score, i+1)
+				}
+			}
 			for size := 1; size <= MaxLimit; size++ {
 				var seen []string
 				for more := true; more; {
@@ -98,7 +103,8 @@ func candidates(seed uint64, n int, top float32) []storage.Candidate {
 // documentedRanking is the ranking of a query whose retrievals at depth
 // return at(depth), as the README has it, made without paging: the fusion
 // of the CandidateDepth best of each, then the papers the fusion of the
-// maxSeen best of each adds, in its order, cut at maxSeen.
+// maxSeen best of each adds, in its order, each scored at most as the one
+// before it, cut at maxSeen.
 func documentedRanking(mode Mode, f Fusion, at func(depth int) ([]storage.Candidate, storage.Matches)) []Fused {
 	d, l := at(CandidateDepth)
 	first := merge(mode, d, l, f)
@@ -107,6 +113,7 @@ func documentedRanking(mode Mode, f Fusion, at func(depth int) ([]storage.Candid
 	out := slices.Clone(first)
 	for _, x := range deep {
 		if !slices.ContainsFunc(first, func(y Fused) bool { return y.ID == x.ID }) {
+			x.Score = min(x.Score, out[len(out)-1].Score)
 			out = append(out, x)
 		}
 	}
