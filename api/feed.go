@@ -197,24 +197,29 @@ func feedEntry(spec feedSpec, h papersearch.Hit, base string) atomEntry {
 	return e
 }
 
-// why says why a paper is in a feed: the collection's members it is
-// nearest to, or what of the query it matched.
+// why says why a paper is in a feed, in words a reader takes as they
+// are (the titles and question as stored, in quotation marks, not
+// escaped): the collection's members it is nearest to, or what of the
+// query it matched; one full stop at its end.
 func why(spec feedSpec, h papersearch.Hit) string {
 	if spec.Tag != "" {
 		near := make([]string, len(h.Because))
 		for i, n := range h.Because {
-			near[i] = fmt.Sprintf("%q (%.2f)", n.Title, n.Similarity)
+			near[i] = fmt.Sprintf("“%s” (%.2f)", n.Title, n.Similarity)
 		}
 		return fmt.Sprintf("Recommended for %s because you have %s.", spec.Tag, strings.Join(near, ", "))
 	}
-	out := fmt.Sprintf("Matches %q", spec.Query)
+	out := "Matches “" + spec.Query + "”"
 	if x := h.Explanation; x != nil {
 		if len(x.MatchedTerms) > 0 {
 			out += " (words: " + strings.Join(x.MatchedTerms, ", ") + ")"
 		}
 		if x.BestSentence != "" {
-			out += ": " + x.BestSentence
+			out += ": " + strings.TrimSpace(x.BestSentence)
 		}
+	}
+	if strings.HasSuffix(out, ".") || strings.HasSuffix(out, "?") || strings.HasSuffix(out, "!") {
+		return out // the best sentence's own full stop ends it
 	}
 	return out + "."
 }

@@ -160,7 +160,7 @@ func TestAlerts(t *testing.T) {
 		t.Fatalf("POST /v1/alerts: %d %s", resp.StatusCode, b)
 	}
 	f, _ := readFeed(t, a.FeedURL)
-	if len(f.Entries) != 1 || !strings.Contains(f.Entries[0].Summary, `Matches "diffusion models for images"`) {
+	if len(f.Entries) != 1 || !strings.Contains(f.Entries[0].Summary, "Matches “diffusion models for images”") {
 		t.Errorf("the alert's feed: %+v", f.Entries)
 	}
 	// A question no paper here answers (none is about proteins) lists
@@ -292,5 +292,29 @@ print(json.dumps({"bozo": d.bozo, "error": str(d.get("bozo_exception", "")), "ve
 		return strings.Contains(e.Link, "/#paper=")
 	}) {
 		t.Errorf("no entry of a paper without a url, linked to the page's view of it")
+	}
+}
+
+// TestWhyInWords: a feed entry's reason quotes the question and the
+// members' titles as stored (a backslash and a quotation mark stay one
+// character each, as a feed reader shows them) and ends with one full
+// stop, whether or not the best sentence brings its own.
+func TestWhyInWords(t *testing.T) {
+	alert := feedSpec{Query: `"sharp" bounds for $\ell_1$ regression`}
+	hit := papersearch.Hit{Explanation: &papersearch.Explanation{MatchedTerms: []string{"sharp", "bounds"},
+		BestSentence: "We prove sharp bounds in this setting 881."}}
+	if got, want := why(alert, hit), `Matches “"sharp" bounds for $\ell_1$ regression” (words: sharp, bounds): We prove sharp bounds in this setting 881.`; got != want {
+		t.Errorf("alert: %s\nwant %s", got, want)
+	}
+	hit.Explanation.BestSentence = "Do bounds hold?"
+	if got := why(alert, hit); !strings.HasSuffix(got, ": Do bounds hold?") {
+		t.Errorf("a question as the best sentence: %s", got)
+	}
+	if got, want := why(feedSpec{Query: "bounds"}, papersearch.Hit{}), "Matches “bounds”."; got != want {
+		t.Errorf("no explanation: %s, want %s", got, want)
+	}
+	rec := papersearch.Hit{Because: []papersearch.Neighbour{{Title: `On \emph{the} "zeta" function`, Similarity: 0.8234}}}
+	if got, want := why(feedSpec{Tag: "ml"}, rec), `Recommended for ml because you have “On \emph{the} "zeta" function” (0.82).`; got != want {
+		t.Errorf("collection: %s\nwant %s", got, want)
 	}
 }
