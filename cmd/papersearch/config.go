@@ -63,7 +63,7 @@ type Config struct {
 	WatchTick         time.Duration `envconfig:"WATCH_TICK" default:"30s" desc:"how often the server looks for watches due to run (papersearch watch)"`
 	MapTick           time.Duration `envconfig:"MAP_TICK" default:"30s" desc:"how often the server looks whether the map of the corpus (GET /v1/map) is due to be laid out again: first, then once 5% of its papers (at least 100) have changed"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
-	APIKey            string        `envconfig:"API_KEY" desc:"bearer token for POST /v1/papers and DELETE /v1/papers/{id} (unset: writes only when listening on loopback)"`
+	APIKey            string        `envconfig:"API_KEY" desc:"bearer token of every write (papers, collections, imports, alerts, watches), of reading imports, alerts and watches, and of POST /v1/embeddings unless EMBEDDINGS_OPEN (unset: those only when listening on loopback)"`
 	PublicURL         string        `envconfig:"PUBLIC_URL" desc:"the service's base URL as its clients reach it, e.g. https://papers.example.org: feed and alert links are built from it and its host is answered for (unset: links name the listen address)"`
 	AllowedHosts      []string      `envconfig:"ALLOWED_HOSTS" desc:"comma-separated Host header values answered for besides loopback names and addresses and PAPERSEARCH_PUBLIC_URL's host: names, *.domain, IP addresses, CIDR prefixes, or * for any; other hosts get 421 (DNS rebinding)"`
 	TrustedProxies    []string      `envconfig:"TRUSTED_PROXIES" desc:"comma-separated IP addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For or Forwarded header names the client, for the key rule, rate limits and logs (unset: every client is the connection's peer)"`
@@ -182,7 +182,7 @@ func printUsage(w io.Writer) {
 Usage:
   papersearch [serve]                 serve the HTTP API (the default)
   papersearch ingest FILE...          add papers from seed-text or JSONL files (.gz too)
-  papersearch import SOURCE FILE [--tag T]...
+  papersearch import SOURCE FILE|QUERY|VENUE [--tag T]...
                                       add papers from a library export, arXiv or OpenReview: bibtex FILE,
                                       csl FILE, arxiv-snapshot FILE [--category cs.]..., arxiv QUERY [--max N],
                                       openalex FILTER [--max N], openreview VENUE_ID;

@@ -202,7 +202,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	loopback := isLoopback(cfg.Addr)
 	if cfg.APIKey == "" && !loopback {
-		log.Warn("write endpoints are disabled: set PAPERSEARCH_API_KEY to enable POST and DELETE /v1/papers", "addr", cfg.Addr)
+		log.Warn("write endpoints are disabled: set PAPERSEARCH_API_KEY to enable them (papers, collections, imports, alerts, watches)", "addr", cfg.Addr)
 	}
 	if !loopback && cfg.PublicURL == "" {
 		log.Warn("PAPERSEARCH_PUBLIC_URL is unset: feed and alert links name the address each connection arrived at, and only loopback Host names are answered; set it (and PAPERSEARCH_ALLOWED_HOSTS for other names) to the address clients use", "addr", cfg.Addr)
