@@ -126,6 +126,8 @@ func TestOpenAPI(t *testing.T) {
 		{"similar bad aspect", url, "GET", "/v1/papers/" + id + "/similar?aspect=style", "", "", 400, false},
 		{"similar bad sentences", url, "GET", "/v1/papers/" + id + "/similar?sentences=a", "", "", 400, false},
 		{"similar bad limit", url, "GET", "/v1/papers/" + id + "/similar?limit=0", "", "", 400, false},
+		{"similar limit twice", url, "GET", "/v1/papers/" + id + "/similar?limit=2&limit=3", "", "", 400, false},
+		{"similar two venues", url, "GET", "/v1/papers/" + id + "/similar?venue=NeurIPS&venue=ICML&limit=2", "", "", 200, true},
 		{"embeddings", url, "POST", "/v1/embeddings", "", `{"input":["graph networks","proteins"],"model":"` + embed.DefaultLocalModel + `"}`, 200, true},
 		{"embeddings base64", url, "POST", "/v1/embeddings", "", `{"input":"graphs","encoding_format":"base64"}`, 200, true},
 		{"embeddings bad model", url, "POST", "/v1/embeddings", "", `{"input":"graphs","model":"gpt-x"}`, 404, true},

@@ -165,12 +165,21 @@ func (s *Server) similar(c echo.Context) error {
 // filterParamNames are the parameters of a filter in a GET request.
 var filterParamNames = []string{"year_min", "year_max", "venue", "author", "tag", "since", "until", "by"} // read-only
 
+// listParamNames are the parameters a GET request may repeat, each value
+// one more of a list (venue=A&venue=B); any other given twice is refused,
+// not read as its first value.
+var listParamNames = []string{"venue", "tag"} // read-only
+
 // knownParams refuses a parameter that is neither a filter's nor one of
-// names.
+// names, and one given more than once that is not a list.
 func knownParams(params url.Values, names ...string) error {
-	for name := range params {
+	for name, values := range params {
 		if !slices.Contains(names, name) && !slices.Contains(filterParamNames, name) {
 			return invalid(fmt.Sprintf("unknown parameter %q", name), wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
+		}
+		if len(values) > 1 && !slices.Contains(listParamNames, name) {
+			return invalid(fmt.Sprintf("parameter %q is given %d times", name, len(values)),
+				wire.FieldProblem{Param: name, Detail: "must be given at most once"})
 		}
 	}
 	return nil
