@@ -201,6 +201,12 @@ func decodeCanonical(canon []byte, dst any, prefix string) error {
 	dec := json.NewDecoder(bytes.NewReader(canon))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		// encoding/json names an unknown member but not where it is.
+		if name, ok := unknownField(err); ok {
+			if at, found := unknownFieldPointer(canon, reflect.TypeOf(dst), name); found {
+				return unknownFieldProblem(name, prefix+at)
+			}
+		}
 		return jsonProblem(err, prefix)
 	}
 	if dec.More() {
@@ -307,12 +313,32 @@ func jsonProblem(err error, prefix string) *wire.Problem {
 		pointer := prefix + "/" + strings.ReplaceAll(typ.Field, ".", "/")
 		return invalid(fmt.Sprintf("%s must be %s, got %s", strings.TrimPrefix(pointer, "/"), want, typ.Value),
 			wire.FieldProblem{Pointer: pointer, Detail: fmt.Sprintf("must be %s, got %s", want, typ.Value)})
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return invalid(fmt.Sprintf("unknown field %q", name),
-			wire.FieldProblem{Pointer: prefix + "/" + name, Detail: "is not a field of this request"})
+	}
+	if name, ok := unknownField(err); ok {
+		return unknownFieldProblem(name, prefix+"/"+escapePointer(name))
 	}
 	return problem(http.StatusBadRequest, "malformed-json", "the request body is not valid JSON: "+err.Error())
+}
+
+// unknownField returns the member name of encoding/json's error for an
+// unknown field (it has no type of its own).
+func unknownField(err error) (string, bool) {
+	rest, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok {
+		return "", false
+	}
+	name, uerr := strconv.Unquote(rest)
+	if uerr != nil {
+		name = strings.Trim(rest, `"`)
+	}
+	return name, true
+}
+
+// unknownFieldProblem is the 400 for a member named name, at pointer,
+// that the request does not have.
+func unknownFieldProblem(name, pointer string) *wire.Problem {
+	return invalid(fmt.Sprintf("unknown field %q", name),
+		wire.FieldProblem{Pointer: pointer, Detail: "is not a field of this request"})
 }
 
 func jsonKind(goKind string) string {
