@@ -13,8 +13,9 @@ import (
 // FuzzFormat: whatever a paper's title, abstract, author and id hold, its
 // export is one entry that the Reader reads under its key, every value's
 // braces balance as BibTeX counts them (a brace after a backslash too), the
-// author is read back as the words it was stored with, and the note holds
-// the id as a path segment.
+// author is read back as the words it was stored with (first name first
+// where it was stored with BibTeX's commas), and the note holds the id as a
+// path segment.
 func FuzzFormat(f *testing.F) {
 	for _, p := range hostile {
 		f.Add(p.Title, p.Abstract, strings.Join(p.Authors, "|"), p.ID)

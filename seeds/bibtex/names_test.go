@@ -26,7 +26,18 @@ func TestName(t *testing.T) {
 		{"Mausam", "Mausam"},
 		{"others", "{others}"},
 		{"Jo and Bo", "Bo, Jo {and}"},
-		{"Smith, J.", "J., Smith{,}"},
+		// Commas as BibTeX's: von Last, First; von Last, Jr, First; First
+		// Last, Jr.
+		{"Smith, J.", "Smith, J."},
+		{"Erdős, Paul", "Erdős, Paul"},
+		{"van der Maaten, Laurens", "van der Maaten, Laurens"},
+		{"García Márquez, Gabriel", "García Márquez, Gabriel"},
+		{"King, Jr., Martin Luther", "King, Jr., Martin Luther"},
+		{"Martin Luther King, Jr.", "King, Jr., Martin Luther"},
+		{"Charles Babbage, III", "Babbage, III, Charles"},
+		{"Charles, Jr.", "Jr., Charles{,}"}, // no last name before the suffix
+		{"a, b, c, d", "d, a{,} b{,} c{,}"}, // more than BibTeX's three parts
+		{"{,}", `\textbraceleft{}{,}\textbraceright{}`},
 		{"A}@misc{y,", `A\textbraceright{}@misc\textbraceleft{}y{,}`},
 		{`Jo\~{a}o  P. Costeira`, "Costeira, João P."},
 		{"Takehisa Nishida & Kazuo Muto", `Muto, Takehisa Nishida \& Kazuo`},
@@ -45,7 +56,7 @@ func TestNameReadBack(t *testing.T) {
 	var file strings.Builder
 	file.WriteString(Format(papersearch.Paper{ID: "n", Title: "T", Abstract: "A.", Authors: authors}))
 	papers, _, err := seeds.Collect(NewReader(strings.NewReader(file.String())))
-	want := []string{"María García", "Laurens van der Maaten", "Guy L. Steele Jr.", "Jo and Bo", "Smith, J.", "A}@misc{y,", "Mausam", "others", "João P. Costeira"}
+	want := []string{"María García", "Laurens van der Maaten", "Guy L. Steele Jr.", "Jo and Bo", "J. Smith", "A}@misc{y,", "Mausam", "others", "João P. Costeira"}
 	if err != nil || len(papers) != 1 || !slices.Equal(papers[0].Authors, want) {
 		t.Errorf("read back %+v, %v, want %q, from\n%s", papers, err, want, file.String())
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -234,10 +235,25 @@ func writtenNames(p papersearch.Paper) []string {
 	var names []string
 	for _, a := range p.Authors {
 		if Name(a) != "" {
-			names = append(names, a)
+			names = append(names, firstNameFirst(a))
 		}
 	}
 	return names
+}
+
+// firstNameFirst is a stored name as the Reader reads its export back: a
+// name written with BibTeX's commas ("Erdős, Paul") first name first
+// ("Paul Erdős"), any other as it is.
+func firstNameFirst(name string) string {
+	p := splitStored(name)
+	if !p.turned {
+		return name
+	}
+	words := slices.Concat(p.first, p.von, []string{p.last})
+	if p.jr != "" {
+		words = append(words, p.jr)
+	}
+	return strings.Join(words, " ")
 }
 
 // lostCommands are the commands of a formula's source that its LaTeX

@@ -181,7 +181,7 @@ func noteID(id string) string {
 func Key(p papersearch.Paper) string {
 	name := "anon"
 	if len(p.Authors) > 0 {
-		if last := splitName(strings.Fields(plain(p.Authors[0]))).last; last != "" {
+		if last := splitStored(p.Authors[0]).last; last != "" {
 			name = last
 		}
 	}
