@@ -120,22 +120,16 @@ type aspectMatcher struct {
 	wholeWeight float64
 }
 
-// pool returns the places of the sentences of all that probe p is compared
-// with: those of the aspect's role when p asks for its role (all of them
-// when there are none).
-func (m aspectMatcher) pool(p probe, all []storage.Sentence) []int {
-	var out []int
-	for j, s := range all {
-		if !m.byRole || !p.sameRole || s.Role == m.role {
-			out = append(out, j)
-		}
-	}
-	if len(out) == 0 {
-		for j := range all {
-			out = append(out, j)
-		}
-	}
-	return out
+// compares reports whether probe p is compared with sentence s: every
+// sentence, unless p asks for the aspect's role and s has another.
+func (m aspectMatcher) compares(p probe, s storage.Sentence) bool {
+	return !m.byRole || !p.sameRole || s.Role == m.role
+}
+
+// pooled reports whether probe p is compared with the sentences of all
+// that compares allows (true), or, where it allows none, with all of them.
+func (m aspectMatcher) pooled(p probe, all []storage.Sentence) bool {
+	return slices.ContainsFunc(all, func(s storage.Sentence) bool { return m.compares(p, s) })
 }
 
 // score is candidate c, at rank in the dense ranking, scored by its
@@ -150,8 +144,12 @@ func (m aspectMatcher) score(c storage.Candidate, rank int, all []storage.Senten
 		if len(all) == 0 && whole != nil {
 			top = embed.Dot(p.vec, whole)
 		}
-		for _, j := range m.pool(p, all) {
-			if d := embed.Dot(p.vec, all[j].Vector); d > top {
+		pooled := m.pooled(p, all)
+		for j, s := range all {
+			if pooled && !m.compares(p, s) {
+				continue
+			}
+			if d := embed.Dot(p.vec, s.Vector); d > top {
 				top, arg = d, j
 			}
 		}

@@ -54,6 +54,12 @@ func (e *Engine) gated() bool { return e.coreDim > 0 }
 // similarities (as a vector of all of them gives the mean of all). v
 // itself when the gate keeps every model; nil stays nil.
 func (e *Engine) core(v []float32) []float32 {
+	return e.coreOf(v, len(v))
+}
+
+// coreOf is core's vector in n dimensions: the core models' scaled parts
+// of v, then zeros (n is at least e.coreDim).
+func (e *Engine) coreOf(v []float32, n int) []float32 {
 	if !e.gated() || v == nil || len(v) < e.coreDim {
 		return v
 	}
@@ -61,7 +67,7 @@ func (e *Engine) core(v []float32) []float32 {
 	// scaled by 1/√n, and so is the query's: keeping k parts and scaling
 	// them by n/k makes the dot product Σ cosᵢ / k.
 	scale := float32(e.models) / float32(e.opts.ModelGate.Core)
-	out := make([]float32, len(v))
+	out := make([]float32, n)
 	for i, x := range v[:e.coreDim] {
 		out[i] = x * scale
 	}

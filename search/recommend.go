@@ -198,11 +198,7 @@ func (e *Engine) tagged(ctx context.Context, tag string) ([]string, error) {
 // stored vector is the mean of those models' cosines; the whole vector
 // when the gate keeps every model.
 func (e *Engine) coreView(v []float32) []float32 {
-	c := e.core(v)
-	if e.gated() {
-		return c[:e.coreDim]
-	}
-	return c
+	return e.coreOf(v, e.coreDim)
 }
 
 // CoreVector is the view of a stored vector that the core models of the

@@ -383,7 +383,7 @@ func (x *index) lexical(ctx context.Context, terms []string, k int, f papersearc
 		}
 		touched, scored, ideal = x.lex.Score(terms, allow, scores, touched)
 	}
-	top := newTopK(k)
+	top := newTopK(k, len(touched))
 	for _, r := range touched {
 		// The exclusions (a similar-paper query's own paper) are looked up
 		// only for the rows the top would keep, not every row matched.

@@ -81,7 +81,7 @@ func (x *index) nearestMany(ctx context.Context, vs [][]float32, ks []int, f pap
 				rows = append(rows, int32(it.Index))
 			}
 		}
-		top := newTopK(ks[i])
+		top := newTopK(ks[i], len(rows))
 		x.rescore(top, v[:nonZeroPrefix(v)], rows)
 		out[i] = top.sorted()
 	}
@@ -107,7 +107,7 @@ func (x *index) nearestTagged(vs [][]float32, ks []int, f papersearch.Filter, ex
 	found = make([][]storage.Candidate, len(vs))
 	rows = slices.DeleteFunc(rows, func(r int32) bool { return !allow(int(r)) || excluded[int(r)] })
 	for i, v := range vs {
-		top := newTopK(ks[i])
+		top := newTopK(ks[i], len(rows))
 		x.rescore(top, v[:nonZeroPrefix(v)], rows)
 		found[i] = top.sorted()
 	}

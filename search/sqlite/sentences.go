@@ -87,6 +87,14 @@ func (s *Store) Sentences(ctx context.Context, ids []string) (map[string][]stora
 	return out, err
 }
 
+// sentenceBuf is where one reader of VisitSentences decodes a paper's
+// sentences: the slices' room is reused paper after paper, and request
+// after request (Store.decoded).
+type sentenceBuf struct {
+	ss  []storage.Sentence
+	all []float32
+}
+
 // VisitSentences calls visit with the sentences of each of ids that has
 // them (storage.SentenceVisitor), decoded into memory each reader reuses.
 // Many papers' are read by as many readers as there are cores, each on a
@@ -98,10 +106,11 @@ func (s *Store) VisitSentences(ctx context.Context, ids []string, visit func(id 
 	for r := range readers {
 		part := ids[r*len(ids)/readers : (r+1)*len(ids)/readers]
 		g.Go(func() error {
-			var (
-				ss  []storage.Sentence
-				all []float32
-			)
+			buf, _ := s.decoded.Get().(*sentenceBuf)
+			if buf == nil {
+				buf = new(sentenceBuf)
+			}
+			defer s.decoded.Put(buf)
 			return s.eachIn(ctx, `SELECT id, roles, vectors FROM sentences WHERE id`, part, func(row scanner) error {
 				var (
 					id, rs string
@@ -111,10 +120,10 @@ func (s *Store) VisitSentences(ctx context.Context, ids []string, visit func(id 
 					return err
 				}
 				var err error
-				if ss, all, err = decodeSentences(rs, blob, s.model.Dim, ss, all); err != nil {
+				if buf.ss, buf.all, err = decodeSentences(rs, blob, s.model.Dim, buf.ss, buf.all); err != nil {
 					return fmt.Errorf("paper %s: %w", id, err)
 				}
-				visit(id, ss)
+				visit(id, buf.ss)
 				return nil
 			})
 		})

@@ -52,6 +52,9 @@ type Store struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	stmts     statements
+	// decoded holds the buffers VisitSentences decodes sentences into
+	// (*sentenceBuf), reused across requests.
+	decoded sync.Pool
 }
 
 // Open opens or creates the store at path for vectors of model. A store

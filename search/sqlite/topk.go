@@ -14,7 +14,9 @@ type topK struct {
 	items candHeap
 }
 
-func newTopK(k int) *topK { return &topK{k: k, items: make(candHeap, 0, k)} }
+// newTopK keeps the k best of the n candidates it will be offered, with
+// room for the fewer of the two.
+func newTopK(k, n int) *topK { return &topK{k: k, items: make(candHeap, 0, max(min(k, n), 0))} }
 
 // beats reports whether push would keep c now.
 func (t *topK) beats(c storage.Candidate) bool {
