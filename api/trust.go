@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -22,8 +23,17 @@ import (
 type Trust struct {
 	public  *url.URL       // nil: links name the connection's local address
 	hosts   hostPolicy     // Host values answered for beside loopback
-	proxies []netip.Prefix // peers whose forwarding headers are believed
+	proxies []netip.Prefix // peers whose forwarding header is believed
+	// header is the one forwarding header the proxies write (ProxyHeaders):
+	// a proxy appends to its own and passes any other a client sent on, so
+	// only that one is read.
+	header string
 }
+
+// ProxyHeaders are the forwarding headers a trusted proxy may be said to
+// write: X-Forwarded-For (nginx, Caddy, Traefik, Envoy, most Ingress
+// controllers) and RFC 7239's Forwarded.
+var ProxyHeaders = []string{"X-Forwarded-For", "Forwarded"} // read-only
 
 // NewTrust checks and returns a Trust. publicURL is the service's base URL
 // as its clients reach it ("https://papers.example.org", perhaps with a
@@ -31,10 +41,17 @@ type Trust struct {
 // answered for. allowedHosts are further Host values answered for: host
 // names, "*.example.org" for any name under a domain, IP addresses, CIDR
 // prefixes, or "*" for any host. trustedProxies are the IP addresses or
-// CIDR prefixes of reverse proxies whose X-Forwarded-For or Forwarded
-// header names the client.
-func NewTrust(publicURL string, allowedHosts, trustedProxies []string) (Trust, error) {
-	var t Trust
+// CIDR prefixes of reverse proxies whose proxyHeader (one of
+// ProxyHeaders, any case; "" is X-Forwarded-For) names the client.
+func NewTrust(publicURL string, allowedHosts, trustedProxies []string, proxyHeader string) (Trust, error) {
+	t := Trust{header: ProxyHeaders[0]}
+	if proxyHeader != "" {
+		i := slices.IndexFunc(ProxyHeaders, func(h string) bool { return strings.EqualFold(h, strings.TrimSpace(proxyHeader)) })
+		if i < 0 {
+			return t, fmt.Errorf("proxy header %q: want X-Forwarded-For or Forwarded", proxyHeader)
+		}
+		t.header = ProxyHeaders[i]
+	}
 	if publicURL != "" {
 		u, err := url.Parse(publicURL)
 		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "" ||
@@ -165,16 +182,25 @@ func clientFrom(ctx context.Context) (netip.Addr, bool) {
 
 // clientAddr is the address of the client a request comes from: its
 // peer's, unless the peer is a trusted proxy, in which case the nearest
-// address in the forwarding chain (Forwarded's for=, else
-// X-Forwarded-For) that is not a trusted proxy. A name the chain holds
-// that is no address ("unknown", an obfuscated "_id") is the zero Addr,
-// which is no loopback client. Headers from any other peer change nothing.
+// address in the forwarding chain of the proxies' header (Trust.header;
+// the other is a client's claim, passed on) that is not a trusted proxy.
+// A name the chain holds that is no address ("unknown", an obfuscated
+// "_id") is the zero Addr, which is no loopback client, and so is a chain
+// of none when the header is there (Forwarded: by=… names no client). A
+// request with no such header is the proxy's own. Headers from any other
+// peer change nothing.
 func (t Trust) clientAddr(r *http.Request) netip.Addr {
 	peer := remoteAddr(r.RemoteAddr)
 	if !t.trusted(peer) {
 		return peer
 	}
-	chain := forwardedFor(r.Header)
+	if len(r.Header.Values(t.header)) == 0 {
+		return peer
+	}
+	chain := forwardedFor(r.Header, t.header)
+	if len(chain) == 0 {
+		return netip.Addr{}
+	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		a := parseNode(chain[i])
 		if !t.trusted(a) {
@@ -206,13 +232,13 @@ func remoteAddr(s string) netip.Addr {
 	return a.Unmap()
 }
 
-// forwardedFor is the forwarding chain, the client first: the for=
-// parameters of the Forwarded header (RFC 7239) when the request has one,
-// else the X-Forwarded-For list; each header's lines in order.
-func forwardedFor(h http.Header) []string {
+// forwardedFor is the forwarding chain header holds, the client first:
+// the for= parameters of Forwarded (RFC 7239), or the X-Forwarded-For
+// list; the header's lines in order.
+func forwardedFor(h http.Header, header string) []string {
 	var chain []string
-	if lines := h.Values("Forwarded"); len(lines) > 0 {
-		for _, line := range lines {
+	if header == "Forwarded" {
+		for _, line := range h.Values("Forwarded") {
 			for _, elem := range strings.Split(line, ",") {
 				for _, pair := range strings.Split(elem, ";") {
 					k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")

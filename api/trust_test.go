@@ -105,7 +105,7 @@ func TestCrossSiteWritesRefused(t *testing.T) {
 // host are answered.
 func TestHostChecked(t *testing.T) {
 	_, papers := server(t)
-	trust, err := NewTrust("https://papers.example.org/ps", []string{"search.lab.example", "*.corp.example", "10.0.0.0/8"}, nil)
+	trust, err := NewTrust("https://papers.example.org/ps", []string{"search.lab.example", "*.corp.example", "10.0.0.0/8"}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +155,14 @@ func TestHostChecked(t *testing.T) {
 		t.Errorf("the paper is gone: %v", err)
 	}
 	for _, bad := range [][]string{{"ftp://x"}, {"https://"}, {"https://x/?q=1"}} {
-		if _, err := NewTrust(bad[0], nil, nil); err == nil {
+		if _, err := NewTrust(bad[0], nil, nil, ""); err == nil {
 			t.Errorf("public URL %q accepted", bad[0])
 		}
 	}
-	if _, err := NewTrust("", []string{"evil.example:80"}, nil); err == nil {
+	if _, err := NewTrust("", []string{"evil.example:80"}, nil, ""); err == nil {
 		t.Error("an allowed host with a port was accepted")
 	}
-	if _, err := NewTrust("", nil, []string{"not-an-address"}); err == nil {
+	if _, err := NewTrust("", nil, []string{"not-an-address"}, ""); err == nil {
 		t.Error("a trusted proxy that is no address was accepted")
 	}
 }
@@ -173,7 +173,7 @@ func TestHostChecked(t *testing.T) {
 func TestLinksIgnoreHost(t *testing.T) {
 	server(t)
 	for _, public := range []string{"", "https://papers.example.org/ps/"} {
-		trust, err := NewTrust(public, []string{"*"}, nil)
+		trust, err := NewTrust(public, []string{"*"}, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,17 +204,23 @@ func TestLinksIgnoreHost(t *testing.T) {
 // forwarding headers change nothing.
 func TestTrustedProxies(t *testing.T) {
 	_, papers := server(t)
-	proxied, err := NewTrust("", nil, []string{"127.0.0.1", "::1"})
+	proxied, err := NewTrust("", nil, []string{"127.0.0.1", "::1"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	elsewhere, err := NewTrust("", nil, []string{"192.0.2.0/24"}) // not the test's peer
+	proxiedRFC, err := NewTrust("", nil, []string{"127.0.0.1", "::1"}, "forwarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere, err := NewTrust("", nil, []string{"192.0.2.0/24"}, "") // not the test's peer
 	if err != nil {
 		t.Fatal(err)
 	}
 	untag(t, []string{papers[0].ID}, "proxy-test")
 	behind := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Trust: proxied}))
 	defer behind.Close()
+	behindRFC := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Trust: proxiedRFC}))
+	defer behindRFC.Close()
 	direct := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Trust: elsewhere}))
 	defer direct.Close()
 	write := func(base string, headers ...string) int {
@@ -227,20 +233,33 @@ func TestTrustedProxies(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name           string
+		rfc            bool // the proxy writes Forwarded, not X-Forwarded-For
 		headers        []string
 		behind, direct int
 	}{
-		{"no forwarding header (the proxy itself)", nil, 200, 200},
-		{"forwarded for a remote client", []string{"X-Forwarded-For", "203.0.113.9"}, 403, 200},
-		{"a spoofed loopback, then the real remote client", []string{"X-Forwarded-For", "127.0.0.1, 203.0.113.9"}, 403, 200},
-		{"remote client through two trusted hops", []string{"X-Forwarded-For", "203.0.113.9, 127.0.0.1"}, 403, 200},
-		{"forwarded for a loopback client", []string{"X-Forwarded-For", "127.0.0.1"}, 200, 200},
-		{"Forwarded for a remote IPv6 client", []string{"Forwarded", `for="[2001:db8::1]:4711";proto=https`}, 403, 200},
-		{"Forwarded for an unknown client", []string{"Forwarded", "for=unknown"}, 403, 200},
-		{"Forwarded for an obfuscated client", []string{"Forwarded", "for=_hidden, for=127.0.0.1"}, 403, 200},
-		{"Forwarded wins over X-Forwarded-For", []string{"Forwarded", "for=198.51.100.4", "X-Forwarded-For", "127.0.0.1"}, 403, 200},
+		{"no forwarding header (the proxy itself)", false, nil, 200, 200},
+		{"forwarded for a remote client", false, []string{"X-Forwarded-For", "203.0.113.9"}, 403, 200},
+		{"a spoofed loopback, then the real remote client", false, []string{"X-Forwarded-For", "127.0.0.1, 203.0.113.9"}, 403, 200},
+		{"remote client through two trusted hops", false, []string{"X-Forwarded-For", "203.0.113.9, 127.0.0.1"}, 403, 200},
+		{"forwarded for a loopback client", false, []string{"X-Forwarded-For", "127.0.0.1"}, 200, 200},
+		// A proxy appends to its own header and passes the other on: a
+		// client's Forwarded is a claim an X-Forwarded-For proxy never
+		// checked (it had let any client write), and the reverse.
+		{"a client's Forwarded through an X-Forwarded-For proxy", false, []string{"Forwarded", "for=127.0.0.1", "X-Forwarded-For", "203.0.113.9"}, 403, 200},
+		{"a client's Forwarded naming no client", false, []string{"Forwarded", "by=192.0.2.1", "X-Forwarded-For", "203.0.113.9"}, 403, 200},
+		{"a client's X-Forwarded-For through a Forwarded proxy", true, []string{"X-Forwarded-For", "127.0.0.1", "Forwarded", "for=198.51.100.4"}, 403, 200},
+		{"no forwarding header through a Forwarded proxy", true, []string{"X-Forwarded-For", "203.0.113.9"}, 200, 200},
+		{"Forwarded for a remote IPv6 client", true, []string{"Forwarded", `for="[2001:db8::1]:4711";proto=https`}, 403, 200},
+		{"Forwarded for an unknown client", true, []string{"Forwarded", "for=unknown"}, 403, 200},
+		{"Forwarded for an obfuscated client", true, []string{"Forwarded", "for=_hidden, for=127.0.0.1"}, 403, 200},
+		{"Forwarded naming no client", true, []string{"Forwarded", "by=192.0.2.1"}, 403, 200},
+		{"Forwarded for a loopback client", true, []string{"Forwarded", "for=127.0.0.1"}, 200, 200},
 	} {
-		if got := write(behind.URL, tt.headers...); got != tt.behind {
+		base := behind.URL
+		if tt.rfc {
+			base = behindRFC.URL
+		}
+		if got := write(base, tt.headers...); got != tt.behind {
 			t.Errorf("behind a trusted proxy, %s: %d, want %d", tt.name, got, tt.behind)
 		}
 		if got := write(direct.URL, tt.headers...); got != tt.direct {
@@ -328,7 +347,7 @@ func TestUnauthenticatedWritesGet401(t *testing.T) {
 }
 
 func TestClientAddr(t *testing.T) {
-	trust, err := NewTrust("", nil, []string{"10.0.0.0/8", "127.0.0.1"})
+	trust, err := NewTrust("", nil, []string{"10.0.0.0/8", "127.0.0.1"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +361,8 @@ func TestClientAddr(t *testing.T) {
 		{"127.0.0.1:1234", "1.2.3.4, 198.51.100.7, 10.1.1.1", "", "198.51.100.7"},
 		{"127.0.0.1:1234", "10.2.2.2, 10.1.1.1", "", "10.2.2.2"},
 		{"127.0.0.1:1234", "garbage", "", "invalid IP"},
-		{"127.0.0.1:1234", "", `for=192.0.2.43, for="[2001:db8:cafe::17]:4711"`, "2001:db8:cafe::17"},
+		{"127.0.0.1:1234", "", `for=192.0.2.43, for="[2001:db8:cafe::17]:4711"`, "127.0.0.1"}, // not its header: the proxy's own
+		{"127.0.0.1:1234", "198.51.100.7", `for=127.0.0.1`, "198.51.100.7"},
 		{"[::ffff:127.0.0.1]:80", "198.51.100.7", "", "198.51.100.7"},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
@@ -356,6 +376,31 @@ func TestClientAddr(t *testing.T) {
 		if got := trust.clientAddr(r); got.String() != tt.want {
 			t.Errorf("peer %s, X-Forwarded-For %q, Forwarded %q: %s, want %s", tt.peer, tt.xff, tt.forwarded, got, tt.want)
 		}
+	}
+	rfc, err := NewTrust("", nil, []string{"127.0.0.1"}, "Forwarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ xff, forwarded, want string }{
+		{"", `for=192.0.2.43, for="[2001:db8:cafe::17]:4711"`, "2001:db8:cafe::17"},
+		{"203.0.113.5", `for=127.0.0.1`, "127.0.0.1"},
+		{"", `by=192.0.2.1;proto=https`, "invalid IP"},
+		{"198.51.100.7", "", "127.0.0.1"},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "127.0.0.1:1234"
+		if tt.xff != "" {
+			r.Header.Set("X-Forwarded-For", tt.xff)
+		}
+		if tt.forwarded != "" {
+			r.Header.Set("Forwarded", tt.forwarded)
+		}
+		if got := rfc.clientAddr(r); got.String() != tt.want {
+			t.Errorf("a Forwarded proxy, X-Forwarded-For %q, Forwarded %q: %s, want %s", tt.xff, tt.forwarded, got, tt.want)
+		}
+	}
+	if _, err := NewTrust("", nil, nil, "X-Real-IP"); err == nil {
+		t.Error("X-Real-IP taken as the proxies' header")
 	}
 	if a := netip.MustParseAddr("::1"); !(Trust{}).hosts.allows("[" + a.String() + "]:80") {
 		t.Error("[::1] is not answered for")

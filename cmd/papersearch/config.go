@@ -66,7 +66,8 @@ type Config struct {
 	APIKey            string        `envconfig:"API_KEY" desc:"bearer token of every write (papers, collections, imports, alerts, watches), of reading imports, alerts and watches, and of POST /v1/embeddings unless EMBEDDINGS_OPEN (unset: those only when listening on loopback)"`
 	PublicURL         string        `envconfig:"PUBLIC_URL" desc:"the service's base URL as its clients reach it, e.g. https://papers.example.org: feed and alert links are built from it and its host is answered for (unset: links name the listen address)"`
 	AllowedHosts      []string      `envconfig:"ALLOWED_HOSTS" desc:"comma-separated Host header values answered for besides loopback names and addresses and PAPERSEARCH_PUBLIC_URL's host: names, *.domain, IP addresses, CIDR prefixes, or * for any; other hosts get 421 (DNS rebinding)"`
-	TrustedProxies    []string      `envconfig:"TRUSTED_PROXIES" desc:"comma-separated IP addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For or Forwarded header names the client, for the key rule, rate limits and logs (unset: every client is the connection's peer)"`
+	TrustedProxies    []string      `envconfig:"TRUSTED_PROXIES" desc:"comma-separated IP addresses or CIDR prefixes of reverse proxies whose PROXY_HEADER names the client, for the key rule, rate limits and logs (unset: every client is the connection's peer)"`
+	ProxyHeader       string        `envconfig:"PROXY_HEADER" default:"X-Forwarded-For" desc:"the forwarding header the trusted proxies write, X-Forwarded-For or Forwarded; the other is a client's claim and never read"`
 	CursorKey         string        `envconfig:"CURSOR_KEY" desc:"secret that signs page cursors (unset: a random key made once and kept in the store, which every instance on it shares)"`
 	RateLimit         float64       `envconfig:"RATE_LIMIT" default:"20" desc:"requests per second allowed per client address (0: no limit; health and metrics exempt)"`
 	RateBurst         int           `envconfig:"RATE_BURST" default:"40" desc:"burst of requests allowed per client address"`
@@ -111,7 +112,7 @@ func loadConfig() (Config, error) {
 // trust is what the server believes of a request's origin
 // (PAPERSEARCH_PUBLIC_URL, _ALLOWED_HOSTS, _TRUSTED_PROXIES).
 func (c Config) trust() (api.Trust, error) {
-	return api.NewTrust(c.PublicURL, c.AllowedHosts, c.TrustedProxies)
+	return api.NewTrust(c.PublicURL, c.AllowedHosts, c.TrustedProxies, c.ProxyHeader)
 }
 
 // storePath is the embedded store's database file.
