@@ -198,15 +198,12 @@ func checkJSON(raw []byte) ([]byte, error) {
 // decodeCanonical decodes a body canonicalJSON has checked into dst; prefix
 // is the JSON pointer of the value within the request body.
 func decodeCanonical(canon []byte, dst any, prefix string) error {
+	if name, at, found := unknownMember(canon, reflect.TypeOf(dst)); found {
+		return unknownFieldProblem(name, prefix+at)
+	}
 	dec := json.NewDecoder(bytes.NewReader(canon))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		// encoding/json names an unknown member but not where it is.
-		if name, ok := unknownField(err); ok {
-			if at, found := unknownFieldPointer(canon, reflect.TypeOf(dst), name); found {
-				return unknownFieldProblem(name, prefix+at)
-			}
-		}
 		return jsonProblem(err, prefix)
 	}
 	if dec.More() {

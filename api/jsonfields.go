@@ -9,12 +9,15 @@ import (
 	"strings"
 )
 
-// unknownFieldPointer returns the JSON pointer of the first member named
-// name, in the order of body (canonical JSON, one value), that no field of
-// the struct it stands in takes when body is decoded into a value of type
-// t, the member encoding/json reports as an unknown field (its error names
-// the key, not where it is). ok is false where none is found.
-func unknownFieldPointer(body []byte, t reflect.Type, name string) (pointer string, ok bool) {
+// unknownMember returns the name and JSON pointer of the first member, in
+// the order of body (canonical JSON, one value), that no field of the
+// struct it stands in takes by its exact JSON name when body is decoded
+// into a value of type t; ok is false where there is none. encoding/json
+// would take "Query" for query and "LIMIT" for limit (it matches names
+// without regard to case), so that {"query":"a","QUERY":"b"} asked for b
+// and a PATCH's "ADDED" went unnoticed; and its own unknown-field error
+// names the key but not where it is.
+func unknownMember(body []byte, t reflect.Type) (name, pointer string, ok bool) {
 	type frame struct {
 		t       reflect.Type // what the container decodes into; nil: anything
 		object  bool
@@ -25,6 +28,7 @@ func unknownFieldPointer(body []byte, t reflect.Type, name string) (pointer stri
 		pointer string
 	}
 	var stack []frame
+	fields := map[reflect.Type]map[string]reflect.Type{} // each struct's, by JSON name
 	valueDone := func() {
 		if n := len(stack); n > 0 {
 			stack[n-1].count++
@@ -35,7 +39,7 @@ func unknownFieldPointer(body []byte, t reflect.Type, name string) (pointer stri
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return "", false
+			return "", "", false
 		}
 		top := len(stack) - 1
 		if d, isDelim := tok.(json.Delim); isDelim && (d == '}' || d == ']') {
@@ -51,9 +55,14 @@ func unknownFieldPointer(body []byte, t reflect.Type, name string) (pointer stri
 			case f.t.Kind() == reflect.Map:
 				f.member = f.t.Elem()
 			default: // a struct
-				field, found := fieldFor(f.t, f.key)
-				if !found && f.key == name {
-					return f.pointer + "/" + escapePointer(f.key), true
+				byName, seen := fields[f.t]
+				if !seen {
+					byName = fieldsOf(f.t)
+					fields[f.t] = byName
+				}
+				field, found := byName[f.key]
+				if !found {
+					return f.key, f.pointer + "/" + escapePointer(f.key), true
 				}
 				f.member = field
 			}
@@ -103,13 +112,10 @@ func selfDecoding(t reflect.Type) bool {
 	return t.Implements(reflect.TypeFor[json.Unmarshaler]()) || t.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
 }
 
-// fieldFor returns the type of the field of struct t that the member key
-// decodes into, as encoding/json matches them: the field's JSON name
-// exactly, else without regard to case; promoted fields of embedded
-// structs included.
-func fieldFor(t reflect.Type, key string) (reflect.Type, bool) {
-	var folded reflect.Type
-	found := false
+// fieldsOf returns the fields of struct t a JSON object's members decode
+// into, by their JSON names; promoted fields of embedded structs included.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
 	for _, f := range reflect.VisibleFields(t) {
 		if f.Anonymous && f.Type.Kind() == reflect.Struct || !f.IsExported() {
 			continue
@@ -121,12 +127,9 @@ func fieldFor(t reflect.Type, key string) (reflect.Type, bool) {
 		if name == "" {
 			name = f.Name
 		}
-		if name == key {
-			return f.Type, true
-		}
-		if !found && strings.EqualFold(name, key) {
-			folded, found = f.Type, true
+		if _, dup := out[name]; !dup || len(f.Index) == 1 { // a field of t's own hides a promoted one
+			out[name] = f.Type
 		}
 	}
-	return folded, found
+	return out
 }

@@ -332,6 +332,8 @@ func TestPatchPaper(t *testing.T) {
 		{`{"colour":"red"}`, 400, "/colour"},
 		{`["not","an","object"]`, 400, ""},
 		{`{"title":"x","title":"y"}`, 400, "/title"},
+		{`{"TITLE":"x"}`, 400, "/TITLE"}, // encoding/json would take it for title
+		{`{"ADDED":"2001-01-01T00:00:00Z"}`, 400, "/ADDED"},
 	} {
 		resp, _, b := patch(tc.body)
 		if resp.StatusCode != tc.status || tc.pointer != "" && !strings.Contains(string(b), `"pointer":"`+tc.pointer+`"`) {

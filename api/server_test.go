@@ -285,6 +285,8 @@ func TestBadRequests(t *testing.T) {
 		{"similar limit big", "GET", "/v1/papers/x/similar?limit=1000", "", "", 400, "limit"},
 		{"filters wrong type", "POST", "/v1/search", "application/json", `{"query":"a","filters":{"year_min":"2020"}}`, 400, "/filters/year_min"},
 		{"filters unknown field", "POST", "/v1/search", "application/json", `{"query":"a","filters":{"decade":1990}}`, 400, "/filters/decade"},
+		{"a field in another case", "POST", "/v1/search", "application/json", `{"query":"a","LIMIT":100}`, 400, "/LIMIT"},
+		{"a field twice, once in another case", "POST", "/v1/search", "application/json", `{"query":"a","QUERY":"b"}`, 400, "/QUERY"},
 		{"bad mode", "POST", "/v1/search", "application/json", `{"query":"a","mode":"fuzzy"}`, 400, "/mode"},
 		{"garbage cursor", "POST", "/v1/search", "application/json", `{"query":"a","cursor":"%%%"}`, 404, "/cursor"},
 		{"unknown like id", "POST", "/v1/search", "application/json", `{"like":["no-such-paper"]}`, 404, "/like/0"},
