@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -177,12 +178,15 @@ func CanonicalID(id string) string {
 }
 
 // ValidID reports whether id can name a paper: 1 to MaxIDLength characters
-// of valid UTF-8 with no control characters (U+0000–U+001F, U+007F).
+// of valid UTF-8, none of them a control character (below U+0020, and
+// every one Control names) or an invisible format character (Unicode's
+// category Cf: zero-width spaces and joiners, the soft hyphen, U+FEFF,
+// tags), which would let "ab\u202ecd" or "ab\u200bcd" pass for another id.
 func ValidID(id string) bool {
 	if id == "" || !utf8.ValidString(id) || utf8.RuneCountInString(id) > MaxIDLength {
 		return false
 	}
-	return !strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	return !strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || Control(r) || unicode.Is(unicode.Cf, r) })
 }
 
 // URLPattern is the form of a paper's URL, as a regular expression that Go

@@ -87,3 +87,20 @@ func manyTags(n int) []string {
 	}
 	return out
 }
+
+// TestValidIDRefusesInvisibleCharacters: an id may hold any visible
+// character, but no control character and no invisible format character,
+// each of which lets one id pass for another ("ab\u202ecd" shows as
+// "abdc", "ab\u200bcd" as "abcd").
+func TestValidIDRefusesInvisibleCharacters(t *testing.T) {
+	for _, id := range []string{"arxiv:1706.03762", "doi:10.1109/jproc.2021.3058954", "bibtex:Erdős1959", "東京 2024", "a-b_c.d~e"} {
+		if !ValidID(id) {
+			t.Errorf("%q refused", id)
+		}
+	}
+	for _, id := range []string{"ab\u202ecd", "ab\u2066cd", "ab\u200bcd", "\u200b", "ab\u00adcd", "\ufeffab", "ab\u0085cd", "a\tb", "a\nb", "ab\U000e0041"} {
+		if ValidID(id) {
+			t.Errorf("%q taken", id)
+		}
+	}
+}
