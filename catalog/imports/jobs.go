@@ -151,8 +151,13 @@ func (j *Jobs) Start(req JobRequest) (*Job, error) {
 	}
 	j.running++
 	j.mu.Unlock()
-	opened, err := j.open(j.ctx, r)
+	// The source is opened under the job's own context: a source reads
+	// its upstream with the context it was opened with, so a cancel must
+	// end that, not only the import reading from it.
+	ctx, cancel := context.WithCancel(j.ctx)
+	opened, err := j.open(ctx, r)
 	if err != nil {
+		cancel()
 		j.mu.Lock()
 		j.running--
 		j.mu.Unlock()
@@ -165,7 +170,6 @@ func (j *Jobs) Start(req JobRequest) (*Job, error) {
 	if job.Tags == nil {
 		job.Tags = []string{}
 	}
-	ctx, cancel := context.WithCancel(j.ctx)
 	stop := &jobStop{cancel: cancel, done: make(chan struct{})}
 	j.mu.Lock()
 	j.add(job)

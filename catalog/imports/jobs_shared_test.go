@@ -93,3 +93,43 @@ func (s slowSource) Next() (papersearch.Paper, error) {
 	time.Sleep(time.Millisecond)
 	return s.Source.Next()
 }
+
+// TestCancelEndsTheSourcesWait: a cancel stops an import whose source is
+// waiting on its upstream at once, for the source was opened with the
+// job's context (it had been opened with the context of all jobs, so an
+// arXiv source waiting on a silent server went on for minutes).
+func TestCancelEndsTheSourcesWait(t *testing.T) {
+	eng, _ := searchtest.Engine(t, hashvec.Embedder{Model: embed.ModelInfo{Name: "test-model", Dim: 8}}, search.Options{})
+	waiting := make(chan struct{}, 1)
+	open := func(ctx context.Context, r Request) (Opened, error) {
+		return Opened{Source: waitingSource{ctx, waiting}}, nil
+	}
+	jobs := NewJobs(catalog.New(eng, catalog.Options{}), open, nil)
+	defer jobs.Close()
+	job, err := jobs.Start(JobRequest{Source: "arxiv", Target: "cat:cs.LG"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-waiting // the import is waiting on its source
+	began := time.Now()
+	ended, stopped, err := jobs.Cancel(context.Background(), job.ID)
+	if took := time.Since(began); err != nil || !stopped || ended.Status != "cancelled" || took >= CancelWait {
+		t.Errorf("cancel an import waiting on its source: %+v stopped=%v %v in %v", ended, stopped, err, took)
+	}
+}
+
+// waitingSource is a source whose upstream never answers: Next says it is
+// waiting, then waits until the context it was opened with ends.
+type waitingSource struct {
+	ctx     context.Context
+	waiting chan<- struct{}
+}
+
+func (s waitingSource) Next() (papersearch.Paper, error) {
+	select {
+	case s.waiting <- struct{}{}:
+	default:
+	}
+	<-s.ctx.Done()
+	return papersearch.Paper{}, s.ctx.Err()
+}
