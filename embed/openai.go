@@ -38,6 +38,11 @@ type OpenAIConfig struct {
 	MaxRetryTime time.Duration
 	// RequestTimeout bounds one HTTP attempt (default 5m).
 	RequestTimeout time.Duration
+	// ProbeTimeout bounds NewOpenAI's one-text request for the model's
+	// dimension, retries included: an endpoint that takes connections and
+	// never answers stops the start within it, naming the URL, instead of
+	// holding it for a request's five minutes with nothing said.
+	ProbeTimeout time.Duration
 	// HTTPClient, if set, sends the requests; its Transport is wrapped.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
@@ -50,6 +55,7 @@ const (
 	DefaultConcurrency    = 4
 	DefaultMaxRetryTime   = 2 * time.Minute
 	DefaultRequestTimeout = 5 * time.Minute
+	DefaultProbeTimeout   = time.Minute
 )
 
 // Caps of one response of the endpoint, counted after decompression: a
@@ -131,7 +137,8 @@ func (e *DimensionError) Is(target error) bool { return target == ErrDimensions 
 
 // NewOpenAI returns a client for cfg. When cfg.Dimensions is zero it embeds
 // one short text to learn the model's dimension, so a wrong URL, key or
-// model is reported here rather than halfway through an ingest.
+// model is reported here rather than halfway through an ingest; that
+// request has cfg.ProbeTimeout, retries included.
 func NewOpenAI(ctx context.Context, cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.BaseURL == "" || cfg.Model == "" {
 		return nil, errors.New("embedding endpoint: a base URL and a model name are required")
@@ -141,6 +148,7 @@ func NewOpenAI(ctx context.Context, cfg OpenAIConfig) (*OpenAI, error) {
 	setDefault(&cfg.Concurrency, DefaultConcurrency)
 	setDefault(&cfg.MaxRetryTime, DefaultMaxRetryTime)
 	setDefault(&cfg.RequestTimeout, DefaultRequestTimeout)
+	setDefault(&cfg.ProbeTimeout, DefaultProbeTimeout)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -160,8 +168,14 @@ func NewOpenAI(ctx context.Context, cfg OpenAIConfig) (*OpenAI, error) {
 	oc.HTTPClient = hc
 	c := &OpenAI{client: openai.NewClientWithConfig(oc), cfg: cfg, dim: cfg.Dimensions, log: log}
 	if c.dim == 0 {
-		v, err := c.Embed(ctx, []string{"dimension probe"})
+		log.Info("asking the embedding endpoint for its model's dimension", "url", cfg.BaseURL, "model", cfg.Model, "within", cfg.ProbeTimeout)
+		pctx, cancel := context.WithTimeout(ctx, cfg.ProbeTimeout)
+		v, err := c.Embed(pctx, []string{"dimension probe"})
+		cancel()
 		if err != nil {
+			if pctx.Err() != nil && ctx.Err() == nil {
+				return nil, fmt.Errorf("embedding endpoint %s: no answer to one short text within %v: %w", cfg.BaseURL, cfg.ProbeTimeout, err)
+			}
 			return nil, err
 		}
 		c.dim = len(v[0])

@@ -397,3 +397,25 @@ func TestOpenAIUnreachable(t *testing.T) {
 		t.Errorf("unreachable endpoint: %v", err)
 	}
 }
+
+// TestOpenAISilentEndpoint: an endpoint that takes the connection and
+// never answers stops NewOpenAI within its ProbeTimeout, with an error
+// naming the URL and the wait (it had held the start for a request's five
+// minutes, saying nothing).
+func TestOpenAISilentEndpoint(t *testing.T) {
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	defer srv.Close()
+	defer close(done) // before Close, which waits for the handlers
+	began := time.Now()
+	_, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", ProbeTimeout: 300 * time.Millisecond})
+	took := time.Since(began)
+	if err == nil || !strings.Contains(err.Error(), srv.URL) || !strings.Contains(err.Error(), "no answer") || took > 5*time.Second {
+		t.Errorf("a silent endpoint: %v after %v", err, took)
+	}
+}
