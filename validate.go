@@ -154,16 +154,27 @@ func Complete(p Paper) (Paper, error) {
 	p.Abstract = strings.TrimSpace(p.Abstract)
 	p.Venue = strings.TrimSpace(p.Venue)
 	p.Authors = CleanNames(p.Authors)
-	if p.Abstract == "" {
+	if Blank(p.Abstract) {
 		return p, &FieldError{Field: "abstract", Err: ErrNoAbstract}
 	}
 	if p.ID == "" {
 		p.ID = DeriveID(p.Abstract)
 	}
-	if p.Title == "" {
+	if Blank(p.Title) {
 		p.Title = DeriveTitle(p.Abstract)
 	}
 	return p, nil
+}
+
+// Blank reports whether s shows a reader nothing: it holds no character
+// but white space, Control characters and invisible format characters
+// (Unicode's category Cf: zero-width spaces and joiners, the soft hyphen,
+// U+FEFF). An abstract that is blank is none; a title that is blank is
+// derived from the abstract.
+func Blank(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return !unicode.IsSpace(r) && r >= 0x20 && !Control(r) && !unicode.Is(unicode.Cf, r)
+	})
 }
 
 // CanonicalID is the form of id that papers are stored and looked up

@@ -104,3 +104,21 @@ func TestValidIDRefusesInvisibleCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestBlankAbstractRefused: an abstract of nothing a reader sees (white
+// space, zero-width spaces, a soft hyphen, U+FEFF) is no abstract; a title
+// of them is derived from the abstract.
+func TestBlankAbstractRefused(t *testing.T) {
+	for _, abstract := range []string{"\u200b \u00a0", "\ufeff\u00ad\u2060", " \u200d\t"} {
+		if _, err := Complete(Paper{ID: "x", Title: "T", Abstract: abstract}); !errors.Is(err, ErrNoAbstract) {
+			t.Errorf("abstract %q: %v, want ErrNoAbstract", abstract, err)
+		}
+	}
+	p, err := Complete(Paper{ID: "x", Title: "\u200b", Abstract: "Graphs are everywhere. We study them."})
+	if err != nil || p.Title != "Graphs are everywhere" {
+		t.Errorf("a blank title: %q, %v; want the abstract's first sentence", p.Title, err)
+	}
+	if Blank("a\u200b") || Blank("東") || !Blank("") {
+		t.Error("Blank misjudges visible text or the empty string")
+	}
+}
