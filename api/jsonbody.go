@@ -153,10 +153,12 @@ func escapePointer(key string) string {
 const maxExactInt = 1 << 53
 
 // wholeNumber writes n as an integer literal if it is a whole number that
-// float64 holds exactly, and as sent otherwise.
+// float64 holds exactly, and as sent otherwise. Whole is judged on the
+// digits as written: 100.0000000000000000001 rounds to 100 as a float64
+// but is no integer, and JSON Schema does not count it one.
 func wholeNumber(n json.Number) string {
 	s := n.String()
-	if !strings.ContainsAny(s, ".eE") {
+	if !strings.ContainsAny(s, ".eE") || !wholeLiteral(s) {
 		return s
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -164,6 +166,24 @@ func wholeNumber(n json.Number) string {
 		return s
 	}
 	return strconv.FormatInt(int64(f), 10)
+}
+
+// wholeLiteral reports whether a JSON number literal's digits after its
+// decimal point, once its exponent has moved the point, are all zeros.
+func wholeLiteral(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	mantissa, exp, _ := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mantissa, ".")
+	digits := intPart + frac
+	point := len(intPart)
+	if exp != "" {
+		e, err := strconv.Atoi(exp)
+		if err != nil || e > 400 || e < -400 { // past float64's range: as sent
+			return strings.Trim(digits, "0") == ""
+		}
+		point += e
+	}
+	return strings.Trim(digits[min(max(point, 0), len(digits)):], "0") == ""
 }
 
 func writeJSONString(out *bytes.Buffer, s string) {
