@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -469,4 +470,88 @@ func TestSourcesAreOneList(t *testing.T) {
 			t.Errorf("the MCP import tool's description names no %s: %q", s, tools.Tools[i].Description)
 		}
 	}
+}
+
+// TestOpenAPILinksResolve checks every link of the document, the
+// routes a stateful client (schemathesis) follows from one response to the
+// next request: it names an operation the document has, only parameters
+// that operation takes, each from a path parameter of the request it
+// follows or a single value (not an array) of the response's schema. A
+// link that names nothing sends clients to a wrong URL, and without one a
+// stateful client infers its own (schemathesis put a whole array of ids
+// in a path).
+func TestOpenAPILinksResolve(t *testing.T) {
+	url, _ := server(t)
+	doc := servedOpenAPI(t, url)
+	type op struct {
+		*openapi3.Operation
+		params openapi3.Parameters // the path item's and the operation's
+	}
+	ops := map[string]op{}
+	for _, item := range doc.Paths.Map() {
+		for _, o := range item.Operations() {
+			ops[o.OperationID] = op{o, append(slices.Clone(item.Parameters), o.Parameters...)}
+		}
+	}
+	links := 0
+	for _, from := range ops {
+		for code, resp := range from.Responses.Map() {
+			for name, ref := range resp.Value.Links {
+				links++
+				where := fmt.Sprintf("%s %s link %s", from.OperationID, code, name)
+				to, ok := ops[ref.Value.OperationID]
+				if !ok {
+					t.Errorf("%s: no operation %q", where, ref.Value.OperationID)
+					continue
+				}
+				for param, expr := range ref.Value.Parameters {
+					if to.params.GetByInAndName("path", param) == nil && to.params.GetByInAndName("query", param) == nil {
+						t.Errorf("%s: %s takes no parameter %q", where, to.OperationID, param)
+					}
+					s, _ := expr.(string)
+					switch {
+					case strings.HasPrefix(s, "$request.path."):
+						if from.params.GetByInAndName("path", strings.TrimPrefix(s, "$request.path.")) == nil {
+							t.Errorf("%s: %s has no path parameter for %q", where, from.OperationID, s)
+						}
+					case strings.HasPrefix(s, "$response.body#/"):
+						if err := scalarAt(resp.Value.Content.Get("application/json").Schema, strings.TrimPrefix(s, "$response.body#/")); err != nil {
+							t.Errorf("%s: %s: %v", where, s, err)
+						}
+					default:
+						t.Errorf("%s: parameter %q from %q, neither a path parameter nor a response member", where, param, s)
+					}
+				}
+			}
+		}
+	}
+	if links < 10 {
+		t.Fatalf("only %d links in the document", links)
+	}
+}
+
+// scalarAt finds the schema at a JSON pointer (an array's items by index)
+// and says whether it is a single value: a string, number or boolean.
+func scalarAt(ref *openapi3.SchemaRef, pointer string) error {
+	for _, step := range strings.Split(pointer, "/") {
+		if ref == nil || ref.Value == nil {
+			return fmt.Errorf("no schema before %q", step)
+		}
+		s := ref.Value
+		switch {
+		case s.Type.Is("array"):
+			if strings.Trim(step, "0123456789") != "" {
+				return fmt.Errorf("%q is no index of an array", step)
+			}
+			ref = s.Items
+		case s.Properties[step] != nil:
+			ref = s.Properties[step]
+		default:
+			return fmt.Errorf("no member %q", step)
+		}
+	}
+	if ref == nil || ref.Value == nil || ref.Value.Type.Is("array") || ref.Value.Type.Is("object") {
+		return errors.New("not a single value")
+	}
+	return nil
 }
