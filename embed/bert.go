@@ -150,6 +150,7 @@ func concatTensors(ts ...tensor) tensor {
 type scratch struct {
 	x, qkv, ctx, tmp, ffn []float32
 	xb                    []uint16 // a dense layer's input in bfloat16
+	qkvb                  []uint16 // qkv in bfloat16, where attention runs in it
 	xq                    []byte   // a dense layer's input quantised to int8
 	outl                  outlierScratch
 	helper                // its own products
@@ -192,6 +193,8 @@ type helper struct {
 	gi             gemmInt8
 	scores, kp, vp []float32 // one head's scores, keys and values (packed)
 	sums           []float32 // the sum of each row of its scores' exponentials
+	kb, pb, vb     []uint16  // in bf16 attention: keys (packed), probabilities, values (packed)
+	cb             []float32 // in bf16 attention: the context before it is divided
 	owp, oy        []float32 // outlier weights, packed, and their product
 }
 
@@ -279,6 +282,7 @@ func (m *bert) encode(seqs []sequence, s *scratch) {
 		firsts := li == len(m.layers)-1 && cfg.Pooling == "cls" && !spans
 		// Self-attention, its heads split between the parts.
 		l.qkv.forward(s, s.x, total, s.qkv)
+		s.qkvb = attentionInput(&m.plan.attention, s.qkv[:total*3*h], s.qkvb)
 		parts := min(1+len(s.helpers), heads)
 		s.split(parts, func(i int) {
 			p := s.part(i)
@@ -291,7 +295,11 @@ func (m *bert) encode(seqs []sequence, s *scratch) {
 					if firsts {
 						rows, at = 1, q
 					}
-					p.attend(s.qkv[from*3*h:], hd, dh, h, rows, seq, scale, s.ctx[at*h+hd*dh:])
+					var qkvb []uint16
+					if s.qkvb != nil {
+						qkvb = s.qkvb[from*3*h:]
+					}
+					p.attend(s.qkv[from*3*h:], qkvb, hd, dh, h, rows, seq, scale, s.ctx[at*h+hd*dh:])
 				}
 			}
 		})
@@ -331,37 +339,6 @@ func (m *bert) encode(seqs []sequence, s *scratch) {
 		}
 	}
 	s.packed = s.packed[:0]
-}
-
-// attend computes head hd's attention for the first rows tokens of a
-// sequence of seq, from qkv (each token's queries, keys and values, 3·h
-// wide), into ctx (rows h apart, dh wide): softmax(q·kᵀ·scale)·v, in
-// float32, each row of e^(scores − max) times v divided by its sum
-// afterwards. (Its products in bfloat16 measured no faster on an AMD Zen
-// 4, rounding the scores costing what the kernel saves, and slower than
-// float32 on an Intel Xeon; BenchmarkAttention.)
-func (p *helper) attend(qkv []float32, hd, dh, h, rows, seq int, scale float32, ctx []float32) {
-	q, k, v := qkv[hd*dh:], qkv[h+hd*dh:], qkv[2*h+hd*dh:]
-	p.scores = resize(p.scores, rows*seq)
-	p.sums = resize(p.sums, rows)
-	// scores = q·kᵀ, [rows, seq]
-	p.kp = resize(p.kp, packedLen(dh, seq))
-	packNT(p.kp, seq, dh, k, 3*h)
-	p.g.mul(rows, seq, dh, q, 3*h, p.kp, p.scores, seq)
-	for t := range rows {
-		p.sums[t] = expShifted(p.scores[t*seq:(t+1)*seq], scale)
-	}
-	// ctx = scores·v, [rows, dh], each row then divided by its sum
-	p.vp = resize(p.vp, packedLen(seq, dh))
-	packNN(p.vp, seq, dh, v, 3*h)
-	p.g.mul(rows, dh, seq, p.scores, seq, p.vp, ctx, h)
-	for t, sum := range p.sums {
-		row := ctx[t*h : t*h+dh]
-		inv := 1 / sum
-		for j := range row {
-			row[j] *= inv
-		}
-	}
 }
 
 // part returns the products of part i of a split layer: s's own for 0,

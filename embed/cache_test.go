@@ -14,11 +14,13 @@ func TestCacheKeepsPrecisionsApart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.db")
 	text := []string{"graph neural networks for molecules"}
 	want := map[Precision][]float32{}
+	plans := map[Precision]*measurement{} // a precision's second model takes its first's plan, as a machine's record makes it
 	for _, p := range []Precision{PrecisionFP32, PrecisionInt8, PrecisionFP32, PrecisionInt8} {
-		m, err := NewLocalModel("all-MiniLM-L6-v2", LocalOptions{Precision: p})
+		m, err := NewLocalModel("all-MiniLM-L6-v2", LocalOptions{Precision: p, measured: plans[p]})
 		if err != nil {
 			t.Fatal(err)
 		}
+		plans[p] = &measurement{shape: m.model.shape(), rates: m.Choice().Measured}
 		c, err := NewCache(m, path)
 		if err != nil {
 			t.Fatal(err)
@@ -93,5 +95,32 @@ func TestCacheEmbedsParts(t *testing.T) {
 	}
 	if _, ok := AsPartEmbedder(&Cache{inner: &fixed{name: "fixed", v: []float32{1}}}); ok {
 		t.Error("a cache over an embedder without parts claims parts")
+	}
+}
+
+// TestCacheKeyNamesEveryArithmetic: choices whose vectors differ in any
+// product's arithmetic (dense, feed-forward output, attention) have keys
+// of their own; float32 throughout keeps the empty key of older caches.
+func TestCacheKeyNamesEveryArithmetic(t *testing.T) {
+	choices := []Choice{
+		{Precision: PrecisionFP32},
+		{Precision: PrecisionFP32, AttentionPrecision: PrecisionBF16},
+		{Precision: PrecisionBF16},
+		{Precision: PrecisionBF16, AttentionPrecision: PrecisionBF16},
+		{Precision: PrecisionInt8},
+		{Precision: PrecisionInt8, AttentionPrecision: PrecisionBF16},
+		{Precision: PrecisionInt8, FFNOut: PrecisionBF16},
+		{Precision: PrecisionInt8, FFNOut: PrecisionBF16, AttentionPrecision: PrecisionBF16},
+	}
+	seen := map[string]Choice{}
+	for _, c := range choices {
+		k := c.cacheKey()
+		if other, ok := seen[k]; ok {
+			t.Errorf("%+v and %+v share the key %q", c, other, k)
+		}
+		seen[k] = c
+	}
+	if k := choices[0].cacheKey(); k != "" {
+		t.Errorf("float32 throughout: key %q, want the empty key", k)
 	}
 }

@@ -59,9 +59,12 @@ func machineID() string {
 		}
 	}
 	b.WriteString(";")
-	dense, _, _ := measured()
+	dense, _, attention := measured()
 	for _, k := range dense {
 		fmt.Fprintf(&b, " %s/%s", k.arith.precision(), k.name)
+	}
+	for _, k := range attention {
+		fmt.Fprintf(&b, " attention:%s/%s", k.arith.precision(), k.name)
 	}
 	return b.String()
 }

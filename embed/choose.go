@@ -113,8 +113,11 @@ type Choice struct {
 	// preferMargin faster).
 	FFNOut       Precision `json:"ffn_out,omitempty"`
 	FFNOutKernel string    `json:"ffn_out_kernel,omitempty"`
-	// Attention is the float32 kernels of attention's two products.
-	Attention string `json:"attention_kernel"`
+	// Attention is the kernels of attention's two products: a float32
+	// set, or a bf16 one (amx-bf16, avx512-bf16) where it measured
+	// preferMargin faster; AttentionPrecision is then bf16.
+	Attention          string    `json:"attention_kernel"`
+	AttentionPrecision Precision `json:"attention,omitempty"`
 	// Measured is each candidate's rate, in billions of operations per
 	// second, keyed "role:precision/kernel": "dense:" on one layer of the
 	// model's shape (its four dense products at 48 and 16 tokens),
@@ -128,18 +131,23 @@ type Choice struct {
 }
 
 // cacheKey is what tells the choice's vectors apart from other
-// arithmetics' in an embedding cache: empty for float32. (Kernels of one
-// arithmetic compute the same products; only the arithmetic shows.)
+// arithmetics' in an embedding cache: empty for float32 throughout.
+// (Kernels of one arithmetic compute the same products; only the
+// arithmetic shows.)
 func (c Choice) cacheKey() string {
+	key := int8Scheme
 	switch {
 	case c.Precision == PrecisionFP32:
-		return ""
+		key = ""
 	case c.Precision != PrecisionInt8:
-		return string(c.Precision)
+		key = string(c.Precision)
 	case c.FFNOut != "":
-		return int8Scheme + "+ffn-out-" + string(c.FFNOut)
+		key += "+ffn-out-" + string(c.FFNOut)
 	}
-	return int8Scheme
+	if c.AttentionPrecision != "" {
+		key += "+attention-" + string(c.AttentionPrecision)
+	}
+	return key
 }
 
 // preferMargin is how much faster a less exact arithmetic must measure to
@@ -177,14 +185,17 @@ type plan struct {
 // faster than the more exact) on its fastest kernels, or in p on its
 // fastest; the feed-forward output layers likewise among fp32 and bf16
 // when the dense layers run in int8 and the model keeps them more exact
-// (exactFFNOut), else as the dense ones; attention on the fastest float32
-// kernels. A candidate without a rate counts as the slowest. bf16 asked
+// (exactFFNOut), else as the dense ones; attention likewise among fp32
+// and bf16, unless p is fp32. A candidate without a rate counts as the slowest. bf16 asked
 // of a CPU without it is ErrNoBF16.
 func choosePlan(rates map[string]float64, p Precision, exactFFNOut bool) (plan, error) {
 	dense, ffnOut, attention := measured()
 	if a, ok := arithmeticOf(p); ok {
 		if dense = candidates(a); len(dense) == 0 {
 			return plan{}, ErrNoBF16
+		}
+		if a == arithFP32 {
+			attention = dense // float32 asked for: float32 throughout
 		}
 	}
 	var pl plan
@@ -216,11 +227,10 @@ func fastest(rates map[string]float64, role string, sets []kernels) kernels {
 // most exact arithmetic first: in the dense role every candidate of
 // float32 and every SIMD one of bf16 and int8 (the portable int8 kernel
 // is no faster than float32's: run when asked for, never chosen); in the
-// feed-forward output role the float32 and bf16 ones; in attention the
-// float32 ones.
+// feed-forward output role and in attention the float32 and bf16 ones.
 func measured() (dense, ffnOut, attention []kernels) {
-	attention = candidates(arithFP32)
-	ffnOut = append(slices.Clone(attention), simdOf(arithBF16)...)
+	ffnOut = append(candidates(arithFP32), simdOf(arithBF16)...)
+	attention = slices.Clone(ffnOut)
 	dense = append(slices.Clone(ffnOut), simdOf(arithInt8)...)
 	return dense, ffnOut, attention
 }
@@ -289,6 +299,9 @@ func (m *bert) choose(p Precision, exactFFNOut bool, given *measurement, choiceF
 	}
 	if pl.ffnOut.name != pl.dense.name {
 		m.choice.FFNOutKernel = pl.ffnOut.name
+	}
+	if pl.attention.arith != arithFP32 {
+		m.choice.AttentionPrecision = pl.attention.arith.precision()
 	}
 	return nil
 }

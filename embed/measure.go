@@ -184,11 +184,13 @@ func timedAttention(k kernels, s modelShape) func() time.Duration {
 	ctx := make([]float32, rows*h)
 	var p helper
 	p.use(&k)
+	var qkvb []uint16
 	return func() time.Duration {
 		start := time.Now()
 		for _, seq := range attentionRows {
+			qkvb = attentionInput(&k, qkv[:seq*3*h], qkvb)
 			for hd := range s.heads {
-				p.attend(qkv, hd, dh, h, seq, seq, 0.17, ctx[hd*dh:])
+				p.attend(qkv, qkvb, hd, dh, h, seq, seq, 0.17, ctx[hd*dh:])
 			}
 		}
 		return time.Since(start)

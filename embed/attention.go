@@ -1,0 +1,166 @@
+package embed
+
+import "unsafe"
+
+// attend computes head hd's attention for the first rows tokens of a
+// sequence of seq, from qkv (each token's queries, keys and values, 3·h
+// wide), into ctx (rows h apart, dh wide): softmax(q·kᵀ·scale)·v, each
+// row of e^(scores − max) times v divided by its sum afterwards. Its two
+// products run in the arithmetic of p's kernels: float32, or bfloat16
+// (attendBF16) where the kernel set is a bf16 one, qkvb holds qkv
+// rounded to bf16 (attentionInput) and the sequence has at least
+// attendBF16Tokens.
+func (p *helper) attend(qkv []float32, qkvb []uint16, hd, dh, h, rows, seq int, scale float32, ctx []float32) {
+	if p.gb.kern != nil && qkvb != nil && dh%2 == 0 && seq >= attendBF16Tokens {
+		p.attendBF16(qkvb, hd, dh, h, rows, seq, scale, ctx)
+		return
+	}
+	q, k, v := qkv[hd*dh:], qkv[h+hd*dh:], qkv[2*h+hd*dh:]
+	p.scores = resize(p.scores, rows*seq)
+	p.sums = resize(p.sums, rows)
+	// scores = q·kᵀ, [rows, seq]
+	p.kp = resize(p.kp, packedLen(dh, seq))
+	packNT(p.kp, seq, dh, k, 3*h)
+	p.g.mul(rows, seq, dh, q, 3*h, p.kp, p.scores, seq)
+	for t := range rows {
+		p.sums[t] = expShifted(p.scores[t*seq:(t+1)*seq], scale)
+	}
+	// ctx = scores·v, [rows, dh], each row then divided by its sum
+	p.vp = resize(p.vp, packedLen(seq, dh))
+	packNN(p.vp, seq, dh, v, 3*h)
+	p.g.mul(rows, dh, seq, p.scores, seq, p.vp, ctx, h)
+	for t, sum := range p.sums {
+		row := ctx[t*h : t*h+dh]
+		inv := 1 / sum
+		for j := range row {
+			row[j] *= inv
+		}
+	}
+}
+
+// attentionInput returns qkv rounded to bf16 into buf (grown) when k's
+// attention runs in bf16, else nil: once a layer, for all its heads.
+func attentionInput(k *kernels, qkv []float32, buf []uint16) []uint16 {
+	if k.bf16 == nil {
+		return nil
+	}
+	buf = resize(buf, len(qkv))
+	roundBF16(buf, qkv)
+	return buf
+}
+
+// attendBF16Tokens is the shortest sequence whose attention runs in
+// bf16 on a bf16 kernel set; a shorter one's runs in float32. Below it
+// the bf16 products' padding and rounding cost more than they save (one
+// layer of 12 heads of 32 on an Intel Xeon with AMX: at 32 tokens 53 µs
+// against float32's 42, at 64 even, at 128 259 against 329).
+const attendBF16Tokens = 64
+
+// attendPad is what attention's bf16 products pad their columns to for
+// AMX: the AMX kernel's groups of two panels. Their k is padded to whole
+// steps of its 16 k pairs.
+const (
+	attendPad     = 2 * bf16PanelWidth
+	attendStepLen = 32
+)
+
+// attendBF16 is attend with both products in bfloat16 (float32 sums),
+// from qkv rounded to bf16: the queries are the first product's rows in
+// place, the keys and values are packed into its panels, the
+// exponentials are computed in float32 from float32 scores and rounded.
+// On AMX the keys' columns (one per token) and the values' (dh) are
+// padded with zeros to whole groups of two panels, and the tokens the
+// probabilities sum over to whole steps, so that every block goes
+// through the tile unit.
+func (p *helper) attendBF16(qkvb []uint16, hd, dh, h, rows, seq int, scale float32, ctx []float32) {
+	ld := 3 * h
+	q, k, v := qkvb[hd*dh:], qkvb[h+hd*dh:], qkvb[2*h+hd*dh:]
+	pad := bf16PanelWidth
+	if p.gb.amx {
+		pad = attendPad
+	}
+	// scores = q·kᵀ, [rows, ls]; columns past seq are zero.
+	kp, ls := dh/2, roundUp(seq, pad)
+	p.kb = resize(p.kb, bf16PackedLen(dh, ls))
+	packBF16Keys(p.kb, kp, seq, k, ld)
+	p.scores = resize(p.scores, rows*ls)
+	p.gb.mul(rows, ls, kp, q, ld, p.kb, p.scores, ls)
+	// The probabilities' numerators in bf16, [rows, lk]; tokens past seq
+	// are zero.
+	lk := roundUp(seq, attendStepLen)
+	p.sums = resize(p.sums, rows)
+	p.pb = resize(p.pb, rows*lk)
+	for t := range rows {
+		row := p.scores[t*ls : t*ls+seq]
+		p.sums[t] = expShifted(row, scale)
+		roundBF16(p.pb[t*lk:t*lk+seq], row)
+		clear(p.pb[t*lk+seq : (t+1)*lk])
+	}
+	// ctx = probabilities·v, [rows, n], each row then divided by its sum.
+	n := roundUp(dh, pad)
+	p.vb = resize(p.vb, bf16PackedLen(lk, n))
+	packBF16Values(p.vb, lk/2, seq, dh, v, ld)
+	p.cb = resize(p.cb, rows*n)
+	p.gb.mul(rows, n, lk/2, p.pb, lk, p.vb, p.cb, n)
+	for t, sum := range p.sums {
+		inv := 1 / sum
+		out := ctx[t*h : t*h+dh]
+		for j, x := range p.cb[t*n : t*n+dh] {
+			out[j] = x * inv
+		}
+	}
+}
+
+// packBF16Keys packs the keys of seq tokens (2·kp bf16 values each, rows
+// ld apart, at an even place), as B = keysᵀ, into bf16 panels of kp pairs
+// (gemm_bf16.go's layout, as many panels as fit in dst): a key's pair p is
+// the dword of its column in the panel's row p, moved whole. Columns past
+// seq are zero.
+func packBF16Keys(dst []uint16, kp, seq int, keys []uint16, ld int) {
+	clear(dst)
+	d, k := dwords(dst), dwords(keys[:(seq-1)*ld+2*kp])
+	pl, ldd := kp*bf16PanelWidth, ld/2
+	for j := range seq {
+		row := k[j*ldd : j*ldd+kp]
+		col := d[j/bf16PanelWidth*pl+j%bf16PanelWidth:]
+		for p, x := range row {
+			col[p*bf16PanelWidth] = x
+		}
+	}
+}
+
+// packBF16Values packs B = values [seq, n] (bf16, rows ld apart) into
+// bf16 panels of kp pairs (as many as fit in dst): tokens 2p and 2p+1's
+// values j are the halves of column j's dword in its panel's row p. Pairs
+// past seq and columns past n are zero.
+func packBF16Values(dst []uint16, kp, seq, n int, values []uint16, ld int) {
+	clear(dst)
+	d := dwords(dst)
+	pl := kp * bf16PanelWidth
+	zero := make([]uint16, 0, 64)
+	for t := 0; t < seq; t += 2 {
+		r0 := values[t*ld : t*ld+n]
+		r1 := zero[:0]
+		if t+1 < seq {
+			r1 = values[(t+1)*ld : (t+1)*ld+n]
+		} else {
+			r1 = append(r1, make([]uint16, n)...)
+		}
+		at := t / 2 * bf16PanelWidth
+		for j, lo := range r0 {
+			d[j/bf16PanelWidth*pl+at+j%bf16PanelWidth] = uint32(lo) | uint32(r1[j])<<16
+		}
+	}
+}
+
+// dwords is b's pairs of bf16 values as little-endian dwords (b's start
+// 4-byte aligned: an even place in a []uint16 Go allocated).
+func dwords(b []uint16) []uint32 {
+	if len(b) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/2)
+}
+
+// roundUp is n rounded up to a multiple of m.
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
