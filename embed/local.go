@@ -149,11 +149,9 @@ type Local struct {
 	// other models of a Pair): a text's layers are split across the cores
 	// only when there are fewer than l.workers.
 	busy *atomic.Int64
-	// packs says whether short foreground texts are packed into one
-	// encode (encodePacked): unless a product's bfloat16 blocks go to
-	// AMX, whose sums may round otherwise than the rows left to AVX-512.
-	packs bool
-	pack  packer
+	// pack holds the short foreground texts waiting to be packed into
+	// one encode (encodePacked).
+	pack packer
 }
 
 // NewLocal loads the default local model; see NewLocalModel.
@@ -188,7 +186,7 @@ func NewLocalModel(name string, opts LocalOptions) (*Local, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	l := &Local{model: m, tok: tok, workers: workers, busy: new(atomic.Int64), packs: !m.plan.dense.bf16AMX && !m.plan.ffnOut.bf16AMX}
+	l := &Local{model: m, tok: tok, workers: workers, busy: new(atomic.Int64)}
 	l.pool.New = func() any { return new(scratch) }
 	return l, nil
 }
@@ -273,7 +271,7 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 		out[i] = vector(flat, i)
 	}
 	pause := pauseOf(ctx)
-	if spans == nil && pause == nil && l.packs && len(ids[order[0]]) <= packTokens {
+	if spans == nil && pause == nil && len(ids[order[0]]) <= packTokens {
 		if err := l.encodePacked(ctx, ids, out); err != nil {
 			return nil, nil, err
 		}

@@ -22,9 +22,6 @@ func TestConcurrentQuestionsPacked(t *testing.T) {
 	}
 	for _, name := range []string{"bge-small-en-v1.5", "all-MiniLM-L6-v2"} { // CLS and mean pooled
 		l := testLocalModel(t, name)
-		if !l.packs {
-			t.Skipf("%s does not pack on this CPU", name)
-		}
 		alone := make([][]float32, len(questions))
 		for i, q := range questions {
 			v, err := l.Embed(ctx, []string{q})
