@@ -67,7 +67,7 @@ const (
 // attendBF16 is attend with both products in bfloat16 (float32 sums),
 // from qkv rounded to bf16: the queries are the first product's rows in
 // place, the keys and values are packed into its panels, the
-// exponentials are computed in float32 from float32 scores and rounded.
+// probabilities are computed in float32 from float32 scores and rounded.
 // On AMX the keys' columns (one per token) and the values' (dh) are
 // padded with zeros to whole groups of two panels, and the tokens the
 // probabilities sum over to whole steps, so that every block goes
@@ -85,29 +85,23 @@ func (p *helper) attendBF16(qkvb []uint16, hd, dh, h, rows, seq int, scale float
 	packBF16Keys(p.kb, kp, seq, k, ld)
 	p.scores = resize(p.scores, rows*ls)
 	p.gb.mul(rows, ls, kp, q, ld, p.kb, p.scores, ls)
-	// The probabilities' numerators in bf16, [rows, lk]; tokens past seq
-	// are zero.
+	// The probabilities in bf16, [rows, lk]: the exponentials divided by
+	// their sum as they are rounded; tokens past seq are zero.
 	lk := roundUp(seq, attendStepLen)
-	p.sums = resize(p.sums, rows)
 	p.pb = resize(p.pb, rows*lk)
 	for t := range rows {
 		row := p.scores[t*ls : t*ls+seq]
-		p.sums[t] = expShifted(row, scale)
-		roundBF16(p.pb[t*lk:t*lk+seq], row)
+		roundScaledBF16(p.pb[t*lk:t*lk+seq], row, 1/expShifted(row, scale))
 		clear(p.pb[t*lk+seq : (t+1)*lk])
 	}
-	// ctx = probabilities·v, [rows, n], each row then divided by its sum.
+	// ctx = probabilities·v, [rows, n], its first dh columns copied out.
 	n := roundUp(dh, pad)
 	p.vb = resize(p.vb, bf16PackedLen(lk, n))
 	packBF16Values(p.vb, lk/2, seq, dh, v, ld)
 	p.cb = resize(p.cb, rows*n)
 	p.gb.mul(rows, n, lk/2, p.pb, lk, p.vb, p.cb, n)
-	for t, sum := range p.sums {
-		inv := 1 / sum
-		out := ctx[t*h : t*h+dh]
-		for j, x := range p.cb[t*n : t*n+dh] {
-			out[j] = x * inv
-		}
+	for t := range rows {
+		copy(ctx[t*h:t*h+dh], p.cb[t*n:t*n+dh])
 	}
 }
 

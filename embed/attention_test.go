@@ -11,8 +11,8 @@ import (
 // TestAttendBF16 checks attention with bf16 products, on every bf16
 // kernel this CPU has (AMX and not) and the portable one, against its
 // definition in float64 over the same rounded values: queries, keys and
-// values in bf16, the exponentials' numerators rounded to bf16 and their
-// sum not. Sequences from one token to past whole AMX blocks, one query
+// values in bf16, the probabilities (float32 exponentials over their
+// float32 sum) rounded to bf16. Sequences from one token to past whole AMX blocks, one query
 // row (the last layer's first token) or all, heads of 32 and 64, and a
 // head other than the first: only that head's columns of ctx change.
 func TestAttendBF16(t *testing.T) {
@@ -59,8 +59,8 @@ func TestAttendBF16(t *testing.T) {
 }
 
 // attendBF16Definition is attendBF16 by its definition, in float64, and
-// for each value the most that the numerators' rounding to bf16 may move
-// it where the float32 exponentials differ from math.Exp's in their last
+// for each value the most that the probabilities' rounding to bf16 may
+// move it where the float32 ones differ from math.Exp's in their last
 // bits: one bf16 step (at most 2⁻⁷ of each) flipped.
 func attendBF16Definition(qkv []float32, hd, dh, h, rows, seq int, scale float64) (out, slack []float64) {
 	bf := func(x float32) float64 { return float64(fromBF16(toBF16(x))) }
@@ -77,17 +77,16 @@ func attendBF16Definition(qkv []float32, hd, dh, h, rows, seq int, scale float64
 		}
 		var sum float64
 		for j, s := range scores {
-			e := math.Exp(scale * (float64(float32(s)) - maxv))
-			sum += e
+			scores[j] = math.Exp(scale * (float64(float32(s)) - maxv))
+			sum += scores[j]
+		}
+		for j, e := range scores {
+			p := e / sum
 			for d := range dh {
 				v := bf(qkv[j*3*h+2*h+hd*dh+d])
-				out[i*dh+d] += bf(float32(e)) * v
-				slack[i*dh+d] += e / 128 * math.Abs(v)
+				out[i*dh+d] += bf(float32(p)) * v
+				slack[i*dh+d] += p / 128 * math.Abs(v)
 			}
-		}
-		for d := range dh {
-			out[i*dh+d] /= sum
-			slack[i*dh+d] /= sum
 		}
 	}
 	return out, slack

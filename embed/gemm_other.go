@@ -30,7 +30,7 @@ func addSIMD(dst, src []float32) bool { return false }
 func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool { return false }
 
 // rowToBF16SIMD handles nothing here; rowsToBF16 converts in Go.
-func rowToBF16SIMD(dst []uint16, x []float32) bool { return false }
+func rowToBF16SIMD(dst []uint16, x []float32, mul float32) bool { return false }
 
 // halvesSIMD handles nothing here; halvesToFloats widens in Go.
 func halvesSIMD(dst []float32, src []uint16) int { return 0 }

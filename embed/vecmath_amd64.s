@@ -318,14 +318,16 @@ affine:
 	VZEROUPPER
 	RET
 
-// func toBF16AVX512(dst *uint16, x *float32, n int)
+// func toBF16AVX512(dst *uint16, x *float32, n int, mul float32)
 //
-// dst[0:n] = x[0:n] rounded to bfloat16, ties to even, as toBF16: add
-// 0x7fff plus the lowest kept bit, keep the high 16 bits (VPMOVDW).
-TEXT ·toBF16AVX512(SB), NOSPLIT, $0-24
+// dst[0:n] = x[0:n]·mul rounded to bfloat16, ties to even, as toBF16:
+// add 0x7fff plus the lowest kept bit, keep the high 16 bits (VPMOVDW).
+// (mul = 1 leaves x exact.)
+TEXT ·toBF16AVX512(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), BX
+	VBROADCASTSS mul+24(FP), Z29
 	MOVL $0x7fff, AX
 	VPBROADCASTD AX, Z30
 	MOVL $1, AX
@@ -336,7 +338,7 @@ TEXT ·toBF16AVX512(SB), NOSPLIT, $0-24
 	JZ   tail
 
 loop:
-	VMOVDQU32 (SI), Z0
+	VMULPS    (SI), Z29, Z0
 	VPSRLD    $16, Z0, Z1
 	VPANDD    Z31, Z1, Z1
 	VPADDD    Z30, Z0, Z0
@@ -353,6 +355,7 @@ tail:
 	KORTESTW K1, K1
 	JZ       done
 	VMOVDQU32.Z (SI), K1, Z0
+	VMULPS    Z29, Z0, Z0
 	VPSRLD    $16, Z0, Z1
 	VPANDD    Z31, Z1, Z1
 	VPADDD    Z30, Z0, Z0
