@@ -44,7 +44,7 @@ func newEmbedder(ctx context.Context, cfg Config, log *slog.Logger) (embed.Embed
 				level = slog.LevelDebug
 			}
 			log.Log(ctx, level, "encoder kernels", "model", name, "precision", c.Precision, "kernel", c.Kernel,
-				"ffn_out", c.FFNOut, "ffn_out_kernel", c.FFNOutKernel, "attention_kernel", c.Attention,
+				"ffn_out", c.FFNOut, "ffn_out_kernel", c.FFNOutKernel, "attention_kernel", c.Attention, "attention", c.AttentionPrecision,
 				"measured_gops", c.Measured, "recorded", c.Recorded)
 		}
 		return model, catalog.IngestBatch, nil
