@@ -4,12 +4,12 @@ import "unsafe"
 
 // attend computes head hd's attention for the first rows tokens of a
 // sequence of seq, from qkv (each token's queries, keys and values, 3·h
-// wide), into ctx (rows h apart, dh wide): softmax(q·kᵀ·scale)·v, each
-// row of e^(scores − max) times v divided by its sum afterwards. Its two
-// products run in the arithmetic of p's kernels: float32, or bfloat16
-// (attendBF16) where the kernel set is a bf16 one, qkvb holds qkv
-// rounded to bf16 (attentionInput) and the sequence has at least
-// attendBF16Tokens.
+// wide), into ctx (rows h apart, dh wide): softmax(q·kᵀ·scale)·v. Its two
+// products run in the arithmetic of p's kernels: bfloat16 (attendBF16)
+// where the kernel set is a bf16 one, qkvb holds qkv rounded to bf16
+// (attentionInput), dh is even and the sequence has at least
+// attendBF16Tokens; else float32, each row of e^(scores − max) times v
+// divided by its sum afterwards.
 func (p *helper) attend(qkv []float32, qkvb []uint16, hd, dh, h, rows, seq int, scale float32, ctx []float32) {
 	if p.gb.kern != nil && qkvb != nil && dh%2 == 0 && seq >= attendBF16Tokens {
 		p.attendBF16(qkvb, hd, dh, h, rows, seq, scale, ctx)
@@ -57,8 +57,9 @@ func attentionInput(k *kernels, qkv []float32, buf []uint16) []uint16 {
 const attendBF16Tokens = 64
 
 // attendPad is what attention's bf16 products pad their columns to for
-// AMX: the AMX kernel's groups of two panels. Their k is padded to whole
-// steps of its 16 k pairs.
+// AMX: the AMX kernel's groups of two panels. The second product's k (the
+// tokens) is padded to whole steps of its 16 k pairs; the first's is dh,
+// whole steps for heads of 32 and 64.
 const (
 	attendPad     = 2 * bf16PanelWidth
 	attendStepLen = 32
@@ -129,26 +130,17 @@ func packBF16Keys(dst []uint16, kp, seq int, keys []uint16, ld int) {
 // past seq and columns past n are zero.
 func packBF16Values(dst []uint16, kp, seq, n int, values []uint16, ld int) {
 	clear(dst)
-	d := dwords(dst)
-	pl := kp * bf16PanelWidth
-	zero := make([]uint16, 0, 64)
-	for t := 0; t < seq; t += 2 {
-		r0 := values[t*ld : t*ld+n]
-		r1 := zero[:0]
-		if t+1 < seq {
-			r1 = values[(t+1)*ld : (t+1)*ld+n]
-		} else {
-			r1 = append(r1, make([]uint16, n)...)
-		}
-		at := t / 2 * bf16PanelWidth
-		for j, lo := range r0 {
-			d[j/bf16PanelWidth*pl+at+j%bf16PanelWidth] = uint32(lo) | uint32(r1[j])<<16
+	pl := 2 * kp * bf16PanelWidth
+	for t := range seq {
+		at := t/2*2*bf16PanelWidth + t%2
+		for j, x := range values[t*ld : t*ld+n] {
+			dst[j/bf16PanelWidth*pl+at+2*(j%bf16PanelWidth)] = x
 		}
 	}
 }
 
-// dwords is b's pairs of bf16 values as little-endian dwords (b's start
-// 4-byte aligned: an even place in a []uint16 Go allocated).
+// dwords is b's pairs of bf16 values as dwords, to be moved whole (b's
+// start 4-byte aligned: an even place in a []uint16 Go allocated).
 func dwords(b []uint16) []uint32 {
 	if len(b) < 2 {
 		return nil

@@ -178,7 +178,8 @@ func (s *scratch) yield() {
 
 // yieldPanels is how many output panels of a dense layer a background
 // encode computes between yields: about 1/12 of a feed-forward layer of
-// bge-small, a couple of milliseconds of one core.
+// bge-small, a couple of milliseconds of one core; a multiple of
+// splitCols's groups, for the same reason as its parts.
 const yieldPanels = 8
 
 // yieldRows is how many tokens' GELU a background encode computes between
@@ -194,7 +195,7 @@ type helper struct {
 	scores, kp, vp []float32 // one head's scores, keys and values (packed)
 	sums           []float32 // the sum of each row of its scores' exponentials
 	kb, pb, vb     []uint16  // in bf16 attention: keys (packed), probabilities, values (packed)
-	cb             []float32 // in bf16 attention: the context before it is divided
+	cb             []float32 // in bf16 attention: the context, its columns padded
 	owp, oy        []float32 // outlier weights, packed, and their product
 }
 
@@ -243,8 +244,9 @@ func (m *bert) encode(seqs []sequence, s *scratch) {
 	cfg := m.cfg
 	h := cfg.Hidden
 	s.packed = s.packed[:0]
-	spans := false
+	spans, longest := false, 0
 	for _, q := range seqs {
+		longest = max(longest, len(q.ids))
 		from := 0
 		if n := len(s.packed); n > 0 {
 			from = s.packed[n-1][1]
@@ -282,7 +284,12 @@ func (m *bert) encode(seqs []sequence, s *scratch) {
 		firsts := li == len(m.layers)-1 && cfg.Pooling == "cls" && !spans
 		// Self-attention, its heads split between the parts.
 		l.qkv.forward(s, s.x, total, s.qkv)
-		s.qkvb = attentionInput(&m.plan.attention, s.qkv[:total*3*h], s.qkvb)
+		var qkvb []uint16 // qkv in bf16, where a sequence attends in it
+		if longest >= attendBF16Tokens {
+			if qkvb = attentionInput(&m.plan.attention, s.qkv[:total*3*h], s.qkvb); qkvb != nil {
+				s.qkvb = qkvb
+			}
+		}
 		parts := min(1+len(s.helpers), heads)
 		s.split(parts, func(i int) {
 			p := s.part(i)
@@ -295,11 +302,11 @@ func (m *bert) encode(seqs []sequence, s *scratch) {
 					if firsts {
 						rows, at = 1, q
 					}
-					var qkvb []uint16
-					if s.qkvb != nil {
-						qkvb = s.qkvb[from*3*h:]
+					var seqb []uint16
+					if qkvb != nil {
+						seqb = qkvb[from*3*h:]
 					}
-					p.attend(s.qkv[from*3*h:], qkvb, hd, dh, h, rows, seq, scale, s.ctx[at*h+hd*dh:])
+					p.attend(s.qkv[from*3*h:], seqb, hd, dh, h, rows, seq, scale, s.ctx[at*h+hd*dh:])
 				}
 			}
 		})

@@ -29,7 +29,7 @@ func addSIMD(dst, src []float32) bool { return false }
 // residualNormSIMD handles nothing here; layerNorm.residual computes in Go.
 func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool { return false }
 
-// rowToBF16SIMD handles nothing here; rowsToBF16 converts in Go.
+// rowToBF16SIMD handles nothing here; roundScaledBF16 converts in Go.
 func rowToBF16SIMD(dst []uint16, x []float32, mul float32) bool { return false }
 
 // halvesSIMD handles nothing here; halvesToFloats widens in Go.

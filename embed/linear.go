@@ -44,6 +44,11 @@ func (l *linear) forward(s *scratch, x []float32, seq int, y []float32) {
 	}
 }
 
+// splitCols is the columns a dense product's parts are whole multiples
+// of: the AMX kernels' groups (two bf16 panels, four int8 ones), and a
+// multiple of every panel width.
+const splitCols = 64
+
 // mul computes y = x·Wᵀ, without the bias, for seq rows of x, or
 // gelu(x·Wᵀ + b) if gelu is set, its output columns split between s's own
 // gemm and its helpers' goroutines (each part adds its columns' outlier
@@ -64,7 +69,13 @@ func (l *linear) mul(s *scratch, x []float32, seq int, y []float32, gelu bool) {
 		l.quantizeInput(s, x, seq)
 	}
 	panels := (l.out + width - 1) / width
-	parts := max(1, min(1+len(s.helpers), panels/minSplitPanels))
+	// Parts split at whole groups of splitCols columns, so that each
+	// column goes to the same kernel (an AMX group, or the vector kernels
+	// past the last) however many parts share the product: a text's
+	// vector does not depend on how busy the machine is.
+	unit := splitCols / width
+	groups := (panels + unit - 1) / unit
+	parts := max(1, min(1+len(s.helpers), panels/minSplitPanels, groups))
 	if parts == 1 && s.pause != nil {
 		for j := 0; j < panels; j += yieldPanels {
 			s.pause()
@@ -78,7 +89,7 @@ func (l *linear) mul(s *scratch, x []float32, seq int, y []float32, gelu bool) {
 		return
 	}
 	s.split(parts, func(i int) {
-		j0, j1 := i*panels/parts, (i+1)*panels/parts
+		j0, j1 := i*groups/parts*unit, min((i+1)*groups/parts*unit, panels)
 		l.mulPanels(s, i, j0, j1, x, seq, y)
 		l.addOutliers(s, i, j0, j1, seq, y)
 		if !gelu {

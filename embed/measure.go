@@ -25,11 +25,11 @@ var attentionRows = [...]int{224, 16} // read-only
 
 // measure times every candidate of measured() on a model of this shape:
 // the dense ones on one layer's four dense products, the fp32 and bf16
-// ones on the feed-forward output product alone as well, the fp32 ones
-// on one layer's attention at attentionRows, the rest at measureRows,
-// and returns their rates in billions of operations per second by
-// rateKey. A dense set whose products disagree with the first set's (a
-// kernel that computes wrongly on this CPU) is rated 0, never to be
+// ones on the feed-forward output product alone as well and on one
+// layer's attention at attentionRows, the rest at measureRows, and
+// returns their rates in billions of operations per second by rateKey.
+// A dense set whose products disagree with the first set's (a kernel that
+// computes wrongly on this CPU) is rated 0 in every role, never to be
 // chosen. It takes about a tenth of a second.
 func measure(s modelShape) map[string]float64 {
 	dense, _, attention := measured()
@@ -81,7 +81,11 @@ func measure(s modelShape) map[string]float64 {
 	rates := map[string]float64{}
 	for _, t := range all {
 		if !t.dense {
-			rates[rateKey(roleAttention, t.k)] = rate(attentionOps(s), t.best[0])
+			r := rate(attentionOps(s), t.best[0])
+			if d, ok := rates[rateKey(roleDense, t.k)]; ok && d == 0 {
+				r = 0 // its products disagreed (the dense sets are rated first)
+			}
+			rates[rateKey(roleAttention, t.k)] = r
 			continue
 		}
 		var ops float64
@@ -171,7 +175,7 @@ func last(ys [][]float32, products []measurementProduct) [][]float32 {
 }
 
 // timedAttention returns a function timing one layer's attention on
-// float32 kernels k at every attentionRows tokens.
+// kernels k at every attentionRows tokens.
 func timedAttention(k kernels, s modelShape) func() time.Duration {
 	rows := slices.Max(attentionRows[:])
 	h := s.hidden
