@@ -25,11 +25,11 @@ func Name(name string) string {
 		if strings.EqualFold(p.last, "others") {
 			return "{others}" // not BibTeX's "and others"
 		}
-		return nameWord(p.last)
+		return nameWords(strings.Fields(p.last))
 	}
-	out := nameWords(append(p.von[:len(p.von):len(p.von)], p.last))
+	out := nameWords(append(p.von[:len(p.von):len(p.von)], strings.Fields(p.last)...))
 	if p.jr != "" {
-		out += ", " + nameWord(p.jr)
+		out += ", " + nameWords(strings.Fields(p.jr))
 	}
 	return out + ", " + nameWords(p.first)
 }

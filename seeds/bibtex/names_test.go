@@ -35,6 +35,8 @@ func TestName(t *testing.T) {
 		{"King, Jr., Martin Luther", "King, Jr., Martin Luther"},
 		{"Martin Luther King, Jr.", "King, Jr., Martin Luther"},
 		{"Charles Babbage, III", "Babbage, III, Charles"},
+		{"0 And 0, A", "0 {And} 0, A"}, // "and" braced in a last name of words (fuzzing found it)
+		{"Roe, and Sons Jr, Jo", "Roe, {and} Sons Jr, Jo"},
 		{"Charles, Jr.", "Jr., Charles{,}"}, // no last name before the suffix
 		{"a, b, c, d", "d, a{,} b{,} c{,}"}, // more than BibTeX's three parts
 		{"{,}", `\textbraceleft{}{,}\textbraceright{}`},
@@ -52,11 +54,11 @@ func TestName(t *testing.T) {
 // TestNameReadBack: the Reader reads every written name back as it was
 // stored, first name first (white space collapsed, LaTeX decoded).
 func TestNameReadBack(t *testing.T) {
-	authors := []string{"María García", "Laurens van der Maaten", "Guy L. Steele Jr.", "Jo and Bo", "Smith, J.", "A}@misc{y,", "Mausam", "others", `Jo\~{a}o  P. Costeira`}
+	authors := []string{"María García", "Laurens van der Maaten", "Guy L. Steele Jr.", "Jo and Bo", "Smith, J.", "A}@misc{y,", "Mausam", "others", `Jo\~{a}o  P. Costeira`, "Rock And Roll, Jo"}
 	var file strings.Builder
 	file.WriteString(Format(papersearch.Paper{ID: "n", Title: "T", Abstract: "A.", Authors: authors}))
 	papers, _, err := seeds.Collect(NewReader(strings.NewReader(file.String())))
-	want := []string{"María García", "Laurens van der Maaten", "Guy L. Steele Jr.", "Jo and Bo", "J. Smith", "A}@misc{y,", "Mausam", "others", "João P. Costeira"}
+	want := []string{"María García", "Laurens van der Maaten", "Guy L. Steele Jr.", "Jo and Bo", "J. Smith", "A}@misc{y,", "Mausam", "others", "João P. Costeira", "Jo Rock And Roll"}
 	if err != nil || len(papers) != 1 || !slices.Equal(papers[0].Authors, want) {
 		t.Errorf("read back %+v, %v, want %q, from\n%s", papers, err, want, file.String())
 	}
