@@ -2,6 +2,7 @@ package embed
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -112,11 +113,19 @@ func (l *Local) encodePacked(ctx context.Context, ids [][]int32, out [][]float32
 }
 
 // runPacks encodes packs of the waiting texts until none wait, skipping
-// those whose callers have given up.
+// those whose callers have given up. Before it takes a pack it yields the
+// processor once: on a busy machine the goroutines already runnable, among
+// them requests on their way to this packer, run first and their
+// questions join the pack; on an idle one the yield returns at once.
+// Without it a runner that finds its model idle starts a pack of the one
+// question that woke it, and the questions a moment behind wait for the
+// next (measured over 29,100 papers, 16 clients, on an Intel Xeon with
+// AMX: 1.7 questions a pack without the yield, 4.3 with it).
 func (l *Local) runPacks() {
 	p := &l.pack
 	var seqs []sequence
 	for {
+		runtime.Gosched()
 		p.mu.Lock()
 		var pack []*packedText
 		rows, n := 0, 0
