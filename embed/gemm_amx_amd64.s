@@ -633,7 +633,7 @@ step:
 	VZEROUPPER
 	RET
 
-// func gemmBF16AMX(kp int, a *uint16, lda int, b *uint16, c *float32, ldc int, blocks int, groups int)
+// func gemmBF16AMX(kp int, a *uint16, lda int, b *uint16, c *float32, ldc int, blocks int, groups int, last *float32)
 //
 // C[0:16·blocks][0:64·groups] = A · B over kp k pairs (a multiple of 16),
 // in float32 from bfloat16 operands, overwriting C: A rows converted by
@@ -641,8 +641,10 @@ step:
 // (gemm_bf16.go's layout, 64·kp uint16s each, consecutive), each panel
 // row of 32 columns loaded as two tiles of 16 (128 bytes apart); C rows
 // ldc floats apart. TDPBF16PS sums each pair's products in float32, as
-// VDPBF16PS does up to rounding.
-TEXT ·gemmBF16AMX(SB), NOSPLIT, $16-64
+// VDPBF16PS does up to rounding; a sum does not depend on the blocking.
+// The last block's rows of C go to last instead (ldc floats apart too)
+// unless it is nil: a block padded past A's rows, whose C rows are not C's.
+TEXT ·gemmBF16AMX(SB), NOSPLIT, $24-72
 	LEAQ amxcfg<>(SB), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
 	MOVQ lda+16(FP), DX
@@ -654,62 +656,185 @@ TEXT ·gemmBF16AMX(SB), NOSPLIT, $16-64
 	MOVQ $128, R14
 	MOVQ b+24(FP), DI
 	MOVQ c+32(FP), R9
-	MOVQ R9, cgroup-16(SP)
+	MOVQ R9, cpanel-16(SP)
+	MOVQ last+64(FP), R12
+	MOVQ R12, clast-24(SP)
 	MOVQ groups+56(FP), R11
+	SHLQ $1, R11
 	MOVQ R11, left-8(SP)
 
-bgroup:
+bpanel:
 	MOVQ a+8(FP), SI
-	MOVQ cgroup-16(SP), R9
+	MOVQ cpanel-16(SP), R9
 	MOVQ blocks+48(FP), R11
 
-bblock:
+bpair:
+	CMPQ R11, $2
+	JLT  bsingle
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // TILEZERO TMM3
 	MOVQ SI, AX
+	MOVQ DX, R13
+	SHLQ $4, R13
+	ADDQ SI, R13 // the second block's rows
 	MOVQ DI, BX
-	LEAQ (DI)(R8*1), R12
 	MOVQ kp+0(FP), CX
 	SHRQ $4, CX
 
-bstep:
+	CMPQ SI, a+8(FP)
+	JNE  bstep2
+	// The panel's first two blocks: the next panel is prefetched meanwhile.
+bfirst2:
+	PREFETCHT1 0(BX)(R8*1)
+	PREFETCHT1 64(BX)(R8*1)
+	PREFETCHT1 128(BX)(R8*1)
+	PREFETCHT1 192(BX)(R8*1)
+	PREFETCHT1 256(BX)(R8*1)
+	PREFETCHT1 320(BX)(R8*1)
+	PREFETCHT1 384(BX)(R8*1)
+	PREFETCHT1 448(BX)(R8*1)
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x10 // TILELOADD (AX)(DX*1), TMM4
-	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x33 // TILELOADD (BX)(R14*1), TMM5
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x52; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM5, TMM4, TMM0
-	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x74; BYTE $0x33; BYTE $0x40 // TILELOADD 64(BX)(R14*1), TMM6
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM6, TMM4, TMM1
-	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x3c; BYTE $0x34 // TILELOADD (R12)(R14*1), TMM7
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xd4 // TDPBF16PS TMM7, TMM4, TMM2
-	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x6c; BYTE $0x34; BYTE $0x40 // TILELOADD 64(R12)(R14*1), TMM5
-	BYTE $0xc4; BYTE $0xe2; BYTE $0x52; BYTE $0x5c; BYTE $0xdc // TDPBF16PS TMM5, TMM4, TMM3
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x6c; BYTE $0x15; BYTE $0x00 // TILELOADD (R13)(DX*1), TMM5
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x33 // TILELOADD (BX)(R14*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM6, TMM4, TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // TDPBF16PS TMM6, TMM5, TMM2
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x33; BYTE $0x40 // TILELOADD 64(BX)(R14*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM7, TMM4, TMM1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xdd // TDPBF16PS TMM7, TMM5, TMM3
 	ADDQ $64, AX
+	ADDQ $64, R13
 	ADDQ $2048, BX
-	ADDQ $2048, R12
 	DECQ CX
-	JNZ  bstep
+	JNZ  bfirst2
+	JMP  bstored2
 
+bstep2:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x10 // TILELOADD (AX)(DX*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x6c; BYTE $0x15; BYTE $0x00 // TILELOADD (R13)(DX*1), TMM5
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x33 // TILELOADD (BX)(R14*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM6, TMM4, TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // TDPBF16PS TMM6, TMM5, TMM2
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x33; BYTE $0x40 // TILELOADD 64(BX)(R14*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM7, TMM4, TMM1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xdd // TDPBF16PS TMM7, TMM5, TMM3
+	ADDQ $64, AX
+	ADDQ $64, R13
+	ADDQ $2048, BX
+	DECQ CX
+	JNZ  bstep2
+
+bstored2:
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, (R9)(R10*1)
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x11; BYTE $0x40 // TILESTORED TMM1, 64(R9)(R10*1)
-	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x94; BYTE $0x11; BYTE $0x80; BYTE $0x00; BYTE $0x00; BYTE $0x00 // TILESTORED TMM2, 128(R9)(R10*1)
-	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x9c; BYTE $0x11; BYTE $0xc0; BYTE $0x00; BYTE $0x00; BYTE $0x00 // TILESTORED TMM3, 192(R9)(R10*1)
-
-	// The next block of rows.
-	MOVQ DX, R12
-	SHLQ $4, R12
-	ADDQ R12, SI
 	MOVQ R10, R12
 	SHLQ $4, R12
-	ADDQ R12, R9
-	DECQ R11
-	JNZ  bblock
+	ADDQ R9, R12 // the second block's rows of C
+	CMPQ R11, $2
+	JNE  bstore2
+	CMPQ last+64(FP), $0
+	JEQ  bstore2
+	MOVQ clast-24(SP), R12 // the second is the last block, its rows to last
 
-	// The next group of panels.
-	LEAQ (DI)(R8*2), DI
-	ADDQ $256, cgroup-16(SP)
+bstore2:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x14 // TILESTORED TMM2, (R12)(R10*1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x5c; BYTE $0x14; BYTE $0x40 // TILESTORED TMM3, 64(R12)(R10*1)
+
+	// The next two blocks of rows.
+	MOVQ DX, R12
+	SHLQ $5, R12
+	ADDQ R12, SI
+	MOVQ R10, R12
+	SHLQ $5, R12
+	ADDQ R12, R9
+	SUBQ $2, R11
+	JMP  bpair
+
+bsingle:
+	TESTQ R11, R11
+	JZ   bnext
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	CMPQ last+64(FP), $0
+	JEQ  bfirst1
+	MOVQ clast-24(SP), R9 // the block alone is the last, its rows to last
+
+bfirst1:
+	MOVQ SI, AX
+	MOVQ DI, BX
+	MOVQ kp+0(FP), CX
+	SHRQ $4, CX
+
+	CMPQ blocks+48(FP), $1
+	JNE  bstep1
+	// The panel's only block: the next panel is prefetched meanwhile.
+bonly1:
+	PREFETCHT1 0(BX)(R8*1)
+	PREFETCHT1 64(BX)(R8*1)
+	PREFETCHT1 128(BX)(R8*1)
+	PREFETCHT1 192(BX)(R8*1)
+	PREFETCHT1 256(BX)(R8*1)
+	PREFETCHT1 320(BX)(R8*1)
+	PREFETCHT1 384(BX)(R8*1)
+	PREFETCHT1 448(BX)(R8*1)
+	PREFETCHT1 512(BX)(R8*1)
+	PREFETCHT1 576(BX)(R8*1)
+	PREFETCHT1 640(BX)(R8*1)
+	PREFETCHT1 704(BX)(R8*1)
+	PREFETCHT1 768(BX)(R8*1)
+	PREFETCHT1 832(BX)(R8*1)
+	PREFETCHT1 896(BX)(R8*1)
+	PREFETCHT1 960(BX)(R8*1)
+	PREFETCHT1 1024(BX)(R8*1)
+	PREFETCHT1 1088(BX)(R8*1)
+	PREFETCHT1 1152(BX)(R8*1)
+	PREFETCHT1 1216(BX)(R8*1)
+	PREFETCHT1 1280(BX)(R8*1)
+	PREFETCHT1 1344(BX)(R8*1)
+	PREFETCHT1 1408(BX)(R8*1)
+	PREFETCHT1 1472(BX)(R8*1)
+	PREFETCHT1 1536(BX)(R8*1)
+	PREFETCHT1 1600(BX)(R8*1)
+	PREFETCHT1 1664(BX)(R8*1)
+	PREFETCHT1 1728(BX)(R8*1)
+	PREFETCHT1 1792(BX)(R8*1)
+	PREFETCHT1 1856(BX)(R8*1)
+	PREFETCHT1 1920(BX)(R8*1)
+	PREFETCHT1 1984(BX)(R8*1)
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x10 // TILELOADD (AX)(DX*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x33 // TILELOADD (BX)(R14*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM6, TMM4, TMM0
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x33; BYTE $0x40 // TILELOADD 64(BX)(R14*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM7, TMM4, TMM1
+	ADDQ $64, AX
+	ADDQ $2048, BX
+	DECQ CX
+	JNZ  bonly1
+	JMP  bstored1
+
+bstep1:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x10 // TILELOADD (AX)(DX*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x33 // TILELOADD (BX)(R14*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM6, TMM4, TMM0
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x33; BYTE $0x40 // TILELOADD 64(BX)(R14*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM7, TMM4, TMM1
+	ADDQ $64, AX
+	ADDQ $2048, BX
+	DECQ CX
+	JNZ  bstep1
+
+bstored1:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, (R9)(R10*1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x11; BYTE $0x40 // TILESTORED TMM1, 64(R9)(R10*1)
+
+bnext:
+	// The next panel.
+	ADDQ R8, DI
+	ADDQ $128, cpanel-16(SP)
+	ADDQ $128, clast-24(SP)
 	DECQ left-8(SP)
-	JNZ  bgroup
+	JNZ  bpanel
 
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
 	RET

@@ -60,9 +60,11 @@ func TestBF16Kernel(t *testing.T) {
 	})
 	rng := rand.New(rand.NewPCG(5, 6))
 	for name, g := range kernels {
-		// The last are whole AMX blocks (16 rows, 64 columns, k a multiple of 32), alone and with ragged rows and columns.
-		for _, sh := range [][3]int{{1, 32, 2}, {12, 32, 384}, {13, 40, 3}, {25, 64, 384}, {7, 1536, 1536},
-			{16, 64, 32}, {33, 130, 384}, {17, 1152, 384}, {48, 384, 1536}, {16, 64, 33}} {
+		// The last are whole AMX blocks (16 rows, 64 columns, k a multiple of 32), alone and with ragged rows and columns:
+		// blocks in pairs and one alone, the last ragged or not.
+		for x, sh := range [][3]int{{1, 32, 2}, {12, 32, 384}, {13, 40, 3}, {25, 64, 384}, {7, 1536, 1536},
+			{16, 64, 32}, {33, 130, 384}, {17, 1152, 384}, {48, 384, 1536}, {16, 64, 33},
+			{64, 128, 64}, {70, 128, 384}, {83, 192, 64}, {94, 64, 32}} {
 			m, n, k := sh[0], sh[1], sh[2]
 			a := make([]float32, m*k)
 			w := make([]float32, n*k) // [n, k], as weights are stored
@@ -73,12 +75,23 @@ func TestBF16Kernel(t *testing.T) {
 				w[i] = float32(rng.NormFloat64() * 0.05)
 			}
 			kp := bf16Pairs(k)
-			ab := make([]uint16, m*2*kp)
+			// A with room past its rows to a whole block (as linear
+			// allocates it) or without; C with rows past its own that the
+			// product must leave alone.
+			ab := make([]uint16, m*2*kp, (m+15*(x%2))*2*kp)
 			rowsToBF16(ab, a, m, k, k)
 			wp := make([]uint16, bf16PackedLen(k, n))
 			packBF16NT(wp, n, k, w)
-			c := make([]float32, m*n)
-			g.mul(m, n, kp, ab, 2*kp, wp, c, n)
+			c := make([]float32, (m+16)*n)
+			for i := range c {
+				c[i] = -7
+			}
+			g.mul(m, n, kp, ab, 2*kp, wp, c[:m*n], n)
+			for i, v := range c[m*n:] {
+				if v != -7 {
+					t.Fatalf("%s %dx%dx%d: wrote %g past C's rows, at %d", name, m, n, k, v, i)
+				}
+			}
 			for i := range m {
 				for j := range n {
 					var want, mag float64

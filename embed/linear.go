@@ -60,7 +60,9 @@ func (l *linear) mul(s *scratch, x []float32, seq int, y []float32, gelu bool) {
 		width = bf16PanelWidth
 		kp := bf16Pairs(l.in)
 		if cap(s.xb) < seq*2*kp {
-			s.xb = make([]uint16, seq*2*kp)
+			// Room for rows up to a whole block of 16, which the AMX
+			// kernel reads past a ragged end rather than copy A.
+			s.xb = make([]uint16, (seq+15)/16*16*2*kp)
 		}
 		s.xb = s.xb[:seq*2*kp]
 		rowsToBF16(s.xb, x, seq, l.in, l.in)

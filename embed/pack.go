@@ -17,7 +17,7 @@ import (
 // EPYC Zen 4: bge-small-en-v1.5 4.0 → 3.3 ms a question, e5-small-v2
 // 3.2 → 2.3 ms. A question's vector is the same packed or alone
 // (bert.encode), on AMX too: every row of a product goes through the
-// tile unit, the rows past whole blocks zero-padded (amxTail), and a
+// tile unit, the rows past whole blocks padded to one (mulAMX), and a
 // tile's sums for a row do not depend on the rows beside it (measured on
 // an Intel Xeon with AMX: TestConcurrentQuestionsPacked, and
 // TestLocalModelsMatchReference's packed encodes).
