@@ -56,32 +56,24 @@ func attentionInput(k *kernels, qkv []float32, buf []uint16) []uint16 {
 // against float32's 42, at 64 even, at 128 259 against 329).
 const attendBF16Tokens = 64
 
-// attendPad is what attention's bf16 products pad their columns to for
-// AMX: the AMX kernel's groups of two panels. The second product's k (the
-// tokens) is padded to whole steps of its 16 k pairs; the first's is dh,
-// whole steps for heads of 32 and 64.
-const (
-	attendPad     = 2 * bf16PanelWidth
-	attendStepLen = 32
-)
+// attendStepLen is what the second product's k (the tokens) is padded
+// to: whole steps of the AMX kernel's 16 k pairs. The first's k is dh,
+// whole steps for heads of 32 and 64; both products' columns are padded
+// to whole panels, which every bf16 kernel takes.
+const attendStepLen = 32
 
 // attendBF16 is attend with both products in bfloat16 (float32 sums),
 // from qkv rounded to bf16: the queries are the first product's rows in
 // place, the keys and values are packed into its panels, the
 // probabilities are computed in float32 from float32 scores and rounded.
-// On AMX the keys' columns (one per token) and the values' (dh) are
-// padded with zeros to whole groups of two panels, and the tokens the
-// probabilities sum over to whole steps, so that every block goes
-// through the tile unit.
+// The keys' columns (one per token) and the values' (dh) are padded with
+// zeros to whole panels, and the tokens the probabilities sum over to
+// whole steps, so that on AMX every block goes through the tile unit.
 func (p *helper) attendBF16(qkvb []uint16, hd, dh, h, rows, seq int, scale float32, ctx []float32) {
 	ld := 3 * h
 	q, k, v := qkvb[hd*dh:], qkvb[h+hd*dh:], qkvb[2*h+hd*dh:]
-	pad := bf16PanelWidth
-	if p.gb.amx {
-		pad = attendPad
-	}
 	// scores = q·kᵀ, [rows, ls]; columns past seq are zero.
-	kp, ls := dh/2, roundUp(seq, pad)
+	kp, ls := dh/2, roundUp(seq, bf16PanelWidth)
 	p.kb = resize(p.kb, bf16PackedLen(dh, ls))
 	packBF16Keys(p.kb, kp, seq, k, ld)
 	p.scores = resize(p.scores, rows*ls)
@@ -96,7 +88,7 @@ func (p *helper) attendBF16(qkvb []uint16, hd, dh, h, rows, seq int, scale float
 		clear(p.pb[t*lk+seq : (t+1)*lk])
 	}
 	// ctx = probabilities·v, [rows, n], its first dh columns copied out.
-	n := roundUp(dh, pad)
+	n := roundUp(dh, bf16PanelWidth)
 	p.vb = resize(p.vb, bf16PackedLen(lk, n))
 	packBF16Values(p.vb, lk/2, seq, dh, v, ld)
 	p.cb = resize(p.cb, rows*n)
@@ -131,10 +123,22 @@ func packBF16Keys(dst []uint16, kp, seq int, keys []uint16, ld int) {
 func packBF16Values(dst []uint16, kp, seq, n int, values []uint16, ld int) {
 	clear(dst)
 	pl := 2 * kp * bf16PanelWidth
-	for t := range seq {
-		at := t/2*2*bf16PanelWidth + t%2
-		for j, x := range values[t*ld : t*ld+n] {
-			dst[j/bf16PanelWidth*pl+at+2*(j%bf16PanelWidth)] = x
+	for t := 0; t < seq; t += 2 {
+		v0 := values[t*ld : t*ld+n]
+		var v1 []uint16
+		if t+1 < seq {
+			v1 = values[(t+1)*ld : (t+1)*ld+n]
+		}
+		for c := 0; c < n; c += bf16PanelWidth {
+			row := dst[c/bf16PanelWidth*pl+t*bf16PanelWidth:][:2*bf16PanelWidth]
+			for j, x := range v0[c:min(c+bf16PanelWidth, n)] {
+				row[2*j] = x
+			}
+			if v1 != nil {
+				for j, x := range v1[c:min(c+bf16PanelWidth, n)] {
+					row[2*j+1] = x
+				}
+			}
 		}
 	}
 }

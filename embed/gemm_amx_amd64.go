@@ -78,43 +78,46 @@ func amxTail[E any](m, cols, rw int, a []E, lda int, c []float32, ldc int, tmpA 
 }
 
 // gemmBF16AMX is the AMX bfloat16 kernel over whole blocks of 16 rows and
-// groups of two panels, the last block's rows of C into last unless it is
-// nil (gemm_amx_amd64.s).
+// whole panels, the last block's rows of A from lastA and of C into lastC
+// unless they are nil (gemm_amx_amd64.s).
 //
 //go:noescape
-func gemmBF16AMX(kp int, a *uint16, lda int, b *uint16, c *float32, ldc int, blocks int, groups int, last *float32)
+func gemmBF16AMX(kp int, a *uint16, lda int, b *uint16, c *float32, ldc int, blocks int, panels int, lastA *uint16, lastC *float32)
 
 // amxPairs is the k pairs of one step of the bfloat16 kernel.
 const amxPairs = 16
 
 // mulAMX computes what the AMX kernel can of C [m, n] = A · B (see
-// gemmBF16.mul): every row, times the columns of whole groups of four
-// panels, when kp is whole steps; it returns those rows and columns (0, 0
-// when it computed nothing). Rows past the last whole block go through in
-// the same call, as a block padded with whatever follows them in A (A
-// copied to scratch first when its capacity ends sooner) whose C rows go
-// to scratch and the real ones are copied back: each panel of weights is
-// read once for all the rows, a pack of questions' ragged end included.
+// gemmBF16.mul): every row, times the columns of whole panels, when kp is
+// whole steps; it returns those rows and columns (0, 0 when it computed
+// nothing). Rows past the last whole block go through in the same call, as
+// a block padded with whatever follows them in A (or, where A's capacity
+// ends sooner, with their rows copied to scratch), its C rows to scratch
+// and the real ones copied back: each panel of weights is read once for
+// all the rows, a pack of questions' ragged end included.
 func (g *gemmBF16) mulAMX(m, n, kp int, a []uint16, lda int, bp []uint16, c []float32, ldc int) (rows, cols int) {
-	cols = n / amxCols * amxCols
+	cols = n / bf16PanelWidth * bf16PanelWidth
 	if !g.amx || kp%amxPairs != 0 || cols == 0 {
 		return 0, 0
 	}
 	blocks := (m + amxRows - 1) / amxRows
-	tail := m - (blocks-1)*amxRows
+	panels := cols / bf16PanelWidth
+	last := (blocks - 1) * amxRows
+	tail := m - last
 	if tail == amxRows {
-		gemmBF16AMX(kp, &a[0], lda, &bp[0], &c[0], ldc, blocks, cols/amxCols, nil)
+		gemmBF16AMX(kp, &a[0], lda, &bp[0], &c[0], ldc, blocks, panels, nil, nil)
 		return m, cols
 	}
-	if need := (blocks*amxRows-1)*lda + 2*kp; cap(a) < need {
-		g.tmpA = resize(g.tmpA, need)
-		copy(g.tmpA, a[:(m-1)*lda+2*kp])
-		clear(g.tmpA[(m-1)*lda+2*kp:])
-		a = g.tmpA
+	var lastA *uint16
+	if cap(a) < (blocks*amxRows-1)*lda+2*kp {
+		g.tmpA = resize(g.tmpA, (amxRows-1)*lda+2*kp)
+		for r := range tail {
+			copy(g.tmpA[r*lda:r*lda+2*kp], a[(last+r)*lda:])
+		}
+		lastA = &g.tmpA[0]
 	}
 	g.tmpC = resize(g.tmpC, (amxRows-1)*ldc+cols)
-	gemmBF16AMX(kp, &a[0], lda, &bp[0], &c[0], ldc, blocks, cols/amxCols, &g.tmpC[0])
-	last := (blocks - 1) * amxRows
+	gemmBF16AMX(kp, &a[0], lda, &bp[0], &c[0], ldc, blocks, panels, lastA, &g.tmpC[0])
 	for r := range tail {
 		copy(c[(last+r)*ldc:(last+r)*ldc+cols], g.tmpC[r*ldc:r*ldc+cols])
 	}

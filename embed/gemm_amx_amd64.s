@@ -633,18 +633,19 @@ step:
 	VZEROUPPER
 	RET
 
-// func gemmBF16AMX(kp int, a *uint16, lda int, b *uint16, c *float32, ldc int, blocks int, groups int, last *float32)
+// func gemmBF16AMX(kp int, a *uint16, lda int, b *uint16, c *float32, ldc int, blocks int, panels int, lastA *uint16, lastC *float32)
 //
-// C[0:16·blocks][0:64·groups] = A · B over kp k pairs (a multiple of 16),
+// C[0:16·blocks][0:32·panels] = A · B over kp k pairs (a multiple of 16),
 // in float32 from bfloat16 operands, overwriting C: A rows converted by
-// rowsToBF16, lda uint16s apart; B groups of two bf16 panels
-// (gemm_bf16.go's layout, 64·kp uint16s each, consecutive), each panel
+// rowsToBF16, lda uint16s apart; B bf16 panels (gemm_bf16.go's layout,
+// 64·kp uint16s each, consecutive), each panel
 // row of 32 columns loaded as two tiles of 16 (128 bytes apart); C rows
 // ldc floats apart. TDPBF16PS sums each pair's products in float32, as
 // VDPBF16PS does up to rounding; a sum does not depend on the blocking.
-// The last block's rows of C go to last instead (ldc floats apart too)
-// unless it is nil: a block padded past A's rows, whose C rows are not C's.
-TEXT ·gemmBF16AMX(SB), NOSPLIT, $24-72
+// The last block's rows of A are read from lastA instead, and its rows
+// of C go to lastC (lda and ldc apart too), each unless it is nil: a
+// block padded past A's rows, whose C rows are not C's.
+TEXT ·gemmBF16AMX(SB), NOSPLIT, $24-80
 	LEAQ amxcfg<>(SB), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
 	MOVQ lda+16(FP), DX
@@ -657,10 +658,9 @@ TEXT ·gemmBF16AMX(SB), NOSPLIT, $24-72
 	MOVQ b+24(FP), DI
 	MOVQ c+32(FP), R9
 	MOVQ R9, cpanel-16(SP)
-	MOVQ last+64(FP), R12
+	MOVQ lastC+72(FP), R12
 	MOVQ R12, clast-24(SP)
-	MOVQ groups+56(FP), R11
-	SHLQ $1, R11
+	MOVQ panels+56(FP), R11
 	MOVQ R11, left-8(SP)
 
 bpanel:
@@ -679,6 +679,13 @@ bpair:
 	MOVQ DX, R13
 	SHLQ $4, R13
 	ADDQ SI, R13 // the second block's rows
+	CMPQ R11, $2
+	JNE  bfrom2
+	CMPQ lastA+64(FP), $0
+	JEQ  bfrom2
+	MOVQ lastA+64(FP), R13 // the second is the last block, its rows from lastA
+
+bfrom2:
 	MOVQ DI, BX
 	MOVQ kp+0(FP), CX
 	SHRQ $4, CX
@@ -733,9 +740,9 @@ bstored2:
 	ADDQ R9, R12 // the second block's rows of C
 	CMPQ R11, $2
 	JNE  bstore2
-	CMPQ last+64(FP), $0
+	CMPQ lastC+72(FP), $0
 	JEQ  bstore2
-	MOVQ clast-24(SP), R12 // the second is the last block, its rows to last
+	MOVQ clast-24(SP), R12 // the second is the last block, its rows to lastC
 
 bstore2:
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x14 // TILESTORED TMM2, (R12)(R10*1)
@@ -756,12 +763,17 @@ bsingle:
 	JZ   bnext
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
-	CMPQ last+64(FP), $0
+	MOVQ SI, AX
+	CMPQ lastA+64(FP), $0
+	JEQ  bto1
+	MOVQ lastA+64(FP), AX // the block alone is the last, its rows from lastA
+
+bto1:
+	CMPQ lastC+72(FP), $0
 	JEQ  bfirst1
-	MOVQ clast-24(SP), R9 // the block alone is the last, its rows to last
+	MOVQ clast-24(SP), R9 // and to lastC
 
 bfirst1:
-	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ kp+0(FP), CX
 	SHRQ $4, CX

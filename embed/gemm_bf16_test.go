@@ -61,10 +61,10 @@ func TestBF16Kernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for name, g := range kernels {
 		// The last are whole AMX blocks (16 rows, 64 columns, k a multiple of 32), alone and with ragged rows and columns:
-		// blocks in pairs and one alone, the last ragged or not.
+		// blocks in pairs and one alone, the last ragged or not, panels odd and even.
 		for x, sh := range [][3]int{{1, 32, 2}, {12, 32, 384}, {13, 40, 3}, {25, 64, 384}, {7, 1536, 1536},
 			{16, 64, 32}, {33, 130, 384}, {17, 1152, 384}, {48, 384, 1536}, {16, 64, 33},
-			{64, 128, 64}, {70, 128, 384}, {83, 192, 64}, {94, 64, 32}} {
+			{64, 128, 64}, {70, 128, 384}, {83, 192, 64}, {94, 64, 32}, {19, 96, 64}, {40, 32, 256}, {230, 50, 32}} {
 			m, n, k := sh[0], sh[1], sh[2]
 			a := make([]float32, m*k)
 			w := make([]float32, n*k) // [n, k], as weights are stored

@@ -45,8 +45,8 @@ func (l *linear) forward(s *scratch, x []float32, seq int, y []float32) {
 }
 
 // splitCols is the columns a dense product's parts are whole multiples
-// of: the AMX kernels' groups (two bf16 panels, four int8 ones), and a
-// multiple of every panel width.
+// of: the int8 AMX kernel's groups of four panels (the bf16 one takes
+// whole panels), and a multiple of every panel width.
 const splitCols = 64
 
 // mul computes y = x·Wᵀ, without the bias, for seq rows of x, or
