@@ -197,7 +197,20 @@ func (ps *passes) run(x *index, j *scanJob) {
 	if ps.running < max(1, runtime.GOMAXPROCS(0)/2) {
 		ps.running++
 		ps.mu.Unlock()
-		x.scan([]*scanJob{j})
+		// Yield once before the pass begins, as a pack of questions does
+		// (embed's runPacks): on a busy machine the callers already
+		// runnable queue their jobs meanwhile and share this pass; on an
+		// idle one the yield returns at once.
+		runtime.Gosched()
+		ps.mu.Lock()
+		batch := append([]*scanJob{j}, ps.queue...)
+		ps.queue = nil
+		ps.mu.Unlock()
+		ps.shared.Add(int64(len(batch) - 1))
+		x.scan(batch)
+		for _, o := range batch[1:] {
+			close(o.done)
+		}
 		ps.next(x)
 		return
 	}
