@@ -173,11 +173,12 @@ type scanJob struct {
 }
 
 // passes runs the first passes of an index: one at once for each two
-// cores, each begun by the caller whose queries it scans; a caller that
-// finds them all running queues its job, and the next pass to end scans
-// every job queued meanwhile together, reading each row once for all of
-// them. Under load a pass that waits on memory so serves many queries
-// for about the price of one; alone, a query scans at once, as before.
+// cores, each begun by the caller whose queries it scans together with
+// the jobs queued while it yielded before beginning; a caller that finds
+// them all running queues its job, and the next pass to end scans every
+// job queued meanwhile together, reading each row once for all of them.
+// Under load a pass that waits on memory so serves many queries for
+// about the price of one; alone, a query scans at once.
 // Every queued job's caller holds the index's read lock until its job is
 // done, so the index does not change under a pass begun for others.
 type passes struct {
