@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -67,5 +68,30 @@ func TestConcurrentQuestionsPacked(t *testing.T) {
 		if _, err := l.Embed(gone, questions[:3]); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: a cancelled call: %v, want context.Canceled", name, err)
 		}
+	}
+}
+
+// TestRunnableQuestionsJoinThePack: questions whose callers are runnable
+// when a pack is about to be taken join it, rather than each waiting for
+// a pack of its own: the runner yields once first. On one processor the
+// callers run one after another, so without the yield the first question
+// would be encoded alone while the others wait.
+func TestRunnableQuestionsJoinThePack(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ctx := context.Background()
+	l := testLocalModel(t, "all-MiniLM-L6-v2")
+	const n = 8
+	before := l.pack.shared.Load()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if _, err := l.Embed(ctx, []string{fmt.Sprintf("sparse attention for long documents, case %d", i)}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if shared := l.pack.shared.Load() - before; shared < n/2 {
+		t.Errorf("%d of %d questions asked at once were packed with others, want at least %d", shared, n, n/2)
 	}
 }

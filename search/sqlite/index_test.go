@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -319,6 +320,42 @@ func TestIndexPassesTogether(t *testing.T) {
 	x.passes.mu.Unlock()
 	if n := x.passes.shared.Load(); n < int64(len(queries)) {
 		t.Errorf("%d queries were scanned in a pass shared with others, want at least %d", n, len(queries))
+	}
+}
+
+// TestIndexPassJoinsRunnableQueries: queries whose callers are runnable
+// when a pass is about to begin join it rather than each scanning alone
+// after it: the pass yields once first. On one processor the callers run
+// one after another, so without the yield every pass would be a single
+// query's.
+func TestIndexPassJoinsRunnableQueries(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ctx := context.Background()
+	x := newIndex(16, 10, 0)
+	fill(x, 300)
+	const n = 8
+	alone := make([][]storage.Candidate, n)
+	for i := range n {
+		var err error
+		if alone[i], err = x.nearest(ctx, storetest.RandomUnit(uint64(900+i), 16), 5, papersearch.Filter{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := x.passes.shared.Load()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := x.nearest(ctx, storetest.RandomUnit(uint64(900+i), 16), 5, papersearch.Filter{})
+			if err != nil || !slices.Equal(got, alone[i]) {
+				t.Errorf("query %d together: %v %v, alone %v", i, got, err, alone[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if shared := x.passes.shared.Load() - before; shared < n/2 {
+		t.Errorf("%d of %d queries runnable at once shared a pass, want at least %d", shared, n, n/2)
 	}
 }
 
