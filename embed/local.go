@@ -270,8 +270,8 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 	for i := range out {
 		out[i] = vector(flat, i)
 	}
-	pause := pauseOf(ctx)
-	if spans == nil && pause == nil && len(ids[order[0]]) <= packTokens {
+	newLane := laneOf(ctx)
+	if spans == nil && newLane == nil && len(ids[order[0]]) <= packTokens {
 		if err := l.encodePacked(ctx, ids, out); err != nil {
 			return nil, nil, err
 		}
@@ -299,13 +299,19 @@ func (l *Local) encode(ctx context.Context, ids [][]int32, spans [][][2]int) ([]
 	busy := l.busy.Add(int64(running))
 	defer l.busy.Add(-int64(running))
 	split := max(1, l.workers/int(busy))
-	if pause != nil {
+	if newLane != nil {
 		split = 1 // a background text waits for others; its parts would too
 	}
 	for w := 0; w < running; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var pause func()
+			if newLane != nil {
+				lane := newLane()
+				defer lane.Done()
+				pause = func() { lane.Wait(ctx) }
+			}
 			s, release := l.scratchFor(split, pause)
 			defer release()
 			seq := make([]sequence, 1)

@@ -34,7 +34,7 @@ func TestYieldingWaits(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		v, err := l.Embed(Yielding(context.Background(), wait), texts)
+		v, err := l.Embed(Yielding(context.Background(), waiting(wait)), texts)
 		done <- result{v, err}
 	}()
 	select {
@@ -60,7 +60,7 @@ func TestYieldingWaits(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	held := func(ctx context.Context) { <-ctx.Done() }
 	go func() {
-		_, err := l.Embed(Yielding(ctx, held), texts)
+		_, err := l.Embed(Yielding(ctx, waiting(held)), texts)
 		done <- result{nil, err}
 	}()
 	time.Sleep(50 * time.Millisecond)
@@ -72,5 +72,41 @@ func TestYieldingWaits(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a cancelled encode still waits")
+	}
+}
+
+// waitLane is a Lane that calls its func and holds nothing to give back.
+type waitLane func(context.Context)
+
+func (w waitLane) Wait(ctx context.Context) { w(ctx) }
+func (waitLane) Done()                      {}
+
+// waiting hands out lanes that call wait.
+func waiting(wait func(context.Context)) func() Lane {
+	return func() Lane { return waitLane(wait) }
+}
+
+// countedLane counts its waits and its Done calls.
+type countedLane struct{ waits, dones *atomic.Int64 }
+
+func (c countedLane) Wait(context.Context) { c.waits.Add(1) }
+func (c countedLane) Done()                { c.dones.Add(1) }
+
+// TestYieldingLanesEnd: each goroutine of a background encode takes a
+// lane of its own and says Done once when it ends, so that a lane's
+// giver can take back whatever it handed out.
+func TestYieldingLanesEnd(t *testing.T) {
+	l := testLocal(t)
+	var lanes, waits, dones atomic.Int64
+	ctx := Yielding(context.Background(), func() Lane {
+		lanes.Add(1)
+		return countedLane{&waits, &dones}
+	})
+	texts := []string{"Graph neural networks for molecules.", "A survey of retrieval-augmented generation.", "Sparse attention."}
+	if _, err := l.Embed(ctx, texts); err != nil {
+		t.Fatal(err)
+	}
+	if n := lanes.Load(); n < 1 || n > int64(len(texts)) || dones.Load() != n || waits.Load() == 0 {
+		t.Errorf("%d lanes, %d Done, %d waits: want each lane Done once, after waits", n, dones.Load(), waits.Load())
 	}
 }

@@ -2,6 +2,7 @@ package embedding
 
 import (
 	"log/slog"
+	"runtime"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -28,7 +29,7 @@ type Models struct {
 	roles     *roles.Classifier // labels abstracts' sentences
 	maxTokens int
 	observe   func(op string, d time.Duration, err error)
-	lanes     lanes // queries go first (see Foreground)
+	lanes     *lanes // queries go first (see Foreground)
 }
 
 // Options tune Models. The zero value is a working default.
@@ -120,7 +121,8 @@ func New(embedder embed.Embedder, opts Options) (*Models, error) {
 	}
 	return &Models{whole: byModel[0], docs: observed(docs), inContext: inContext, byModel: byModel,
 		queries: cache, roles: labeller, maxTokens: opts.MaxTokens, observe: opts.Observe,
-		breaker: newBreaker(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger)}, nil
+		breaker: newBreaker(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger),
+		lanes:   newLanes(runtime.GOMAXPROCS(0))}, nil
 }
 
 // List lists the models Embed answers for: the index's, and for a pair
