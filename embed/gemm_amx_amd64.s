@@ -693,7 +693,7 @@ bfrom2:
 	CMPQ SI, a+8(FP)
 	JNE  bstep2
 	// The panel's first two blocks: the next panel is prefetched meanwhile.
-bfirst2:
+bstep2pf:
 	PREFETCHT1 0(BX)(R8*1)
 	PREFETCHT1 64(BX)(R8*1)
 	PREFETCHT1 128(BX)(R8*1)
@@ -714,8 +714,8 @@ bfirst2:
 	ADDQ $64, R13
 	ADDQ $2048, BX
 	DECQ CX
-	JNZ  bfirst2
-	JMP  bstored2
+	JNZ  bstep2pf
+	JMP  bstep2done
 
 bstep2:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x10 // TILELOADD (AX)(DX*1), TMM4
@@ -732,7 +732,7 @@ bstep2:
 	DECQ CX
 	JNZ  bstep2
 
-bstored2:
+bstep2done:
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, (R9)(R10*1)
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x11; BYTE $0x40 // TILESTORED TMM1, 64(R9)(R10*1)
 	MOVQ R10, R12
@@ -781,7 +781,7 @@ bfirst1:
 	CMPQ blocks+48(FP), $1
 	JNE  bstep1
 	// The panel's only block: the next panel is prefetched meanwhile.
-bonly1:
+bstep1pf:
 	PREFETCHT1 0(BX)(R8*1)
 	PREFETCHT1 64(BX)(R8*1)
 	PREFETCHT1 128(BX)(R8*1)
@@ -822,8 +822,8 @@ bonly1:
 	ADDQ $64, AX
 	ADDQ $2048, BX
 	DECQ CX
-	JNZ  bonly1
-	JMP  bstored1
+	JNZ  bstep1pf
+	JMP  bstep1done
 
 bstep1:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x10 // TILELOADD (AX)(DX*1), TMM4
@@ -836,7 +836,7 @@ bstep1:
 	DECQ CX
 	JNZ  bstep1
 
-bstored1:
+bstep1done:
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, (R9)(R10*1)
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x11; BYTE $0x40 // TILESTORED TMM1, 64(R9)(R10*1)
 

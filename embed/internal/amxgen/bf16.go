@@ -83,37 +83,47 @@ func bf16KernelNamed(w *writer, name, label string, pfLines, pfSingle int) {
 	p("\tMOVQ kp+0(FP), CX")
 	p("\tSHRQ $4, CX")
 	p("")
-	prefetch := func(lines int) {
+	// steps writes a loop over the k steps of one block's rows or two
+	// (A in TMM4 and TMM5, from AX and R13) times the panel's halves
+	// (TMM6 and TMM7, from BX), prefetching lines of the next panel a step.
+	steps := func(loop string, blocks, lines int) {
+		p("%s:", loop)
 		for i := range lines {
 			p("\tPREFETCHT1 %d(BX)(R8*1)", 64*i)
 		}
-	}
-	step2 := func(loop string, lines int) {
-		p("%s:", loop)
-		prefetch(lines)
 		w.amx(tileloadd(4, mem{rAX, rDX, 0}))
-		w.amx(tileloadd(5, mem{r13, rDX, 0}))
-		w.amx(tileloadd(6, mem{rBX, r14, 0}))
-		w.amx(tdpbf16ps(0, 4, 6))
-		w.amx(tdpbf16ps(2, 5, 6))
-		w.amx(tileloadd(7, mem{rBX, r14, 64}))
-		w.amx(tdpbf16ps(1, 4, 7))
-		w.amx(tdpbf16ps(3, 5, 7))
+		if blocks == 2 {
+			w.amx(tileloadd(5, mem{r13, rDX, 0}))
+		}
+		for half := range 2 {
+			w.amx(tileloadd(6+half, mem{rBX, r14, 64 * half}))
+			w.amx(tdpbf16ps(half, 4, 6+half))
+			if blocks == 2 {
+				w.amx(tdpbf16ps(2+half, 5, 6+half))
+			}
+		}
 		p("\tADDQ $%d, AX", 4*pairs)
-		p("\tADDQ $%d, R13", 4*pairs)
+		if blocks == 2 {
+			p("\tADDQ $%d, R13", 4*pairs)
+		}
 		p("\tADDQ $%d, BX", 128*pairs)
 		p("\tDECQ CX")
 		p("\tJNZ  %s", loop)
 	}
-	p("\tCMPQ SI, a+8(FP)")
-	p("\tJNE  %sstep2", label)
-	p("\t// The panel's first two blocks: the next panel is prefetched meanwhile.")
-	step2(label+"first2", pfLines)
-	p("\tJMP  %sstored2", label)
-	p("")
-	step2(label+"step2", 0)
-	p("")
-	p("%sstored2:", label)
+	// loops writes the step loop twice: first prefetching the next panel,
+	// taken where the comparison cmp finds equal, then without.
+	loops := func(cmp, comment, name string, blocks, lines int) {
+		p("\t%s", cmp)
+		p("\tJNE  %s%s", label, name)
+		p("\t// %s", comment)
+		steps(label+name+"pf", blocks, lines)
+		p("\tJMP  %s%sdone", label, name)
+		p("")
+		steps(label+name, blocks, 0)
+		p("")
+		p("%s%sdone:", label, name)
+	}
+	loops("CMPQ SI, a+8(FP)", "The panel's first two blocks: the next panel is prefetched meanwhile.", "step2", 2, pfLines)
 	w.amx(tilestored(mem{r9, r10, 0}, 0))
 	w.amx(tilestored(mem{r9, r10, 64}, 1))
 	p("\tMOVQ R10, R12")
@@ -159,28 +169,7 @@ func bf16KernelNamed(w *writer, name, label string, pfLines, pfSingle int) {
 	p("\tMOVQ kp+0(FP), CX")
 	p("\tSHRQ $4, CX")
 	p("")
-	step1 := func(loop string, lines int) {
-		p("%s:", loop)
-		prefetch(lines)
-		w.amx(tileloadd(4, mem{rAX, rDX, 0}))
-		w.amx(tileloadd(6, mem{rBX, r14, 0}))
-		w.amx(tdpbf16ps(0, 4, 6))
-		w.amx(tileloadd(7, mem{rBX, r14, 64}))
-		w.amx(tdpbf16ps(1, 4, 7))
-		p("\tADDQ $%d, AX", 4*pairs)
-		p("\tADDQ $%d, BX", 128*pairs)
-		p("\tDECQ CX")
-		p("\tJNZ  %s", loop)
-	}
-	p("\tCMPQ blocks+48(FP), $1")
-	p("\tJNE  %sstep1", label)
-	p("\t// The panel's only block: the next panel is prefetched meanwhile.")
-	step1(label+"only1", pfSingle)
-	p("\tJMP  %sstored1", label)
-	p("")
-	step1(label+"step1", 0)
-	p("")
-	p("%sstored1:", label)
+	loops("CMPQ blocks+48(FP), $1", "The panel's only block: the next panel is prefetched meanwhile.", "step1", 1, pfSingle)
 	w.amx(tilestored(mem{r9, r10, 0}, 0))
 	w.amx(tilestored(mem{r9, r10, 64}, 1))
 	p("")
