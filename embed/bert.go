@@ -39,7 +39,7 @@ type bert struct {
 	cfg     bertConfig
 	plan    plan      // the kernels of its products on this CPU
 	choice  Choice    // its arithmetic and kernels, and why
-	wordEmb tensor    // [vocab, hidden], as the weights file holds it: a text reads only its words' rows
+	wordEmb wordTable // [vocab, hidden]: a text reads only its words' rows
 	posEmb  []float32 // [maxPositions, hidden]
 	typeEmb []float32 // [hidden], token type 0
 	embNorm layerNorm
@@ -93,8 +93,9 @@ func loadBERT(weights []byte, p Precision, exactFFNOut bool, given *measurement,
 	norm := func(prefix string) layerNorm {
 		return layerNorm{gamma: get(prefix+".weight", h), beta: get(prefix+".bias", h)}
 	}
-	m.wordEmb, err = f.tensor("embeddings.word_embeddings.weight", cfg.VocabSize, h)
+	words, err := f.tensor("embeddings.word_embeddings.weight", cfg.VocabSize, h)
 	errs = append(errs, err)
+	m.wordEmb = newWordTable(words, h)
 	m.posEmb = get("embeddings.position_embeddings.weight", cfg.MaxPositions, h)
 	if t := get("embeddings.token_type_embeddings.weight", 2, h); t != nil {
 		m.typeEmb = t[:h]

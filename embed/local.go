@@ -19,8 +19,9 @@ import (
 // scripts/convert_onnx_model.py), and the WordPiece vocabulary they share.
 // Each is a string, read where the binary maps it (see weightsOf): loading
 // copies none of it, and its pages are given back once the model's layers
-// are packed, so that only the rows of word embeddings that texts use
-// come back into memory.
+// are packed; a row of word embeddings is copied out the first time a text
+// uses its word, and the pages it brought back given back again (see
+// wordTable).
 var (
 	//go:embed model/all-minilm-l6-v2.f16.safetensors
 	miniLMWeights string
@@ -174,7 +175,7 @@ func NewLocalModel(name string, opts LocalOptions) (*Local, error) {
 		return nil, fmt.Errorf("load local model %s: %w", name, err)
 	}
 	// The layers are packed in memory of their own; the file's pages are
-	// read again only for the word embeddings of the words texts hold.
+	// read again only for a word's embeddings the first time a text holds it.
 	release(weights)
 	tok := opts.tokenizer
 	if tok == nil {

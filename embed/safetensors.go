@@ -91,7 +91,7 @@ func (f *tensorFile) tensor(name string, shape ...int) (tensor, error) {
 		}
 		if count > 0 && littleEndian && uintptr(unsafe.Pointer(&raw[0]))%2 == 0 {
 			// The file's own bytes, read where they lie: never written.
-			return tensor{h: unsafe.Slice((*uint16)(unsafe.Pointer(&raw[0])), count)}, nil
+			return tensor{h: unsafe.Slice((*uint16)(unsafe.Pointer(&raw[0])), count), mapped: true}, nil
 		}
 		h := make([]uint16, count)
 		for i := range h {
@@ -114,8 +114,9 @@ func (f *tensorFile) tensor(name string, shape ...int) (tensor, error) {
 // tensor holds a tensor's values as a file stores them: IEEE half values
 // in h, or float32 values in f.
 type tensor struct {
-	h []uint16
-	f []float32
+	h      []uint16
+	f      []float32
+	mapped bool // h is the file's own bytes, read where they lie
 }
 
 // row widens row i of t, a matrix of rows of len(dst) values, into dst,
