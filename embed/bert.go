@@ -270,6 +270,7 @@ func (m *bert) encode(seqs []sequence, s *scratch) {
 			}
 		}
 	}
+	m.wordEmb.giveBack()
 	m.embNorm.apply(s.x, h, eps)
 
 	heads := cfg.Heads
