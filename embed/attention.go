@@ -23,19 +23,13 @@ func (p *helper) attend(qkv []float32, qkvb []uint16, hd, dh, h, rows, seq int, 
 	packNT(p.kp, seq, dh, k, 3*h)
 	p.g.mul(rows, seq, dh, q, 3*h, p.kp, p.scores, seq)
 	for t := range rows {
-		p.sums[t] = expShifted(p.scores[t*seq:(t+1)*seq], scale)
+		p.sums[t] = 1 / expShifted(p.scores[t*seq:(t+1)*seq], scale)
 	}
 	// ctx = scores·v, [rows, dh], each row then divided by its sum
 	p.vp = resize(p.vp, packedLen(seq, dh))
 	packNN(p.vp, seq, dh, v, 3*h)
 	p.g.mul(rows, dh, seq, p.scores, seq, p.vp, ctx, h)
-	for t, sum := range p.sums {
-		row := ctx[t*h : t*h+dh]
-		inv := 1 / sum
-		for j := range row {
-			row[j] *= inv
-		}
-	}
+	scaleRows(ctx, h, ctx, h, p.sums, dh)
 }
 
 // attentionInput returns qkv rounded to bf16 into buf (grown) when k's
@@ -62,10 +56,17 @@ const attendBF16Tokens = 64
 // to whole panels, which every bf16 kernel takes.
 const attendStepLen = 32
 
+// attentionBF16Scheme names attendBF16's arithmetic in the embedding
+// cache's keys; change it with that arithmetic. (Before it, "bf16": the
+// probabilities were divided by their sum before they were rounded.)
+const attentionBF16Scheme = "bf16:exp-rounded"
+
 // attendBF16 is attend with both products in bfloat16 (float32 sums),
 // from qkv rounded to bf16: the queries are the first product's rows in
 // place, the keys and values are packed into its panels, the
-// probabilities are computed in float32 from float32 scores and rounded.
+// exponentials of the scores are computed in float32 and rounded, and the
+// context is divided by their sum (of the unrounded ones) afterwards, as
+// attend's float32 path does.
 // The keys' columns (one per token) and the values' (dh) are padded with
 // zeros to whole panels, and the tokens the probabilities sum over to
 // whole steps, so that on AMX every block goes through the tile unit.
@@ -78,24 +79,23 @@ func (p *helper) attendBF16(qkvb []uint16, hd, dh, h, rows, seq int, scale float
 	packBF16Keys(p.kb, kp, seq, k, ld)
 	p.scores = resize(p.scores, rows*ls)
 	p.gb.mul(rows, ls, kp, q, ld, p.kb, p.scores, ls)
-	// The probabilities in bf16, [rows, lk]: the exponentials divided by
-	// their sum as they are rounded; tokens past seq are zero.
+	// The exponentials in bf16, [rows, lk], rounded as they are computed;
+	// tokens past seq are zero.
 	lk := roundUp(seq, attendStepLen)
 	p.pb = resize(p.pb, rows*lk)
+	p.sums = resize(p.sums, rows)
 	for t := range rows {
-		row := p.scores[t*ls : t*ls+seq]
-		roundScaledBF16(p.pb[t*lk:t*lk+seq], row, 1/expShifted(row, scale))
+		p.sums[t] = 1 / expShiftedBF16(p.pb[t*lk:t*lk+seq], p.scores[t*ls:t*ls+seq], scale)
 		clear(p.pb[t*lk+seq : (t+1)*lk])
 	}
-	// ctx = probabilities·v, [rows, n], its first dh columns copied out.
+	// ctx = exponentials·v, [rows, n], its first dh columns divided by the
+	// row's sum into ctx.
 	n := roundUp(dh, bf16PanelWidth)
 	p.vb = resize(p.vb, bf16PackedLen(lk, n))
 	packBF16Values(p.vb, lk/2, seq, dh, v, ld)
 	p.cb = resize(p.cb, rows*n)
 	p.gb.mul(rows, n, lk/2, p.pb, lk, p.vb, p.cb, n)
-	for t := range rows {
-		copy(ctx[t*h:t*h+dh], p.cb[t*n:t*n+dh])
-	}
+	scaleRows(ctx, h, p.cb, n, p.sums, dh)
 }
 
 // packBF16Keys packs the keys of seq tokens (2·kp bf16 values each, rows

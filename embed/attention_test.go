@@ -59,7 +59,7 @@ func TestAttendBF16(t *testing.T) {
 }
 
 // attendBF16Definition is attendBF16 by its definition, in float64, and
-// for each value the most that the probabilities' rounding to bf16 may
+// for each value the most that the exponentials' rounding to bf16 may
 // move it where the float32 ones differ from math.Exp's in their last
 // bits: one bf16 step (at most 2⁻⁷ of each) flipped.
 func attendBF16Definition(qkv []float32, hd, dh, h, rows, seq int, scale float64) (out, slack []float64) {
@@ -84,7 +84,7 @@ func attendBF16Definition(qkv []float32, hd, dh, h, rows, seq int, scale float64
 			p := e / sum
 			for d := range dh {
 				v := bf(qkv[j*3*h+2*h+hd*dh+d])
-				out[i*dh+d] += bf(float32(p)) * v
+				out[i*dh+d] += bf(float32(e)) * v / sum // rounded before the division
 				slack[i*dh+d] += p / 128 * math.Abs(v)
 			}
 		}

@@ -194,7 +194,7 @@ type helper struct {
 	gb             gemmBF16
 	gi             gemmInt8
 	scores, kp, vp []float32 // one head's scores, keys and values (packed)
-	sums           []float32 // the sum of each row of its scores' exponentials
+	sums           []float32 // 1 over the sum of each row of its scores' exponentials
 	kb, pb, vb     []uint16  // in bf16 attention: keys (packed), probabilities, values (packed)
 	cb             []float32 // in bf16 attention: the context, its columns padded
 	owp, oy        []float32 // outlier weights, packed, and their product

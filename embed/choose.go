@@ -144,7 +144,11 @@ func (c Choice) cacheKey() string {
 	case c.FFNOut != "":
 		key += "+ffn-out-" + string(c.FFNOut)
 	}
-	if c.AttentionPrecision != "" {
+	switch c.AttentionPrecision {
+	case "":
+	case PrecisionBF16:
+		key += "+attention-" + attentionBF16Scheme
+	default:
 		key += "+attention-" + string(c.AttentionPrecision)
 	}
 	return key

@@ -68,6 +68,38 @@ func expShifted(row []float32, scale float32) float32 {
 	return expShiftedGo(row, scale)
 }
 
+// expShiftedBF16 is expShifted with the exponentials rounded to bfloat16
+// into dst[:len(row)], and the sum of the unrounded ones returned; row is
+// clobbered. With AVX-512 they are rounded as they are computed.
+func expShiftedBF16(dst []uint16, row []float32, scale float32) float32 {
+	if sum, ok := expShiftedBF16SIMD(dst, row, scale); ok {
+		return sum
+	}
+	sum := expShifted(row, scale)
+	roundBF16(dst[:len(row)], row)
+	return sum
+}
+
+// scaleRows sets the first width values of each of dst's rows (ldd
+// apart) to src's (lds apart) times mul's value for the row, one row for
+// each of mul, with SIMD where the CPU has it; dst and src may be the same.
+func scaleRows(dst []float32, ldd int, src []float32, lds int, mul []float32, width int) {
+	if len(mul) == 0 || width == 0 {
+		return
+	}
+	last := len(mul) - 1
+	_, _ = dst[last*ldd+width-1], src[last*lds+width-1]
+	if scaleRowsSIMD(dst, ldd, src, lds, mul, width) {
+		return
+	}
+	for r, m := range mul {
+		d := dst[r*ldd : r*ldd+width]
+		for j, x := range src[r*lds : r*lds+width] {
+			d[j] = x * m
+		}
+	}
+}
+
 // expShiftedGo is expShifted in Go, and the reference for the SIMD one.
 func expShiftedGo(row []float32, scale float32) float32 {
 	maxv := float32(math.Inf(-1))

@@ -27,7 +27,7 @@ func TestFastMath(t *testing.T) {
 	}
 }
 
-// TestElementwiseSIMD checks expShifted and gelu, AVX-512 or AVX2 where
+// TestElementwiseSIMD checks expShifted, expShiftedBF16 and gelu, AVX-512 or AVX2 where
 // the CPU has it, against their Go definitions on lengths that exercise
 // the full blocks and the tail, and on values past exp's range.
 func TestElementwiseSIMD(t *testing.T) {
@@ -55,6 +55,22 @@ func TestElementwiseSIMD(t *testing.T) {
 		}
 		if math.Abs(float64(gotSum)-sum) > 1e-5*sum || math.Abs(float64(gotSum-wantSum)) > 1e-5*sum || top != 1 {
 			t.Errorf("exp n=%d: sum %g (Go %g, of the values %g), largest %g, want 1", n, gotSum, wantSum, sum, top)
+		}
+
+		// Rounded to bf16 as they are computed: as the Go exponentials
+		// rounded, but where the two exps straddle a rounding boundary
+		// (one bf16 step), and nothing written past n.
+		bf := make([]uint16, n+1)
+		bf[n] = 0xbeef
+		bfSum := expShiftedBF16(bf[:n], append([]float32(nil), x...), 0.18)
+		for i, w := range want {
+			if d := int(bf[i]) - int(toBF16(w)); d < -1 || d > 1 {
+				t.Errorf("exp to bf16 n=%d [%d]: %#x, want %#x (%g)", n, i, bf[i], toBF16(w), w)
+				break
+			}
+		}
+		if math.Abs(float64(bfSum-wantSum)) > 1e-5*sum || bf[n] != 0xbeef {
+			t.Errorf("exp to bf16 n=%d: sum %g, want %g; past the end %#x", n, bfSum, wantSum, bf[n])
 		}
 
 		for i := range x {
@@ -120,6 +136,40 @@ func TestResidualNorm(t *testing.T) {
 				want := (v[j]-mean)/math.Sqrt(variance+1e-12)*float64(n.gamma[j]) + float64(n.beta[j])
 				if d := math.Abs(float64(got[r*h+j]) - want); d > 2e-5*math.Max(1, math.Abs(want)) {
 					t.Fatalf("h=%d row %d [%d]: %g, want %g", h, r, j, got[r*h+j], want)
+				}
+			}
+		}
+	}
+}
+
+// TestScaleRows: each row's first width values are the source's times the
+// row's multiplier, exactly, from another buffer or in place, and nothing
+// past a row's width is written, for widths of whole blocks of 16 and not.
+func TestScaleRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, width := range []int{1, 15, 16, 17, 32, 33, 64} {
+		const rows, ld = 3, 70
+		src := make([]float32, rows*ld)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64())
+		}
+		mul := []float32{0.5, -3, 1.0 / 7}
+		dst := make([]float32, rows*ld)
+		for i := range dst {
+			dst[i] = 42
+		}
+		inPlace := append([]float32(nil), src...)
+		scaleRows(dst, ld, src, ld, mul, width)
+		scaleRows(inPlace, ld, inPlace, ld, mul, width)
+		for r := range rows {
+			for j := range ld {
+				want, wantIn := float32(42), src[r*ld+j]
+				if j < width {
+					want = src[r*ld+j] * mul[r]
+					wantIn = want
+				}
+				if dst[r*ld+j] != want || inPlace[r*ld+j] != wantIn {
+					t.Fatalf("width %d row %d [%d]: %g and in place %g, want %g and %g", width, r, j, dst[r*ld+j], inPlace[r*ld+j], want, wantIn)
 				}
 			}
 		}

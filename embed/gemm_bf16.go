@@ -66,14 +66,10 @@ func packBF16Strided(dst []uint16, n, k int, b []float32, ldb int) {
 }
 
 // roundBF16 rounds x into dst[:len(x)], with SIMD where the CPU has it.
-func roundBF16(dst []uint16, x []float32) { roundScaledBF16(dst, x, 1) }
-
-// roundScaledBF16 rounds x·mul into dst[:len(x)], with SIMD where the CPU
-// has it.
-func roundScaledBF16(dst []uint16, x []float32, mul float32) {
-	if !rowToBF16SIMD(dst, x, mul) {
+func roundBF16(dst []uint16, x []float32) {
+	if !rowToBF16SIMD(dst, x) {
 		for i, v := range x {
-			dst[i] = toBF16(v * mul)
+			dst[i] = toBF16(v)
 		}
 	}
 }

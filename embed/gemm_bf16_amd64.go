@@ -14,23 +14,23 @@ var hasBF16 = hasAVX512 && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512BW
 //go:noescape
 func gemmBF16AVX512(kp int, a *uint16, lda int, b *uint16, c *float32, ldc int)
 
-// toBF16AVX512 rounds x[0:n]·mul to bfloat16 into dst[0:n]
+// toBF16AVX512 rounds x[0:n] to bfloat16 into dst[0:n]
 // (vecmath_amd64.s).
 //
 //go:noescape
-func toBF16AVX512(dst *uint16, x *float32, n int, mul float32)
+func toBF16AVX512(dst *uint16, x *float32, n int)
 
 func kernelBF16AVX512(kp int, a []uint16, lda int, b []uint16, c []float32, ldc int) {
 	gemmBF16AVX512(kp, &a[0], lda, &b[0], &c[0], ldc)
 }
 
-// rowToBF16SIMD rounds x·mul into dst[:len(x)] with AVX-512 and reports
+// rowToBF16SIMD rounds x into dst[:len(x)] with AVX-512 and reports
 // whether it did.
-func rowToBF16SIMD(dst []uint16, x []float32, mul float32) bool {
+func rowToBF16SIMD(dst []uint16, x []float32) bool {
 	if !hasAVX512 || len(x) == 0 {
 		return false
 	}
 	_ = dst[len(x)-1]
-	toBF16AVX512(&dst[0], &x[0], len(x), mul)
+	toBF16AVX512(&dst[0], &x[0], len(x))
 	return true
 }

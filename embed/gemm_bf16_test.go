@@ -41,13 +41,6 @@ func TestToBF16(t *testing.T) {
 		if n%2 == 0 && got[n] != 0xbeef {
 			t.Errorf("n=%d: wrote past the row", n)
 		}
-		// scaled as it is rounded, as attention's probabilities are
-		roundScaledBF16(got, x, 0.037)
-		for i, v := range x {
-			if got[i] != toBF16(v*0.037) {
-				t.Fatalf("n=%d: element %d scaled rounds to %#x, want %#x", n, i, got[i], toBF16(v*0.037))
-			}
-		}
 	}
 }
 

@@ -20,6 +20,14 @@ func dotInt8SIMD(a, b []int8) (int32, int) { return 0, 0 }
 // expShiftedSIMD handles nothing here; expShifted computes in Go.
 func expShiftedSIMD(row []float32, scale float32) (float32, bool) { return 0, false }
 
+// expShiftedBF16SIMD handles nothing here; expShiftedBF16 computes in Go.
+func expShiftedBF16SIMD(dst []uint16, row []float32, scale float32) (float32, bool) { return 0, false }
+
+// scaleRowsSIMD handles nothing here; scaleRows computes in Go.
+func scaleRowsSIMD(dst []float32, ldd int, src []float32, lds int, mul []float32, width int) bool {
+	return false
+}
+
 // biasGELUSIMD handles nothing here; biasGELU computes in Go.
 func biasGELUSIMD(x, b []float32) bool { return false }
 
@@ -29,8 +37,8 @@ func addSIMD(dst, src []float32) bool { return false }
 // residualNormSIMD handles nothing here; layerNorm.residual computes in Go.
 func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool { return false }
 
-// rowToBF16SIMD handles nothing here; roundScaledBF16 converts in Go.
-func rowToBF16SIMD(dst []uint16, x []float32, mul float32) bool { return false }
+// rowToBF16SIMD handles nothing here; roundBF16 converts in Go.
+func rowToBF16SIMD(dst []uint16, x []float32) bool { return false }
 
 // halvesSIMD handles nothing here; halvesToFloats widens in Go.
 func halvesSIMD(dst []float32, src []uint16) int { return 0 }

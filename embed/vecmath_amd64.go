@@ -8,7 +8,10 @@ import "golang.org/x/sys/cpu"
 var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 
 //go:noescape
-func expShiftedAVX512(row *float32, n int, scale float32) float32
+func expShiftedAVX512(row *float32, n int, scale float32, dst *uint16) float32
+
+//go:noescape
+func scaleRowsAVX512(dst *float32, ldd int, src *float32, lds int, mul *float32, rows, width int)
 
 //go:noescape
 func addAVX512(dst *float32, src *float32, n int, gelu bool)
@@ -21,11 +24,31 @@ func residualNormAVX512(x, y, b, gamma, beta *float32, h int, eps, invH float32)
 func expShiftedSIMD(row []float32, scale float32) (float32, bool) {
 	switch {
 	case hasAVX512 && len(row) > 0:
-		return expShiftedAVX512(&row[0], len(row), scale), true
+		return expShiftedAVX512(&row[0], len(row), scale, nil), true
 	case hasAVX2FMA && len(row) >= 8:
 		return expShiftedAVX2(row, scale), true
 	}
 	return 0, false
+}
+
+// expShiftedBF16SIMD computes expShiftedBF16 with AVX-512 and reports
+// whether it did.
+func expShiftedBF16SIMD(dst []uint16, row []float32, scale float32) (float32, bool) {
+	if !hasAVX512 || len(row) == 0 {
+		return 0, false
+	}
+	_ = dst[len(row)-1]
+	return expShiftedAVX512(&row[0], len(row), scale, &dst[0]), true
+}
+
+// scaleRowsSIMD computes scaleRows with AVX-512 and reports whether it
+// did; its caller has checked the bounds.
+func scaleRowsSIMD(dst []float32, ldd int, src []float32, lds int, mul []float32, width int) bool {
+	if !hasAVX512 {
+		return false
+	}
+	scaleRowsAVX512(&dst[0], ldd, &src[0], lds, &mul[0], len(mul), width)
+	return true
 }
 
 // biasGELUSIMD computes one row of biasGELU with SIMD and reports whether

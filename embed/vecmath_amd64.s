@@ -79,92 +79,137 @@ GLOBL vconst<>(SB), RODATA|NOPTR, $80
 	VPERMILPS     $0xb1, X0, X1; \
 	OP            X1, X0, X0
 
-// func expShiftedAVX512(row *float32, n int, scale float32) float32
+// TOBF16 rounds Z's 16 floats to bfloat16, to nearest even as toBF16
+// does, into Y (Z's low half), with 0x7fff in Z18 and 1 in Z19; T is
+// clobbered.
+#define TOBF16(Z, T, Y) \
+	VPSRLD  $16, Z, T; \
+	VPANDD  Z19, T, T; \
+	VPADDD  Z18, Z, Z; \
+	VPADDD  T, Z, Z; \
+	VPSRLD  $16, Z, Z; \
+	VPMOVDW Z, Y
+
+// func expShiftedAVX512(row *float32, n int, scale float32, dst *uint16) float32
 //
-// row[0:n] = e^(scale·(row[0:n] − max)), n ≥ 1, and returns their sum:
-// softmax(scale·row) but for the division by the sum, which the caller
-// folds into what it multiplies the row by. Two blocks of 16 at a time,
-// each with a sum of its own, so that the exponentials of one do not
-// wait on the other's.
-TEXT ·expShiftedAVX512(SB), NOSPLIT, $0-28
+// e^(scale·(row[0:n] − max)), n ≥ 1, into row[0:n] in place, or with dst
+// not nil rounded to bfloat16 into dst[0:n] (row only read), and returns
+// the sum of the exponentials before any rounding: softmax(scale·row) but
+// for the division by the sum, which the caller folds into what it
+// multiplies the row by. Two blocks of 16 at a time, each with a sum of its
+// own, so that the exponentials of one do not wait on the other's.
+TEXT ·expShiftedAVX512(SB), NOSPLIT, $0-36
 	MOVQ         row+0(FP), SI
 	MOVQ         n+8(FP), BX
 	VBROADCASTSS scale+16(FP), Z29
+	MOVQ         dst+24(FP), DI
 	LOADEXP
+	MOVL         $0x7fff, AX
+	VPBROADCASTD AX, Z18
+	MOVL         $1, AX
+	VPBROADCASTD AX, Z19
 	TAILMASK(BX)
 	MOVQ         BX, DX
 	SHRQ         $4, DX        // full blocks
 
 	// The maximum.
 	VBROADCASTSS vconst<>+76(SB), Z0
-	MOVQ         SI, DI
+	MOVQ         SI, R9
 	MOVQ         DX, R8
 	TESTQ        R8, R8
 	JZ           maxtail
 
 maxloop:
-	VMAXPS (DI), Z0, Z0
-	ADDQ   $64, DI
+	VMAXPS (R9), Z0, Z0
+	ADDQ   $64, R9
 	DECQ   R8
 	JNZ    maxloop
 
 maxtail:
 	VBROADCASTSS vconst<>+76(SB), Z1
-	VMOVUPS      (DI), K1, Z1   // merge: lanes past n stay -Inf
+	VMOVUPS      (R9), K1, Z1   // merge: lanes past n stay -Inf
 	VMAXPS       Z1, Z0, Z0
 	HREDUCE0(VMAXPS)
 	VBROADCASTSS X0, Z30        // max
 
-	// e^(scale·(x - max)) in place, and their sums.
+	// e^(scale·(x - max)), their sums, and the values stored.
 	VXORPS Z31, Z31, Z31
 	VXORPS Z6, Z6, Z6
-	MOVQ   SI, DI
 	MOVQ   DX, R8
 	SHRQ   $1, R8               // pairs of blocks
 	JZ     expone
 
 exploop:
-	VMOVUPS (DI), Z0
-	VMOVUPS 64(DI), Z3
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z3
 	VSUBPS  Z30, Z0, Z0
 	VSUBPS  Z30, Z3, Z3
 	VMULPS  Z29, Z0, Z0
 	VMULPS  Z29, Z3, Z3
 	EXP(Z0, Z1, Z2)
 	EXP(Z3, Z4, Z5)
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z3, 64(DI)
 	VADDPS  Z0, Z31, Z31
 	VADDPS  Z3, Z6, Z6
-	ADDQ    $128, DI
-	DECQ    R8
-	JNZ     exploop
+	TESTQ   DI, DI
+	JZ      pairinplace
+	TOBF16(Z0, Z1, Y0)
+	TOBF16(Z3, Z4, Y3)
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y3, 32(DI)
+	ADDQ    $64, DI
+	JMP     pairnext
+
+pairinplace:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z3, 64(SI)
+
+pairnext:
+	ADDQ $128, SI
+	DECQ R8
+	JNZ  exploop
 
 expone:
 	TESTQ   $1, DX
 	JZ      exptail
-	VMOVUPS (DI), Z0
+	VMOVUPS (SI), Z0
 	VSUBPS  Z30, Z0, Z0
 	VMULPS  Z29, Z0, Z0
 	EXP(Z0, Z1, Z2)
-	VMOVUPS Z0, (DI)
 	VADDPS  Z0, Z31, Z31
-	ADDQ    $64, DI
+	TESTQ   DI, DI
+	JZ      oneinplace
+	TOBF16(Z0, Z1, Y0)
+	VMOVDQU Y0, (DI)
+	ADDQ    $32, DI
+	JMP     onenext
+
+oneinplace:
+	VMOVUPS Z0, (SI)
+
+onenext:
+	ADDQ $64, SI
 
 exptail:
-	KORTESTW K1, K1
-	JZ       sum
-	VMOVUPS.Z (DI), K1, Z0
-	VSUBPS  Z30, Z0, Z0
-	VMULPS  Z29, Z0, Z0
+	KORTESTW  K1, K1
+	JZ        sum
+	VMOVUPS.Z (SI), K1, Z0
+	VSUBPS    Z30, Z0, Z0
+	VMULPS    Z29, Z0, Z0
 	EXP(Z0, Z1, Z2)
-	VMOVUPS Z0, K1, (DI)
-	VADDPS  Z0, Z6, K1, Z6
+	VADDPS    Z0, Z6, K1, Z6
+	TESTQ     DI, DI
+	JZ        tailinplace
+	TOBF16(Z0, Z1, Y0)
+	VMOVDQU16 Y0, K1, (DI)
+	JMP       sum
+
+tailinplace:
+	VMOVUPS Z0, K1, (SI)
 
 sum:
 	VADDPS       Z6, Z31, Z0
 	HREDUCE0(VADDPS)
-	VMOVSS       X0, ret+24(FP)
+	VMOVSS       X0, ret+32(FP)
 	VZEROUPPER
 	RET
 
@@ -318,52 +363,85 @@ affine:
 	VZEROUPPER
 	RET
 
-// func toBF16AVX512(dst *uint16, x *float32, n int, mul float32)
+// func toBF16AVX512(dst *uint16, x *float32, n int)
 //
-// dst[0:n] = x[0:n]·mul rounded to bfloat16, ties to even, as toBF16:
-// add 0x7fff plus the lowest kept bit, keep the high 16 bits (VPMOVDW).
-// (mul = 1 leaves x exact.)
-TEXT ·toBF16AVX512(SB), NOSPLIT, $0-28
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ n+16(FP), BX
-	VBROADCASTSS mul+24(FP), Z29
-	MOVL $0x7fff, AX
-	VPBROADCASTD AX, Z30
-	MOVL $1, AX
-	VPBROADCASTD AX, Z31
+// dst[0:n] = x[0:n] rounded to bfloat16, ties to even, as toBF16 (TOBF16).
+TEXT ·toBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), BX
+	MOVL         $0x7fff, AX
+	VPBROADCASTD AX, Z18
+	MOVL         $1, AX
+	VPBROADCASTD AX, Z19
 	TAILMASK(BX)
-	SHRQ $4, BX
-	TESTQ BX, BX
-	JZ   tail
+	SHRQ         $4, BX
+	TESTQ        BX, BX
+	JZ           tail
 
 loop:
-	VMULPS    (SI), Z29, Z0
-	VPSRLD    $16, Z0, Z1
-	VPANDD    Z31, Z1, Z1
-	VPADDD    Z30, Z0, Z0
-	VPADDD    Z1, Z0, Z0
-	VPSRLD    $16, Z0, Z0
-	VPMOVDW   Z0, Y0 // to a register: Zen 4 runs VPMOVDW to memory slowly
-	VMOVDQU   Y0, (DI)
-	ADDQ      $64, SI
-	ADDQ      $32, DI
-	DECQ      BX
-	JNZ       loop
+	VMOVUPS (SI), Z0
+	TOBF16(Z0, Z1, Y0) // VPMOVDW to a register: Zen 4 runs it to memory slowly
+	VMOVDQU Y0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $32, DI
+	DECQ    BX
+	JNZ     loop
 
 tail:
-	KORTESTW K1, K1
-	JZ       done
-	VMOVDQU32.Z (SI), K1, Z0
-	VMULPS    Z29, Z0, Z0
-	VPSRLD    $16, Z0, Z1
-	VPANDD    Z31, Z1, Z1
-	VPADDD    Z30, Z0, Z0
-	VPADDD    Z1, Z0, Z0
-	VPSRLD    $16, Z0, Z0
-	VPMOVDW   Z0, Y0
+	KORTESTW  K1, K1
+	JZ        done
+	VMOVUPS.Z (SI), K1, Z0
+	TOBF16(Z0, Z1, Y0)
 	VMOVDQU16 Y0, K1, (DI)
 
 done:
+	VZEROUPPER
+	RET
+
+// func scaleRowsAVX512(dst *float32, ldd int, src *float32, lds int, mul *float32, rows, width int)
+//
+// dst[r·ldd + j] = src[r·lds + j]·mul[r] for r < rows (≥ 1), j < width
+// (≥ 1); dst and src may be the same.
+TEXT ·scaleRowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R10
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R11
+	MOVQ mul+32(FP), DX
+	MOVQ rows+40(FP), R8
+	MOVQ width+48(FP), BX
+	SHLQ $2, R10
+	SHLQ $2, R11
+	TAILMASK(BX)
+	SHRQ $4, BX                 // full blocks a row
+
+row:
+	VBROADCASTSS (DX), Z1
+	XORQ         R9, R9
+	MOVQ         BX, R12
+	TESTQ        R12, R12
+	JZ           rowtail
+
+block:
+	VMULPS  (SI)(R9*1), Z1, Z0
+	VMOVUPS Z0, (DI)(R9*1)
+	ADDQ    $64, R9
+	DECQ    R12
+	JNZ     block
+
+rowtail:
+	KORTESTW  K1, K1
+	JZ        next
+	VMOVUPS.Z (SI)(R9*1), K1, Z0
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)(R9*1)
+
+next:
+	ADDQ R10, DI
+	ADDQ R11, SI
+	ADDQ $4, DX
+	DECQ R8
+	JNZ  row
 	VZEROUPPER
 	RET
