@@ -102,12 +102,17 @@ func (p *helper) attendBF16(qkvb []uint16, hd, dh, h, rows, seq int, scale float
 // ld apart, at an even place), as B = keysᵀ, into bf16 panels of kp pairs
 // (gemm_bf16.go's layout, as many panels as fit in dst): a key's pair p is
 // the dword of its column in the panel's row p, moved whole. Columns past
-// seq are zero.
+// seq are zero. Keys of 16 pairs go 16 at a time through AVX-512 where the
+// CPU has it (packKeysSIMD), as a transpose.
 func packBF16Keys(dst []uint16, kp, seq int, keys []uint16, ld int) {
 	clear(dst)
 	d, k := dwords(dst), dwords(keys[:(seq-1)*ld+2*kp])
 	pl, ldd := kp*bf16PanelWidth, ld/2
-	for j := range seq {
+	from := 0 // the first token not packed yet
+	if packKeysSIMD(dst, kp, seq/16, keys, ld) {
+		from = seq / 16 * 16
+	}
+	for j := from; j < seq; j++ {
 		row := k[j*ldd : j*ldd+kp]
 		col := d[j/bf16PanelWidth*pl+j%bf16PanelWidth:]
 		for p, x := range row {
@@ -119,11 +124,16 @@ func packBF16Keys(dst []uint16, kp, seq int, keys []uint16, ld int) {
 // packBF16Values packs B = values [seq, n] (bf16, rows ld apart) into
 // bf16 panels of kp pairs (as many as fit in dst): tokens 2p and 2p+1's
 // values j are the halves of column j's dword in its panel's row p. Pairs
-// past seq and columns past n are zero.
+// past seq and columns past n are zero. Whole pairs go through AVX-512 BW
+// where the CPU has it and n is whole panels (packValuesSIMD).
 func packBF16Values(dst []uint16, kp, seq, n int, values []uint16, ld int) {
 	clear(dst)
 	pl := 2 * kp * bf16PanelWidth
-	for t := 0; t < seq; t += 2 {
+	from := 0 // the first token not packed yet
+	if packValuesSIMD(dst, pl, seq/2, n, values, ld) {
+		from = seq / 2 * 2
+	}
+	for t := from; t < seq; t += 2 {
 		v0 := values[t*ld : t*ld+n]
 		var v1 []uint16
 		if t+1 < seq {

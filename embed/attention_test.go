@@ -162,14 +162,17 @@ func TestAttendShortInFloat32(t *testing.T) {
 // pair of its two tokens; what lies past the tokens and columns is zero.
 func TestPackBF16KeysAndValues(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, sh := range [][3]int{{1, 32, 16}, {7, 32, 16}, {230, 32, 128}, {64, 70, 32}, {3, 100, 2}} {
-		seq, n, kp := sh[0], sh[1], sh[2]
+	// seq tokens, n values a token, kp pairs of tokens (values) and kk
+	// pairs of values (keys); heads of 32 (kk 16) take the SIMD paths
+	for _, sh := range [][4]int{{1, 32, 16, 16}, {7, 32, 16, 16}, {230, 32, 128, 16}, {16, 32, 8, 16}, {47, 40, 24, 16},
+		{100, 34, 50, 16}, {9, 64, 8, 32}, {64, 70, 32, 32}, {3, 100, 2, 2}} {
+		seq, n, kp, kk := sh[0], sh[1], sh[2], sh[3]
 		ld := n + 4 - n%2 // rows wider than n, at even places as in qkv
 		b := make([]uint16, seq*ld)
 		for i := range b {
 			b[i] = uint16(r.Uint32())
 		}
-		at := func(dst []uint16, pn, p, c, e int) uint16 {
+		at := func(dst []uint16, kp, pn, p, c, e int) uint16 {
 			return dst[pn*2*kp*bf16PanelWidth+p*2*bf16PanelWidth+2*c+e]
 		}
 		garbage := func(n int) []uint16 {
@@ -191,21 +194,21 @@ func TestPackBF16KeysAndValues(t *testing.T) {
 						if tok < seq && col < n {
 							want = b[tok*ld+col]
 						}
-						if got := at(dst, pn, p, c, e); got != want {
+						if got := at(dst, kp, pn, p, c, e); got != want {
 							t.Fatalf("values %dx%d kp %d: token %d dimension %d packed as %#x, want %#x", seq, n, kp, tok, col, got, want)
 						}
 					}
 				}
 			}
 		}
-		// keys: seq keys of 2·kp values (n ≥ 2·kp where this is run), B = keysᵀ
-		if n < 2*kp {
+		// keys: seq keys of 2·kk values (n ≥ 2·kk where this is run), B = keysᵀ
+		if n < 2*kk {
 			continue
 		}
-		dst = garbage(bf16PackedLen(2*kp, seq))
-		packBF16Keys(dst, kp, seq, b, ld)
-		for pn := range len(dst) / (2 * kp * bf16PanelWidth) {
-			for p := range kp {
+		dst = garbage(bf16PackedLen(2*kk, seq))
+		packBF16Keys(dst, kk, seq, b, ld)
+		for pn := range len(dst) / (2 * kk * bf16PanelWidth) {
+			for p := range kk {
 				for c := range bf16PanelWidth {
 					for e := range 2 {
 						tok := pn*bf16PanelWidth + c
@@ -213,8 +216,8 @@ func TestPackBF16KeysAndValues(t *testing.T) {
 						if tok < seq {
 							want = b[tok*ld+2*p+e]
 						}
-						if got := at(dst, pn, p, c, e); got != want {
-							t.Fatalf("keys %d of %d: token %d value %d packed as %#x, want %#x", seq, 2*kp, tok, 2*p+e, got, want)
+						if got := at(dst, kk, pn, p, c, e); got != want {
+							t.Fatalf("keys %d of %d: token %d value %d packed as %#x, want %#x", seq, 2*kk, tok, 2*p+e, got, want)
 						}
 					}
 				}

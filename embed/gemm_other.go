@@ -28,6 +28,12 @@ func scaleRowsSIMD(dst []float32, ldd int, src []float32, lds int, mul []float32
 	return false
 }
 
+// packKeysSIMD packs nothing here; packBF16Keys packs in Go.
+func packKeysSIMD(dst []uint16, kp, groups int, keys []uint16, ld int) bool { return false }
+
+// packValuesSIMD packs nothing here; packBF16Values packs in Go.
+func packValuesSIMD(dst []uint16, pl, pairs, n int, values []uint16, ld int) bool { return false }
+
 // biasGELUSIMD handles nothing here; biasGELU computes in Go.
 func biasGELUSIMD(x, b []float32) bool { return false }
 
