@@ -57,9 +57,11 @@ const attendBF16Tokens = 64
 const attendStepLen = 32
 
 // attentionBF16Scheme names attendBF16's arithmetic in the embedding
-// cache's keys; change it with that arithmetic. (Before it, "bf16": the
-// probabilities were divided by their sum before they were rounded.)
-const attentionBF16Scheme = "bf16:exp-rounded"
+// cache's keys; change it with that arithmetic: the exponentials by a
+// polynomial of degree 4 (EXP4), rounded before the division by their
+// sum. (Before it, "bf16": degree 6, the probabilities divided by their
+// sum before they were rounded.)
+const attentionBF16Scheme = "bf16:exp4-rounded"
 
 // attendBF16 is attend with both products in bfloat16 (float32 sums),
 // from qkv rounded to bf16: the queries are the first product's rows in
