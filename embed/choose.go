@@ -54,6 +54,10 @@ type kernels struct {
 	// int8AMX and bf16AMX send an int8 or bf16 product's whole blocks to
 	// the AMX kernel.
 	int8AMX, bf16AMX bool
+	// fusedOutliers lets an int8 product add its outlier channels' share
+	// in one pass (outlierProductSIMD), where f32 sums as that pass does:
+	// from zero, by FMA.
+	fusedOutliers bool
 }
 
 // use sets h's products to the kernels of k.

@@ -154,6 +154,7 @@ func simdKernels() []kernels {
 	with := func(a arithmetic, name string) kernels {
 		k := fp
 		k.arith, k.name = a, name
+		k.fusedOutliers = a == arithInt8 // every SIMD f32 kernel sums by FMA
 		return k
 	}
 	if hasAMXBF16 {

@@ -224,9 +224,7 @@ const outlierRatio = 6
 func outliers(dst []int, peak []float32, x []float32, m, k int) []int {
 	start := len(dst)
 	clear(peak)
-	for r := range m {
-		absMax(peak, x[r*k:(r+1)*k])
-	}
+	absMax(peak, x, m, k)
 	var sum float32
 	for _, v := range peak {
 		sum += v
@@ -254,10 +252,15 @@ func outliers(dst []int, peak []float32, x []float32, m, k int) []int {
 	return dst
 }
 
-// absMax sets peak[i] to the larger of peak[i] and |x[i]|.
-func absMax(peak, x []float32) {
-	for i := absMaxSIMD(peak, x); i < len(x); i++ {
-		peak[i] = max(peak[i], float32(math.Abs(float64(x[i]))))
+// absMax sets peak[i] to the largest of peak[i] and |x[r·k+i]| over the m
+// rows of x (k wide, contiguous).
+func absMax(peak, x []float32, m, k int) {
+	done := absMaxSIMD(peak, x, m, k)
+	for r := range m {
+		row := x[r*k : (r+1)*k]
+		for i := done; i < k; i++ {
+			peak[i] = max(peak[i], float32(math.Abs(float64(row[i]))))
+		}
 	}
 }
 
@@ -268,7 +271,17 @@ func absMax(peak, x []float32) {
 // columns j·16 .. j·16+15. Columns past n are zero.
 func packInt8Columns(dst []float32, bp []byte, k, n int, chans []int) {
 	kq, pl, c := int8Quads(k), int8PanelLen(k), len(chans)
-	for j := 0; j*panelWidth < n; j++ {
+	whole := n / panelWidth
+	if whole > 0 {
+		done := true
+		for i, ch := range chans {
+			done = done && dequantColumnsSIMD(dst[i*panelWidth:], c*panelWidth, bp, k, ch, whole)
+		}
+		if !done {
+			whole = 0
+		}
+	}
+	for j := whole; j*panelWidth < n; j++ {
 		panel := bp[j*pl : (j+1)*pl]
 		scales := panel[64*kq+4*panelWidth:][:4*panelWidth]
 		cols := min(panelWidth, n-j*panelWidth)

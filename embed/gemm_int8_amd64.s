@@ -8,6 +8,22 @@ DATA ones16<>+16(SB)/8, $0x0001000100010001
 DATA ones16<>+24(SB)/8, $0x0001000100010001
 GLOBL ones16<>(SB), RODATA|NOPTR, $32
 
+// MINMAXREDUCE leaves in X0's first lane the least of Y0's eight and in
+// X1's the greatest of Y1's, using X2.
+#define MINMAXREDUCE \
+	VEXTRACTF128 $1, Y0, X2; \
+	VMINPS       X2, X0, X0; \
+	VPERMILPS    $0x4e, X0, X2; \
+	VMINPS       X2, X0, X0; \
+	VPERMILPS    $0xb1, X0, X2; \
+	VMINPS       X2, X0, X0; \
+	VEXTRACTF128 $1, Y1, X2; \
+	VMAXPS       X2, X1, X1; \
+	VPERMILPS    $0x4e, X1, X2; \
+	VMAXPS       X2, X1, X1; \
+	VPERMILPS    $0xb1, X1, X2; \
+	VMAXPS       X2, X1, X1
+
 // QROW multiplies one k quad of A's row at (REG)(BX*1), broadcast into Y2,
 // by the panel's 16 columns (Y0, Y1) and adds the int32 sums to the row's
 // accumulators ACC0, ACC1. The pair sums never saturate: weights are
@@ -141,18 +157,7 @@ mloop:
 	JNZ     mloop
 
 reduce:
-	VEXTRACTF128 $1, Y0, X2
-	VMINPS       X2, X0, X0
-	VPERMILPS    $0x4e, X0, X2
-	VMINPS       X2, X0, X0
-	VPERMILPS    $0xb1, X0, X2
-	VMINPS       X2, X0, X0
-	VEXTRACTF128 $1, Y1, X2
-	VMAXPS       X2, X1, X1
-	VPERMILPS    $0x4e, X1, X2
-	VMAXPS       X2, X1, X1
-	VPERMILPS    $0xb1, X1, X2
-	VMAXPS       X2, X1, X1
+	MINMAXREDUCE
 	VMOVSS       X0, lo+16(FP)
 	VMOVSS       X1, hi+20(FP)
 	VZEROUPPER
@@ -183,5 +188,251 @@ aloop:
 	ADDQ    $32, DI
 	DECQ    CX
 	JNZ     aloop
+	VZEROUPPER
+	RET
+
+// func quantRowAVX512(dst *byte, x *float32, n int, inv, zf float32)
+//
+// quantRowAVX2's codes, 16 at a time, for n a positive multiple of 16:
+// negative sums go to 0 before VPMOVUSDB saturates the rest at 255, as
+// VPACKSSDW then VPACKUSWB clamp them.
+TEXT ·quantRowAVX512(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS inv+24(FP), Z1
+	VBROADCASTSS zf+28(FP), Z2
+	VPXORD       Z3, Z3, Z3
+	SHRQ         $4, CX
+
+q512loop:
+	VMULPS    (SI), Z1, Z0
+	VADDPS    Z2, Z0, Z0
+	VCVTPS2DQ Z0, Z0
+	VPMAXSD   Z3, Z0, Z0
+	VPMOVUSDB Z0, (DI)
+	ADDQ      $64, SI
+	ADDQ      $16, DI
+	DECQ      CX
+	JNZ       q512loop
+	VZEROUPPER
+	RET
+
+// func minMaxAVX512(x *float32, n int) (lo, hi float32)
+//
+// The least and greatest of x[0:n], n a positive multiple of 32, in two
+// pairs of accumulators.
+TEXT ·minMaxAVX512(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z2
+	VMOVAPS Z0, Z1
+	VMOVAPS Z2, Z3
+	ADDQ    $128, SI
+	SUBQ    $32, CX
+	JZ      mm512reduce
+
+mm512loop:
+	VMOVUPS (SI), Z4
+	VMOVUPS 64(SI), Z5
+	VMINPS  Z4, Z0, Z0
+	VMAXPS  Z4, Z1, Z1
+	VMINPS  Z5, Z2, Z2
+	VMAXPS  Z5, Z3, Z3
+	ADDQ    $128, SI
+	SUBQ    $32, CX
+	JNZ     mm512loop
+
+mm512reduce:
+	VMINPS        Z2, Z0, Z0
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF32X8 $1, Z0, Y2
+	VMINPS        Y2, Y0, Y0
+	VEXTRACTF32X8 $1, Z1, Y3
+	VMAXPS        Y3, Y1, Y1
+	MINMAXREDUCE
+	VMOVSS        X0, lo+16(FP)
+	VMOVSS        X1, hi+20(FP)
+	VZEROUPPER
+	RET
+
+// func absMaxRowsAVX512(peak, x *float32, n, ld, rows int)
+//
+// peak[i] = max(peak[i], |x[r·ld+i]|) over rows r < rows (positive), for
+// i < n, n a positive multiple of 16: each block of columns kept in
+// registers down the rows, four blocks at a time while n allows.
+TEXT ·absMaxRowsAVX512(SB), NOSPLIT, $0-40
+	MOVQ         peak+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), R10
+	MOVQ         ld+24(FP), R8
+	MOVQ         rows+32(FP), R9
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	SHLQ         $2, R8  // a row's bytes
+	SHLQ         $2, R10 // bytes of columns left
+
+am4:
+	CMPQ    R10, $256
+	JLT     am1
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VMOVUPS 128(DI), Z2
+	VMOVUPS 192(DI), Z3
+	MOVQ    SI, R11
+	MOVQ    R9, CX
+
+am4rows:
+	VANDPS (R11), Z31, Z4
+	VANDPS 64(R11), Z31, Z5
+	VANDPS 128(R11), Z31, Z6
+	VANDPS 192(R11), Z31, Z7
+	VMAXPS Z4, Z0, Z0
+	VMAXPS Z5, Z1, Z1
+	VMAXPS Z6, Z2, Z2
+	VMAXPS Z7, Z3, Z3
+	ADDQ   R8, R11
+	DECQ   CX
+	JNZ    am4rows
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $256, DI
+	ADDQ    $256, SI
+	SUBQ    $256, R10
+	JMP     am4
+
+am1:
+	TESTQ   R10, R10
+	JZ      amdone
+	VMOVUPS (DI), Z0
+	MOVQ    SI, R11
+	MOVQ    R9, CX
+
+am1rows:
+	VANDPS (R11), Z31, Z4
+	VMAXPS Z4, Z0, Z0
+	ADDQ   R8, R11
+	DECQ   CX
+	JNZ    am1rows
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	ADDQ    $64, SI
+	SUBQ    $64, R10
+	JMP     am1
+
+amdone:
+	VZEROUPPER
+	RET
+
+// func dequantPanelsAVX512(dst *float32, ldd int, codes, scales *byte, pl, shift, panels int)
+//
+// For p < panels: the 16 floats at dst + p·ldd (bytes) are the int8 codes
+// in byte shift/8 of the 16 dwords at codes + p·pl, times the 16 float32
+// scales at scales + p·pl: one input channel's weights of panels of int8
+// packed columns, scaled back to float32 (a single rounding, as Go's
+// float32(int8(code))·scale).
+TEXT ·dequantPanelsAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ codes+16(FP), SI
+	MOVQ scales+24(FP), DX
+	MOVQ pl+32(FP), R9
+	MOVQ shift+40(FP), AX
+	MOVQ panels+48(FP), CX
+	MOVQ $24, BX
+	SUBQ AX, BX
+	VMOVQ BX, X1 // the code's byte moved to the top, then back with its sign
+
+dqloop:
+	VMOVDQU32 (SI), Z0
+	VPSLLD    X1, Z0, Z0
+	VPSRAD    $24, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      R9, SI
+	ADDQ      R9, DX
+	ADDQ      R8, DI
+	DECQ      CX
+	JNZ       dqloop
+	VZEROUPPER
+	RET
+
+// func outlierRowsAVX512(y *float32, ldy int, a *float32, c int, w *float32, n, rows int)
+//
+// For r < rows and j < n: y[r·ldy+j] += Σ a[r·c+i]·w[(j/16·c+i)·16+j%16]
+// over i < c (c ≥ 1), the sum from zero by FMA in the order of i, as the
+// float32 kernels sum, then added to y: an int8 product's outlier
+// channels (a, rows by c) times their weights packed as packInt8Columns
+// packs them, the last panel's columns past n masked.
+TEXT ·outlierRowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ  y+0(FP), DI
+	MOVQ  ldy+8(FP), R8
+	SHLQ  $2, R8 // a row of y's bytes
+	MOVQ  a+16(FP), SI
+	MOVQ  c+24(FP), R9
+	MOVQ  rows+48(FP), R11
+	MOVQ  n+40(FP), CX
+	ANDQ  $15, CX
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1 // the ragged panel's columns; none if n is whole panels
+
+orow:
+	MOVQ DI, R13
+	MOVQ w+32(FP), R14
+	MOVQ n+40(FP), BX
+	SHRQ $4, BX
+	TESTQ BX, BX
+	JZ   oragged
+
+opanel:
+	VPXORD Z0, Z0, Z0
+	MOVQ   SI, AX
+	MOVQ   R14, DX
+	MOVQ   R9, CX
+
+ochan:
+	VBROADCASTSS (AX), Z1
+	VFMADD231PS  (DX), Z1, Z0
+	ADDQ         $4, AX
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          ochan
+	VADDPS       (R13), Z0, Z0
+	VMOVUPS      Z0, (R13)
+	ADDQ         $64, R13
+	MOVQ         DX, R14 // the next panel follows this one's c rows
+	DECQ         BX
+	JNZ          opanel
+
+oragged:
+	KORTESTW K1, K1
+	JZ       onext
+	VPXORD   Z0, Z0, Z0
+	MOVQ     SI, AX
+	MOVQ     R14, DX
+	MOVQ     R9, CX
+
+ochan1:
+	VBROADCASTSS (AX), Z1
+	VFMADD231PS  (DX), Z1, Z0
+	ADDQ         $4, AX
+	ADDQ         $64, DX
+	DECQ         CX
+	JNZ          ochan1
+	VMOVUPS.Z    (R13), K1, Z2
+	VADDPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, (R13)
+
+onext:
+	ADDQ R8, DI
+	LEAQ (SI)(R9*4), SI
+	DECQ R11
+	JNZ  orow
 	VZEROUPPER
 	RET

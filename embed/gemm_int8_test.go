@@ -1,9 +1,11 @@
 package embed
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -23,7 +25,8 @@ func int8Kernels(t testing.TB) map[string]gemmInt8 {
 // code for code, and the codes reconstruct the row within half a step.
 func TestQuantizeRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, k := range []int{1, 3, 7, 8, 9, 31, 384, 1536} {
+	// Lengths with and without the SIMD steps' tails (8, 16, 32).
+	for _, k := range []int{1, 3, 7, 8, 9, 16, 17, 31, 32, 33, 48, 100, 384, 1536} {
 		for _, shift := range []float32{0, 3, -3} { // rows of both signs, and all positive or negative
 			x := randomMatrix(r, k)
 			for i := range x {
@@ -181,6 +184,71 @@ func TestOutliers(t *testing.T) {
 	}
 }
 
+// TestAbsMax: the columns' largest magnitudes over rows, with SIMD where
+// the CPU has it, are the definition's exactly, at widths with and
+// without the SIMD steps' tails.
+func TestAbsMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	for _, k := range []int{1, 7, 8, 15, 16, 17, 63, 64, 65, 100, 384, 1536} {
+		for _, m := range []int{1, 2, 5, 18} {
+			x := randomMatrix(r, m*k)
+			peak := randomMatrix(r, k) // what peak held before is kept where larger
+			for i := range peak {
+				peak[i] = float32(math.Abs(float64(peak[i]))) / 2
+			}
+			want := slices.Clone(peak)
+			for row := range m {
+				for i, v := range x[row*k : (row+1)*k] {
+					want[i] = max(want[i], float32(math.Abs(float64(v))))
+				}
+			}
+			absMax(peak, x, m, k)
+			if !slices.Equal(peak, want) {
+				t.Fatalf("%d rows of %d: %v, want %v", m, k, peak, want)
+			}
+		}
+	}
+}
+
+// TestOutlierProduct: the outlier channels' share added in one pass
+// (outlierProductSIMD, where the CPU has it) is, bit for bit, the float32
+// kernels' product added to y, and leaves y's other columns as they were.
+func TestOutlierProduct(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	var g gemm
+	for _, k := range simdOf(arithInt8) {
+		if k.fusedOutliers {
+			g.kern, g.wide = k.f32, k.f32Wide
+			break
+		}
+	}
+	if g.kern == nil {
+		t.Skip("no int8 kernel set here adds its outliers in one pass")
+	}
+	for _, sh := range [][3]int{{1, 1, 1}, {1, 16, 8}, {3, 15, 2}, {5, 17, 8}, {18, 384, 3}, {7, 1152, 8}, {2, 40, 5}} {
+		rows, n, c := sh[0], sh[1], sh[2]
+		const ldy = 1200
+		a, w := randomMatrix(r, rows*c), randomMatrix(r, n*c) // w as [n, c], as packNT takes it
+		wp := make([]float32, packedLen(c, n))
+		packNT(wp, n, c, w, c)
+		y := randomMatrix(r, rows*ldy)
+		want := slices.Clone(y)
+		prod := make([]float32, rows*n)
+		g.mul(rows, n, c, a, c, wp, prod, n)
+		for row := range rows {
+			add(want[row*ldy:row*ldy+n], prod[row*n:(row+1)*n])
+		}
+		if !outlierProductSIMD(y, ldy, a, c, wp, n, rows) {
+			t.Fatal("outlierProductSIMD did nothing on a CPU whose set fuses outliers")
+		}
+		for i := range y {
+			if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v: y[%d] (row %d, column %d) is %g, want %g", sh, i, i/ldy, i%ldy, y[i], want[i])
+			}
+		}
+	}
+}
+
 // TestInt8Columns: the weights read back for a few input channels are the
 // weights packed, within half a quantisation step of their column.
 func TestInt8Columns(t *testing.T) {
@@ -189,7 +257,7 @@ func TestInt8Columns(t *testing.T) {
 	w := randomMatrix(r, n*k)
 	bp := make([]byte, int8PackedLen(k, n))
 	packInt8NT(bp, n, k, w)
-	chans := []int{0, 5, 20}
+	chans := []int{0, 2, 5, 7, 20} // every byte of a quad
 	c := len(chans)
 	got := make([]float32, packedLen(c, n))
 	for i := range got {
@@ -211,6 +279,14 @@ func TestInt8Columns(t *testing.T) {
 			}
 			if d := math.Abs(float64(v - want)); !(d <= 0.5*peak/int8WeightMax*1.0001) {
 				t.Errorf("column %d, channel %d: %g, packed %g", o, ch, v, want)
+			}
+			// The code times its column's scale, one rounding: the SIMD
+			// panels and the Go tail alike.
+			panel := bp[o/panelWidth*int8PanelLen(k):]
+			code := int8(panel[(ch/4)*64+4*(o%panelWidth)+ch%4])
+			scale := math.Float32frombits(binary.LittleEndian.Uint32(panel[64*int8Quads(k)+4*panelWidth+4*(o%panelWidth):]))
+			if exact := float32(code) * scale; v != exact {
+				t.Errorf("column %d, channel %d: %g, want code %d times scale %g, %g", o, ch, v, code, scale, exact)
 			}
 		}
 	}

@@ -56,7 +56,10 @@ func quantizeSIMD(dst []byte, x []float32, inv, zf float32) int { return 0 }
 func minMaxSIMD(x []float32) (float32, float32, int) { return 0, 0, 0 }
 
 // absMaxSIMD handles nothing here; absMax computes in Go.
-func absMaxSIMD(peak, x []float32) int { return 0 }
+func absMaxSIMD(peak, x []float32, m, k int) int { return 0 }
+
+// dequantColumnsSIMD handles nothing here; packInt8Columns computes in Go.
+func dequantColumnsSIMD(dst []float32, ldd int, bp []byte, k, ch, panels int) bool { return false }
 
 // mulAMX computes nothing here: there is no AMX.
 func (g *gemmInt8) mulAMX(m, n, k int, a []byte, lda int, bp []byte, c []float32, ldc int) (rows, cols int) {
@@ -70,3 +73,8 @@ func (g *gemmBF16) mulAMX(m, n, kp int, a []uint16, lda int, bp []uint16, c []fl
 
 // dotsInt8SIMD handles nothing here; DotsInt8 goes row by row.
 func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool { return false }
+
+// outlierProductSIMD handles nothing here; addOutliers multiplies and adds.
+func outlierProductSIMD(y []float32, ldy int, a []float32, c int, w []float32, n, rows int) bool {
+	return false
+}

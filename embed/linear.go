@@ -112,7 +112,6 @@ type outlierScratch struct {
 	peak  []float32 // each input channel's largest magnitude
 	chans []int     // the outlier channels, sequence after sequence
 	cuts  []int     // sequence i's channels are chans[cuts[i]:cuts[i+1]]
-	x     []float32 // the input without them
 	a     []float32 // their columns of the input, sequence after sequence: [rows, channels] each
 }
 
@@ -125,7 +124,9 @@ func resize[E any](buf []E, n int) []E {
 }
 
 // quantizeInput quantises seq rows of x into s.xq for an int8 product,
-// each sequence's outlier channels (found into s.outl) set to zero first.
+// each sequence's outlier channels (found into s.outl) set to zero first:
+// in x itself, row by row, their values kept in s.outl.a and put back once
+// the row is quantised.
 func (l *linear) quantizeInput(s *scratch, x []float32, seq int) {
 	o := &s.outl
 	o.peak = resize(o.peak, l.in)
@@ -134,24 +135,24 @@ func (l *linear) quantizeInput(s *scratch, x []float32, seq int) {
 		o.chans = outliers(o.chans, o.peak, x[sq[0]*l.in:sq[1]*l.in], sq[1]-sq[0], l.in)
 		o.cuts = append(o.cuts, len(o.chans))
 	}
-	src := x
-	if len(o.chans) > 0 {
-		o.x = resize(o.x, seq*l.in)
-		copy(o.x, x[:seq*l.in])
-		o.a = o.a[:0]
-		for i, sq := range s.sequences(seq) {
-			chans := o.chans[o.cuts[i]:o.cuts[i+1]]
-			for r := sq[0]; r < sq[1]; r++ {
-				for _, j := range chans {
-					o.a = append(o.a, x[r*l.in+j])
-					o.x[r*l.in+j] = 0
-				}
+	w := int8RowLen(l.in)
+	s.xq = resize(s.xq, seq*w)
+	o.a = o.a[:0]
+	for i, sq := range s.sequences(seq) {
+		chans := o.chans[o.cuts[i]:o.cuts[i+1]]
+		for r := sq[0]; r < sq[1]; r++ {
+			row := x[r*l.in : (r+1)*l.in]
+			kept := len(o.a)
+			for _, j := range chans {
+				o.a = append(o.a, row[j])
+				row[j] = 0
+			}
+			quantizeRow(s.xq[r*w:(r+1)*w], row)
+			for n, j := range chans {
+				row[j] = o.a[kept+n]
 			}
 		}
-		src = o.x
 	}
-	s.xq = resize(s.xq, seq*int8RowLen(l.in))
-	quantizeRows(s.xq, src, seq, l.in, l.in)
 }
 
 // addOutliers adds to the output columns of panels j0 to j1 of y, with
@@ -176,6 +177,10 @@ func (l *linear) addOutliers(s *scratch, i, j0, j1, seq int, y []float32) {
 		}
 		p.owp = resize(p.owp, packedLen(c, n))
 		packInt8Columns(p.owp, l.wi[j0*int8PanelLen(l.in):], l.in, n, chans)
+		if l.k.fusedOutliers && outlierProductSIMD(y[sq[0]*l.out+c0:], l.out, a[:rows*c], c, p.owp, n, rows) {
+			a = a[rows*c:]
+			continue
+		}
 		p.oy = resize(p.oy, rows*n)
 		p.g.mul(rows, n, c, a, c, p.owp, p.oy, n)
 		a = a[rows*c:]
