@@ -39,9 +39,16 @@ type measuredChoice struct {
 // key names the shape in a record.
 func (s modelShape) key() string { return fmt.Sprintf("%dx%dx%d", s.hidden, s.intermediate, s.heads) }
 
+// kernelsRevision counts the changes to the kernels, or to the work
+// around them, that moved their rates enough to change a choice: a record
+// of an earlier revision is measured anew. 2: an int8 product's inputs
+// and outlier channels with AVX-512 (int8 on AMX went from 1.05 to
+// 1.4-1.6 times bf16's rate on an Intel Xeon, past preferMargin).
+const kernelsRevision = 2
+
 // machineID names this CPU (its model name where the OS says it, its
 // architecture and the features the kernels use) and the kernels this
-// build runs on it.
+// build runs on it, with their revision.
 func machineID() string {
 	var b strings.Builder
 	b.WriteString(runtime.GOARCH)
@@ -66,6 +73,7 @@ func machineID() string {
 	for _, k := range attention {
 		fmt.Fprintf(&b, " attention:%s/%s", k.arith.precision(), k.name)
 	}
+	fmt.Fprintf(&b, "; kernels r%d", kernelsRevision)
 	return b.String()
 }
 
