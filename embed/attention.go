@@ -20,7 +20,9 @@ func (p *helper) attend(qkv []float32, qkvb []uint16, hd, dh, h, rows, seq int, 
 	p.sums = resize(p.sums, rows)
 	// scores = q·kᵀ, [rows, seq]
 	p.kp = resize(p.kp, packedLen(dh, seq))
-	packNT(p.kp, seq, dh, k, 3*h)
+	if !packFloatKeysSIMD(p.kp, seq, dh, k, 3*h) {
+		packNT(p.kp, seq, dh, k, 3*h)
+	}
 	p.g.mul(rows, seq, dh, q, 3*h, p.kp, p.scores, seq)
 	for t := range rows {
 		p.sums[t] = 1 / expShifted(p.scores[t*seq:(t+1)*seq], scale)

@@ -67,55 +67,49 @@ panel:
 	VZEROUPPER
 	RET
 
-// func packBF16KeysAVX512(dst *uint16, pl, groups int, keys *uint16, ld int)
+// func transposeDwordsAVX512(dst *uint32, rs int, src *uint32, ls int)
 //
-// packBF16Keys for keys of 16 dword pairs (kp = 16), 16 tokens at a time:
-// group g's tokens 16g to 16g+15 (rows ld bytes apart from keys) go to
-// columns 16·(g mod 2) on of panel g/2 (pl bytes apart), each token's
-// pair p to row p (128 bytes apart): a 16×16 transpose of dwords, by
-// dword and quadword unpacks within 128-bit lanes, then two rounds of lane
-// shuffles. groups ≥ 1.
-TEXT ·packBF16KeysAVX512(SB), NOSPLIT, $0-40
+// A 16×16 transpose of dwords: the 16 dwords of src's row i (rows ls
+// bytes apart) go to column i of dst's 16 rows (rs bytes apart), by dword
+// and quadword unpacks within 128-bit lanes, then two rounds of lane
+// shuffles: attention's keys (float32 values, or bf16 pairs) of 16 tokens
+// into a panel's rows.
+TEXT ·transposeDwordsAVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
-	MOVQ pl+8(FP), R10
-	MOVQ groups+16(FP), BX
-	MOVQ keys+24(FP), SI
-	MOVQ ld+32(FP), R11
-	XORQ R12, R12              // the group
-
-group:
-	MOVQ SI, R8
-	VMOVDQU32 (R8), Z0
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z1
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z2
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z3
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z4
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z5
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z6
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z7
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z8
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z9
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z10
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z11
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z12
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z13
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z14
-	ADDQ      R11, R8
-	VMOVDQU32 (R8), Z15
+	MOVQ rs+8(FP), R10
+	MOVQ src+16(FP), SI
+	MOVQ ls+24(FP), R11
+	VMOVDQU32 (SI), Z0
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z1
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z2
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z3
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z4
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z5
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z6
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z7
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z8
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z9
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z10
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z11
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z12
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z13
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z14
+	ADDQ      R11, SI
+	VMOVDQU32 (SI), Z15
 	// rows 2i, 2i+1: their dwords interleaved, a lane at a time
 	VPUNPCKLDQ Z1, Z0, Z16
 	VPUNPCKHDQ Z1, Z0, Z17
@@ -184,36 +178,36 @@ group:
 	VSHUFI32X4 $0xdd, Z27, Z19, Z11
 	VSHUFI32X4 $0x88, Z31, Z23, Z7
 	VSHUFI32X4 $0xdd, Z31, Z23, Z15
-	VMOVDQU32 Z0, 0(DI)
-	VMOVDQU32 Z1, 128(DI)
-	VMOVDQU32 Z2, 256(DI)
-	VMOVDQU32 Z3, 384(DI)
-	VMOVDQU32 Z4, 512(DI)
-	VMOVDQU32 Z5, 640(DI)
-	VMOVDQU32 Z6, 768(DI)
-	VMOVDQU32 Z7, 896(DI)
-	VMOVDQU32 Z8, 1024(DI)
-	VMOVDQU32 Z9, 1152(DI)
-	VMOVDQU32 Z10, 1280(DI)
-	VMOVDQU32 Z11, 1408(DI)
-	VMOVDQU32 Z12, 1536(DI)
-	VMOVDQU32 Z13, 1664(DI)
-	VMOVDQU32 Z14, 1792(DI)
-	VMOVDQU32 Z15, 1920(DI)
-
-	// the next group: the right half of this panel, or the next panel
-	LEAQ  (R8)(R11*1), SI
-	TESTQ $1, R12
-	JNZ   nextpanel
-	ADDQ  $64, DI
-	JMP   next
-
-nextpanel:
-	LEAQ -64(DI)(R10*1), DI
-
-next:
-	INCQ R12
-	CMPQ R12, BX
-	JLT  group
+	VMOVDQU32 Z0, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z1, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z2, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z3, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z4, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z5, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z6, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z7, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z8, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z9, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z10, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z11, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z12, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z13, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z14, (DI)
+	ADDQ      R10, DI
+	VMOVDQU32 Z15, (DI)
 	VZEROUPPER
 	RET

@@ -236,3 +236,28 @@ func cosine(a, b []float32) float64 {
 	}
 	return ab / math.Sqrt(aa*bb)
 }
+
+// TestPackFloatKeys: float32 keys packed 16 tokens by 16 values at a time
+// (packFloatKeysSIMD, where the CPU has it) are packNT's panels exactly,
+// for whole and ragged groups of tokens and heads of 32 and 64.
+func TestPackFloatKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, seq := range []int{1, 2, 15, 16, 17, 33, 230} {
+		for _, dh := range []int{32, 64} {
+			ld := 3*dh + 5 // rows wider than a head, at odd places
+			k := randomMatrix(r, seq*ld)
+			want := make([]float32, packedLen(dh, seq))
+			packNT(want, seq, dh, k, ld)
+			got := randomMatrix(r, len(want)) // garbage that must be overwritten
+			if !packFloatKeysSIMD(got, seq, dh, k, ld) {
+				t.Skip("this CPU packs float32 keys with packNT alone")
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%d tokens, heads of %d: panel %d row %d column %d is %g, want %g",
+						seq, dh, i/(dh*panelWidth), i%(dh*panelWidth)/panelWidth, i%panelWidth, got[i], want[i])
+				}
+			}
+		}
+	}
+}

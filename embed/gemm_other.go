@@ -31,6 +31,9 @@ func scaleRowsSIMD(dst []float32, ldd int, src []float32, lds int, mul []float32
 // packKeysSIMD packs nothing here; packBF16Keys packs in Go.
 func packKeysSIMD(dst []uint16, kp, groups int, keys []uint16, ld int) bool { return false }
 
+// packFloatKeysSIMD handles nothing here; attend packs keys with packNT.
+func packFloatKeysSIMD(dst []float32, seq, dh int, keys []float32, ld int) bool { return false }
+
 // packValuesSIMD packs nothing here; packBF16Values packs in Go.
 func packValuesSIMD(dst []uint16, pl, pairs, n int, values []uint16, ld int) bool { return false }
 
