@@ -36,9 +36,22 @@ import (
 // crashRounds is how many times each crash test kills the process.
 const crashRounds = 6
 
+// binDir is the folder buildBinary builds into, removed once the tests
+// are done (TestMain): a binary is 200 MiB.
+var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "papersearch-bin-") })
+
+// TestMain runs the package's tests, then removes the binary they built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dir, err := binDir(); err == nil {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
 // buildBinary builds papersearch once for the tests that run it as a process.
 var buildBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "papersearch-bin-")
+	dir, err := binDir()
 	if err != nil {
 		return "", err
 	}
