@@ -73,76 +73,65 @@ loop:
 	VZEROUPPER
 	RET
 
-// DOTS4ROW reduces one row's four accumulators A0..A3 as dotAVX2 reduces
-// its Y0..Y3 (the same additions in the same order, through Y4 and Y5:
-// VHADDPS has no encoding for the upper registers) and stores the sum at
-// OFF(R11).
-#define DOTS4ROW(A0, A1, A2, A3, OFF) \
-	VADDPS       A1, A0, Y4; \
-	VADDPS       A3, A2, Y5; \
-	VADDPS       Y5, Y4, Y4; \
-	VEXTRACTF128 $1, Y4, X5; \
-	VADDPS       X5, X4, X4; \
-	VHADDPS      X4, X4, X4; \
-	VHADDPS      X4, X4, X4; \
-	MOVSS        X4, OFF(R11)
+// DOTS4ROW adds one row's accumulators as dotAVX2 adds its four: ZA's
+// halves are its first and second (elements 0-7 and 8-15 of every 32),
+// ZB's its third and fourth; the sum goes to OFF(R11).
+#define DOTS4ROW(ZA, YA, ZB, YB, OFF) \
+	VEXTRACTF32X8 $1, ZA, Y5; \
+	VADDPS        Y5, YA, Y4; \
+	VEXTRACTF32X8 $1, ZB, Y6; \
+	VADDPS        Y6, YB, Y5; \
+	VADDPS        Y5, Y4, Y4; \
+	VEXTRACTF128  $1, Y4, X5; \
+	VADDPS        X5, X4, X4; \
+	VHADDPS       X4, X4, X4; \
+	VHADDPS       X4, X4, X4; \
+	MOVSS         X4, OFF(R11)
 
 // func dots4AVX512(v *float32, r0, r1, r2, r3 *float32, n int, out *float32)
 //
 // out[i] = dotAVX2(v, ri, n) for the four rows, n a positive multiple of
 // 8: each row's sums are kept and added exactly as dotAVX2 keeps and adds
-// them (four accumulators of 32 a step, eights into the first), so the
-// results are its bits; v's 32 floats are read once a step for all four
-// rows. Y16..Y31 hold the accumulators (AVX-512VL's upper registers).
+// them (four accumulators of eight lanes, 32 elements a step, eights into
+// the first), so the results are its bits. A pair of dotAVX2's
+// accumulators is one zmm register here, each lane summed alone as
+// before, so a step is half the instructions: v's 32 floats are read once
+// (two loads) for all four rows, each row's by two FMAs. Z16..Z23 hold the
+// accumulators, row r's in Z(16+2r) and Z(17+2r); a step of eight adds to
+// the low half of the first alone (mask K1).
 TEXT ·dots4AVX512(SB), NOSPLIT, $0-56
-	MOVQ v+0(FP), SI
-	MOVQ r0+8(FP), AX
-	MOVQ r1+16(FP), BX
-	MOVQ r2+24(FP), DX
-	MOVQ r3+32(FP), DI
-	MOVQ n+40(FP), CX
-	MOVQ out+48(FP), R11
-	VXORPS Y16, Y16, Y16
-	VXORPS Y17, Y17, Y17
-	VXORPS Y18, Y18, Y18
-	VXORPS Y19, Y19, Y19
-	VXORPS Y20, Y20, Y20
-	VXORPS Y21, Y21, Y21
-	VXORPS Y22, Y22, Y22
-	VXORPS Y23, Y23, Y23
-	VXORPS Y24, Y24, Y24
-	VXORPS Y25, Y25, Y25
-	VXORPS Y26, Y26, Y26
-	VXORPS Y27, Y27, Y27
-	VXORPS Y28, Y28, Y28
-	VXORPS Y29, Y29, Y29
-	VXORPS Y30, Y30, Y30
-	VXORPS Y31, Y31, Y31
+	MOVQ   v+0(FP), SI
+	MOVQ   r0+8(FP), AX
+	MOVQ   r1+16(FP), BX
+	MOVQ   r2+24(FP), DX
+	MOVQ   r3+32(FP), DI
+	MOVQ   n+40(FP), CX
+	MOVQ   out+48(FP), R11
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	MOVL   $0xff, R9
+	KMOVW  R9, K1
 	XORQ   R8, R8
 	CMPQ   CX, $32
 	JLT    dots4tail
 
 dots4loop:
-	VMOVUPS     (SI)(R8*1), Y0
-	VMOVUPS     32(SI)(R8*1), Y1
-	VMOVUPS     64(SI)(R8*1), Y2
-	VMOVUPS     96(SI)(R8*1), Y3
-	VFMADD231PS (AX)(R8*1), Y0, Y16
-	VFMADD231PS 32(AX)(R8*1), Y1, Y17
-	VFMADD231PS 64(AX)(R8*1), Y2, Y18
-	VFMADD231PS 96(AX)(R8*1), Y3, Y19
-	VFMADD231PS (BX)(R8*1), Y0, Y20
-	VFMADD231PS 32(BX)(R8*1), Y1, Y21
-	VFMADD231PS 64(BX)(R8*1), Y2, Y22
-	VFMADD231PS 96(BX)(R8*1), Y3, Y23
-	VFMADD231PS (DX)(R8*1), Y0, Y24
-	VFMADD231PS 32(DX)(R8*1), Y1, Y25
-	VFMADD231PS 64(DX)(R8*1), Y2, Y26
-	VFMADD231PS 96(DX)(R8*1), Y3, Y27
-	VFMADD231PS (DI)(R8*1), Y0, Y28
-	VFMADD231PS 32(DI)(R8*1), Y1, Y29
-	VFMADD231PS 64(DI)(R8*1), Y2, Y30
-	VFMADD231PS 96(DI)(R8*1), Y3, Y31
+	VMOVUPS     (SI)(R8*1), Z0
+	VMOVUPS     64(SI)(R8*1), Z1
+	VFMADD231PS (AX)(R8*1), Z0, Z16
+	VFMADD231PS 64(AX)(R8*1), Z1, Z17
+	VFMADD231PS (BX)(R8*1), Z0, Z18
+	VFMADD231PS 64(BX)(R8*1), Z1, Z19
+	VFMADD231PS (DX)(R8*1), Z0, Z20
+	VFMADD231PS 64(DX)(R8*1), Z1, Z21
+	VFMADD231PS (DI)(R8*1), Z0, Z22
+	VFMADD231PS 64(DI)(R8*1), Z1, Z23
 	ADDQ        $128, R8
 	SUBQ        $32, CX
 	CMPQ        CX, $32
@@ -151,19 +140,19 @@ dots4loop:
 dots4tail:
 	CMPQ        CX, $8
 	JLT         dots4done
-	VMOVUPS     (SI)(R8*1), Y0
-	VFMADD231PS (AX)(R8*1), Y0, Y16
-	VFMADD231PS (BX)(R8*1), Y0, Y20
-	VFMADD231PS (DX)(R8*1), Y0, Y24
-	VFMADD231PS (DI)(R8*1), Y0, Y28
+	VMOVUPS.Z   (SI)(R8*1), K1, Z0
+	VFMADD231PS (AX)(R8*1), Z0, K1, Z16
+	VFMADD231PS (BX)(R8*1), Z0, K1, Z18
+	VFMADD231PS (DX)(R8*1), Z0, K1, Z20
+	VFMADD231PS (DI)(R8*1), Z0, K1, Z22
 	ADDQ        $32, R8
 	SUBQ        $8, CX
 	JMP         dots4tail
 
 dots4done:
-	DOTS4ROW(Y16, Y17, Y18, Y19, 0)
-	DOTS4ROW(Y20, Y21, Y22, Y23, 4)
-	DOTS4ROW(Y24, Y25, Y26, Y27, 8)
-	DOTS4ROW(Y28, Y29, Y30, Y31, 12)
+	DOTS4ROW(Z16, Y16, Z17, Y17, 0)
+	DOTS4ROW(Z18, Y18, Z19, Y19, 4)
+	DOTS4ROW(Z20, Y20, Z21, Y21, 8)
+	DOTS4ROW(Z22, Y22, Z23, Y23, 12)
 	VZEROUPPER
 	RET
