@@ -297,7 +297,9 @@ func (x *index) scan(jobs []*scanJob) {
 					x.dotsCodes(q.codes, b, dots[:e-b], rest[:e-b], &read)
 					h := j.firsts[p][i]
 					for r := b; r < e; r++ {
-						if s := float32(dots[r-b]) * x.scales[r] * q.scale; x.ids[r] != "" && h.Beats(r, s) {
+						// The floor first: most rows fall under it, and a
+						// deleted row's id (empty) is then never read.
+						if s := float32(dots[r-b]) * x.scales[r] * q.scale; h.Beats(r, s) && x.ids[r] != "" {
 							h.Push(r, s)
 						}
 					}
