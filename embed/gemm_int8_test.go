@@ -86,9 +86,32 @@ func TestGemmInt8Kernels(t *testing.T) {
 				quantizeRows(aq, a, m, k, lda)
 				bp := make([]byte, int8PackedLen(k, n))
 				packInt8NT(bp, n, k, b)
-				c := randomMatrix(r, m*ldc)
-				before := append([]float32(nil), c...)
+				// C's rows, then rows past them that nothing may write.
+				cAll := randomMatrix(r, (m+16)*ldc)
+				c := cAll[:m*ldc]
+				before := append([]float32(nil), cAll...)
 				g.mul(m, n, k, aq, int8RowLen(k), bp, c, ldc)
+				for i := m * ldc; i < len(cAll); i++ {
+					if cAll[i] != before[i] {
+						t.Fatalf("C's memory past its %d rows was written at row %d", m, i/ldc)
+					}
+				}
+				// A whose buffer has room to a whole block past its rows,
+				// holding garbage there: the same products.
+				roomy := make([]byte, (m+16)*int8RowLen(k))
+				for i := range roomy {
+					roomy[i] = byte(r.Uint32())
+				}
+				copy(roomy, aq)
+				c2 := make([]float32, m*ldc)
+				g.mul(m, n, k, roomy[:len(aq)], int8RowLen(k), bp, c2, ldc)
+				for i := range m {
+					for j := range n {
+						if math.Float32bits(c2[i*ldc+j]) != math.Float32bits(c[i*ldc+j]) {
+							t.Fatalf("A with room past its rows: C[%d][%d] = %g, else %g", i, j, c2[i*ldc+j], c[i*ldc+j])
+						}
+					}
+				}
 				ref := make([]float32, m*n)
 				(&gemmInt8{kern: kernelInt8Go}).mul(m, n, k, aq, int8RowLen(k), bp, ref, n)
 				want := naiveNT(m, n, k, a, lda, b, k)
