@@ -182,3 +182,20 @@ func simdKernels() []kernels {
 	k.int8 = kernelInt8AVX2
 	return append(sets, k)
 }
+
+// scaledAboveAVX512 is ScaledAbove's whole steps of 16 (gemm_vnni_amd64.s).
+//
+//go:noescape
+func scaledAboveAVX512(dots *int32, scales *float32, n int, scale, floor float32, idx *int32) int
+
+// scaledAboveSIMD runs ScaledAbove over the longest prefix of dots it
+// handles, and returns the count and that prefix's length; idx has room
+// for 16 past len(dots).
+func scaledAboveSIMD(dots []int32, scales []float32, scale, floor float32, idx []int32) (count, done int) {
+	n := len(dots) &^ 15
+	if !hasAVX512 || n == 0 {
+		return 0, 0
+	}
+	_, _ = scales[n-1], idx[n+15]
+	return scaledAboveAVX512(&dots[0], &scales[0], n, scale, floor, &idx[0]), n
+}

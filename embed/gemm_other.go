@@ -81,3 +81,8 @@ func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool { r
 func outlierProductSIMD(y []float32, ldy int, a []float32, c int, w []float32, n, rows int) bool {
 	return false
 }
+
+// scaledAboveSIMD handles nothing here; ScaledAbove computes in Go.
+func scaledAboveSIMD(dots []int32, scales []float32, scale, floor float32, idx []int32) (count, done int) {
+	return 0, 0
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -231,6 +232,39 @@ func BenchmarkDot384(b *testing.B) {
 		s += Dot(x, y)
 	}
 	_ = s
+}
+
+// TestScaledAbove: the positions whose scaled sums reach the floor, with
+// SIMD where the CPU has it, are the definition's, in order, for lengths
+// with and without a tail past whole steps and floors that pass all,
+// none and some (ties included).
+func TestScaledAbove(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, n := range []int{0, 1, 5, 16, 17, 40, 256, 300} {
+		dots, scales := make([]int32, n), make([]float32, n)
+		for i := range dots {
+			dots[i] = r.Int32N(2_000_001) - 1_000_000
+			scales[i] = r.Float32() * 1e-4
+		}
+		const scale = 0.37
+		floors := []float32{float32(math.Inf(-1)), float32(math.Inf(1)), 0, 3}
+		if n > 0 {
+			floors = append(floors, float32(dots[n/2])*scales[n/2]*scale) // a tie at n/2
+		}
+		for _, floor := range floors {
+			var want []int32
+			for i := range dots {
+				if float32(dots[i])*scales[i]*scale >= floor {
+					want = append(want, int32(i))
+				}
+			}
+			idx := make([]int32, n+16)
+			got := idx[:ScaledAbove(dots, scales, scale, floor, idx)]
+			if !slices.Equal(got, want) {
+				t.Fatalf("n=%d floor %g: %v, want %v", n, floor, got, want)
+			}
+		}
+	}
 }
 
 func TestQuantizeAndDotInt8(t *testing.T) {

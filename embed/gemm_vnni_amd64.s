@@ -282,3 +282,52 @@ coneloop:
 cdone:
 	VZEROUPPER
 	RET
+
+// The lanes' own indices, 0 to 15.
+DATA lanes<>+0(SB)/8, $0x0000000100000000
+DATA lanes<>+8(SB)/8, $0x0000000300000002
+DATA lanes<>+16(SB)/8, $0x0000000500000004
+DATA lanes<>+24(SB)/8, $0x0000000700000006
+DATA lanes<>+32(SB)/8, $0x0000000900000008
+DATA lanes<>+40(SB)/8, $0x0000000b0000000a
+DATA lanes<>+48(SB)/8, $0x0000000d0000000c
+DATA lanes<>+56(SB)/8, $0x0000000f0000000e
+GLOBL lanes<>(SB), RODATA|NOPTR, $64
+
+// func scaledAboveAVX512(dots *int32, scales *float32, n int, scale, floor float32, idx *int32) int
+//
+// ScaledAbove for n a positive multiple of 16, 16 at a time: each sum to
+// float32 (exact: under 2^24), times its scale, times scale, compared
+// with floor; the passing lanes' indices compressed in a register and
+// stored whole (idx has room for 16 past the count), the count advanced
+// by the mask's bits.
+TEXT ·scaledAboveAVX512(SB), NOSPLIT, $0-48
+	MOVQ         dots+0(FP), SI
+	MOVQ         scales+8(FP), DX
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS scale+24(FP), Z1
+	VBROADCASTSS floor+28(FP), Z2
+	MOVQ         idx+32(FP), DI
+	VMOVDQU32    lanes<>(SB), Z3
+	MOVL         $16, AX
+	VPBROADCASTD AX, Z4
+	XORQ         R8, R8 // the count
+
+saloop:
+	VCVTDQ2PS   (SI), Z0
+	VMULPS      (DX), Z0, Z0
+	VMULPS      Z1, Z0, Z0
+	VCMPPS      $0x1d, Z2, Z0, K1 // Z0 ≥ floor, ordered
+	VPCOMPRESSD Z3, K1, Z5
+	VMOVDQU32   Z5, (DI)(R8*4)
+	KMOVW       K1, AX
+	POPCNTL     AX, AX
+	ADDQ        AX, R8
+	VPADDD      Z4, Z3, Z3
+	ADDQ        $64, SI
+	ADDQ        $64, DX
+	SUBQ        $16, CX
+	JNZ         saloop
+	MOVQ        R8, ret+40(FP)
+	VZEROUPPER
+	RET

@@ -71,3 +71,22 @@ func DotsInt8(q, rows []int8, stride int, out []int32, cached bool) {
 		out[r] = DotInt8(q, rows[r*stride:])
 	}
 }
+
+// ScaledAbove writes to idx, in order, each i at which
+// float32(dots[i])·scales[i]·scale, rounded as Go rounds it (the first
+// product, then the second), is at least floor, and returns how many:
+// the rows of a first pass over int8 codes that may beat its selection's
+// floor, 16 at a time with AVX-512. idx must hold len(dots)+16.
+func ScaledAbove(dots []int32, scales []float32, scale, floor float32, idx []int32) int {
+	if len(idx) < len(dots)+16 || len(scales) < len(dots) {
+		panic("embed: ScaledAbove: idx or scales too short")
+	}
+	count, i := scaledAboveSIMD(dots, scales, scale, floor, idx)
+	for ; i < len(dots); i++ {
+		if float32(dots[i])*scales[i]*scale >= floor {
+			idx[count] = int32(i)
+			count++
+		}
+	}
+	return count
+}

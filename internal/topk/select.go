@@ -1,5 +1,7 @@
 package topk
 
+import "math"
+
 // Selection keeps the k best of a long stream, as Heap does, for a k
 // large enough that keeping a heap costs more than the scores (a first
 // pass keeps hundreds of rows of tens of thousands): the items that beat
@@ -23,6 +25,19 @@ func NewSelection(k int) *Selection {
 // now: there is no floor yet, or it beats the floor.
 func (s *Selection) Beats(index int, score float32) bool {
 	return s.k > 0 && (!s.full || worse(s.floor, Item{index, score}))
+}
+
+// Floor is the least score an item may have and still beat the floor
+// (Beats decides among the items that reach it): -Inf while there is no
+// floor, +Inf when k is not positive.
+func (s *Selection) Floor() float32 {
+	switch {
+	case s.k <= 0:
+		return float32(math.Inf(1))
+	case !s.full:
+		return float32(math.Inf(-1))
+	}
+	return s.floor.Score
 }
 
 // Push offers an item.

@@ -1,6 +1,7 @@
 package topk
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -105,5 +106,30 @@ func TestSelectionKeepsTheBest(t *testing.T) {
 	s.Push(2, 0.7)
 	if s.Beats(3, 0.6) || !s.Beats(3, 0.8) || !s.Beats(1, 0.7) || s.Beats(3, 0.7) || len(s.Items()) != 1 || s.Items()[0].Index != 2 {
 		t.Error("after its first choice a Selection takes only what beats the k-th")
+	}
+}
+
+// TestSelectionFloor: no floor (-Inf) until k items are known to beat
+// every one dropped, then the k-th best's score, which no item that Beats
+// takes falls under; +Inf when k is not positive.
+func TestSelectionFloor(t *testing.T) {
+	if f := NewSelection(0).Floor(); !math.IsInf(float64(f), 1) {
+		t.Fatalf("k = 0: floor %g, want +Inf", f)
+	}
+	s := NewSelection(3)
+	for i := range 5 { // the buffer holds 2k before it chooses
+		if f := s.Floor(); !math.IsInf(float64(f), -1) {
+			t.Fatalf("after %d items: floor %g, want -Inf", i, f)
+		}
+		s.Push(i, float32(i))
+	}
+	s.Push(5, 5)
+	if f := s.Floor(); f != 3 {
+		t.Fatalf("the 3 best of 0..5: floor %g, want 3", f)
+	}
+	for i, score := range []float32{2.5, 3, 4} {
+		if beats := s.Beats(10+i, score); beats && score < s.Floor() {
+			t.Fatalf("%g beats, under the floor %g", score, s.Floor())
+		}
 	}
 }

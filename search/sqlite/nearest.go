@@ -271,6 +271,7 @@ func (x *index) scan(jobs []*scanJob) {
 		live := slices.Clone(jobs)
 		from, to := p*len(x.ids)/parts, (p+1)*len(x.ids)/parts
 		dots, rest := make([]int32, scanBlock), make([]int32, scanBlock)
+		pass := make([]int32, scanBlock+16) // the rows that may beat a selection's floor
 		// Blocks of scanBlock rows, or fewer at a chunk's end (spanEnd).
 		for b, e, blocks := from, 0, 0; b < to; b, blocks = e, blocks+1 {
 			e = spanEnd(b, min(b+scanBlock, to))
@@ -296,10 +297,13 @@ func (x *index) scan(jobs []*scanJob) {
 				for i, q := range j.qs {
 					x.dotsCodes(q.codes, b, dots[:e-b], rest[:e-b], &read)
 					h := j.firsts[p][i]
-					for r := b; r < e; r++ {
-						// The floor first: most rows fall under it, and a
-						// deleted row's id (empty) is then never read.
-						if s := float32(dots[r-b]) * x.scales[r] * q.scale; h.Beats(r, s) && x.ids[r] != "" {
+					// The rows whose scores reach the floor as the block
+					// starts (most fall under it), then each as before; a
+					// deleted row's id (empty) is read only for those.
+					n := embed.ScaledAbove(dots[:e-b], x.scales[b:e], q.scale, h.Floor(), pass)
+					for _, k := range pass[:n] {
+						r := b + int(k)
+						if s := float32(dots[k]) * x.scales[r] * q.scale; h.Beats(r, s) && x.ids[r] != "" {
 							h.Push(r, s)
 						}
 					}
