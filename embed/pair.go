@@ -40,17 +40,34 @@ func (p *Pair) Info() ModelInfo { return p.info }
 
 // Embed embeds texts with every model at once and joins the vectors.
 func (p *Pair) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return p.EmbedModels(ctx, texts, 0, len(p.models))
+}
+
+// EmbedModels embeds texts with the models from up to (not including) to
+// at once and returns the pair's vectors with the other models' parts
+// zero: vectors of the pair's dimension whose sum over models that cover
+// all of them, one range each, is Embed's vector bit for bit. A question
+// compared by some of the models costs the others nothing (a search's
+// model gate). from and to are clamped to the models there are.
+func (p *Pair) EmbedModels(ctx context.Context, texts []string, from, to int) ([][]float32, error) {
+	from, to = max(from, 0), min(to, len(p.models))
 	vs := make([][][]float32, len(p.models))
 	g, gctx := errgroup.WithContext(ctx)
-	for i, m := range p.models {
-		g.Go(func() (err error) { vs[i], err = m.Embed(gctx, texts); return err })
+	for i := from; i < to; i++ {
+		g.Go(func() (err error) {
+			vs[i], err = p.models[i].Embed(gctx, texts)
+			if err == nil && len(vs[i]) != len(texts) {
+				err = fmt.Errorf("embed with %s: %w: %d vectors for %d texts", p.models[i].Info().Name, ErrBadResponse, len(vs[i]), len(texts))
+			}
+			return err
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	out := make([][]float32, len(texts))
 	for i := range texts {
-		v, err := p.join(func(m int) []float32 { return vs[m][i] })
+		v, err := p.join(from, to, func(m int) []float32 { return vs[m][i] })
 		if err != nil {
 			return nil, err
 		}
@@ -60,11 +77,16 @@ func (p *Pair) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 }
 
 // join returns the pair's vector of the models' unit vectors, part(m)
-// being model m's.
-func (p *Pair) join(part func(m int) []float32) ([]float32, error) {
+// being model m's for the models from up to to; the others' dimensions
+// are zero.
+func (p *Pair) join(from, to int, part func(m int) []float32) ([]float32, error) {
 	scale := float32(1 / math.Sqrt(float64(len(p.models))))
 	v := make([]float32, 0, p.info.Dim)
 	for m, model := range p.models {
+		if m < from || m >= to {
+			v = append(v, make([]float32, model.Info().Dim)...)
+			continue
+		}
 		x := part(m)
 		if m := model.Info(); len(x) != m.Dim {
 			return nil, fmt.Errorf("embed with %s: %w: %w", p.info.Name, ErrBadResponse,
@@ -109,7 +131,7 @@ func (p *Pair) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [
 	whole := make([][]float32, len(texts))
 	out := make([][][]float32, len(texts))
 	for i := range texts {
-		v, err := p.join(func(m int) []float32 { return wholes[m][i] })
+		v, err := p.join(0, len(p.models), func(m int) []float32 { return wholes[m][i] })
 		if err != nil {
 			return nil, nil, err
 		}
@@ -119,7 +141,7 @@ func (p *Pair) EmbedParts(ctx context.Context, texts [][]string) ([][]float32, [
 			if parts[0][i][j] == nil { // every model's window cut it off
 				continue
 			}
-			if out[i][j], err = p.join(func(m int) []float32 { return parts[m][i][j] }); err != nil {
+			if out[i][j], err = p.join(0, len(p.models), func(m int) []float32 { return parts[m][i][j] }); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -121,6 +121,48 @@ func TestPairOfThree(t *testing.T) {
 	}
 }
 
+// TestPairEmbedModels: a range of the models embeds with those alone and
+// gives their parts, the others zero, so ranges that cover the models add
+// up to Embed's vectors bit for bit.
+func TestPairEmbedModels(t *testing.T) {
+	a, b, c := &fixed{name: "a", v: []float32{0.6, 0.8}}, &fixed{name: "b", v: []float32{0, 1, 0}}, &fixed{name: "c", v: []float32{0.28, 0.96}}
+	p := NewPair(a, b, c)
+	ctx := context.Background()
+	whole, err := p.Embed(ctx, []string{"x", "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := p.EmbedModels(ctx, []string{"x", "y"}, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.texts) != 4 || len(b.texts) != 4 || len(c.texts) != 2 {
+		t.Fatalf("texts embedded by each model: %d, %d, %d; want 4, 4, 2", len(a.texts), len(b.texts), len(c.texts))
+	}
+	last, err := p.EmbedModels(ctx, []string{"x", "y"}, 2, 9) // clamped to 3
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.texts) != 4 || len(b.texts) != 4 || len(c.texts) != 4 {
+		t.Fatalf("texts embedded by each model: %d, %d, %d; want 4, 4, 4", len(a.texts), len(b.texts), len(c.texts))
+	}
+	for i := range whole {
+		if z := first[i][5:]; !slices.Equal(z, []float32{0, 0}) {
+			t.Errorf("text %d: the third model's part %v of the first two's vector, want zeros", i, z)
+		}
+		if z := last[i][:5]; !slices.Equal(z, make([]float32, 5)) {
+			t.Errorf("text %d: the first two models' parts %v of the third's vector, want zeros", i, z)
+		}
+		sum := make([]float32, len(whole[i]))
+		for j := range sum {
+			sum[j] = first[i][j] + last[i][j]
+		}
+		if !slices.Equal(sum, whole[i]) {
+			t.Errorf("text %d: the parts add up to %v, Embed gave %v", i, sum, whole[i])
+		}
+	}
+}
+
 // BenchmarkPairQuery is what a free-text search costs the default local
 // models: one short query embedded by all three at once, each with its
 // query instruction; p50-ms is the median call.

@@ -176,13 +176,15 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 		return Results{}, fmt.Errorf("aspect: %w", storage.ErrNoSentences)
 	}
 	var probes []probe
-	wholePaper := false // a liked paper without a sentence of the role
+	var textVec []float32 // the text's vector as the core models see it
+	wholePaper := false   // a liked paper without a sentence of the role
 	if strings.TrimSpace(q.Text) != "" {
-		v, err := e.embedding.Query(ctx, q.Text)
+		v, err := e.embedding.QueryModels(ctx, q.Text, 0, e.coreModels())
 		if err != nil {
 			return Results{}, err
 		}
-		probes = append(probes, probe{vec: e.core(v), sameRole: true, sentence: papersearch.MatchedSentence{Index: -1, Role: "query", Text: q.Text}})
+		textVec = e.core(v)
+		probes = append(probes, probe{vec: textVec, sameRole: true, sentence: papersearch.MatchedSentence{Index: -1, Role: "query", Text: q.Text}})
 	}
 	for i, id := range q.Like {
 		doc, err := e.store.Get(ctx, id)
@@ -213,11 +215,16 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 				sentence: papersearch.MatchedSentence{Index: -1, Role: "paper", Text: doc.Paper.Title}})
 		}
 	}
-	vec, err := e.denseQuery(ctx, q)
-	if err != nil {
-		return Results{}, err
+	// The candidates: the text's nearest papers (a unit vector already), or
+	// the Rocchio query of the text and the liked and disliked papers.
+	vec := textVec
+	if len(q.Like)+len(q.Unlike) > 0 {
+		v, err := e.denseQuery(ctx, q)
+		if err != nil {
+			return Results{}, err
+		}
+		vec = e.core(v)
 	}
-	vec = e.core(vec)
 	filter := q.Filter
 	filter.Exclude = slices.Concat(q.Like, q.Unlike)
 	candidates := func(ctx context.Context, depth int) ([]storage.Candidate, error) {

@@ -31,6 +31,9 @@ var DefaultModelGate = ModelGate{Core: 2, Below: 0.4}
 // query is compared by all of them.
 func coreDim(byModel []embed.ModelInfo, g ModelGate) (dim, models int) {
 	parts := byModel[1:] // byModel[0] is the whole (see embedding.Models.List)
+	if len(parts) == 0 { // one model
+		return 0, 1
+	}
 	if g.Core <= 0 || len(parts) <= g.Core {
 		return 0, len(parts)
 	}
@@ -43,6 +46,16 @@ func coreDim(byModel []embed.ModelInfo, g ModelGate) (dim, models int) {
 // weak reports whether a free-text query with this lexical evidence is
 // compared by all of the store's models.
 func (e *Engine) weak(evidence float64) bool { return evidence < e.opts.ModelGate.Below }
+
+// coreModels is how many of the store's models, the first ones, the gate
+// keeps for every query but a weakly evidenced free-text one: all of them
+// when it keeps them all.
+func (e *Engine) coreModels() int {
+	if e.gated() {
+		return e.opts.ModelGate.Core
+	}
+	return e.models
+}
 
 // gated reports whether some queries are compared by fewer models than the
 // store holds.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"testing"
 
 	"github.com/papersearch/papersearch"
@@ -100,6 +101,44 @@ func TestModelGate(t *testing.T) {
 		}
 	}
 
+	// Only the models that compare a question embed it: the third one a
+	// weakly evidenced question's alone, the core ones each question once.
+	var runs [3]atomic.Int64
+	counted := make([]embed.Embedder, len(parts))
+	for i, p := range parts {
+		counted[i] = countedEmbedder{Embedder: p, texts: &runs[i]}
+	}
+	lazy, err := search.NewEngine(shared.store, embed.NewPair(counted...), search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		text string
+		mode search.Mode
+		like []string
+		want search.Results // the gated engine's ranking
+		runs [3]int64       // each model's texts embedded so far
+	}{
+		{text: worded, mode: search.Hybrid, runs: [3]int64{1, 1, 0}},
+		{text: worded + " again", mode: search.Dense, runs: [3]int64{2, 2, 0}},
+		{text: paraphrased, mode: search.Hybrid, runs: [3]int64{3, 3, 1}},
+		{text: paraphrased + " again", mode: search.Dense, runs: [3]int64{4, 4, 2}},
+		{text: paraphrased, mode: search.Dense, runs: [3]int64{4, 4, 2}}, // remembered
+		// With a liked paper every model compares it; the core ones remembered.
+		{text: worded, mode: search.Hybrid, like: []string{papers[3].ID}, runs: [3]int64{4, 4, 3}},
+	} {
+		q := search.Query{Text: c.text, Mode: c.mode, Like: c.like}
+		got := ask(lazy, q)
+		if w := ask(gated, q); !same(got, w) {
+			t.Errorf("%d: %s %q: %s\n, the gated engine's\n%s", i, c.mode, c.text, ranking(got), ranking(w))
+		}
+		for m := range runs {
+			if n := runs[m].Load(); n != c.runs[m] {
+				t.Errorf("%d: %s %q: model %d embedded %d texts so far, want %d", i, c.mode, c.text, m, n, c.runs[m])
+			}
+		}
+	}
+
 	liked := papers[3].ID
 	if g, w := ask(gated, search.Query{Like: []string{liked}}), ask(pair, search.Query{Like: []string{liked}}); !same(g, w) {
 		t.Errorf("like %s: three models gave\n%s, the pair\n%s", liked, ranking(g), ranking(w))
@@ -139,6 +178,17 @@ func meanCosine(t *testing.T, q, d []float32, k int) float64 {
 		from = to
 	}
 	return sum / float64(k)
+}
+
+// countedEmbedder counts the texts it embeds.
+type countedEmbedder struct {
+	embed.Embedder
+	texts *atomic.Int64
+}
+
+func (c countedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.texts.Add(int64(len(texts)))
+	return c.Embedder.Embed(ctx, texts)
 }
 
 func deref(p *float64) any {

@@ -98,7 +98,7 @@ func (e *Engine) searchWhole(ctx context.Context, start time.Time, q Query) (Res
 	if err != nil {
 		return Results{}, err
 	}
-	rt, r, err := e.retrieve(ctx, q)
+	rt, r, err := e.retrieve(ctx, q, false)
 	if err != nil {
 		return Results{}, err
 	}
@@ -111,11 +111,12 @@ func (e *Engine) searchWhole(ctx context.Context, start time.Time, q Query) (Res
 }
 
 // retrieve runs a validated whole-paper query's first retrievals and
-// fuses them.
-func (e *Engine) retrieve(ctx context.Context, q Query) (*retrieval, ranking, error) {
+// fuses them; allModels embeds its text by every model, even those the
+// model gate leaves out.
+func (e *Engine) retrieve(ctx context.Context, q Query, allModels bool) (*retrieval, ranking, error) {
 	filter := q.Filter
 	filter.Exclude = slices.Concat(q.Like, q.Unlike)
-	rt := &retrieval{e: e, mode: q.Mode, terms: lexical.Analyze(q.Text), filter: filter}
+	rt := &retrieval{e: e, mode: q.Mode, terms: lexical.Analyze(q.Text), filter: filter, needAll: allModels}
 	if err := rt.run(ctx, q); err != nil {
 		return nil, ranking{}, err
 	}
@@ -129,11 +130,15 @@ type retrieval struct {
 	mode   Mode
 	terms  []string
 	filter papersearch.Filter
+	// needAll asks for allModels even when the gate leaves models out.
+	needAll bool
 
 	dense []storage.Candidate
 	lex   storage.Matches
 	// queryVec is the dense query as the store is asked it; allModels,
-	// over all of a store's models (see ModelGate), before the gate.
+	// over all of a store's models (see ModelGate), before the gate: only
+	// the core models' parts when the gate left the others out and
+	// needAll was not set.
 	queryVec, allModels []float32
 	degraded            []string
 }
@@ -162,10 +167,16 @@ func (rt *retrieval) denseAt(ctx context.Context, depth int) ([]storage.Candidat
 // embedded. Its evidence decides, in a store of more models than the
 // gate's core, which of them the dense side compares by, so there the
 // dense search waits for it (a dense-mode query asks for the best lexical
-// match alone). A hybrid query whose embedding fails is answered from its
-// lexical side, marked degraded.
+// match alone); a question of text alone is embedded by the core models
+// at once and by the others only once its evidence says they compare it,
+// while the core ones run. A hybrid query whose embedding fails is
+// answered from its lexical side, marked degraded.
 func (rt *retrieval) run(ctx context.Context, q Query) error {
 	e := rt.e
+	later := e.gated() && !rt.needAll && q.Mode != Lexical &&
+		strings.TrimSpace(q.Text) != "" && len(q.Like)+len(q.Unlike) == 0
+	var rest []float32  // the other models' parts, when they compare it
+	var restErr error   // their embedding failed
 	noEvidence := false // a dense query's evidence lookup failed
 	lexDone := make(chan error, 1)
 	go func() {
@@ -181,12 +192,19 @@ func (rt *retrieval) run(ctx context.Context, q Query) error {
 				noEvidence, err = true, nil
 			}
 		}
+		if err == nil && later && !noEvidence && e.weak(evidenceOf(rt.lex)) {
+			rest, restErr = e.embedding.QueryModels(ctx, q.Text, e.opts.ModelGate.Core, e.models)
+		}
 		lexDone <- err
 	}()
 	waitLex := sync.OnceValue(func() error { return <-lexDone })
 	var err error
 	if q.Mode != Lexical {
-		rt.queryVec, err = e.denseQuery(ctx, q)
+		if later {
+			rt.queryVec, err = e.embedding.QueryModels(ctx, q.Text, 0, e.opts.ModelGate.Core)
+		} else {
+			rt.queryVec, err = e.denseQuery(ctx, q)
+		}
 		switch {
 		case errors.Is(err, storage.ErrNotFound) || errors.Is(err, ErrInvalidQuery):
 		case err != nil && ctx.Err() != nil:
@@ -205,8 +223,24 @@ func (rt *retrieval) run(ctx context.Context, q Query) error {
 				if err = waitLex(); err != nil {
 					break
 				}
-				if strings.TrimSpace(q.Text) == "" || noEvidence || !e.weak(evidenceOf(rt.lex)) {
+				switch {
+				case rest != nil: // every model: Query's vector, normalised as denseQuery does
+					v := slices.Clone(rt.queryVec)
+					for i, x := range rest {
+						v[i] += x
+					}
+					embed.Normalize(v)
+					rt.queryVec, rt.allModels = v, v
+				case restErr != nil && ctx.Err() != nil:
+					err = restErr
+				case restErr != nil:
+					e.log.Warn("search: the models past the gate's core failed to embed a weakly evidenced question; comparing by the core models", "error", restErr)
+					fallthrough
+				case later || strings.TrimSpace(q.Text) == "" || noEvidence || !e.weak(evidenceOf(rt.lex)):
 					rt.queryVec = e.core(rt.queryVec)
+				}
+				if err != nil {
+					break
 				}
 			}
 			rt.dense, err = rt.denseAt(ctx, CandidateDepth)

@@ -34,7 +34,7 @@ func (e *Engine) Retrieve(ctx context.Context, text string) (Retrieved, error) {
 	if err := q.validate(); err != nil {
 		return Retrieved{}, err
 	}
-	rt, r, err := e.retrieve(ctx, q)
+	rt, r, err := e.retrieve(ctx, q, true)
 	if err != nil || len(rt.dense) == 0 || len(rt.lex.Candidates) == 0 {
 		return Retrieved{}, err
 	}

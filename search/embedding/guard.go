@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,7 @@ var errCallerGone = errors.New("the caller went away")
 // embedder answers again.
 type breaker struct {
 	queries embed.Embedder // embeds queries, and the probe
+	models  int            // how many models queries embeds with (see modelsEmbedder)
 	timeout time.Duration
 	breaker *gobreaker.CircuitBreaker[[]float32]
 	probing atomic.Bool
@@ -54,8 +56,8 @@ type breaker struct {
 	log     *slog.Logger
 }
 
-func newBreaker(queries embed.Embedder, timeout, cooldown time.Duration, log *slog.Logger) *breaker {
-	b := &breaker{queries: queries, timeout: timeout, log: log}
+func newBreaker(queries embed.Embedder, models int, timeout, cooldown time.Duration, log *slog.Logger) *breaker {
+	b := &breaker{queries: queries, models: models, timeout: timeout, log: log}
 	b.breaker = gobreaker.NewCircuitBreaker[[]float32](gobreaker.Settings{
 		Name:        "embedding",
 		Timeout:     cooldown,
@@ -74,29 +76,100 @@ func newBreaker(queries embed.Embedder, timeout, cooldown time.Duration, log *sl
 	return b
 }
 
-// Query embeds a query within the query deadline, behind the circuit
-// breaker, remembering recent ones: an error wrapping
+// Query embeds a query with every model within the query deadline,
+// behind the circuit breaker, remembering recent ones: an error wrapping
 // storage.ErrUnavailable at once while the breaker is open. Remembered
 // vectors are shared and must not be modified.
 func (m *Models) Query(ctx context.Context, text string) ([]float32, error) {
-	if v, ok := m.queries.Get(text); ok {
-		return v, nil
+	return m.QueryModels(ctx, text, 0, len(m.parts)-1)
+}
+
+// QueryModels is Query by the models from up to (not including) to of an
+// index of several (an embed.Pair): the query's vector with the other
+// models' parts zero, so that vectors of ranges that cover every model
+// once add up to Query's. An index of one model has one. Only the models
+// asked for are run; parts remembered from an earlier call are not run
+// again.
+func (m *Models) QueryModels(ctx context.Context, text string, from, to int) ([]float32, error) {
+	from, to = max(from, 0), min(to, len(m.parts)-1)
+	want := modelBits(from, to)
+	cached, _ := m.queries.Get(text)
+	if cached.models&want == want {
+		return m.only(cached, want), nil
 	}
-	v, err := m.breaker.query(ctx, text)
+	// Run the models from the first missing one to the last.
+	lo, hi := from, to
+	for cached.models&modelBits(lo, lo+1) != 0 {
+		lo++
+	}
+	for cached.models&modelBits(hi-1, hi) != 0 {
+		hi--
+	}
+	v, err := m.breaker.query(ctx, text, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	m.queries.Add(text, v)
-	return v, nil
+	got := queryVector{v: v, models: modelBits(lo, hi)}
+	if cached, ok := m.queries.Get(text); ok { // it may have grown meanwhile
+		got = m.merge(got, cached)
+	}
+	m.queries.Add(text, got)
+	return m.only(got, want), nil
 }
 
-// query returns text's vector, embedded within the query deadline, or an
-// error wrapping ErrUnavailable at once while the breaker is open.
-func (b *breaker) query(ctx context.Context, text string) ([]float32, error) {
+// queryVector is a remembered query vector: the parts of the models whose
+// bits are set (bit i, model i), the others zero.
+type queryVector struct {
+	v      []float32
+	models uint64
+}
+
+// modelBits are the bits of models from up to to.
+func modelBits(from, to int) uint64 {
+	if to <= from {
+		return 0
+	}
+	return (1<<(to-from) - 1) << from
+}
+
+// only returns q's vector with the parts of the models in bits alone: q's
+// own when those are all it holds, else a copy.
+func (m *Models) only(q queryVector, bits uint64) []float32 {
+	if q.models == bits {
+		return q.v
+	}
+	v := make([]float32, len(q.v))
+	for i := range len(m.parts) - 1 {
+		if bits&modelBits(i, i+1) != 0 {
+			copy(v[m.parts[i]:m.parts[i+1]], q.v[m.parts[i]:m.parts[i+1]])
+		}
+	}
+	return v
+}
+
+// merge returns a with b's parts that a lacks added, in a new vector.
+func (m *Models) merge(a, b queryVector) queryVector {
+	if b.models&^a.models == 0 {
+		return a
+	}
+	out := queryVector{v: slices.Clone(a.v), models: a.models | b.models}
+	for i := range len(m.parts) - 1 {
+		if bit := modelBits(i, i+1); b.models&bit != 0 && a.models&bit == 0 {
+			copy(out.v[m.parts[i]:m.parts[i+1]], b.v[m.parts[i]:m.parts[i+1]])
+		}
+	}
+	return out
+}
+
+// query returns text's vector by the models from up to to (all of them
+// when those are every model the breaker's embedder has), embedded within
+// the query deadline, or an error wrapping ErrUnavailable at once while
+// the breaker is open.
+func (b *breaker) query(ctx context.Context, text string, from, to int) ([]float32, error) {
 	if err := b.refuse(); err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}
-	v, err := b.breaker.Execute(func() ([]float32, error) { return b.call(ctx, text) })
+	v, err := b.breaker.Execute(func() ([]float32, error) { return b.call(ctx, text, from, to) })
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 		return nil, fmt.Errorf("embed query: %w: %w", storage.ErrUnavailable, err)
 	}
@@ -165,11 +238,20 @@ func (b *breaker) trip(err error) {
 	}
 }
 
-// call embeds one text within the query deadline.
-func (b *breaker) call(ctx context.Context, text string) ([]float32, error) {
+// call embeds one text by the models from up to to within the query
+// deadline.
+func (b *breaker) call(ctx context.Context, text string, from, to int) ([]float32, error) {
 	cctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	vecs, err := b.queries.Embed(cctx, []string{text})
+	var (
+		vecs [][]float32
+		err  error
+	)
+	if some, ok := b.queries.(modelsEmbedder); ok && (from > 0 || to < b.models) {
+		vecs, err = some.EmbedModels(cctx, []string{text}, from, to)
+	} else {
+		vecs, err = b.queries.Embed(cctx, []string{text})
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("embed query: %w: %w", errCallerGone, err)
@@ -191,7 +273,7 @@ func (b *breaker) probe() {
 	go func() {
 		defer b.probing.Store(false)
 		_, err := b.breaker.Execute(func() ([]float32, error) {
-			return b.call(context.Background(), "papersearch query embedding probe")
+			return b.call(context.Background(), "papersearch query embedding probe", 0, b.models)
 		})
 		if err != nil && !errors.Is(err, gobreaker.ErrOpenState) {
 			b.log.Debug("embedding probe failed", "error", err)
@@ -207,8 +289,29 @@ type observedEmbedder struct {
 }
 
 func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.observed(func() ([][]float32, error) { return e.Embedder.Embed(ctx, texts) })
+}
+
+// modelsEmbedder embeds with some of its models (embed.Pair.EmbedModels).
+type modelsEmbedder interface {
+	EmbedModels(ctx context.Context, texts []string, from, to int) ([][]float32, error)
+}
+
+// EmbedModels passes through to an embedder of several models; one of a
+// single model embeds with it alone.
+func (e observedEmbedder) EmbedModels(ctx context.Context, texts []string, from, to int) ([][]float32, error) {
+	some, ok := e.Embedder.(modelsEmbedder)
+	if !ok {
+		return e.Embed(ctx, texts)
+	}
+	return e.observed(func() ([][]float32, error) { return some.EmbedModels(ctx, texts, from, to) })
+}
+
+// observed runs embedding, telling observe its latency and outcome, and
+// checks its vectors' dimensions.
+func (e observedEmbedder) observed(embedding func() ([][]float32, error)) ([][]float32, error) {
 	start := time.Now()
-	v, err := e.Embedder.Embed(ctx, texts)
+	v, err := embedding()
 	if err == nil {
 		err = checkDimensions(e.Info(), v)
 	}

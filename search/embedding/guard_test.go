@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -214,5 +215,56 @@ func TestBusyEmbedderKeepsBreakerClosed(t *testing.T) {
 	res, err := eng.Search(context.Background(), search.Query{Text: "abstract", Limit: 3})
 	if err != nil || len(res.Degraded) != 0 {
 		t.Errorf("search after a busy embedder's deadline: %v, degraded %v", err, res.Degraded)
+	}
+}
+
+// TestQueryModels: a query embedded by some of a pair's models runs those
+// alone, remembers their parts, and a later query by all of them runs only
+// the others; the parts add up to the whole vector, which is Query's.
+func TestQueryModels(t *testing.T) {
+	parts := []*switchEmbedder{{}, {}, {}}
+	m, err := embedding.New(embed.NewPair(parts[0], parts[1], parts[2]), embedding.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	calls := func() [3]int64 { return [3]int64{parts[0].calls.Load(), parts[1].calls.Load(), parts[2].calls.Load()} }
+	core, err := m.QueryModels(ctx, "graph networks", 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := calls(); c != [3]int64{1, 1, 0} {
+		t.Fatalf("calls of each model after the first two's vector: %v", c)
+	}
+	whole, err := m.QueryModels(ctx, "graph networks", 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := calls(); c != [3]int64{1, 1, 1} {
+		t.Fatalf("calls of each model after the whole vector: %v", c)
+	}
+	rest, err := m.QueryModels(ctx, "graph networks", 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := m.QueryModels(ctx, "graph networks", 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := m.Query(ctx, "graph networks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := calls(); c != [3]int64{1, 1, 1} {
+		t.Fatalf("calls of each model after remembered vectors: %v", c)
+	}
+	d := storetest.Model.Dim
+	if len(whole) != 3*d || !slices.Equal(q, whole) || !slices.Equal(again, core) {
+		t.Fatalf("Query gave %d values, QueryModels %d; remembered parts differ: %v", len(q), len(whole), !slices.Equal(again, core))
+	}
+	for i := range whole {
+		if i >= 2*d && core[i] != 0 || i < 2*d && rest[i] != 0 || core[i]+rest[i] != whole[i] {
+			t.Fatalf("value %d: the first two models' %v, the third's %v, the whole's %v", i, core[i], rest[i], whole[i])
+		}
 	}
 }

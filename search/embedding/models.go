@@ -24,7 +24,8 @@ type Models struct {
 	// byModel are the embedders Embed answers for, as given (observed): the
 	// index's first, then, for a pair, each of its models.
 	byModel   []embed.Embedder
-	queries   *lru.Cache[string, []float32] // recent query vectors by text
+	queries   *lru.Cache[string, queryVector] // recent query vectors by text
+	parts     []int                           // where each model's part of a vector starts, then the end
 	breaker   *breaker
 	roles     *roles.Classifier // labels abstracts' sentences
 	maxTokens int
@@ -95,7 +96,7 @@ func New(embedder embed.Embedder, opts Options) (*Models, error) {
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = DefaultMaxTokens
 	}
-	cache, err := lru.New[string, []float32](opts.QueryCacheSize)
+	cache, err := lru.New[string, queryVector](opts.QueryCacheSize)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +111,10 @@ func New(embedder embed.Embedder, opts Options) (*Models, error) {
 			byModel = append(byModel, observed(m))
 		}
 	}
+	parts := []int{0}
+	for _, e := range byModel[min(1, len(byModel)-1):] {
+		parts = append(parts, parts[len(parts)-1]+e.Info().Dim)
+	}
 	queries := embedder
 	if !opts.RawQueries {
 		queries = embed.Instructed(embedder, embed.Query)
@@ -120,8 +125,8 @@ func New(embedder embed.Embedder, opts Options) (*Models, error) {
 		inContext = nil
 	}
 	return &Models{whole: byModel[0], docs: observed(docs), inContext: inContext, byModel: byModel,
-		queries: cache, roles: labeller, maxTokens: opts.MaxTokens, observe: opts.Observe,
-		breaker: newBreaker(observed(queries), opts.QueryTimeout, opts.BreakerCooldown, opts.Logger),
+		queries: cache, parts: parts, roles: labeller, maxTokens: opts.MaxTokens, observe: opts.Observe,
+		breaker: newBreaker(observed(queries), len(parts)-1, opts.QueryTimeout, opts.BreakerCooldown, opts.Logger),
 		lanes:   newLanes(runtime.GOMAXPROCS(0))}, nil
 }
 
