@@ -139,6 +139,19 @@ func TestModelGate(t *testing.T) {
 		}
 	}
 
+	// A weakly evidenced question the third model fails to embed is
+	// compared by the core models, as the pair compares it.
+	failing, err := search.NewEngine(shared.store, embed.NewPair(parts[0], parts[1], failingEmbedder{parts[2].Info()}), search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []search.Mode{search.Hybrid, search.Dense} {
+		q := search.Query{Text: paraphrased + " once more", Mode: mode}
+		if got, w := ask(failing, q), ask(pair, q); !same(got, w) || len(got.Degraded) > 0 {
+			t.Errorf("%s %q with the third model failing: %s (degraded %v)\n, the pair\n%s", mode, q.Text, ranking(got), got.Degraded, ranking(w))
+		}
+	}
+
 	liked := papers[3].ID
 	if g, w := ask(gated, search.Query{Like: []string{liked}}), ask(pair, search.Query{Like: []string{liked}}); !same(g, w) {
 		t.Errorf("like %s: three models gave\n%s, the pair\n%s", liked, ranking(g), ranking(w))

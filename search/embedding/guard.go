@@ -92,6 +92,9 @@ func (m *Models) Query(ctx context.Context, text string) ([]float32, error) {
 // again.
 func (m *Models) QueryModels(ctx context.Context, text string, from, to int) ([]float32, error) {
 	from, to = max(from, 0), min(to, len(m.parts)-1)
+	if from >= to { // no model: every part zero
+		return make([]float32, m.parts[len(m.parts)-1]), nil
+	}
 	want := modelBits(from, to)
 	cached, _ := m.queries.Get(text)
 	if cached.models&want == want {
