@@ -179,7 +179,14 @@ func (e *Engine) searchByAspect(ctx context.Context, start time.Time, q Query) (
 	var textVec []float32 // the text's vector as the core models see it
 	wholePaper := false   // a liked paper without a sentence of the role
 	if strings.TrimSpace(q.Text) != "" {
-		v, err := e.embedding.QueryModels(ctx, q.Text, 0, e.coreModels())
+		// The core models compare the text; every model when liked or
+		// disliked papers join it in the candidates' query (denseQuery,
+		// which then finds them all remembered).
+		models := e.coreModels()
+		if len(q.Like)+len(q.Unlike) > 0 {
+			models = e.models
+		}
+		v, err := e.embedding.QueryModels(ctx, q.Text, 0, models)
 		if err != nil {
 			return Results{}, err
 		}

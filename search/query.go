@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -175,9 +176,10 @@ func (rt *retrieval) run(ctx context.Context, q Query) error {
 	e := rt.e
 	later := e.gated() && !rt.needAll && q.Mode != Lexical &&
 		strings.TrimSpace(q.Text) != "" && len(q.Like)+len(q.Unlike) == 0
-	var rest []float32  // the other models' parts, when they compare it
-	var restErr error   // their embedding failed
-	noEvidence := false // a dense query's evidence lookup failed
+	var rest []float32         // the other models' parts, when they compare it
+	var restErr error          // their embedding failed
+	var coreFailed atomic.Bool // the core models' embedding failed: no rest is wanted
+	noEvidence := false        // a dense query's evidence lookup failed
 	lexDone := make(chan error, 1)
 	go func() {
 		var err error
@@ -192,7 +194,7 @@ func (rt *retrieval) run(ctx context.Context, q Query) error {
 				noEvidence, err = true, nil
 			}
 		}
-		if err == nil && later && !noEvidence && e.weak(evidenceOf(rt.lex)) {
+		if err == nil && later && !noEvidence && e.weak(evidenceOf(rt.lex)) && !coreFailed.Load() {
 			rest, restErr = e.embedding.QueryModels(ctx, q.Text, e.opts.ModelGate.Core, e.models)
 		}
 		lexDone <- err
@@ -202,6 +204,7 @@ func (rt *retrieval) run(ctx context.Context, q Query) error {
 	if q.Mode != Lexical {
 		if later {
 			rt.queryVec, err = e.embedding.QueryModels(ctx, q.Text, 0, e.opts.ModelGate.Core)
+			coreFailed.Store(err != nil)
 		} else {
 			rt.queryVec, err = e.denseQuery(ctx, q)
 		}

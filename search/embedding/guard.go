@@ -33,11 +33,18 @@ const (
 // nothing about the embedder's health.
 var errCallerGone = errors.New("the caller went away")
 
+// errPastFirst marks the failure of a query's embedding by models past the
+// first of a pair, which a search survives (it compares the question by
+// the others): the breaker counts only embeddings the first model takes
+// part in.
+var errPastFirst = errors.New("the models past the first failed")
+
 // breaker is the circuit breaker of embedding: the one
 // place that decides whether the embedder is worth waiting for. While the
 // embedder answers, a query is embedded within the query deadline and a
 // write within its own. The breaker opens after BreakerFailures query
-// embeddings fail in a row, or at once when an embedding that waited its
+// embeddings fail in a row (not counting a question's embedding by the
+// models past a pair's first alone, which a search survives), or at once when an embedding that waited its
 // full course fails (a write's, a readiness probe's, /v1/embeddings': its
 // client gave up retrying, or its deadline passed first). While it is
 // open, whatever needs the embedder fails at once with ErrUnavailable: a
@@ -62,7 +69,7 @@ func newBreaker(queries embed.Embedder, models int, timeout, cooldown time.Durat
 		Name:        "embedding",
 		Timeout:     cooldown,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= BreakerFailures },
-		IsExcluded:  func(err error) bool { return errors.Is(err, errCallerGone) },
+		IsExcluded:  func(err error) bool { return errors.Is(err, errCallerGone) || errors.Is(err, errPastFirst) },
 		OnStateChange: func(name string, from, to gobreaker.State) {
 			switch to {
 			case gobreaker.StateOpen:
@@ -259,6 +266,9 @@ func (b *breaker) call(ctx context.Context, text string, from, to int) ([]float3
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("embed query: %w: %w", errCallerGone, err)
 		}
+		if from > 0 {
+			return nil, fmt.Errorf("embed query: %w: %w", errPastFirst, err)
+		}
 		err = fmt.Errorf("embed query: %w", err)
 		b.last.Store(&err)
 		return nil, err
@@ -300,12 +310,11 @@ type modelsEmbedder interface {
 	EmbedModels(ctx context.Context, texts []string, from, to int) ([][]float32, error)
 }
 
-// EmbedModels passes through to an embedder of several models; one of a
-// single model embeds with it alone.
+// EmbedModels passes through to an embedder of several models.
 func (e observedEmbedder) EmbedModels(ctx context.Context, texts []string, from, to int) ([][]float32, error) {
 	some, ok := e.Embedder.(modelsEmbedder)
 	if !ok {
-		return e.Embed(ctx, texts)
+		return nil, fmt.Errorf("embed with some of %s's models: %w", e.Info().Name, errors.ErrUnsupported)
 	}
 	return e.observed(func() ([][]float32, error) { return some.EmbedModels(ctx, texts, from, to) })
 }
