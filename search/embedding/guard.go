@@ -44,9 +44,10 @@ var errPastFirst = errors.New("the models past the first failed")
 // embedder answers, a query is embedded within the query deadline and a
 // write within its own. The breaker opens after BreakerFailures query
 // embeddings fail in a row (not counting a question's embedding by the
-// models past a pair's first alone, which a search survives), or at once when an embedding that waited its
-// full course fails (a write's, a readiness probe's, /v1/embeddings': its
-// client gave up retrying, or its deadline passed first). While it is
+// models past a pair's first alone, which a search survives), or at once
+// when an embedding that waited its full course fails (a write's, a
+// readiness probe's, /v1/embeddings': its client gave up retrying, or its
+// deadline passed first). While it is
 // open, whatever needs the embedder fails at once with ErrUnavailable: a
 // hybrid search answers from its lexical side at the cost of a lexical
 // search, a write stores nothing and asks to be retried; and a probe in
