@@ -97,6 +97,35 @@ func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool {
 	return true
 }
 
+// dotsInt8VNNIFour sets out[j][r] to Σ q[j][i]·rows[r·stride+i] over
+// i < n for four queries j and r < count, n a positive multiple of 64 and
+// count of 4 (gemm_vnni_amd64.s): four rows meet four queries a step.
+//
+//go:noescape
+func dotsInt8VNNIFour(q *[4]*int8, rows *int8, stride int, n int, count int, out *[4]*int32)
+
+// dotsInt8FourSIMD sets out as DotsInt8Four does in one call when it can,
+// and reports whether it did.
+func dotsInt8FourSIMD(q *[4][]int8, rows []int8, stride int, out *[4][]int32) bool {
+	n, count := len(q[0]), len(out[0])
+	if !hasVNNI || n == 0 || n%64 != 0 || count < 4 {
+		return false
+	}
+	var qp [4]*int8
+	var op [4]*int32
+	for j := range q {
+		qp[j], op[j] = &q[j][0], &out[j][0]
+	}
+	whole := count &^ 3
+	dotsInt8VNNIFour(&qp, &rows[0], stride, n, whole, &op)
+	if whole < count {
+		for j := range q {
+			dotsInt8VNNICached(&q[j][0], &rows[whole*stride], stride, n, count-whole, &out[j][whole])
+		}
+	}
+	return true
+}
+
 // dotInt8SIMD returns Σ a[i]·b[i] over the longest prefix it handles, and
 // that prefix's length: in 64-element steps with VNNI, else in 32-element
 // steps with AVX2.

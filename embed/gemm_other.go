@@ -77,6 +77,10 @@ func (g *gemmBF16) mulAMX(m, n, kp int, a []uint16, lda int, bp []uint16, c []fl
 // dotsInt8SIMD handles nothing here; DotsInt8 goes row by row.
 func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool { return false }
 
+// dotsInt8FourSIMD handles nothing here; DotsInt8Four takes each query
+// in turn.
+func dotsInt8FourSIMD(q *[4][]int8, rows []int8, stride int, out *[4][]int32) bool { return false }
+
 // outlierProductSIMD handles nothing here; addOutliers multiplies and adds.
 func outlierProductSIMD(y []float32, ldy int, a []float32, c int, w []float32, n, rows int) bool {
 	return false

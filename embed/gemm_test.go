@@ -326,6 +326,36 @@ func BenchmarkDotsInt8(b *testing.B) {
 	}
 }
 
+// BenchmarkDotsInt8Four is a first pass's step for four queries over a
+// block already in the cache: one DotsInt8Four call against four cached
+// DotsInt8 calls.
+func BenchmarkDotsInt8Four(b *testing.B) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const n, count = 768, 256
+	var q [4][]int8
+	var out [4][]int32
+	for j := range q {
+		q[j], out[j] = make([]int8, n), make([]int32, count)
+		Quantize(q[j], randomMatrix(r, n))
+	}
+	rows := make([]int8, n*count)
+	Quantize(rows, randomMatrix(r, n*count))
+	b.Run("four", func(b *testing.B) {
+		b.SetBytes(4 * n * count)
+		for b.Loop() {
+			DotsInt8Four(&q, rows, n, &out)
+		}
+	})
+	b.Run("each", func(b *testing.B) {
+		b.SetBytes(4 * n * count)
+		for b.Loop() {
+			for j := range q {
+				DotsInt8(q[j], rows, n, out[j], true)
+			}
+		}
+	})
+}
+
 // TestHalvesToFloats widens every IEEE half value, in vectors of every
 // alignment and ragged length, as the scalar definition does.
 func TestHalvesToFloats(t *testing.T) {
@@ -503,6 +533,55 @@ func TestDotsInt8(t *testing.T) {
 						}
 						if out[i] != want {
 							t.Fatalf("n=%d stride=%d count=%d cached=%v row %d: %d, want %d", n, stride, count, cached, i, out[i], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDotsInt8Four: four queries' products with many rows in one call are
+// each row's plain sum, for the lengths, strides and counts of
+// TestDotsInt8 (counts that leave the kernel's four-row steps 0 to 3 rows
+// over) and codes at both ends of int8.
+func TestDotsInt8Four(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, n := range []int{64, 128, 384, 768, 767, 1152, 40} {
+		for _, stride := range []int{n, n + 64, 1152} {
+			if stride < n {
+				continue
+			}
+			for _, count := range []int{1, 3, 4, 5, 7, 8, 37} {
+				var q [4][]int8
+				var out [4][]int32
+				rows := make([]int8, (count-1)*stride+n)
+				for i := range rows {
+					rows[i] = int8(r.IntN(256) - 128)
+				}
+				for j := range q {
+					q[j], out[j] = make([]int8, n), make([]int32, count)
+					for i := range q[j] {
+						q[j][i] = int8(r.IntN(256) - 128)
+					}
+				}
+				if count == 7 { // the largest sums either way
+					for i := range q[1] {
+						q[1][i], q[2][i] = -128, 127
+					}
+					for i := range rows {
+						rows[i] = int8(-128 + 255*(i/stride%2))
+					}
+				}
+				DotsInt8Four(&q, rows, stride, &out)
+				for j := range q {
+					for i := range out[j] {
+						var want int32
+						for k, c := range q[j] {
+							want += int32(c) * int32(rows[i*stride+k])
+						}
+						if out[j][i] != want {
+							t.Fatalf("n=%d stride=%d count=%d query %d row %d: %d, want %d", n, stride, count, j, i, out[j][i], want)
 						}
 					}
 				}

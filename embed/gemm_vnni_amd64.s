@@ -331,3 +331,149 @@ saloop:
 	MOVQ        R8, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// RED4 sums each of four accumulators' 16 int32 lanes (ZA..ZD, whose
+// lower halves are YA..YD), the four sums side by side in XA, the low
+// 128 bits of ZA, using Y16..Y19. ZA..ZD must be Z0..Z15: VPHADDD has no
+// EVEX form.
+#define RED4(ZA, ZB, ZC, ZD, YA, YB, YC, YD, XA) \
+	VEXTRACTI64X4 $1, ZA, Y16; \
+	VPADDD        Y16, YA, YA; \
+	VEXTRACTI64X4 $1, ZB, Y17; \
+	VPADDD        Y17, YB, YB; \
+	VEXTRACTI64X4 $1, ZC, Y18; \
+	VPADDD        Y18, YC, YC; \
+	VEXTRACTI64X4 $1, ZD, Y19; \
+	VPADDD        Y19, YD, YD; \
+	VPHADDD       YB, YA, YA; \
+	VPHADDD       YD, YC, YC; \
+	VPHADDD       YC, YA, YA; \
+	VEXTRACTI32X4 $1, YA, X16; \
+	VPADDD        X16, XA, XA
+
+// func dotsInt8VNNIFour(q *[4]*int8, rows *int8, stride int, n int, count int, out *[4]*int32)
+//
+// out[j][r] = Σ q[j][i]·rows[r·stride + i] over i < n, for j < 4 and
+// r < count: four queries of n codes each against count rows stride bytes
+// apart, n a positive multiple of 64, count a positive multiple of 4.
+// Four rows meet four queries a step, 16 accumulators (Z0..Z15, row r and
+// query j in Z(4r+j)): each 64 bytes of a row are read and shifted into
+// [0, 255] once for the four queries, and each 64 bytes of a query once for
+// the four rows, so a block of rows already in the core's cache is read a
+// quarter as often as by four dotsInt8VNNICached calls. 128·Σ q[j][i],
+// summed first by VPDPBUSD with ones, is taken off query j's sums (as in
+// dotsInt8VNNICached): each result is exact whenever the true one fits
+// an int32.
+TEXT ·dotsInt8VNNIFour(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), AX
+	MOVQ 0(AX), SI
+	MOVQ 8(AX), BX
+	MOVQ 16(AX), DX
+	MOVQ 24(AX), R13
+	MOVQ rows+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ n+24(FP), R9
+	MOVQ count+32(FP), R11
+	MOVQ out+40(FP), R12
+	LEAQ (R8)(R8*2), R14 // three rows' stride
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x01010101, AX
+	VPBROADCASTD AX, Z30
+
+	// X26..X29 = 128·Σ q[j][i] for j = 0..3, in every lane.
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   CX, CX
+
+fsum:
+	VPDPBUSD (SI)(CX*1), Z30, Z0
+	VPDPBUSD (BX)(CX*1), Z30, Z1
+	VPDPBUSD (DX)(CX*1), Z30, Z2
+	VPDPBUSD (R13)(CX*1), Z30, Z3
+	ADDQ     $64, CX
+	CMPQ     CX, R9
+	JLT      fsum
+	RED4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0)
+	VPSLLD   $7, X0, X0
+	VPSHUFD  $0x00, X0, X26
+	VPSHUFD  $0x55, X0, X27
+	VPSHUFD  $0xAA, X0, X28
+	VPSHUFD  $0xFF, X0, X29
+	XORQ     R10, R10 // the row of the first of the next four
+
+ffour:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	XORQ   CX, CX
+
+floop:
+	LEAQ      (DI)(CX*1), AX
+	VMOVDQU32 (SI)(CX*1), Z16
+	VMOVDQU32 (BX)(CX*1), Z17
+	VMOVDQU32 (DX)(CX*1), Z18
+	VMOVDQU32 (R13)(CX*1), Z19
+	VPXORD    (AX), Z31, Z20
+	VPXORD    (AX)(R8*1), Z31, Z21
+	VPXORD    (AX)(R8*2), Z31, Z22
+	VPXORD    (AX)(R14*1), Z31, Z23
+	VPDPBUSD  Z16, Z20, Z0
+	VPDPBUSD  Z17, Z20, Z1
+	VPDPBUSD  Z18, Z20, Z2
+	VPDPBUSD  Z19, Z20, Z3
+	VPDPBUSD  Z16, Z21, Z4
+	VPDPBUSD  Z17, Z21, Z5
+	VPDPBUSD  Z18, Z21, Z6
+	VPDPBUSD  Z19, Z21, Z7
+	VPDPBUSD  Z16, Z22, Z8
+	VPDPBUSD  Z17, Z22, Z9
+	VPDPBUSD  Z18, Z22, Z10
+	VPDPBUSD  Z19, Z22, Z11
+	VPDPBUSD  Z16, Z23, Z12
+	VPDPBUSD  Z17, Z23, Z13
+	VPDPBUSD  Z18, Z23, Z14
+	VPDPBUSD  Z19, Z23, Z15
+	ADDQ      $64, CX
+	CMPQ      CX, R9
+	JLT       floop
+
+	// Query j's sums over the four rows, less its correction, to out[j].
+	RED4(Z0, Z4, Z8, Z12, Y0, Y4, Y8, Y12, X0)
+	VPSUBD  X26, X0, X0
+	MOVQ    0(R12), AX
+	VMOVDQU X0, (AX)(R10*4)
+	RED4(Z1, Z5, Z9, Z13, Y1, Y5, Y9, Y13, X1)
+	VPSUBD  X27, X1, X1
+	MOVQ    8(R12), AX
+	VMOVDQU X1, (AX)(R10*4)
+	RED4(Z2, Z6, Z10, Z14, Y2, Y6, Y10, Y14, X2)
+	VPSUBD  X28, X2, X2
+	MOVQ    16(R12), AX
+	VMOVDQU X2, (AX)(R10*4)
+	RED4(Z3, Z7, Z11, Z15, Y3, Y7, Y11, Y15, X3)
+	VPSUBD  X29, X3, X3
+	MOVQ    24(R12), AX
+	VMOVDQU X3, (AX)(R10*4)
+
+	ADDQ $4, R10
+	LEAQ (DI)(R8*4), DI
+	CMPQ R10, R11
+	JLT  ffour
+	VZEROUPPER
+	RET

@@ -72,6 +72,33 @@ func DotsInt8(q, rows []int8, stride int, out []int32, cached bool) {
 	}
 }
 
+// DotsInt8Four sets out[j][r] to DotInt8(q[j], rows[r·stride:]) for
+// four queries j and every r: DotsInt8 for four queries of one length
+// over the same len(out[0]) rows at once, as a first pass compares a block
+// of rows already in the core's cache with several queries. With AVX-512
+// VNNI four rows meet the four queries a step, so that each row's codes
+// are read once for all four; the sums are DotsInt8's either way.
+func DotsInt8Four(q *[4][]int8, rows []int8, stride int, out *[4][]int32) {
+	n, count := len(q[0]), len(out[0])
+	for j := range q {
+		if len(q[j]) != n || len(out[j]) != count {
+			panic("embed: DotsInt8Four: queries or outputs of different lengths")
+		}
+	}
+	if count == 0 {
+		return
+	}
+	if len(rows) < (count-1)*stride+n {
+		panic("embed: DotsInt8Four: rows shorter than len(out[0]) rows of stride")
+	}
+	if dotsInt8FourSIMD(q, rows, stride, out) {
+		return
+	}
+	for j := range q {
+		DotsInt8(q[j], rows, stride, out[j], true)
+	}
+}
+
 // ScaledAbove writes to idx, in order, each i at which
 // float32(dots[i])·scales[i]·scale, rounded as Go rounds it (the first
 // product, then the second), is at least floor, and returns how many:

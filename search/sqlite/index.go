@@ -181,16 +181,55 @@ func (x *index) dotCodes(q []int8, r int) int32 {
 // over the same rows (so that they are in the core's cache), and is set
 // for the next. The caller holds x.mu.
 func (x *index) dotsCodes(q []int8, from int, dots, rest []int32, read *[2]bool) {
-	n, split := len(q), x.split
-	embed.DotsInt8(q[:min(n, split)], x.head.span(from, len(dots)), split, dots, read[0])
+	split := x.split
+	embed.DotsInt8(q[:min(len(q), split)], x.head.span(from, len(dots)), split, dots, read[0])
 	read[0] = true
-	if n > split {
-		tail := x.dim - split
-		embed.DotsInt8(q[split:], x.tail.span(from, len(dots)), tail, rest, read[1])
-		read[1] = true
-		for i, d := range rest {
-			dots[i] += d
+	x.addTailCodes(q, from, dots, rest, read)
+}
+
+// dotsCodesMany sets dots[k] as dotsCodes does for qs[k], for every k,
+// over the same rows: once a query has read them into the core's cache,
+// the rest go four at a time where their codes before the split are as
+// long (embed.DotsInt8Four reads each row's codes once for four queries).
+// The caller holds x.mu.
+func (x *index) dotsCodesMany(qs [][]int8, from int, dots [][]int32, rest []int32, read *[2]bool) {
+	split := x.split
+	headLen := func(k int) int { return min(len(qs[k]), split) }
+	for k := 0; k < len(qs); {
+		if read[0] && k+4 <= len(qs) {
+			n := headLen(k)
+			if headLen(k+1) == n && headLen(k+2) == n && headLen(k+3) == n {
+				var q4 [4][]int8
+				var d4 [4][]int32
+				for j := range q4 {
+					q4[j], d4[j] = qs[k+j][:n], dots[k+j]
+				}
+				embed.DotsInt8Four(&q4, x.head.span(from, len(dots[k])), split, &d4)
+				for j := range q4 {
+					x.addTailCodes(qs[k+j], from, dots[k+j], rest, read)
+				}
+				k += 4
+				continue
+			}
 		}
+		x.dotsCodes(qs[k], from, dots[k], rest, read)
+		k++
+	}
+}
+
+// addTailCodes adds to dots[i] the inner product of the codes of q past
+// the split with row from+i's, if q reaches past it, as dotsCodes does.
+// The caller holds x.mu.
+func (x *index) addTailCodes(q []int8, from int, dots, rest []int32, read *[2]bool) {
+	split := x.split
+	if len(q) <= split {
+		return
+	}
+	rest = rest[:len(dots)]
+	embed.DotsInt8(q[split:], x.tail.span(from, len(dots)), x.dim-split, rest, read[1])
+	read[1] = true
+	for i, d := range rest {
+		dots[i] += d
 	}
 }
 

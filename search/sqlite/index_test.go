@@ -248,78 +248,84 @@ func TestIndexSplitCodes(t *testing.T) {
 // filter and depth, and a query whose context has ended is answered with
 // its error without holding the others up.
 func TestIndexPassesTogether(t *testing.T) {
-	ctx := context.Background()
-	x := newIndex(16, 10, 0)
-	fill(x, parallelScanRows+500)
-	type query struct {
-		v []float32
-		k int
-		f papersearch.Filter
-	}
-	var queries []query
-	for i := range 48 {
-		v := storetest.RandomUnit(uint64(500+i), 16)
-		if i%3 == 1 {
-			v = append(storetest.RandomUnit(uint64(500+i), 10), make([]float32, 6)...)
+	// Narrow rows go through the plain loops; wide ones through the SIMD
+	// kernels, four queries at a time where their codes before the split
+	// are as long (those of the core, and those past it).
+	for _, shape := range [][2]int{{16, 10}, {192, 128}} {
+		dim, split := shape[0], shape[1]
+		ctx := context.Background()
+		x := newIndex(dim, split, 0)
+		fill(x, parallelScanRows+500)
+		type query struct {
+			v []float32
+			k int
+			f papersearch.Filter
 		}
-		f := papersearch.Filter{}
-		if i%2 == 0 {
-			f = papersearch.Filter{YearMin: 2000 + i%20, Exclude: []string{"p00002"}}
+		var queries []query
+		for i := range 48 {
+			v := storetest.RandomUnit(uint64(500+i), dim)
+			if i%3 == 1 {
+				v = append(storetest.RandomUnit(uint64(500+i), split), make([]float32, dim-split)...)
+			}
+			f := papersearch.Filter{}
+			if i%2 == 0 {
+				f = papersearch.Filter{YearMin: 2000 + i%20, Exclude: []string{"p00002"}}
+			}
+			queries = append(queries, query{v, 5 + i%20, f})
 		}
-		queries = append(queries, query{v, 5 + i%20, f})
-	}
-	alone := make([][]storage.Candidate, len(queries))
-	for i, q := range queries {
-		var err error
-		if alone[i], err = x.nearest(ctx, q.v, q.k, q.f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	var wg sync.WaitGroup
-	// The last round arrives while every pass is taken, so that all of
-	// its queries queue and are scanned in one pass.
-	for round := range 3 {
-		if round == 2 {
-			wg.Wait()
-			x.passes.mu.Lock()
-			x.passes.running = math.MaxInt32
-			x.passes.mu.Unlock()
-		}
+		alone := make([][]storage.Candidate, len(queries))
 		for i, q := range queries {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if i%7 == 3 {
-					if _, err := x.nearest(cancelled, q.v, q.k, q.f); !errors.Is(err, context.Canceled) {
-						t.Errorf("round %d, query %d with its context ended: %v", round, i, err)
+			var err error
+			if alone[i], err = x.nearest(ctx, q.v, q.k, q.f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		var wg sync.WaitGroup
+		// The last round arrives while every pass is taken, so that all of
+		// its queries queue and are scanned in one pass.
+		for round := range 3 {
+			if round == 2 {
+				wg.Wait()
+				x.passes.mu.Lock()
+				x.passes.running = math.MaxInt32
+				x.passes.mu.Unlock()
+			}
+			for i, q := range queries {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if i%7 == 3 {
+						if _, err := x.nearest(cancelled, q.v, q.k, q.f); !errors.Is(err, context.Canceled) {
+							t.Errorf("round %d, query %d with its context ended: %v", round, i, err)
+						}
+						return
 					}
-					return
-				}
-				got, err := x.nearest(ctx, q.v, q.k, q.f)
-				if err != nil || !slices.Equal(got, alone[i]) {
-					t.Errorf("round %d, query %d together: %v %v, alone %v", round, i, got, err, alone[i])
-				}
-			}()
+					got, err := x.nearest(ctx, q.v, q.k, q.f)
+					if err != nil || !slices.Equal(got, alone[i]) {
+						t.Errorf("round %d, query %d together: %v %v, alone %v", round, i, got, err, alone[i])
+					}
+				}()
+			}
 		}
-	}
-	for {
+		for {
+			x.passes.mu.Lock()
+			queued := len(x.passes.queue)
+			x.passes.mu.Unlock()
+			if queued == len(queries) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		x.passes.next(x) // the taken pass ends: the queued ones run together
+		wg.Wait()
 		x.passes.mu.Lock()
-		queued := len(x.passes.queue)
+		x.passes.running -= math.MaxInt32 - 1 // the taken pass's place, freed
 		x.passes.mu.Unlock()
-		if queued == len(queries) {
-			break
+		if n := x.passes.shared.Load(); n < int64(len(queries)) {
+			t.Errorf("%d queries were scanned in a pass shared with others, want at least %d", n, len(queries))
 		}
-		time.Sleep(time.Millisecond)
-	}
-	x.passes.next(x) // the taken pass ends: the queued ones run together
-	wg.Wait()
-	x.passes.mu.Lock()
-	x.passes.running -= math.MaxInt32 - 1 // the taken pass's place, freed
-	x.passes.mu.Unlock()
-	if n := x.passes.shared.Load(); n < int64(len(queries)) {
-		t.Errorf("%d queries were scanned in a pass shared with others, want at least %d", n, len(queries))
 	}
 }
 

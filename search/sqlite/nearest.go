@@ -270,8 +270,16 @@ func (x *index) scan(jobs []*scanJob) {
 	part := func(p int) {
 		live := slices.Clone(jobs)
 		from, to := p*len(x.ids)/parts, (p+1)*len(x.ids)/parts
-		dots, rest := make([]int32, scanBlock), make([]int32, scanBlock)
+		rest := make([]int32, scanBlock)
 		pass := make([]int32, scanBlock+16) // the rows that may beat a selection's floor
+		// The plain jobs' queries of a block, compared with its rows together
+		// (dotsCodesMany), and where each one's products go.
+		var (
+			codes [][]int8
+			heaps []*topk.Selection
+			scale []float32
+			dots  [][]int32
+		)
 		// Blocks of scanBlock rows, or fewer at a chunk's end (spanEnd).
 		for b, e, blocks := from, 0, 0; b < to; b, blocks = e, blocks+1 {
 			e = spanEnd(b, min(b+scanBlock, to))
@@ -281,7 +289,7 @@ func (x *index) scan(jobs []*scanJob) {
 					return
 				}
 			}
-			var read [2]bool // whether this block's codes were read (see dotsCodes)
+			codes, heaps, scale = codes[:0], heaps[:0], scale[:0]
 			for _, j := range live {
 				if !j.plain { // a filter may leave most rows out: only those it allows are read
 					for r := b; r < e; r++ {
@@ -295,17 +303,27 @@ func (x *index) scan(jobs []*scanJob) {
 					continue
 				}
 				for i, q := range j.qs {
-					x.dotsCodes(q.codes, b, dots[:e-b], rest[:e-b], &read)
-					h := j.firsts[p][i]
-					// The rows whose scores reach the floor as the block
-					// starts (most fall under it), then each as before; a
-					// deleted row's id (empty) is read only for those.
-					n := embed.ScaledAbove(dots[:e-b], x.scales[b:e], q.scale, h.Floor(), pass)
-					for _, k := range pass[:n] {
-						r := b + int(k)
-						if s := float32(dots[k]) * x.scales[r] * q.scale; h.Beats(r, s) && x.ids[r] != "" {
-							h.Push(r, s)
-						}
+					codes, heaps, scale = append(codes, q.codes), append(heaps, j.firsts[p][i]), append(scale, q.scale)
+				}
+			}
+			for len(dots) < len(codes) {
+				dots = append(dots, make([]int32, scanBlock))
+			}
+			block := dots[:len(codes)]
+			for k := range block {
+				block[k] = block[k][:e-b]
+			}
+			var read [2]bool // whether this block's codes were read (see dotsCodes)
+			x.dotsCodesMany(codes, b, block, rest, &read)
+			for k, h := range heaps {
+				// The rows whose scores reach the floor as the block
+				// starts (most fall under it), then each as before; a
+				// deleted row's id (empty) is read only for those.
+				n := embed.ScaledAbove(block[k], x.scales[b:e], scale[k], h.Floor(), pass)
+				for _, i := range pass[:n] {
+					r := b + int(i)
+					if s := float32(block[k][i]) * x.scales[r] * scale[k]; h.Beats(r, s) && x.ids[r] != "" {
+						h.Push(r, s)
 					}
 				}
 			}
