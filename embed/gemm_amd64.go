@@ -104,7 +104,8 @@ func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool {
 //go:noescape
 func dotsInt8VNNIFour(q *[4]*int8, rows *int8, stride int, n int, count int, out *[4]*int32)
 
-// dotsInt8FourSIMD sets out as DotsInt8Four does in one call when it can,
+// dotsInt8FourSIMD sets out[j][r] to q[j]'s inner product with
+// rows[r·stride:] for four queries of one length in one call when it can,
 // and reports whether it did.
 func dotsInt8FourSIMD(q *[4][]int8, rows []int8, stride int, out *[4][]int32) bool {
 	n, count := len(q[0]), len(out[0])

@@ -77,7 +77,7 @@ func (g *gemmBF16) mulAMX(m, n, kp int, a []uint16, lda int, bp []uint16, c []fl
 // dotsInt8SIMD handles nothing here; DotsInt8 goes row by row.
 func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool { return false }
 
-// dotsInt8FourSIMD handles nothing here; DotsInt8Four takes each query
+// dotsInt8FourSIMD handles nothing here; DotsInt8Many takes each query
 // in turn.
 func dotsInt8FourSIMD(q *[4][]int8, rows []int8, stride int, out *[4][]int32) bool { return false }
 

@@ -326,34 +326,40 @@ func BenchmarkDotsInt8(b *testing.B) {
 	}
 }
 
-// BenchmarkDotsInt8Four is a first pass's step for four queries over a
-// block already in the cache: one DotsInt8Four call against four cached
-// DotsInt8 calls.
-func BenchmarkDotsInt8Four(b *testing.B) {
+// BenchmarkDotsInt8Many is a first pass's step for one to five queries
+// over a block of rows: DotsInt8Many against DotsInt8 for each query (the
+// first from memory, the rest from the cache), over every block of a
+// pass of 29,184 rows of 768 codes, larger than the core's cache.
+func BenchmarkDotsInt8Many(b *testing.B) {
 	r := rand.New(rand.NewPCG(15, 16))
-	const n, count = 768, 256
-	var q [4][]int8
-	var out [4][]int32
-	for j := range q {
-		q[j], out[j] = make([]int8, n), make([]int32, count)
-		Quantize(q[j], randomMatrix(r, n))
+	const n, total, block = 768, 29184, 256
+	rows := make([]int8, n*total)
+	for i := range rows {
+		rows[i] = int8(r.IntN(256) - 128)
 	}
-	rows := make([]int8, n*count)
-	Quantize(rows, randomMatrix(r, n*count))
-	b.Run("four", func(b *testing.B) {
-		b.SetBytes(4 * n * count)
-		for b.Loop() {
-			DotsInt8Four(&q, rows, n, &out)
-		}
-	})
-	b.Run("each", func(b *testing.B) {
-		b.SetBytes(4 * n * count)
-		for b.Loop() {
-			for j := range q {
-				DotsInt8(q[j], rows, n, out[j], true)
+	qs, outs := make([][]int8, 5), make([][]int32, 5)
+	for j := range qs {
+		qs[j], outs[j] = make([]int8, n), make([]int32, block)
+		Quantize(qs[j], randomMatrix(r, n))
+	}
+	for m := 1; m <= len(qs); m++ {
+		b.Run(fmt.Sprintf("queries=%d/many", m), func(b *testing.B) {
+			for b.Loop() {
+				for from := 0; from < total; from += block {
+					DotsInt8Many(qs[:m], rows[from*n:(from+block)*n], n, outs[:m])
+				}
 			}
-		}
-	})
+		})
+		b.Run(fmt.Sprintf("queries=%d/each", m), func(b *testing.B) {
+			for b.Loop() {
+				for from := 0; from < total; from += block {
+					for j := range m {
+						DotsInt8(qs[j], rows[from*n:(from+block)*n], n, outs[j], j > 0)
+					}
+				}
+			}
+		})
+	}
 }
 
 // TestHalvesToFloats widens every IEEE half value, in vectors of every
@@ -541,11 +547,13 @@ func TestDotsInt8(t *testing.T) {
 	}
 }
 
-// TestDotsInt8Four: four queries' products with many rows in one call are
-// each row's plain sum, for the lengths, strides and counts of
-// TestDotsInt8 (counts that leave the kernel's four-row steps 0 to 3 rows
-// over) and codes at both ends of int8.
-func TestDotsInt8Four(t *testing.T) {
+// TestDotsInt8Many: each of one to nine queries' products with many rows
+// in one call is each row's plain sum (groups of four, a last group of two
+// or three or a lone query made four, a single query left after others),
+// for the lengths, strides and counts of TestDotsInt8 (counts that leave
+// the kernel's four-row steps 0 to 3 rows over) and codes at both ends of
+// int8.
+func TestDotsInt8Many(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
 	for _, n := range []int{64, 128, 384, 768, 767, 1152, 40} {
 		for _, stride := range []int{n, n + 64, 1152} {
@@ -553,35 +561,36 @@ func TestDotsInt8Four(t *testing.T) {
 				continue
 			}
 			for _, count := range []int{1, 3, 4, 5, 7, 8, 37} {
-				var q [4][]int8
-				var out [4][]int32
-				rows := make([]int8, (count-1)*stride+n)
-				for i := range rows {
-					rows[i] = int8(r.IntN(256) - 128)
-				}
-				for j := range q {
-					q[j], out[j] = make([]int8, n), make([]int32, count)
-					for i := range q[j] {
-						q[j][i] = int8(r.IntN(256) - 128)
-					}
-				}
-				if count == 7 { // the largest sums either way
-					for i := range q[1] {
-						q[1][i], q[2][i] = -128, 127
-					}
+				for _, m := range []int{1, 2, 3, 4, 5, 6, 9} {
+					qs, outs := make([][]int8, m), make([][]int32, m)
+					rows := make([]int8, (count-1)*stride+n)
 					for i := range rows {
-						rows[i] = int8(-128 + 255*(i/stride%2))
+						rows[i] = int8(r.IntN(256) - 128)
 					}
-				}
-				DotsInt8Four(&q, rows, stride, &out)
-				for j := range q {
-					for i := range out[j] {
-						var want int32
-						for k, c := range q[j] {
-							want += int32(c) * int32(rows[i*stride+k])
+					for j := range qs {
+						qs[j], outs[j] = make([]int8, n), make([]int32, count)
+						for i := range qs[j] {
+							qs[j][i] = int8(r.IntN(256) - 128)
 						}
-						if out[j][i] != want {
-							t.Fatalf("n=%d stride=%d count=%d query %d row %d: %d, want %d", n, stride, count, j, i, out[j][i], want)
+					}
+					if count == 7 { // the largest sums either way
+						for i := range qs[m/2] {
+							qs[0][i], qs[m/2][i] = 127, -128
+						}
+						for i := range rows {
+							rows[i] = int8(-128 + 255*(i/stride%2))
+						}
+					}
+					DotsInt8Many(qs, rows, stride, outs)
+					for j := range qs {
+						for i := range outs[j] {
+							var want int32
+							for k, c := range qs[j] {
+								want += int32(c) * int32(rows[i*stride+k])
+							}
+							if outs[j][i] != want {
+								t.Fatalf("n=%d stride=%d count=%d of %d queries, query %d row %d: %d, want %d", n, stride, count, m, j, i, outs[j][i], want)
+							}
 						}
 					}
 				}

@@ -72,30 +72,53 @@ func DotsInt8(q, rows []int8, stride int, out []int32, cached bool) {
 	}
 }
 
-// DotsInt8Four sets out[j][r] to DotInt8(q[j], rows[r·stride:]) for
-// four queries j and every r: DotsInt8 for four queries of one length
-// over the same len(out[0]) rows at once, as a first pass compares a block
-// of rows already in the core's cache with several queries. With AVX-512
-// VNNI four rows meet the four queries a step, so that each row's codes
-// are read once for all four; the sums are DotsInt8's either way.
-func DotsInt8Four(q *[4][]int8, rows []int8, stride int, out *[4][]int32) {
-	n, count := len(q[0]), len(out[0])
-	for j := range q {
-		if len(q[j]) != n || len(out[j]) != count {
-			panic("embed: DotsInt8Four: queries or outputs of different lengths")
+// DotsInt8Many sets outs[j][r] to DotInt8(qs[j], rows[r·stride:]) for
+// every query j and row r: DotsInt8 for several queries of one length over
+// the same len(outs[0]) rows, as a first pass compares a block of rows
+// with every query it serves. With AVX-512 VNNI four rows meet four
+// queries a step, so that each row's codes are read once for four
+// queries; a last group of two or three, or a lone query, is made four by
+// repeating one (the four-query kernel over rows read from memory waits on
+// memory alone, one query or four: 0.89 against 1.05 ms for one query
+// over 29,184 rows of 768 codes, 0.87 against 1.27 for two, on an Intel
+// Xeon with AMX), and a single query left after others, whose rows are
+// then in the core's cache, goes alone. The sums are DotsInt8's either way.
+func DotsInt8Many(qs [][]int8, rows []int8, stride int, outs [][]int32) {
+	if len(qs) != len(outs) {
+		panic("embed: DotsInt8Many: queries and outputs of different counts")
+	}
+	if len(qs) == 0 {
+		return
+	}
+	n, count := len(qs[0]), len(outs[0])
+	for j := range qs {
+		if len(qs[j]) != n || len(outs[j]) != count {
+			panic("embed: DotsInt8Many: queries or outputs of different lengths")
 		}
 	}
 	if count == 0 {
 		return
 	}
 	if len(rows) < (count-1)*stride+n {
-		panic("embed: DotsInt8Four: rows shorter than len(out[0]) rows of stride")
+		panic("embed: DotsInt8Many: rows shorter than len(outs[0]) rows of stride")
 	}
-	if dotsInt8FourSIMD(q, rows, stride, out) {
-		return
-	}
-	for j := range q {
-		DotsInt8(q[j], rows, stride, out[j], true)
+	for k := 0; k < len(qs); {
+		m := min(4, len(qs)-k)
+		if m == 1 && k > 0 {
+			DotsInt8(qs[k], rows, stride, outs[k], true)
+			return
+		}
+		var q4 [4][]int8
+		var o4 [4][]int32
+		for j := range q4 {
+			q4[j], o4[j] = qs[k+min(j, m-1)], outs[k+min(j, m-1)]
+		}
+		if !dotsInt8FourSIMD(&q4, rows, stride, &o4) {
+			for j := k; j < k+m; j++ {
+				DotsInt8(qs[j], rows, stride, outs[j], j > 0)
+			}
+		}
+		k += m
 	}
 }
 

@@ -174,63 +174,62 @@ func (x *index) dotCodes(q []int8, r int) int32 {
 	return d
 }
 
-// dotsCodes sets dots[i] to the inner product of the codes q with row
-// from+i's, for len(dots) rows in one span of the matrix (spanEnd), using
-// rest (as long) for the rows' codes past the split. read says whether
-// the rows' codes before and past the split were read by an earlier call
-// over the same rows (so that they are in the core's cache), and is set
-// for the next. The caller holds x.mu.
-func (x *index) dotsCodes(q []int8, from int, dots, rest []int32, read *[2]bool) {
-	split := x.split
-	embed.DotsInt8(q[:min(len(q), split)], x.head.span(from, len(dots)), split, dots, read[0])
-	read[0] = true
-	x.addTailCodes(q, from, dots, rest, read)
-}
-
-// dotsCodesMany sets dots[k] as dotsCodes does for qs[k], for every k,
-// over the same rows: once a query has read them into the core's cache,
-// the rest go four at a time where their codes before the split are as
-// long (embed.DotsInt8Four reads each row's codes once for four queries).
-// The caller holds x.mu.
-func (x *index) dotsCodesMany(qs [][]int8, from int, dots [][]int32, rest []int32, read *[2]bool) {
-	split := x.split
+// dotsCodes sets dots[k][i] to the inner product of the codes qs[k] (a
+// query's up to its last non-zero one) with row from+i's, for every query
+// and len(dots[0]) rows in one span of the matrix (spanEnd). Queries whose
+// codes before the split are as long are compared with the rows together
+// (embed.DotsInt8Many: each row read once for four queries); those reaching
+// past the split add their products with the rows' codes there, computed
+// together into rest (one buffer as long as dots[0] for each query). sc
+// is its scratch. The caller holds x.mu.
+func (x *index) dotsCodes(qs [][]int8, from int, dots, rest [][]int32, sc *codesScratch) {
+	split, count := x.split, len(dots[0])
+	head := x.head.span(from, count)
 	headLen := func(k int) int { return min(len(qs[k]), split) }
+	heads, tails, tailDots, tailRest := sc.heads[:0], sc.tails[:0], sc.tailDots[:0], sc.tailRest[:0]
+	defer func() { sc.heads, sc.tails, sc.tailDots, sc.tailRest = heads, tails, tailDots, tailRest }()
 	for k := 0; k < len(qs); {
-		if read[0] && k+4 <= len(qs) {
-			n := headLen(k)
-			if headLen(k+1) == n && headLen(k+2) == n && headLen(k+3) == n {
-				var q4 [4][]int8
-				var d4 [4][]int32
-				for j := range q4 {
-					q4[j], d4[j] = qs[k+j][:n], dots[k+j]
-				}
-				embed.DotsInt8Four(&q4, x.head.span(from, len(dots[k])), split, &d4)
-				for j := range q4 {
-					x.addTailCodes(qs[k+j], from, dots[k+j], rest, read)
-				}
-				k += 4
-				continue
-			}
+		n, run := headLen(k), k+1
+		for run < len(qs) && headLen(run) == n {
+			run++
 		}
-		x.dotsCodes(qs[k], from, dots[k], rest, read)
-		k++
+		heads = heads[:0]
+		for _, q := range qs[k:run] {
+			heads = append(heads, q[:n])
+		}
+		embed.DotsInt8Many(heads, head, split, dots[k:run])
+		k = run
 	}
-}
-
-// addTailCodes adds to dots[i] the inner product of the codes of q past
-// the split with row from+i's, if q reaches past it, as dotsCodes does.
-// The caller holds x.mu.
-func (x *index) addTailCodes(q []int8, from int, dots, rest []int32, read *[2]bool) {
-	split := x.split
-	if len(q) <= split {
+	for k, q := range qs {
+		if len(q) > split {
+			tails, tailDots, tailRest = append(tails, q[split:]), append(tailDots, dots[k]), append(tailRest, rest[len(tailRest)][:count])
+		}
+	}
+	if len(tails) == 0 {
 		return
 	}
-	rest = rest[:len(dots)]
-	embed.DotsInt8(q[split:], x.tail.span(from, len(dots)), x.dim-split, rest, read[1])
-	read[1] = true
-	for i, d := range rest {
-		dots[i] += d
+	// The tails' lengths differ only if some query ends past the split
+	// before the last dimension; each run of one length goes together.
+	for k := 0; k < len(tails); {
+		run := k + 1
+		for run < len(tails) && len(tails[run]) == len(tails[k]) {
+			run++
+		}
+		embed.DotsInt8Many(tails[k:run], x.tail.span(from, count), x.dim-split, tailRest[k:run])
+		k = run
 	}
+	for k, d := range tailDots {
+		for i, r := range tailRest[k] {
+			d[i] += r
+		}
+	}
+}
+
+// codesScratch is what dotsCodes slices its queries and products into,
+// kept by a pass from one block to the next.
+type codesScratch struct {
+	heads, tails       [][]int8
+	tailDots, tailRest [][]int32
 }
 
 // resplit keeps the codes of dimensions [0, split) apart from the rest

@@ -270,15 +270,15 @@ func (x *index) scan(jobs []*scanJob) {
 	part := func(p int) {
 		live := slices.Clone(jobs)
 		from, to := p*len(x.ids)/parts, (p+1)*len(x.ids)/parts
-		rest := make([]int32, scanBlock)
 		pass := make([]int32, scanBlock+16) // the rows that may beat a selection's floor
 		// The plain jobs' queries of a block, compared with its rows together
-		// (dotsCodesMany), and where each one's products go.
+		// (dotsCodes), and where each one's products go.
 		var (
-			codes [][]int8
-			heaps []*topk.Selection
-			scale []float32
-			dots  [][]int32
+			codes      [][]int8
+			heaps      []*topk.Selection
+			scale      []float32
+			dots, rest [][]int32
+			scratch    codesScratch
 		)
 		// Blocks of scanBlock rows, or fewer at a chunk's end (spanEnd).
 		for b, e, blocks := from, 0, 0; b < to; b, blocks = e, blocks+1 {
@@ -306,15 +306,17 @@ func (x *index) scan(jobs []*scanJob) {
 					codes, heaps, scale = append(codes, q.codes), append(heaps, j.firsts[p][i]), append(scale, q.scale)
 				}
 			}
+			if len(codes) == 0 {
+				continue
+			}
 			for len(dots) < len(codes) {
-				dots = append(dots, make([]int32, scanBlock))
+				dots, rest = append(dots, make([]int32, scanBlock)), append(rest, make([]int32, scanBlock))
 			}
 			block := dots[:len(codes)]
 			for k := range block {
 				block[k] = block[k][:e-b]
 			}
-			var read [2]bool // whether this block's codes were read (see dotsCodes)
-			x.dotsCodesMany(codes, b, block, rest, &read)
+			x.dotsCodes(codes, b, block, rest, &scratch)
 			for k, h := range heaps {
 				// The rows whose scores reach the floor as the block
 				// starts (most fall under it), then each as before; a
