@@ -90,3 +90,6 @@ func outlierProductSIMD(y []float32, ldy int, a []float32, c int, w []float32, n
 func scaledAboveSIMD(dots []int32, scales []float32, scale, floor float32, idx []int32) (count, done int) {
 	return 0, 0
 }
+
+// quantizeSymSIMD handles nothing here; Quantize computes in Go.
+func quantizeSymSIMD(dst []int8, v []float32) (scale float32, ok bool) { return 0, false }

@@ -295,6 +295,67 @@ func TestQuantizeAndDotInt8(t *testing.T) {
 	}
 }
 
+// TestQuantizeSIMD: Quantize gives the plain loop's codes and scale, code
+// for code, for every length around the kernel's 16-value steps, for
+// products exactly halfway between two codes (rounded away from zero, as
+// math.Round does), for vectors holding an infinity or a NaN (left to the
+// loop) and for zero vectors.
+func TestQuantizeSIMD(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	check := func(name string, v []float32) {
+		t.Helper()
+		got, want := make([]int8, len(v)), make([]int8, len(v))
+		gs, ws := Quantize(got, v), quantizeGo(want, v)
+		if math.Float32bits(gs) != math.Float32bits(ws) || !slices.Equal(got, want) {
+			t.Fatalf("%s (n=%d): scale %g codes %v, want %g %v", name, len(v), gs, got, ws, want)
+		}
+	}
+	for n := 1; n <= 70; n++ {
+		check("random", randomMatrix(r, n))
+	}
+	check("random", randomMatrix(r, 768))
+	halves := make([]float32, 48) // the largest is 127, so each product is the value itself
+	for i := range halves {
+		halves[i] = float32(i%20) - 9.5
+	}
+	halves[47] = -127
+	check("halves", halves)
+	for i := range halves {
+		halves[i] = (float32(i%9) + 0.5) * (1 - 2*float32(i%2))
+	}
+	halves[5] = 127
+	check("halves", halves)
+	for _, bad := range []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		for _, at := range []int{0, 15, 31, 40} {
+			v := randomMatrix(r, 41)
+			v[at] = bad
+			got := make([]int8, len(v))
+			gs, ws := Quantize(got, v), quantizeGo(make([]int8, len(v)), v)
+			if math.Float32bits(gs) != math.Float32bits(ws) {
+				t.Fatalf("%g at %d: scale %g, want %g", bad, at, gs, ws)
+			}
+		}
+	}
+	check("zero", make([]float32, 48))
+}
+
+// BenchmarkQuantize is a stored vector of the default models coded for
+// the first pass (1,152 values), with AVX-512 and in Go.
+func BenchmarkQuantize(b *testing.B) {
+	r := rand.New(rand.NewPCG(27, 28))
+	v, codes := randomMatrix(r, 1152), make([]int8, 1152)
+	b.Run("simd", func(b *testing.B) {
+		for b.Loop() {
+			Quantize(codes, v)
+		}
+	})
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			quantizeGo(codes, v)
+		}
+	})
+}
+
 func BenchmarkDotInt8_384(b *testing.B) {
 	r := rand.New(rand.NewPCG(13, 14))
 	x, y := make([]int8, 384), make([]int8, 384)

@@ -6,6 +6,15 @@ import "math"
 // v[i] ≈ scale · dst[i]. Each vector gets its own scale, its largest
 // magnitude over 127, so no code saturates.
 func Quantize(dst []int8, v []float32) float32 {
+	if scale, ok := quantizeSymSIMD(dst, v); ok {
+		return scale
+	}
+	return quantizeGo(dst, v)
+}
+
+// quantizeGo is Quantize in Go alone: the definition the SIMD kernels
+// match code for code.
+func quantizeGo(dst []int8, v []float32) float32 {
 	var maxAbs float32
 	for _, x := range v {
 		maxAbs = max(maxAbs, float32(math.Abs(float64(x))))

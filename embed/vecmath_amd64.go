@@ -1,6 +1,10 @@
 package embed
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasAVX512 reports whether this CPU runs the AVX-512 element-wise kernels
 // (vecmath_amd64.s). It is set once, from the CPU's features, before main
@@ -93,4 +97,45 @@ func residualNormSIMD(x, y, b, gamma, beta []float32, eps float32) bool {
 		return false
 	}
 	return true
+}
+
+// absMaxAVX512 returns the largest |x[i]| for i < n, n a positive multiple
+// of 16, or NaN if any x[i] is not finite (vecmath_amd64.s).
+//
+//go:noescape
+func absMaxAVX512(x *float32, n int) float32
+
+// quantizeAVX512 sets dst[i] to math.Round(x[i]·inv), the product rounded
+// to float32 first, for i < n, n a positive multiple of 16, every product
+// within ±127.5 (vecmath_amd64.s).
+//
+//go:noescape
+func quantizeAVX512(dst *int8, x *float32, n int, inv float32)
+
+// quantizeSymSIMD does Quantize's work with AVX-512 over the longest prefix
+// of v a multiple of 16 long, the rest in Go, and reports whether it did:
+// not without AVX-512, nor for a v that is not finite (Quantize's plain
+// loop then defines the codes).
+func quantizeSymSIMD(dst []int8, v []float32) (scale float32, ok bool) {
+	n := len(v) &^ 15
+	if !hasAVX512 || n == 0 {
+		return 0, false
+	}
+	maxAbs := absMaxAVX512(&v[0], n)
+	for _, x := range v[n:] {
+		maxAbs = max(maxAbs, float32(math.Abs(float64(x))))
+	}
+	if math.IsNaN(float64(maxAbs)) || math.IsInf(float64(maxAbs), 0) {
+		return 0, false
+	}
+	if maxAbs == 0 {
+		clear(dst[:len(v)])
+		return 0, true
+	}
+	inv := 127 / maxAbs
+	quantizeAVX512(&dst[0], &v[0], n, inv)
+	for i := n; i < len(v); i++ {
+		dst[i] = int8(math.Round(float64(v[i] * inv)))
+	}
+	return maxAbs / 127, true
 }

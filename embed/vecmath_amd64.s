@@ -485,3 +485,80 @@ next:
 	JNZ  row
 	VZEROUPPER
 	RET
+
+// func absMaxAVX512(x *float32, n int) float32
+//
+// The largest |x[i]| for i < n, n a positive multiple of 16, or NaN if any
+// x[i] is not finite (VMAXPS may drop a NaN, so Z1 sums x[i]·0, which is
+// NaN for an infinity or a NaN and 0 otherwise).
+TEXT ·absMaxAVX512(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS vconst<>+64(SB), Z31 // |x| mask
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z30, Z30, Z30
+
+amloop:
+	VMOVUPS     (SI), Z2
+	VANDPS      Z31, Z2, Z3
+	VMAXPS      Z3, Z0, Z0
+	VFMADD231PS Z30, Z2, Z1
+	ADDQ        $64, SI
+	SUBQ        $16, CX
+	JNZ         amloop
+
+	VEXTRACTF64X4 $1, Z0, Y2
+	VMAXPS        Y2, Y0, Y0
+	VEXTRACTF128  $1, Y0, X2
+	VMAXPS        X2, X0, X0
+	VPSHUFD       $0x4E, X0, X2
+	VMAXPS        X2, X0, X0
+	VPSHUFD       $0xB1, X0, X2
+	VMAXPS        X2, X0, X0
+	VCMPPS        $3, Z1, Z1, K1 // unordered: a lane is NaN
+	KORTESTW      K1, K1
+	JZ            amdone
+	MOVL          $0x7fc00000, AX // NaN
+	VMOVD         AX, X0
+
+amdone:
+	VZEROUPPER
+	MOVSS X0, ret+16(FP)
+	RET
+
+// func quantizeAVX512(dst *int8, x *float32, n int, inv float32)
+//
+// dst[i] = x[i]·inv rounded to the nearest integer, halves away from zero
+// (math.Round), for i < n, n a positive multiple of 16: the product is
+// rounded to float32 first, as Go rounds x*inv, and every |x[i]·inv| is at
+// most 127.5 (Quantize's inv). A product's integer part t is exact
+// (truncation), its fraction x·inv − t too; a fraction of at least a half
+// moves t one away from zero.
+TEXT ·quantizeAVX512(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS inv+24(FP), Z31
+	VBROADCASTSS vconst<>+64(SB), Z30 // |x| mask
+	VBROADCASTSS vconst<>+68(SB), Z29 // sign mask
+	VBROADCASTSS vconst<>+72(SB), Z28 // 0.5
+	VBROADCASTSS vconst<>+8(SB), Z27  // 1
+
+qloop:
+	VMULPS      (SI), Z31, Z0
+	VRNDSCALEPS $11, Z0, Z1  // truncated
+	VSUBPS      Z1, Z0, Z2   // the fraction, exact
+	VANDPS      Z30, Z2, Z2
+	VCMPPS      $13, Z28, Z2, K1 // |fraction| ≥ 0.5
+	VANDPS      Z29, Z0, Z3
+	VORPS       Z27, Z3, Z3  // ±1, the product's sign
+	VADDPS      Z3, Z1, K1, Z1
+	VCVTTPS2DQ  Z1, Z1
+	VPMOVSDB    Z1, (DI)
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JNZ         qloop
+	VZEROUPPER
+	RET
