@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,6 +138,50 @@ func TestScoreRowsGallops(t *testing.T) {
 			if math.Float32bits(got[row]) != math.Float32bits(want) {
 				t.Fatalf("%d rows asked: row %d scored %v, want %v", k, row, got[row], want)
 			}
+		}
+	}
+}
+
+// TestScoreSIMD: Score's rows touched, in their order, and scores are
+// those of its loop one posting at a time, to the bit, for terms of every
+// number of postings (those of the kernel's 16-posting steps and the rest)
+// over live and removed rows, scores already nonzero included.
+func TestScoreSIMD(t *testing.T) {
+	const n = 3000
+	x, query := zipfIndex(n)
+	got, want := make([]float32, n), make([]float32, n)
+	for i := 0; i < n; i += 7 { // rows another query scored first
+		got[i], want[i] = float32(i), float32(i)
+	}
+	gotTouched, _, _ := x.Score(query, nil, got, nil)
+	terms, _, norms, _ := x.prepare(query)
+	var wantTouched []int32
+	for _, qt := range terms {
+		wantTouched = scorePostings(x.postings[qt.id], norms, want, float32(qt.weight*(K1+1)), nil, wantTouched)
+	}
+	if !slices.Equal(gotTouched, wantTouched) {
+		t.Fatalf("touched %d rows, want %d (first %v, want %v)", len(gotTouched), len(wantTouched), gotTouched[:min(8, len(gotTouched))], wantTouched[:min(8, len(wantTouched))])
+	}
+	for r := range n {
+		if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
+			t.Fatalf("row %d scored %v, want %v", r, got[r], want[r])
+		}
+	}
+	if len(terms) < 10 {
+		t.Fatalf("the query scores %d terms: too few to try the kernel", len(terms))
+	}
+}
+
+// BenchmarkScore is a similar-paper search's lexical side: a paper's
+// heaviest 25 terms scored over 29,000 documents.
+func BenchmarkScore(b *testing.B) {
+	x, query := zipfIndex(29000)
+	scores := make([]float32, 29000)
+	var touched []int32
+	for b.Loop() {
+		touched, _, _ = x.Score(query, nil, scores, touched[:0])
+		for _, r := range touched {
+			scores[r] = 0
 		}
 	}
 }
