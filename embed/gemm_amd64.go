@@ -99,7 +99,8 @@ func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool {
 
 // dotsInt8VNNIFour sets out[j][r] to Σ q[j][i]·rows[r·stride+i] over
 // i < n for four queries j and r < count, n a positive multiple of 64 and
-// count of 4 (gemm_vnni_amd64.s): four rows meet four queries a step.
+// count a positive multiple of 4 (gemm_vnni_amd64.s): four rows meet four
+// queries a step.
 //
 //go:noescape
 func dotsInt8VNNIFour(q *[4]*int8, rows *int8, stride int, n int, count int, out *[4]*int32)

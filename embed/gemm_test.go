@@ -161,8 +161,6 @@ func TestDot(t *testing.T) {
 	}
 }
 
-// BenchmarkDot384 is one dense-scan step: the inner product of two
-// 384-dimensional vectors.
 // TestDots4: each of Dots4's results is Dot's, bit for bit, either way
 // round, for lengths the four-row kernel takes whole, in part (a tail past
 // its eights) and not at all.
@@ -224,6 +222,8 @@ func BenchmarkVotes(b *testing.B) {
 	_ = sink
 }
 
+// BenchmarkDot384 is one dense-scan step: the inner product of two
+// 384-dimensional vectors.
 func BenchmarkDot384(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 10))
 	x, y := randomMatrix(r, 384), randomMatrix(r, 384)
@@ -299,7 +299,9 @@ func TestQuantizeAndDotInt8(t *testing.T) {
 // for code, for every length around the kernel's 16-value steps, for
 // products exactly halfway between two codes (rounded away from zero, as
 // math.Round does), for vectors holding an infinity or a NaN (left to the
-// loop) and for zero vectors.
+// loop), for zero vectors and vectors so small that 127 over their largest
+// value is infinite; and codes shorter than the vector panic before any
+// is written.
 func TestQuantizeSIMD(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	check := func(name string, v []float32) {
@@ -337,6 +339,22 @@ func TestQuantizeSIMD(t *testing.T) {
 		}
 	}
 	check("zero", make([]float32, 48))
+	for _, tiny := range []float32{1e-38, 3e-37, 4e-37, 1e-45} { // 127/max overflows below about 3.7e-37
+		v := make([]float32, 40)
+		v[3], v[20] = tiny, -tiny/2
+		check(fmt.Sprint("tiny ", tiny), v)
+	}
+	short := make([]int8, 48)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Quantize into codes shorter than the vector did not panic")
+		}
+		if slices.ContainsFunc(short[16:], func(c int8) bool { return c != 0 }) {
+			t.Fatalf("Quantize into 16 codes of 40 values wrote past them: %v", short[16:])
+		}
+	}()
+	Quantize(short[:16], randomMatrix(r, 40))
+	t.Fatalf("Quantize into 16 codes of 40 values returned (codes past them: %v)", short[16:])
 }
 
 // BenchmarkQuantize is a stored vector of the default models coded for

@@ -1,11 +1,18 @@
 package embed
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Quantize writes v as int8 codes into dst (len(v)) and returns the scale:
 // v[i] ≈ scale · dst[i]. Each vector gets its own scale, its largest
 // magnitude over 127, so no code saturates.
 func Quantize(dst []int8, v []float32) float32 {
+	if len(dst) < len(v) {
+		panic(fmt.Sprintf("embed: Quantize: %d codes for %d values", len(dst), len(v)))
+	}
+	dst = dst[:len(v)]
 	if scale, ok := quantizeSymSIMD(dst, v); ok {
 		return scale
 	}

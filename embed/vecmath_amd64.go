@@ -114,8 +114,9 @@ func quantizeAVX512(dst *int8, x *float32, n int, inv float32)
 
 // quantizeSymSIMD does Quantize's work with AVX-512 over the longest prefix
 // of v a multiple of 16 long, the rest in Go, and reports whether it did:
-// not without AVX-512, nor for a v that is not finite (Quantize's plain
-// loop then defines the codes).
+// not without AVX-512, nor for a v that is not finite or so small that
+// 127 over its largest magnitude is infinite (Quantize's plain loop then
+// defines the codes). dst is as long as v.
 func quantizeSymSIMD(dst []int8, v []float32) (scale float32, ok bool) {
 	n := len(v) &^ 15
 	if !hasAVX512 || n == 0 {
@@ -133,6 +134,9 @@ func quantizeSymSIMD(dst []int8, v []float32) (scale float32, ok bool) {
 		return 0, true
 	}
 	inv := 127 / maxAbs
+	if math.IsInf(float64(inv), 0) { // maxAbs under about 3.7e-37: every product infinite or NaN
+		return 0, false
+	}
 	quantizeAVX512(&dst[0], &v[0], n, inv)
 	for i := n; i < len(v); i++ {
 		dst[i] = int8(math.Round(float64(v[i] * inv)))

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 )
 
@@ -31,8 +32,13 @@ func NewIndex(n int) *Index {
 	return &Index{termIDs: map[string]int32{}, rowTerms: make([][]int32, 0, n), docLen: make([]int32, 0, n)}
 }
 
-// add indexes row (which must be the next row) with its terms.
+// add indexes row (which must be past every row added before) with its
+// terms: each term's postings are then of distinct rows, in order, which
+// Score's SIMD loop relies on. A row added again panics.
 func (x *Index) Add(row int, terms []string) {
+	if row < len(x.docLen) {
+		panic(fmt.Sprintf("lexical: row %d added after row %d", row, len(x.docLen)-1))
+	}
 	for len(x.docLen) <= row {
 		x.docLen = append(x.docLen, -1)
 		x.rowTerms = append(x.rowTerms, nil)

@@ -270,16 +270,17 @@ func (x *index) scan(jobs []*scanJob) {
 	part := func(p int) {
 		live := slices.Clone(jobs)
 		from, to := p*len(x.ids)/parts, (p+1)*len(x.ids)/parts
-		pass := make([]int32, scanBlock+16) // the rows that may beat a selection's floor
-		// The plain jobs' queries of a block, compared with its rows together
-		// (dotsCodes), and where each one's products go.
-		var (
-			codes      [][]int8
-			heaps      []*topk.Selection
-			scale      []float32
-			dots, rest [][]int32
-			scratch    codesScratch
-		)
+		sc, _ := x.scans.Get().(*scanScratch)
+		if sc == nil {
+			sc = &scanScratch{pass: make([]int32, scanBlock+16)}
+		}
+		defer x.scans.Put(sc)
+		pass, codes, heaps, scale, dots, rest := sc.pass, sc.codes, sc.heaps, sc.scale, sc.dots, sc.rest
+		defer func() { // kept for the next pass, holding nothing of this one's jobs
+			clear(codes)
+			clear(heaps)
+			sc.codes, sc.heaps, sc.scale, sc.dots, sc.rest = codes[:0], heaps[:0], scale[:0], dots, rest
+		}()
 		// Blocks of scanBlock rows, or fewer at a chunk's end (spanEnd).
 		for b, e, blocks := from, 0, 0; b < to; b, blocks = e, blocks+1 {
 			e = spanEnd(b, min(b+scanBlock, to))
@@ -316,7 +317,7 @@ func (x *index) scan(jobs []*scanJob) {
 			for k := range block {
 				block[k] = block[k][:e-b]
 			}
-			x.dotsCodes(codes, b, block, rest, &scratch)
+			x.dotsCodes(codes, b, block, rest, &sc.forCodes)
 			for k, h := range heaps {
 				// The rows whose scores reach the floor as the block
 				// starts (most fall under it), then each as before; a
@@ -338,6 +339,20 @@ func (x *index) scan(jobs []*scanJob) {
 	}
 	part(0)
 	wg.Wait()
+}
+
+// scanScratch is what one part of a first pass works in, kept from pass
+// to pass (index.scans): the rows of a block that may beat a selection's
+// floor, the plain jobs' queries of a block with their selections and
+// scales, a buffer for each one's products with the block's rows (and
+// their codes past the split), and dotsCodes' own.
+type scanScratch struct {
+	pass       []int32
+	codes      [][]int8
+	heaps      []*topk.Selection
+	scale      []float32
+	dots, rest [][]int32
+	forCodes   codesScratch
 }
 
 // scanBlock is how many rows a first pass compares with each query at
