@@ -95,10 +95,11 @@ func DotsInt8(q, rows []int8, stride int, out []int32, cached bool) {
 // queries a step, so that each row's codes are read once for four
 // queries; a last group of two or three, or a lone query, is made four by
 // repeating one (the four-query kernel over rows read from memory waits on
-// memory alone, one query or four: 0.89 against 1.05 ms for one query
-// over 29,184 rows of 768 codes, 0.87 against 1.27 for two, on an Intel
-// Xeon with AMX), and a single query left after others, whose rows are
-// then in the core's cache, goes alone. The sums are DotsInt8's either way.
+// memory alone, one query or four: 0.95 against 1.02 ms for one query
+// over 29,184 rows of 768 codes, 0.85 against 1.26 for two, on an Intel
+// Xeon with AMX; BenchmarkDotsInt8Many), and a single query left after
+// others, whose rows are then in the core's cache, goes alone. The sums
+// are DotsInt8's either way.
 func DotsInt8Many(qs [][]int8, rows []int8, stride int, outs [][]int32) {
 	if len(qs) != len(outs) {
 		panic("embed: DotsInt8Many: queries and outputs of different counts")

@@ -29,7 +29,11 @@ func (x *index) dotsCodes(qs [][]int8, from int, dots, rest [][]int32, sc *codes
 	head := x.head.span(from, count)
 	headLen := func(k int) int { return min(len(qs[k]), split) }
 	heads, tails, tailDots, tailRest := sc.heads[:0], sc.tails[:0], sc.tailDots[:0], sc.tailRest[:0]
-	defer func() { sc.heads, sc.tails, sc.tailDots, sc.tailRest = heads, tails, tailDots, tailRest }()
+	defer func() { // kept for the next block, holding none of the queries
+		clear(heads[:cap(heads)])
+		clear(tails[:cap(tails)])
+		sc.heads, sc.tails, sc.tailDots, sc.tailRest = heads[:0], tails[:0], tailDots, tailRest
+	}()
 	for k := 0; k < len(qs); {
 		n, run := headLen(k), k+1
 		for run < len(qs) && headLen(run) == n {
