@@ -277,8 +277,8 @@ func (x *index) scan(jobs []*scanJob) {
 		defer x.scans.Put(sc)
 		pass, codes, heaps, scale, dots, rest := sc.pass, sc.codes, sc.heaps, sc.scale, sc.dots, sc.rest
 		defer func() { // kept for the next pass, holding nothing of this one's jobs
-			clear(codes)
-			clear(heaps)
+			clear(codes[:cap(codes)])
+			clear(heaps[:cap(heaps)])
 			sc.codes, sc.heaps, sc.scale, sc.dots, sc.rest = codes[:0], heaps[:0], scale[:0], dots, rest
 		}()
 		// Blocks of scanBlock rows, or fewer at a chunk's end (spanEnd).
