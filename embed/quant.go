@@ -32,10 +32,15 @@ func quantizeGo(dst []int8, v []float32) float32 {
 	}
 	inv := 127 / maxAbs
 	for i, x := range v {
-		dst[i] = int8(math.Round(float64(x * inv)))
+		dst[i] = code(x, inv)
 	}
 	return maxAbs / 127
 }
+
+// code is a value's int8 code for the multiplier inv (127 over the
+// vector's largest magnitude): the product rounded to float32, then to
+// the nearest integer, halves away from zero.
+func code(x, inv float32) int8 { return int8(math.Round(float64(x * inv))) }
 
 // DotInt8 returns the inner product of two int8 code vectors, codes in
 // [-127, 127] as Quantize makes them (b at least

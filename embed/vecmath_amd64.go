@@ -130,7 +130,7 @@ func quantizeSymSIMD(dst []int8, v []float32) (scale float32, ok bool) {
 		return 0, false
 	}
 	if maxAbs == 0 {
-		clear(dst[:len(v)])
+		clear(dst)
 		return 0, true
 	}
 	inv := 127 / maxAbs
@@ -139,7 +139,7 @@ func quantizeSymSIMD(dst []int8, v []float32) (scale float32, ok bool) {
 	}
 	quantizeAVX512(&dst[0], &v[0], n, inv)
 	for i := n; i < len(v); i++ {
-		dst[i] = int8(math.Round(float64(v[i] * inv)))
+		dst[i] = code(v[i], inv)
 	}
 	return maxAbs / 127, true
 }
