@@ -198,6 +198,7 @@ type helper struct {
 	kb, pb, vb     []uint16  // in bf16 attention: keys (packed), probabilities, values (packed)
 	cb             []float32 // in bf16 attention: the context, its columns padded
 	owp, oy        []float32 // outlier weights, packed, and their product
+	fmaSums        bool      // g's kernels sum by FMA (kernels.fmaSums)
 }
 
 // split runs fn for parts 0 to parts-1 at once, part 0 on the calling

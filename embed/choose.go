@@ -54,15 +54,19 @@ type kernels struct {
 	// int8AMX and bf16AMX send an int8 or bf16 product's whole blocks to
 	// the AMX kernel.
 	int8AMX, bf16AMX bool
+	// fmaSums says f32 sums each product from zero by FMA, in k's order
+	// (every SIMD set's does), as the fused passes that stand in for it
+	// do: an int8 product's outlier channels (outlierProductSIMD), a
+	// short sequence's attention (attendSmallSIMD).
+	fmaSums bool
 	// fusedOutliers lets an int8 product add its outlier channels' share
-	// in one pass (outlierProductSIMD), where f32 sums as that pass does:
-	// from zero, by FMA.
+	// in one pass (outlierProductSIMD), where f32 sums by FMA.
 	fusedOutliers bool
 }
 
 // use sets h's products to the kernels of k.
 func (h *helper) use(k *kernels) {
-	h.g.kern, h.g.wide = k.f32, k.f32Wide
+	h.g.kern, h.g.wide, h.fmaSums = k.f32, k.f32Wide, k.fmaSums
 	h.gb.kern, h.gb.amx = k.bf16, k.bf16AMX
 	h.gi.kern, h.gi.wide, h.gi.amx = k.int8, k.int8Wide, k.int8AMX
 }

@@ -173,11 +173,11 @@ func simdKernels() []kernels {
 	if !hasAVX2FMA {
 		return nil
 	}
-	avx2 := kernels{arith: arithFP32, name: "avx2+fma", f32: kernelAVX2}
+	avx2 := kernels{arith: arithFP32, name: "avx2+fma", f32: kernelAVX2, fmaSums: true}
 	fp := avx2
 	var sets []kernels
 	if hasAVX512 {
-		fp = kernels{arith: arithFP32, name: "avx512+fma", f32: kernelAVX2,
+		fp = kernels{arith: arithFP32, name: "avx512+fma", f32: kernelAVX2, fmaSums: true,
 			f32Wide: wideKernel[float32]{kern: kernelAVX512, rows: 12, cols: 2 * panelWidth}}
 		sets = append(sets, fp)
 	}
@@ -185,7 +185,7 @@ func simdKernels() []kernels {
 	with := func(a arithmetic, name string) kernels {
 		k := fp
 		k.arith, k.name = a, name
-		k.fusedOutliers = a == arithInt8 // every SIMD f32 kernel sums by FMA
+		k.fusedOutliers = a == arithInt8 && k.fmaSums
 		return k
 	}
 	if hasAMXBF16 {

@@ -93,3 +93,8 @@ func scaledAboveSIMD(dots []int32, scales []float32, scale, floor float32, idx [
 
 // quantizeSymSIMD handles nothing here; Quantize computes in Go.
 func quantizeSymSIMD(dst []int8, v []float32) (scale float32, ok bool) { return 0, false }
+
+// attendSmallSIMD handles nothing here; attend multiplies by the kernels.
+func attendSmallSIMD(q, kp, v []float32, dh, ld, rows, seq int, scale float32, p *[]float32, ctx []float32, ldc int) bool {
+	return false
+}

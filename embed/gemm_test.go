@@ -492,18 +492,24 @@ func TestMulHalf(t *testing.T) {
 	}
 }
 
-// BenchmarkAttention is one layer's attention over an abstract's 230
-// tokens (bge-small's shape: 12 heads of 32) on each kernel set measured
-// for attention.
+// BenchmarkAttention is one layer's attention over a question's 20
+// tokens and an abstract's 230 (bge-small's shape: 12 heads of 32) on
+// each kernel set measured for attention.
 func BenchmarkAttention(b *testing.B) {
-	const seq, heads, dh = 230, 12, 32
+	for _, seq := range []int{20, 230} {
+		benchmarkAttention(b, seq)
+	}
+}
+
+func benchmarkAttention(b *testing.B, seq int) {
+	const heads, dh = 12, 32
 	h := heads * dh
 	r := rand.New(rand.NewPCG(33, 34))
 	qkv := randomMatrix(r, seq*3*h)
 	ctx := make([]float32, seq*h)
 	_, _, attention := measured()
 	for _, k := range attention {
-		b.Run(k.name, func(b *testing.B) {
+		b.Run(fmt.Sprintf("%d/%s", seq, k.name), func(b *testing.B) {
 			var p helper
 			p.use(&k)
 			var qkvb []uint16

@@ -143,3 +143,23 @@ func quantizeSymSIMD(dst []int8, v []float32) (scale float32, ok bool) {
 	}
 	return maxAbs / 127, true
 }
+
+//go:noescape
+func attendSmallAVX512(q *float32, ld int, kp *float32, v *float32, seq int, scale float32, nr int, p *float32, ctx *float32, ldc int)
+
+// attendSmallSIMD computes attend's float32 path in one pass with AVX-512
+// for heads of 32 and sequences of at most attendSmallTokens (a
+// question's), from keys packed by packNT into kp, and reports whether it
+// did; p is grown to the kernel's scratch.
+func attendSmallSIMD(q, kp, v []float32, dh, ld, rows, seq int, scale float32, p *[]float32, ctx []float32, ldc int) bool {
+	if !hasAVX512 || dh != 32 || seq > attendSmallTokens || rows == 0 || seq == 0 {
+		return false
+	}
+	_, _, _ = q[(rows-1)*ld+dh-1], v[(seq-1)*ld+dh-1], ctx[(rows-1)*ldc+dh-1]
+	_ = kp[packedLen(dh, seq)-1]
+	*p = resize(*p, 4*64+4)
+	for t := 0; t < rows; t += 4 {
+		attendSmallAVX512(&q[t*ld], ld, &kp[0], &v[0], seq, scale, min(4, rows-t), &(*p)[0], &ctx[t*ldc], ldc)
+	}
+	return true
+}

@@ -562,3 +562,321 @@ qloop:
 	JNZ         qloop
 	VZEROUPPER
 	RET
+
+// SCORE4 adds one dimension's products to a row's scores over four panels
+// of keys (Z0..Z3): the query's value at (REG)(AX*1) broadcast into T.
+#define SCORE4(REG, T, A0, A1, A2, A3) \
+	VBROADCASTSS (REG)(AX*1), T; \
+	VFMADD231PS  Z0, T, A0; \
+	VFMADD231PS  Z1, T, A1; \
+	VFMADD231PS  Z2, T, A2; \
+	VFMADD231PS  Z3, T, A3
+
+#define SCORE3(REG, T, A0, A1, A2) \
+	VBROADCASTSS (REG)(AX*1), T; \
+	VFMADD231PS  Z0, T, A0; \
+	VFMADD231PS  Z1, T, A1; \
+	VFMADD231PS  Z2, T, A2
+
+#define SCORE2(REG, T, A0, A1) \
+	VBROADCASTSS (REG)(AX*1), T; \
+	VFMADD231PS  Z0, T, A0; \
+	VFMADD231PS  Z1, T, A1
+
+#define SCORE1(REG, T, A0) \
+	VBROADCASTSS (REG)(AX*1), T; \
+	VFMADD231PS  Z0, T, A0
+
+// WEIGH adds token j's values (Z0, Z1) times a row's probability of it,
+// at OFF(R9)(AX*1) broadcast into T, to that row's context A0, A1.
+#define WEIGH(OFF, T, A0, A1) \
+	VBROADCASTSS OFF(R9)(AX*1), T; \
+	VFMADD231PS  Z0, T, A0; \
+	VFMADD231PS  Z1, T, A1
+
+// CONTEXT scales a row's context A0, A1 by 1 over its sum, at OFF(R9),
+// and stores it at (REG).
+#define CONTEXT(OFF, REG, A0, A1) \
+	VBROADCASTSS OFF(R9), Z2; \
+	VMULPS       Z2, A0, A0; \
+	VMULPS       Z2, A1, A1; \
+	VMOVUPS      A0, (REG); \
+	VMOVUPS      A1, 64(REG)
+
+// func attendSmallAVX512(q *float32, ld int, kp *float32, v *float32, seq int, scale float32, nr int, p *float32, ctx *float32, ldc int)
+//
+// One head's attention (heads of 32) for nr ≤ 4 query rows of a sequence
+// of seq ≤ 64 tokens, in one pass: scores q·kᵀ for the rows at q (ld
+// floats apart) against the keys packed as packNT packs them at kp (⌈seq/16⌉
+// panels of 32×16), e^(scale·(score − max)) and their sums as
+// expShiftedAVX512 computes them, then the context Σ_j e_j·v_j (token j's
+// values at v + j·ld) times 1 over the sum into the rows at ctx (ldc
+// floats apart): every product summed from zero by FMA in the order the
+// float32 kernels sum it, so the bits are attend's on any FMA kernel set.
+// p is scratch of 4·64 + 4 floats (the rows' exponentials, then 1 over
+// their sums). Rows past nr repeat the last one (the same bits, written
+// to the same place).
+TEXT ·attendSmallAVX512(SB), NOSPLIT, $0-80
+	MOVQ q+0(FP), SI
+	MOVQ ld+8(FP), DX
+	SHLQ $2, DX
+	MOVQ kp+16(FP), DI
+	MOVQ seq+32(FP), BX
+	MOVQ nr+48(FP), AX
+	MOVQ p+56(FP), R9
+
+	// The rows' pointers: SI, R10, R11, R12, the last repeated.
+	MOVQ SI, R10
+	CMPQ AX, $1
+	JLE  row1
+	ADDQ DX, R10
+
+row1:
+	MOVQ R10, R11
+	CMPQ AX, $2
+	JLE  row2
+	ADDQ DX, R11
+
+row2:
+	MOVQ R11, R12
+	CMPQ AX, $3
+	JLE  row3
+	ADDQ DX, R12
+
+row3:
+	// Scores: row r's panel b in Z(16+4r+b), one dimension a step (AX
+	// its byte offset in each row), summed from zero.
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+	XORQ   AX, AX
+	MOVQ   BX, CX
+	ADDQ   $15, CX
+	SHRQ   $4, CX             // panels
+	CMPQ   CX, $2
+	JLT    scores1
+	JEQ    scores2
+	CMPQ   CX, $3
+	JEQ    scores3
+
+scores4:
+	VMOVUPS (DI), Z0
+	VMOVUPS 2048(DI), Z1
+	VMOVUPS 4096(DI), Z2
+	VMOVUPS 6144(DI), Z3
+	SCORE4(SI, Z4, Z16, Z17, Z18, Z19)
+	SCORE4(R10, Z5, Z20, Z21, Z22, Z23)
+	SCORE4(R11, Z6, Z24, Z25, Z26, Z27)
+	SCORE4(R12, Z7, Z28, Z29, Z30, Z31)
+	ADDQ    $64, DI
+	ADDQ    $4, AX
+	CMPQ    AX, $128
+	JLT     scores4
+	JMP     stored
+
+scores3:
+	VMOVUPS (DI), Z0
+	VMOVUPS 2048(DI), Z1
+	VMOVUPS 4096(DI), Z2
+	SCORE3(SI, Z4, Z16, Z17, Z18)
+	SCORE3(R10, Z5, Z20, Z21, Z22)
+	SCORE3(R11, Z6, Z24, Z25, Z26)
+	SCORE3(R12, Z7, Z28, Z29, Z30)
+	ADDQ    $64, DI
+	ADDQ    $4, AX
+	CMPQ    AX, $128
+	JLT     scores3
+	JMP     stored
+
+scores2:
+	VMOVUPS (DI), Z0
+	VMOVUPS 2048(DI), Z1
+	SCORE2(SI, Z4, Z16, Z17)
+	SCORE2(R10, Z5, Z20, Z21)
+	SCORE2(R11, Z6, Z24, Z25)
+	SCORE2(R12, Z7, Z28, Z29)
+	ADDQ    $64, DI
+	ADDQ    $4, AX
+	CMPQ    AX, $128
+	JLT     scores2
+	JMP     stored
+
+scores1:
+	VMOVUPS (DI), Z0
+	SCORE1(SI, Z4, Z16)
+	SCORE1(R10, Z5, Z20)
+	SCORE1(R11, Z6, Z24)
+	SCORE1(R12, Z7, Z28)
+	ADDQ    $64, DI
+	ADDQ    $4, AX
+	CMPQ    AX, $128
+	JLT     scores1
+
+stored:
+	VMOVUPS Z16, (R9)
+	VMOVUPS Z17, 64(R9)
+	VMOVUPS Z18, 128(R9)
+	VMOVUPS Z19, 192(R9)
+	VMOVUPS Z20, 256(R9)
+	VMOVUPS Z21, 320(R9)
+	VMOVUPS Z22, 384(R9)
+	VMOVUPS Z23, 448(R9)
+	VMOVUPS Z24, 512(R9)
+	VMOVUPS Z25, 576(R9)
+	VMOVUPS Z26, 640(R9)
+	VMOVUPS Z27, 704(R9)
+	VMOVUPS Z28, 768(R9)
+	VMOVUPS Z29, 832(R9)
+	VMOVUPS Z30, 896(R9)
+	VMOVUPS Z31, 960(R9)
+
+	// Each row's exponentials, as expShiftedAVX512 computes them: the
+	// maximum, then e^(scale·(x − max)) by blocks of 16, even blocks summed
+	// in Z31 and odd ones and the last n mod 16 in Z6; 1 over the sum to
+	// 1024(R9) on.
+	LOADEXP
+	VBROADCASTSS scale+40(FP), Z29
+	TAILMASK(BX)
+	MOVQ         BX, DX
+	SHRQ         $4, DX       // whole blocks
+	MOVQ         R9, SI       // the row
+	XORQ         R8, R8       // the row's number, times 4
+
+softmax:
+	VBROADCASTSS vconst<>+76(SB), Z0
+	MOVQ         SI, DI
+	MOVQ         DX, CX
+	TESTQ        CX, CX
+	JZ           smaxtail
+
+smax:
+	VMAXPS (DI), Z0, Z0
+	ADDQ   $64, DI
+	DECQ   CX
+	JNZ    smax
+
+smaxtail:
+	VBROADCASTSS vconst<>+76(SB), Z1
+	VMOVUPS      (DI), K1, Z1
+	VMAXPS       Z1, Z0, Z0
+	HREDUCE0(VMAXPS)
+	VBROADCASTSS X0, Z30
+
+	VXORPS Z31, Z31, Z31
+	VXORPS Z6, Z6, Z6
+	MOVQ   SI, DI
+	XORQ   CX, CX             // the block
+
+sexp:
+	CMPQ    CX, DX
+	JEQ     sexptail
+	VMOVUPS (DI), Z0
+	VSUBPS  Z30, Z0, Z0
+	VMULPS  Z29, Z0, Z0
+	EXP(Z0, Z1, Z2)
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	TESTQ   $1, CX
+	JNZ     sodd
+	VADDPS  Z0, Z31, Z31
+	INCQ    CX
+	JMP     sexp
+
+sodd:
+	VADDPS Z0, Z6, Z6
+	INCQ   CX
+	JMP    sexp
+
+sexptail:
+	KORTESTW  K1, K1
+	JZ        ssum
+	VMOVUPS.Z (DI), K1, Z0
+	VSUBPS    Z30, Z0, Z0
+	VMULPS    Z29, Z0, Z0
+	EXP(Z0, Z1, Z2)
+	VMOVUPS   Z0, K1, (DI)
+	VADDPS    Z0, Z6, K1, Z6
+
+ssum:
+	VADDPS Z6, Z31, Z0
+	HREDUCE0(VADDPS)
+	VMOVSS vconst<>+8(SB), X1
+	VDIVSS X0, X1, X1
+	VMOVSS X1, 1024(R9)(R8*1)
+	ADDQ   $256, SI
+	ADDQ   $4, R8
+	CMPQ   R8, $16
+	JLT    softmax
+
+	// The context: row r's in Z(8+2r), Z(9+2r), one token a step (AX its
+	// byte offset in the rows' exponentials), summed from zero.
+	MOVQ   v+24(FP), DI
+	MOVQ   ld+8(FP), DX
+	SHLQ   $2, DX
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	XORQ   AX, AX
+	SHLQ   $2, BX
+
+weigh:
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	WEIGH(0, Z2, Z8, Z9)
+	WEIGH(256, Z3, Z10, Z11)
+	WEIGH(512, Z4, Z12, Z13)
+	WEIGH(768, Z5, Z14, Z15)
+	ADDQ    DX, DI
+	ADDQ    $4, AX
+	CMPQ    AX, BX
+	JLT     weigh
+
+	// The rows' pointers into ctx, the last repeated.
+	MOVQ ctx+64(FP), SI
+	MOVQ ldc+72(FP), DX
+	SHLQ $2, DX
+	MOVQ nr+48(FP), AX
+	MOVQ SI, R10
+	CMPQ AX, $1
+	JLE  out1
+	ADDQ DX, R10
+
+out1:
+	MOVQ R10, R11
+	CMPQ AX, $2
+	JLE  out2
+	ADDQ DX, R11
+
+out2:
+	MOVQ R11, R12
+	CMPQ AX, $3
+	JLE  out3
+	ADDQ DX, R12
+
+out3:
+	// Stored last row first, so that a row repeated is written with the
+	// first of its copies' values last (all the same).
+	CONTEXT(1036, R12, Z14, Z15)
+	CONTEXT(1032, R11, Z12, Z13)
+	CONTEXT(1028, R10, Z10, Z11)
+	CONTEXT(1024, SI, Z8, Z9)
+	VZEROUPPER
+	RET
