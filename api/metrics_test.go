@@ -26,6 +26,8 @@ func TestMetrics(t *testing.T) {
 		{"POST", "/v1/search", `{"query":""}`},
 		{"GET", "/v1/papers/nope", ""},
 		{"GET", "/nowhere", ""},
+		{"XAAA", "/v1/search", ""}, // any token is a method: counted as other
+		{"XBBB", "/v1/search", ""},
 	} {
 		req, _ := http.NewRequest(r.method, srv.URL+r.path, strings.NewReader(r.body))
 		req.Header.Set("Content-Type", "application/json")
@@ -58,6 +60,7 @@ func TestMetrics(t *testing.T) {
 		`papersearch_http_requests_total{method="POST",route="/v1/search",status="400"} 1`,
 		`papersearch_http_requests_total{method="GET",route="/v1/papers/:id",status="404"} 1`,
 		`papersearch_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`papersearch_http_requests_total{method="other",route="/v1/search",status="405"} 2`,
 		`papersearch_http_request_duration_seconds_bucket{method="POST",route="/v1/search"`,
 		`papersearch_operation_duration_seconds_count{op="embed"}`,
 		`papersearch_operation_duration_seconds_count{op="nearest"}`,

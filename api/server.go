@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -206,7 +208,13 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	// Outermost first: every request gets an id, then one timing that logs
 	// and counts it whatever happens inside, including a panic, which
 	// recoverPanics (the innermost) turns into an error first.
-	e.Use(middleware.RequestID())
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: rand.Text, RequestIDHandler: func(c echo.Context, id string) {
+		if !clientRequestID(id) {
+			// The client's id is a claim: echoed into every log line and
+			// problem, only a short token is kept.
+			c.Response().Header().Set(echo.HeaderXRequestID, rand.Text())
+		}
+	}}))
 	e.Use(s.observe(metrics))
 	e.Use(s.guard)
 	e.GET("/metrics", metrics.handler())
@@ -286,6 +294,21 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
 
 func requestID(c echo.Context) string { return c.Response().Header().Get(echo.HeaderXRequestID) }
+
+// clientRequestID reports whether an X-Request-Id is one this service
+// takes from a client: 1 to 128 of A-Z, a-z, 0-9 and . _ : -, the
+// characters of UUIDs, W3C trace ids and the ids proxies make.
+func clientRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:-", r)) {
+			return false
+		}
+	}
+	return true
+}
 
 // recoverPanics turns a panic in a handler into a logged 500 problem; the
 // process keeps serving.

@@ -319,12 +319,22 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 			return problem(http.StatusMisdirectedRequest, "misdirected-request",
 				fmt.Sprintf("this service does not answer for the host %q; it answers for loopback names and addresses and those of PAPERSEARCH_ALLOWED_HOSTS and PAPERSEARCH_PUBLIC_URL", r.Host))
 		}
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			// Go's parser drops a malformed pair and keeps the rest: a
+			// limit after a semicolon, or a cursor badly escaped, would be
+			// ignored, not refused.
+			return invalid(fmt.Sprintf("the query string is malformed: %v (separate parameters with &, and percent-encode %%, & and ;)", err))
+		}
 		if !safeMethod(r.Method) {
 			if err := s.crossOrigin.Check(r); err != nil {
 				return problem(http.StatusForbidden, "cross-origin",
 					"a browser's cross-origin write is refused: this service takes writes from its own pages and from programs, not from pages of other sites")
 			}
 			if p := bodyTypeProblem(r); p != nil {
+				return p
+			}
+			if p := bodyEncodingProblem(r); p != nil {
+				c.Response().Header().Set("Accept-Encoding", "identity")
 				return p
 			}
 		}
@@ -361,6 +371,22 @@ func bodyTypeProblem(r *http.Request) error {
 	}
 	return problem(http.StatusUnsupportedMediaType, "unsupported-media-type",
 		fmt.Sprintf("the request body must be JSON sent as %s (curl: -H 'Content-Type: application/json'); got %q", want, ct))
+}
+
+// bodyEncodingProblem refuses a body in a content coding (gzip, br…):
+// it is read as sent, so a compressed one would be read as bytes that are
+// not JSON, or worse as JSON that is not what was meant. RFC 9110
+// §15.5.16: 415, with Accept-Encoding: identity, which the caller sets.
+func bodyEncodingProblem(r *http.Request) error {
+	for _, v := range r.Header.Values("Content-Encoding") {
+		for coding := range strings.SplitSeq(v, ",") {
+			if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+				return problem(http.StatusUnsupportedMediaType, "unsupported-media-type",
+					fmt.Sprintf("the request body must be sent uncompressed; got Content-Encoding %q", v))
+			}
+		}
+	}
+	return nil
 }
 
 // mediaMergePatch is JSON Merge Patch's media type (RFC 7396).

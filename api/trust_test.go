@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -414,4 +416,59 @@ func untag(t *testing.T, ids []string, tags ...string) {
 			t.Error(err)
 		}
 	})
+}
+
+// TestBodyEncodingRefused: a body in a content coding is refused with
+// 415 and Accept-Encoding: identity (it would be read as sent), whether
+// gzip, br or a list; identity passes.
+func TestBodyEncodingRefused(t *testing.T) {
+	url, _ := server(t)
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write([]byte(`{"query":"brain signals","limit":1}`))
+	w.Close()
+	for _, tt := range []struct {
+		coding, body string
+		status       int
+	}{
+		{"gzip", gz.String(), 415},
+		{"br", `{"query":"brain signals","limit":1}`, 415},
+		{"identity, gzip", gz.String(), 415},
+		{"identity", `{"query":"brain signals","limit":1}`, 200},
+	} {
+		resp, body := do(t, "POST", url+"/v1/search", "application/json", tt.body, "Content-Encoding", tt.coding)
+		if resp.StatusCode != tt.status {
+			t.Errorf("Content-Encoding %q: status %d, want %d: %s", tt.coding, resp.StatusCode, tt.status, body)
+		}
+		if tt.status == 415 && (resp.Header.Get("Accept-Encoding") != "identity" || resp.Header.Get("Content-Type") != "application/problem+json") {
+			t.Errorf("Content-Encoding %q: Accept-Encoding %q, Content-Type %q", tt.coding, resp.Header.Get("Accept-Encoding"), resp.Header.Get("Content-Type"))
+		}
+	}
+}
+
+// TestClientRequestIDs: a client's X-Request-Id is echoed only when it is
+// a short token; a long one, or one with other characters, is replaced by
+// the server's own.
+func TestClientRequestIDs(t *testing.T) {
+	url, _ := server(t)
+	for _, tt := range []struct {
+		id   string
+		kept bool
+	}{
+		{"4bf92f3577b34da6a3ce929d0e0e4736", true},
+		{"req-1.2:3_x", true},
+		{strings.Repeat("A", 129), false},
+		{"<script>alert(1)</script>", false},
+		{"a b", false},
+	} {
+		resp, body := do(t, "GET", url+"/v1/papers/no-such-paper", "", "", "X-Request-Id", tt.id)
+		got := resp.Header.Get("X-Request-Id")
+		if (got == tt.id) != tt.kept || got == "" || !clientRequestID(got) {
+			t.Errorf("X-Request-Id %.40q: answered with %.40q (kept: want %v)", tt.id, got, tt.kept)
+		}
+		var p wire.Problem
+		if err := json.Unmarshal(body, &p); err != nil || p.RequestID != got {
+			t.Errorf("X-Request-Id %.40q: problem's request id %q, header's %q (%v)", tt.id, p.RequestID, got, err)
+		}
+	}
 }
