@@ -42,7 +42,7 @@ var (
 	ErrInvalidUTF8 = errors.New("text is not valid UTF-8")
 	ErrBadID       = fmt.Errorf("id must be 1 to %d characters without control or invisible format characters", MaxIDLength)
 	ErrBadYear     = fmt.Errorf("year must be between %d and %d (0: unknown)", MinYear, MaxYear)
-	ErrBadURL      = fmt.Errorf("url must be an absolute http or https URL of at most %d bytes", MaxURLLength)
+	ErrBadURL      = fmt.Errorf("url must be an absolute http or https URL of at most %d bytes in printable ASCII: spaces and other characters percent-encoded (a space as %%20)", MaxURLLength)
 	ErrBadSources  = fmt.Errorf("sources must be at most %d, each with an id of 1 to %d characters without control or invisible format characters and an optional http or https url", MaxSources, MaxIDLength)
 	ErrTooLong     = errors.New("text is longer than the field allows")
 	ErrBadTag      = fmt.Errorf("tags must be at most %d, each 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (stored in lower case)", MaxTags, MaxTagLength)

@@ -50,7 +50,7 @@ func (s *Server) authorize(ctx context.Context, h http.Header) *wire.Problem {
 	if s.apiKey == "" {
 		if !s.openWrites {
 			return problem(http.StatusForbidden, "writes-disabled",
-				"write endpoints are disabled: the server has no API key configured and listens beyond loopback")
+				"this endpoint needs the API key (writes, and reading imports, alerts and watches), and the server has none configured while it listens beyond loopback: set PAPERSEARCH_API_KEY")
 		}
 		if a, ok := clientFrom(ctx); ok && !a.IsLoopback() {
 			return problem(http.StatusForbidden, "writes-disabled",

@@ -184,7 +184,7 @@ Usage:
   papersearch [serve]                 serve the HTTP API (the default)
   papersearch ingest FILE...          add papers from seed-text or JSONL files (.gz too)
   papersearch import SOURCE FILE|QUERY|VENUE [--tag T]...
-                                      add papers from a library export, arXiv or OpenReview: bibtex FILE,
+                                      add papers from a library export, arXiv, OpenAlex or OpenReview: bibtex FILE,
                                       csl FILE, arxiv-snapshot FILE [--category cs.]..., arxiv QUERY [--max N],
                                       openalex FILTER [--max N], openreview VENUE_ID;
                                       each gets the tags and its source's ("arxiv", "neurips-2026");
