@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"time"
@@ -96,5 +97,52 @@ func (s *Server) readiness(state string, err error) {
 		s.log.Warn("readiness: "+state, "error", err)
 	} else {
 		s.log.Warn("readiness: " + state)
+	}
+}
+
+// settling says what the store is doing before it settles: Ready's
+// words ("seeding the empty store: 5 of 19 papers done").
+func (s *Server) settling() string {
+	if s.ready != nil {
+		if err := s.ready(); err != nil {
+			return err.Error()
+		}
+	}
+	return "the store is still being indexed"
+}
+
+// settleReadWait bounds how long a read of the papers waits for the store
+// to settle (Options.Settled) before it is answered 503: a first start
+// seeds 19 papers in a few seconds, so a new user's first question waits
+// for them rather than finding an empty store.
+const settleReadWait = 15 * time.Second
+
+// settledRead holds a read of the papers (a search, a paper, a
+// collection, the map, a feed) until the store has settled, up to
+// settleReadWait, and then answers 503 with Retry-After and Ready's
+// words: an answer from a store still being seeded would be empty or
+// partial, and say nothing of why.
+func (s *Server) settledRead(next echo.HandlerFunc) echo.HandlerFunc {
+	if s.settled == nil {
+		return next
+	}
+	return func(c echo.Context) error {
+		select {
+		case <-s.settled:
+			return next(c)
+		default:
+		}
+		wait := time.NewTimer(min(cmp.Or(s.settleWait, DefaultSettleWait), settleReadWait))
+		defer wait.Stop()
+		select {
+		case <-s.settled:
+			return next(c)
+		case <-c.Request().Context().Done():
+			return c.Request().Context().Err()
+		case <-wait.C:
+		}
+		p := problem(http.StatusServiceUnavailable, "not-ready", "papersearch is not ready yet: "+s.settling()+"; ask again in a few seconds")
+		p.RetryAfter = retryAfterSeconds
+		return p
 	}
 }

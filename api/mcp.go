@@ -127,7 +127,7 @@ func newMCP(s *Server) *mcp.Server {
 			"`import` and `import_status` to add papers. " +
 			"Results name each paper's id, title, venue, year and URL.",
 	})
-	srv.AddReceivingMiddleware(s.recovering, s.settling)
+	srv.AddReceivingMiddleware(s.recovering, s.settlingTools)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "search",
 		Title: "Search papers",
@@ -332,9 +332,9 @@ func (s *Server) recovering(next mcp.MethodHandler) mcp.MethodHandler {
 // cores.
 const DefaultSettleWait = 60 * time.Second
 
-// settling holds tool calls and resource reads until the store has
+// settlingTools holds tool calls and resource reads until the store has
 // settled (see Options.Settled).
-func (s *Server) settling(next mcp.MethodHandler) mcp.MethodHandler {
+func (s *Server) settlingTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if s.settled == nil || method != "tools/call" && method != "resources/read" {
 			return next(ctx, method, req)
@@ -348,12 +348,7 @@ func (s *Server) settling(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, ctx.Err()
 		case <-wait.C:
 		}
-		why := "the store is still being indexed"
-		if s.ready != nil {
-			if err := s.ready(); err != nil {
-				why = err.Error()
-			}
-		}
+		why := s.settling()
 		if method == "tools/call" {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
 				Text: "papersearch is not ready yet: " + why + "; ask again in a few seconds"}}}, nil

@@ -357,3 +357,49 @@ func TestMCPWaitsForTheStoreToSettle(t *testing.T) {
 		t.Errorf("a search past the wait: %v %q, want a tool error saying how far seeding is", err, text.String())
 	}
 }
+
+// TestReadsWaitForTheStoreToSettle: over HTTP too, a search (and a read
+// of a paper) while the store is being seeded waits for it to settle and
+// then answers from it; past the wait it is a 503 with Retry-After that
+// says how far seeding is, not an empty answer.
+func TestReadsWaitForTheStoreToSettle(t *testing.T) {
+	_, papers := server(t)
+	serve := func(opts Options) *httptest.Server {
+		return httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), opts))
+	}
+	settled := make(chan struct{})
+	srv := serve(Options{Settled: settled})
+	defer srv.Close()
+	time.AfterFunc(300*time.Millisecond, func() { close(settled) })
+	start := time.Now()
+	resp, body := do(t, "POST", srv.URL+"/v1/search", "application/json", `{"query":"brain signals","limit":2}`)
+	var res wire.SearchResponse
+	if err := json.Unmarshal(body, &res); resp.StatusCode != 200 || err != nil || len(res.Results) == 0 {
+		t.Fatalf("a search while seeding: %d %s", resp.StatusCode, body)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond { // a lower bound: it waited
+		t.Errorf("a search while seeding answered after %v, before the store settled", took)
+	}
+
+	never := make(chan struct{})
+	srv = serve(Options{Settled: never, SettleWait: 100 * time.Millisecond,
+		Ready: func() error { return errors.New("seeding the empty store: 5 of 19 papers done") }})
+	defer srv.Close()
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", "/v1/search", `{"query":"brain signals"}`},
+		{"GET", "/v1/papers/" + papers[0].ID, ""},
+		{"GET", "/v1/papers/" + papers[0].ID + "/similar", ""},
+		{"GET", "/v1/collections", ""},
+	} {
+		resp, body := do(t, r.method, srv.URL+r.path, "application/json", r.body)
+		var p wire.Problem
+		if err := json.Unmarshal(body, &p); resp.StatusCode != 503 || err != nil || resp.Header.Get("Retry-After") == "" ||
+			!strings.Contains(p.Detail, "5 of 19 papers") {
+			t.Errorf("%s %s past the wait: %d, Retry-After %q: %s", r.method, r.path, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	// What is not a read of the papers is answered at once.
+	if resp, body := do(t, "GET", srv.URL+"/healthz", "", ""); resp.StatusCode != 200 {
+		t.Errorf("/healthz while seeding: %d %s", resp.StatusCode, body)
+	}
+}

@@ -235,7 +235,7 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	e.GET("/openapi.json", s.openapi)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	e.POST("/v1/search", s.search)
+	e.POST("/v1/search", s.search, s.settledRead)
 	// A paper's id may hold slashes (a DOI, doi:10.1109/jproc.2021.3058954),
 	// raw or percent-encoded: an id of one path segment takes the routes
 	// that name it, one with raw slashes the rest of the path (see
@@ -243,18 +243,18 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	// Megabytes of columns: compressed for whoever accepts it, at the
 	// fastest level (at the default one compressing took 5 times as long as
 	// answering).
-	e.GET("/v1/map", s.corpusMap, middleware.GzipWithConfig(middleware.GzipConfig{Level: 1}))
-	e.GET("/v1/collections", s.collections)
-	e.GET("/v1/collections/:tag/recommendations", s.recommendations)
-	e.GET("/v1/collections/:tag/feed.atom", s.collectionFeed)
-	e.GET("/v1/collections/:tag/papers", s.collectionPapers)
+	e.GET("/v1/map", s.corpusMap, s.settledRead, middleware.GzipWithConfig(middleware.GzipConfig{Level: 1}))
+	e.GET("/v1/collections", s.collections, s.settledRead)
+	e.GET("/v1/collections/:tag/recommendations", s.recommendations, s.settledRead)
+	e.GET("/v1/collections/:tag/feed.atom", s.collectionFeed, s.settledRead)
+	e.GET("/v1/collections/:tag/papers", s.collectionPapers, s.settledRead)
 	keyed(http.MethodPost, "/v1/collections/:tag/papers", s.retag(addToCollection))
 	keyed(http.MethodDelete, "/v1/collections/:tag/papers/*", s.retag(removeFromCollection))
 	keyed(http.MethodPost, "/v1/collections/:tag/not-interested", s.retag(markNotInterested))
 	keyed(http.MethodDelete, "/v1/collections/:tag/not-interested/*", s.retag(unmarkNotInterested))
-	e.GET("/v1/papers/:id", s.getPaper)
-	e.GET("/v1/papers/:id/similar", s.similar)
-	e.GET("/v1/papers/*", s.paperRoute)
+	e.GET("/v1/papers/:id", s.getPaper, s.settledRead)
+	e.GET("/v1/papers/:id/similar", s.similar, s.settledRead)
+	e.GET("/v1/papers/*", s.paperRoute, s.settledRead)
 	if opts.ProtectEmbeddings {
 		keyed(http.MethodPost, embeddingsPath, s.embeddings)
 	} else {
@@ -280,7 +280,7 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	keyed(http.MethodGet, "/v1/alerts", s.listAlerts)
 	keyed(http.MethodGet, "/v1/alerts/:id", s.getAlert)
 	keyed(http.MethodDelete, "/v1/alerts/:id", s.deleteAlert)
-	e.GET("/v1/alerts/:id/feed.atom", s.alertFeedRoute)
+	e.GET("/v1/alerts/:id/feed.atom", s.alertFeedRoute, s.settledRead)
 	keyed(http.MethodPost, "/v1/watches", s.createWatch)
 	keyed(http.MethodGet, "/v1/watches", s.listWatches)
 	keyed(http.MethodGet, "/v1/watches/:id", s.getWatch)
