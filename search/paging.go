@@ -41,7 +41,7 @@ type ranking struct {
 // first ranking's last papers, the worst of its candidates, score about
 // 0, so the added papers' own scores would rise past them. Scores never
 // rise down a ranking.
-func (r ranking) upTo(ctx context.Context, want int, seen map[string]bool) ([]Fused, bool, error) {
+func (r ranking) upTo(ctx context.Context, want int, seen seenPapers) ([]Fused, bool, error) {
 	list := r.first
 	if !r.more || r.deeper == nil || unseen(list, seen) >= want {
 		return list, r.more && r.deeper != nil, nil
@@ -66,10 +66,10 @@ func (r ranking) upTo(ctx context.Context, want int, seen map[string]bool) ([]Fu
 	return list, false, nil
 }
 
-func unseen(list []Fused, seen map[string]bool) int {
+func unseen(list []Fused, seen seenPapers) int {
 	n := 0
 	for _, x := range list {
-		if !seen[x.ID] {
+		if !seen.has(x.ID) {
 			n++
 		}
 	}
@@ -84,13 +84,9 @@ func cut(n, depth int) bool { return n >= depth }
 // the ranking's first maxSeen papers: the page that reaches them is cut
 // there whatever its limit, so pages of every size put together are the
 // same papers in the same order.
-func (r ranking) pageAfter(ctx context.Context, seen []string, limit int) ([]Fused, bool, error) {
-	wasSeen := make(map[string]bool, len(seen))
-	for _, id := range seen {
-		wasSeen[id] = true
-	}
-	size := max(0, min(limit, maxSeen-len(seen)))
-	ranked, more, err := r.upTo(ctx, size, wasSeen)
+func (r ranking) pageAfter(ctx context.Context, seen seenPapers, limit int) ([]Fused, bool, error) {
+	size := max(0, min(limit, maxSeen-seen.len()))
+	ranked, more, err := r.upTo(ctx, size, seen)
 	if err != nil {
 		return nil, false, err
 	}
@@ -98,22 +94,70 @@ func (r ranking) pageAfter(ctx context.Context, seen []string, limit int) ([]Fus
 	rest := 0 // unseen papers after the page
 	for _, x := range ranked {
 		switch {
-		case wasSeen[x.ID]:
+		case seen.has(x.ID):
 		case len(next) < size:
 			next = append(next, x)
 		default:
 			rest++
 		}
 	}
-	return next, (rest > 0 || more) && len(next) > 0 && len(seen)+len(next) < maxSeen, nil
+	return next, (rest > 0 || more) && len(next) > 0 && seen.len()+len(next) < maxSeen, nil
+}
+
+// seenPapers is what a cursor says a query's pages returned: a digest of
+// each paper's id (seenDigest bytes of its SHA-256), in the order they
+// were returned, which later pages skip. A digest, not the id, keeps a
+// cursor's size bounded whatever the ids (about 6.7 KB at maxSeen
+// papers, where 1,000 ids of 25 characters took 34 KB, past what
+// proxies take in a URL or a header); another paper's id shares a
+// paper's digest with odds of 1 in 2⁴⁰.
+type seenPapers struct {
+	digests []byte
+	set     map[[seenDigest]byte]bool
+}
+
+// seenDigest is how many bytes of each id's SHA-256 a cursor carries.
+const seenDigest = 5
+
+func digestOf(id string) [seenDigest]byte {
+	sum := sha256.Sum256([]byte(id))
+	return [seenDigest]byte(sum[:seenDigest])
+}
+
+// add records a paper returned.
+func (s *seenPapers) add(id string) {
+	d := digestOf(id)
+	s.digests = append(s.digests, d[:]...)
+	if s.set == nil {
+		s.set = map[[seenDigest]byte]bool{}
+	}
+	s.set[d] = true
+}
+
+// has reports whether a page returned the paper.
+func (s seenPapers) has(id string) bool { return s.set[digestOf(id)] }
+
+// len is how many papers the pages returned.
+func (s seenPapers) len() int { return len(s.digests) / seenDigest }
+
+// seenDigests reads a cursor's digests.
+func seenDigests(b []byte) (seenPapers, bool) {
+	if len(b)%seenDigest != 0 || len(b)/seenDigest > maxSeen {
+		return seenPapers{}, false
+	}
+	s := seenPapers{digests: b, set: make(map[[seenDigest]byte]bool, len(b)/seenDigest)}
+	for i := 0; i < len(b); i += seenDigest {
+		s.set[[seenDigest]byte(b[i:i+seenDigest])] = true
+	}
+	return s, true
 }
 
 // pageAt is where a request's page starts: when the request arrived, the
-// fingerprint its cursors carry and the ids its cursor says were seen.
+// fingerprint its cursors carry and the papers its cursor says were seen.
 type pageAt struct {
 	start       time.Time
 	fingerprint string
-	seen        []string
+	seen        seenPapers
 }
 
 // at is where the page of a request that arrived at start and carries
@@ -144,7 +188,7 @@ func (e *Engine) page(ctx context.Context, at pageAt, res Results, r ranking, q 
 		if !ok {
 			continue // deleted since retrieval
 		}
-		h := papersearch.Hit{ID: x.ID, Rank: len(seen) + len(res.Hits) + 1, Score: x.Score, Paper: p}
+		h := papersearch.Hit{ID: x.ID, Rank: seen.len() + len(res.Hits) + 1, Score: x.Score, Paper: p}
 		if q.Explain {
 			h.Explanation = explainRanks(x)
 		}
@@ -156,7 +200,11 @@ func (e *Engine) page(ctx context.Context, at pageAt, res Results, r ranking, q 
 		}
 	}
 	if more {
-		res.NextCursor = e.encodeCursor(cursorState{V: 1, Query: fingerprint, Seen: append(slices.Clip(seen), ids...)})
+		after := seenPapers{digests: slices.Clip(seen.digests)}
+		for _, id := range ids {
+			after.add(id)
+		}
+		res.NextCursor = e.encodeCursor(fingerprint, after)
 	}
 	info, err := e.Index(ctx)
 	if err != nil {
@@ -166,15 +214,20 @@ func (e *Engine) page(ctx context.Context, at pageAt, res Results, r ranking, q 
 	return res, nil
 }
 
-// maxSeen bounds how deep cursors page: the ids already returned travel in
-// the cursor.
+// maxSeen bounds how deep cursors page: a digest of each paper already
+// returned travels in the cursor.
 const maxSeen = 1000
 
-// cursorState is what a cursor carries: the query it belongs to and the
-// papers already returned, which later pages skip, so a page never
-// repeats a paper and every paper not yet returned stays eligible however
-// the store changes.
-type cursorState struct {
+// A cursor is, base64url-encoded, cursorVersion, the query's fingerprint
+// (8 bytes) and the digests of the papers already returned (seenPapers),
+// then "." and a MAC of that: later pages skip those papers, so a page
+// never repeats one and every paper not yet returned stays eligible
+// however the store changes. (Version 1, JSON with the ids themselves, is
+// still read.)
+const cursorVersion = 2
+
+// cursorV1 is a version 1 cursor's state.
+type cursorV1 struct {
 	V     int      `json:"v"`
 	Query string   `json:"q"`
 	Seen  []string `json:"s"`
@@ -191,11 +244,12 @@ func newCursorKey() []byte {
 	return k
 }
 
-// encodeCursor signs c with the engine's key (Options.CursorKey): a
-// cursor is its state and a MAC of it, so no client can forge one (a seen
-// list of made-up ids paged past the documented depth).
-func (e *Engine) encodeCursor(c cursorState) string {
-	b, _ := json.Marshal(c)
+// encodeCursor signs a cursor with the engine's key (Options.CursorKey):
+// a cursor is its state and a MAC of it, so no client can forge one (a
+// seen list paged past the documented depth).
+func (e *Engine) encodeCursor(fingerprint string, seen seenPapers) string {
+	fp, _ := hex.DecodeString(fingerprint)
+	b := slices.Concat([]byte{cursorVersion}, fp, seen.digests)
 	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(e.cursorMAC(b))
 }
 
@@ -205,25 +259,41 @@ func (e *Engine) cursorMAC(b []byte) []byte {
 	return m.Sum(nil)[:cursorMAC]
 }
 
-func (e *Engine) decodeCursor(s, fingerprint string) (cursorState, error) {
-	var c cursorState
+func (e *Engine) decodeCursor(s, fingerprint string) (seenPapers, error) {
 	notOurs := missingField("cursor", "names no page: it is not a cursor this service issued")
 	body, sig, ok := strings.Cut(s, ".")
 	b, err := base64.RawURLEncoding.DecodeString(body)
-	if !ok || err != nil {
-		return c, notOurs
+	if !ok || err != nil || len(b) == 0 {
+		return seenPapers{}, notOurs
 	}
 	mac, err := base64.RawURLEncoding.DecodeString(sig)
 	if err != nil || !hmac.Equal(mac, e.cursorMAC(b)) {
-		return c, notOurs
+		return seenPapers{}, notOurs
 	}
-	if json.Unmarshal(b, &c) != nil || c.V != 1 || len(c.Seen) > maxSeen {
-		return c, notOurs
+	var query string
+	var seen seenPapers
+	switch {
+	case b[0] == cursorVersion && len(b) >= 9:
+		query = hex.EncodeToString(b[1:9])
+		if seen, ok = seenDigests(b[9:]); !ok {
+			return seenPapers{}, notOurs
+		}
+	case b[0] == '{':
+		var c cursorV1
+		if json.Unmarshal(b, &c) != nil || c.V != 1 || len(c.Seen) > maxSeen {
+			return seenPapers{}, notOurs
+		}
+		query = c.Query
+		for _, id := range c.Seen {
+			seen.add(id)
+		}
+	default:
+		return seenPapers{}, notOurs
 	}
-	if c.Query != fingerprint {
-		return c, missingField("cursor", "names no page of this query: it belongs to another; send the same query with it")
+	if query != fingerprint {
+		return seenPapers{}, missingField("cursor", "names no page of this query: it belongs to another; send the same query with it")
 	}
-	return c, nil
+	return seen, nil
 }
 
 // fingerprint identifies what a cursor may continue.
@@ -233,13 +303,9 @@ func (q Query) fingerprint(kind string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-func (e *Engine) seen(cursor, fingerprint string) ([]string, error) {
+func (e *Engine) seen(cursor, fingerprint string) (seenPapers, error) {
 	if cursor == "" {
-		return nil, nil
+		return seenPapers{}, nil
 	}
-	c, err := e.decodeCursor(cursor, fingerprint)
-	if err != nil {
-		return nil, err
-	}
-	return c.Seen, nil
+	return e.decodeCursor(cursor, fingerprint)
 }
