@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,12 @@ type Usage struct {
 // embeddingsPath is the OpenAI-compatible route.
 const embeddingsPath = "/v1/embeddings"
 
-func isEmbeddingsPath(path string) bool { return strings.TrimSuffix(path, "/") == embeddingsPath }
+// isOpenAIPath reports whether path is one of the OpenAI-compatible
+// routes, whose errors carry OpenAI's error object.
+func isOpenAIPath(path string) bool {
+	path = strings.TrimSuffix(path, "/")
+	return path == embeddingsPath || path == modelsPath || strings.HasPrefix(path, modelsPath+"/")
+}
 
 // openAIErrorOf is the OpenAI error object of a problem: its detail as the
 // message, a type by status class, the problem type's slug as the code and
@@ -218,4 +224,56 @@ func parseInput(raw json.RawMessage, tokens func() (*tokenDecoder, error)) ([]st
 		}
 	}
 	return texts, nil
+}
+
+// Model is a model as OpenAI's API describes one (GET /v1/models), and
+// its dimension.
+type Model struct {
+	ID         string `json:"id"`
+	Object     string `json:"object"` // "model"
+	Created    int64  `json:"created"`
+	OwnedBy    string `json:"owned_by"`
+	Dimensions int    `json:"dimensions"`
+}
+
+// ModelList is GET /v1/models's answer.
+type ModelList struct {
+	Object string  `json:"object"` // "list"
+	Data   []Model `json:"data"`
+}
+
+// modelsPath is the OpenAI-compatible list of models, which clients ask
+// before they embed.
+const modelsPath = "/v1/models"
+
+func modelOf(m embed.ModelInfo) Model {
+	return Model{ID: m.Name, Object: "model", OwnedBy: "papersearch", Dimensions: m.Dim}
+}
+
+// listModels answers GET /v1/models: the models /v1/embeddings takes.
+func (s *Server) listModels(c echo.Context) error {
+	for name := range c.QueryParams() {
+		return invalid("this request takes no parameters", wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
+	}
+	out := ModelList{Object: "list"}
+	for _, m := range s.engine.Models() {
+		out.Data = append(out.Data, modelOf(m))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// getModel answers GET /v1/models/{model} (a model's name may hold
+// slashes, as "BAAI/bge-small-en-v1.5" does).
+func (s *Server) getModel(c echo.Context) error {
+	name, err := url.PathUnescape(c.Param("*"))
+	if err != nil {
+		name = c.Param("*")
+	}
+	for _, m := range s.engine.Models() {
+		if m.Name == name {
+			return c.JSON(http.StatusOK, modelOf(m))
+		}
+	}
+	return embeddingProblem(http.StatusNotFound, "model_not_found", "model",
+		fmt.Sprintf("the model %q does not exist here; GET %s lists those that do", name, modelsPath))
 }

@@ -177,7 +177,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	p.Instance = c.Request().URL.Path
 	p.RequestID = requestID(c)
-	if p.OpenAI == nil && isEmbeddingsPath(c.Request().URL.Path) {
+	if p.OpenAI == nil && isOpenAIPath(c.Request().URL.Path) {
 		// Whatever layer raised it (router, body limit, decoder, handler),
 		// an error of the OpenAI-compatible route carries OpenAI's error
 		// object, so OpenAI client libraries can report it.

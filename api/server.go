@@ -260,6 +260,8 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	} else {
 		e.POST(embeddingsPath, s.embeddings)
 	}
+	e.GET(modelsPath, s.listModels)
+	e.GET(modelsPath+"/*", s.getModel)
 	keyed(http.MethodPost, "/v1/papers", s.ingest)
 	keyed(http.MethodPatch, "/v1/papers/:id", s.patchPaper)
 	keyed(http.MethodPatch, "/v1/papers/*", readOnlySimilar(s.patchPaper))

@@ -19,7 +19,8 @@ import (
 // its defaults (it counts tokens with tiktoken and sends token arrays)
 // against a live server embeds documents and queries as the same texts
 // sent as strings through the official openai client: the route decodes
-// the token arrays (it used to answer 400).
+// the token arrays (it used to answer 400); the client's models.list and
+// models.retrieve find the model (GET /v1/models was 404).
 func TestLangchainOpenAIDefaults(t *testing.T) {
 	if exec.Command("python3", "-c", "import langchain_openai, openai").Run() != nil {
 		testenv.Missing(t, "python3 with langchain-openai is not installed (scripts/test installs it: pip install 'langchain-openai==1.*')")
@@ -48,7 +49,10 @@ base, model = sys.argv[1], sys.argv[2]
 texts = ["Graph neural networks predict molecular properties.", "Naïve Bayes for spam filtering — revisited, with 100% recall?"]
 lc = OpenAIEmbeddings(base_url=base, api_key="unused", model=model)
 docs, query = lc.embed_documents(texts), lc.embed_query(texts[0])
-plain = [d.embedding for d in OpenAI(base_url=base, api_key="unused").embeddings.create(model=model, input=texts).data]
+client = OpenAI(base_url=base, api_key="unused")
+listed = [m.id for m in client.models.list()]
+assert model in listed and client.models.retrieve(model).id == model, listed
+plain = [d.embedding for d in client.embeddings.create(model=model, input=texts).data]
 cos = lambda a, b: sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
 print(min(cos(a, b) for a, b in zip(docs + [query], plain + [plain[0]])), len(docs[0]))
 `
