@@ -59,6 +59,30 @@ GLOBL vconst<>(SB), RODATA|NOPTR, $80
 	VMOVAPS      Z26, X; \
 	EXPLOW(X, T1, T2)
 
+// SHIFTEXP replaces x (in X) by e^(scale·(x − max)), scale in Z29 and max
+// in Z30: a block of a row's softmax, as expShiftedAVX512 and
+// attendSmallAVX512 both compute it. T1, T2 are clobbered.
+#define SHIFTEXP(X, T1, T2) \
+	VSUBPS Z30, X, X; \
+	VMULPS Z29, X, X; \
+	EXP(X, T1, T2)
+
+// ROWMAX ends a row's maximum: the lanes of its last n mod 16 values at
+// ADDR (mask K1) folded into Z0's, Z0 reduced, and broadcast into Z30.
+// Z1 is clobbered.
+#define ROWMAX(ADDR) \
+	VBROADCASTSS vconst<>+76(SB), Z1; \
+	VMOVUPS      ADDR, K1, Z1; \
+	VMAXPS       Z1, Z0, Z0; \
+	HREDUCE0(VMAXPS); \
+	VBROADCASTSS X0, Z30
+
+// ROWSUM sums a row's exponentials, kept by block in Z31 and Z6, into X0's
+// lowest lane.
+#define ROWSUM \
+	VADDPS Z6, Z31, Z0; \
+	HREDUCE0(VADDPS)
+
 // EXPSPLIT raises x to -87 and splits x·log2 e into n (T2) and f (T1).
 #define EXPSPLIT(X, T1, T2) \
 	VMAXPS       Z21, X, X; \
@@ -144,11 +168,7 @@ maxloop:
 	JNZ    maxloop
 
 maxtail:
-	VBROADCASTSS vconst<>+76(SB), Z1
-	VMOVUPS      (R9), K1, Z1   // merge: lanes past n stay -Inf
-	VMAXPS       Z1, Z0, Z0
-	HREDUCE0(VMAXPS)
-	VBROADCASTSS X0, Z30        // max
+	ROWMAX((R9))                // lanes past n stay -Inf
 
 	// e^(scale·(x - max)), their sums, and the values stored.
 	VXORPS Z31, Z31, Z31
@@ -163,12 +183,8 @@ maxtail:
 exploop:
 	VMOVUPS (SI), Z0
 	VMOVUPS 64(SI), Z3
-	VSUBPS  Z30, Z0, Z0
-	VSUBPS  Z30, Z3, Z3
-	VMULPS  Z29, Z0, Z0
-	VMULPS  Z29, Z3, Z3
-	EXP(Z0, Z1, Z2)
-	EXP(Z3, Z4, Z5)
+	SHIFTEXP(Z0, Z1, Z2)
+	SHIFTEXP(Z3, Z4, Z5)
 	VMOVUPS Z0, (SI)
 	VMOVUPS Z3, 64(SI)
 	VADDPS  Z0, Z31, Z31
@@ -181,9 +197,7 @@ expone:
 	TESTQ   $1, DX
 	JZ      exptail
 	VMOVUPS (SI), Z0
-	VSUBPS  Z30, Z0, Z0
-	VMULPS  Z29, Z0, Z0
-	EXP(Z0, Z1, Z2)
+	SHIFTEXP(Z0, Z1, Z2)
 	VMOVUPS Z0, (SI)
 	VADDPS  Z0, Z31, Z31
 	ADDQ    $64, SI
@@ -192,9 +206,7 @@ exptail:
 	KORTESTW  K1, K1
 	JZ        sum
 	VMOVUPS.Z (SI), K1, Z0
-	VSUBPS    Z30, Z0, Z0
-	VMULPS    Z29, Z0, Z0
-	EXP(Z0, Z1, Z2)
+	SHIFTEXP(Z0, Z1, Z2)
 	VMOVUPS   Z0, K1, (SI)
 	VADDPS    Z0, Z6, K1, Z6
 	JMP       sum
@@ -247,8 +259,7 @@ roundtail:
 	VMOVDQU16   Y0, K1, (DI)
 
 sum:
-	VADDPS       Z6, Z31, Z0
-	HREDUCE0(VADDPS)
+	ROWSUM
 	VMOVSS       X0, ret+32(FP)
 	VZEROUPPER
 	RET
@@ -769,11 +780,7 @@ smax:
 	JNZ    smax
 
 smaxtail:
-	VBROADCASTSS vconst<>+76(SB), Z1
-	VMOVUPS      (DI), K1, Z1
-	VMAXPS       Z1, Z0, Z0
-	HREDUCE0(VMAXPS)
-	VBROADCASTSS X0, Z30
+	ROWMAX((DI))
 
 	VXORPS Z31, Z31, Z31
 	VXORPS Z6, Z6, Z6
@@ -784,9 +791,7 @@ sexp:
 	CMPQ    CX, DX
 	JEQ     sexptail
 	VMOVUPS (DI), Z0
-	VSUBPS  Z30, Z0, Z0
-	VMULPS  Z29, Z0, Z0
-	EXP(Z0, Z1, Z2)
+	SHIFTEXP(Z0, Z1, Z2)
 	VMOVUPS Z0, (DI)
 	ADDQ    $64, DI
 	TESTQ   $1, CX
@@ -804,15 +809,12 @@ sexptail:
 	KORTESTW  K1, K1
 	JZ        ssum
 	VMOVUPS.Z (DI), K1, Z0
-	VSUBPS    Z30, Z0, Z0
-	VMULPS    Z29, Z0, Z0
-	EXP(Z0, Z1, Z2)
+	SHIFTEXP(Z0, Z1, Z2)
 	VMOVUPS   Z0, K1, (DI)
 	VADDPS    Z0, Z6, K1, Z6
 
 ssum:
-	VADDPS Z6, Z31, Z0
-	HREDUCE0(VADDPS)
+	ROWSUM
 	VMOVSS vconst<>+8(SB), X1
 	VDIVSS X0, X1, X1
 	VMOVSS X1, 1024(R9)(R8*1)
@@ -872,8 +874,7 @@ out2:
 	ADDQ DX, R12
 
 out3:
-	// Stored last row first, so that a row repeated is written with the
-	// first of its copies' values last (all the same).
+	// A row past nr writes the last row's values, the same bits, again.
 	CONTEXT(1036, R12, Z14, Z15)
 	CONTEXT(1032, R11, Z12, Z13)
 	CONTEXT(1028, R10, Z10, Z11)
