@@ -255,7 +255,7 @@ func (s *Server) listModels(c echo.Context) error {
 	for name := range c.QueryParams() {
 		return invalid("this request takes no parameters", wire.FieldProblem{Param: name, Detail: "is not a parameter of this request"})
 	}
-	out := ModelList{Object: "list"}
+	out := ModelList{Object: "list", Data: []Model{}}
 	for _, m := range s.engine.Models() {
 		out.Data = append(out.Data, modelOf(m))
 	}
@@ -265,9 +265,11 @@ func (s *Server) listModels(c echo.Context) error {
 // getModel answers GET /v1/models/{model} (a model's name may hold
 // slashes, as "BAAI/bge-small-en-v1.5" does).
 func (s *Server) getModel(c echo.Context) error {
-	name, err := url.PathUnescape(c.Param("*"))
-	if err != nil {
-		name = c.Param("*")
+	name := c.Param("*") // decoded, unless the path held escapes Go left (RawPath)
+	if c.Request().URL.RawPath != "" {
+		if n, err := url.PathUnescape(name); err == nil {
+			name = n
+		}
 	}
 	for _, m := range s.engine.Models() {
 		if m.Name == name {

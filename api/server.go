@@ -81,9 +81,10 @@ type Options struct {
 	Ready func() error
 	// Settled, if set, is closed once the store holds what the service
 	// starts with (an empty store's seeding has ended). Until then the MCP
-	// tools and resources wait for it, up to SettleWait, and then answer
-	// that the service is indexing, with Ready's words: an assistant's
-	// first question would otherwise find an empty store.
+	// tools and resources, and the HTTP reads of the papers, wait for it,
+	// up to SettleWait (reads: at most settleReadWait), and then answer
+	// that the service is indexing, with Ready's words: a first question
+	// would otherwise find an empty store.
 	Settled <-chan struct{}
 	// SettleWait bounds that wait; 0 means DefaultSettleWait.
 	SettleWait time.Duration

@@ -105,28 +105,32 @@ func (r ranking) pageAfter(ctx context.Context, seen seenPapers, limit int) ([]F
 }
 
 // seenPapers is what a cursor says a query's pages returned: a digest of
-// each paper's id (seenDigest bytes of its SHA-256), in the order they
-// were returned, which later pages skip. A digest, not the id, keeps a
-// cursor's size bounded whatever the ids (about 6.7 KB at maxSeen
-// papers, where 1,000 ids of 25 characters took 34 KB, past what
-// proxies take in a URL or a header); another paper's id shares a
-// paper's digest with odds of 1 in 2⁴⁰.
+// each paper's id (seenDigest bytes of its HMAC-SHA256 under the cursor
+// key), in the order they were returned, which later pages skip. A
+// digest, not the id, keeps a cursor's size bounded whatever the ids
+// (about 6.7 KB at maxSeen papers, where 1,000 ids of 25 characters took
+// 34 KB, past what proxies take in a URL or a header); another paper's id
+// shares a paper's digest with odds of 1 in 2⁴⁰, and keyed, no one
+// without the key can make an id that does (to hide a paper from later
+// pages).
 type seenPapers struct {
+	key     []byte
 	digests []byte
 	set     map[[seenDigest]byte]bool
 }
 
-// seenDigest is how many bytes of each id's SHA-256 a cursor carries.
+// seenDigest is how many bytes of each id's keyed digest a cursor carries.
 const seenDigest = 5
 
-func digestOf(id string) [seenDigest]byte {
-	sum := sha256.Sum256([]byte(id))
-	return [seenDigest]byte(sum[:seenDigest])
+func (s seenPapers) digestOf(id string) [seenDigest]byte {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(id))
+	return [seenDigest]byte(m.Sum(nil)[:seenDigest])
 }
 
 // add records a paper returned.
 func (s *seenPapers) add(id string) {
-	d := digestOf(id)
+	d := s.digestOf(id)
 	s.digests = append(s.digests, d[:]...)
 	if s.set == nil {
 		s.set = map[[seenDigest]byte]bool{}
@@ -134,18 +138,19 @@ func (s *seenPapers) add(id string) {
 	s.set[d] = true
 }
 
-// has reports whether a page returned the paper.
-func (s seenPapers) has(id string) bool { return s.set[digestOf(id)] }
+// has reports whether a page returned the paper (a first page's query
+// computes no digest).
+func (s seenPapers) has(id string) bool { return len(s.set) > 0 && s.set[s.digestOf(id)] }
 
 // len is how many papers the pages returned.
 func (s seenPapers) len() int { return len(s.digests) / seenDigest }
 
-// seenDigests reads a cursor's digests.
-func seenDigests(b []byte) (seenPapers, bool) {
+// seenDigests reads a cursor's digests, made with key.
+func seenDigests(key, b []byte) (seenPapers, bool) {
 	if len(b)%seenDigest != 0 || len(b)/seenDigest > maxSeen {
 		return seenPapers{}, false
 	}
-	s := seenPapers{digests: b, set: make(map[[seenDigest]byte]bool, len(b)/seenDigest)}
+	s := seenPapers{key: key, digests: b, set: make(map[[seenDigest]byte]bool, len(b)/seenDigest)}
 	for i := 0; i < len(b); i += seenDigest {
 		s.set[[seenDigest]byte(b[i:i+seenDigest])] = true
 	}
@@ -200,7 +205,7 @@ func (e *Engine) page(ctx context.Context, at pageAt, res Results, r ranking, q 
 		}
 	}
 	if more {
-		after := seenPapers{digests: slices.Clip(seen.digests)}
+		after := seenPapers{key: e.opts.CursorKey, digests: slices.Clip(seen.digests)}
 		for _, id := range ids {
 			after.add(id)
 		}
@@ -275,7 +280,7 @@ func (e *Engine) decodeCursor(s, fingerprint string) (seenPapers, error) {
 	switch {
 	case b[0] == cursorVersion && len(b) >= 9:
 		query = hex.EncodeToString(b[1:9])
-		if seen, ok = seenDigests(b[9:]); !ok {
+		if seen, ok = seenDigests(e.opts.CursorKey, b[9:]); !ok {
 			return seenPapers{}, notOurs
 		}
 	case b[0] == '{':
@@ -283,7 +288,7 @@ func (e *Engine) decodeCursor(s, fingerprint string) (seenPapers, error) {
 		if json.Unmarshal(b, &c) != nil || c.V != 1 || len(c.Seen) > maxSeen {
 			return seenPapers{}, notOurs
 		}
-		query = c.Query
+		query, seen.key = c.Query, e.opts.CursorKey
 		for _, id := range c.Seen {
 			seen.add(id)
 		}
@@ -305,7 +310,7 @@ func (q Query) fingerprint(kind string) string {
 
 func (e *Engine) seen(cursor, fingerprint string) (seenPapers, error) {
 	if cursor == "" {
-		return seenPapers{}, nil
+		return seenPapers{key: e.opts.CursorKey}, nil
 	}
 	return e.decodeCursor(cursor, fingerprint)
 }

@@ -133,7 +133,7 @@ func documentedRanking(mode Mode, f Fusion, at func(depth int) ([]storage.Candid
 func TestCursorSize(t *testing.T) {
 	e := &Engine{opts: Options{CursorKey: []byte("k")}}
 	fp := Query{Text: "graphs"}.fingerprint("search")
-	var seen seenPapers
+	seen := seenPapers{key: e.opts.CursorKey}
 	ids := make([]string, maxSeen)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%0200d", i)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds/latex"
 )
 
@@ -40,13 +41,16 @@ func Name(name string) string {
 
 // corporate returns the name inside a name written as BibTeX writes a
 // corporate one, "{Barnes and Noble}": wholly in one pair of braces, with
-// no other brace and some letter inside; Name keeps it whole.
+// no other brace inside but its LaTeX's ("{Jo\~{a}o Corp}"), and some
+// letter; Name keeps it whole. (The Reader drops a corporate name's
+// braces, so one imported from BibTeX is stored, and written back, as a
+// person's name.)
 func corporate(name string) (string, bool) {
-	s := strings.TrimSpace(plain(name))
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+	s := strings.TrimSpace(papersearch.StripControls(name))
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' || strings.ContainsAny(s[1:len(s)-1], "{}") && !latex.HasMarkup(s[1:len(s)-1]) {
 		return "", false
 	}
-	inner := strings.Join(strings.Fields(s[1:len(s)-1]), " ")
+	inner := strings.Join(strings.Fields(plain(s[1:len(s)-1])), " ")
 	if strings.ContainsAny(inner, "{}") || !strings.ContainsFunc(inner, unicode.IsLetter) {
 		return "", false
 	}

@@ -41,6 +41,7 @@ func TestName(t *testing.T) {
 		{"a, b, c, d", "d, a{,} b{,} c{,}"}, // more than BibTeX's three parts
 		{"{,}", `\textbraceleft{}{,}\textbraceright{}`},
 		{"{Barnes and Noble}", "{Barnes and Noble}"}, // a corporate name, whole
+		{`{Jo\~{a}o Corp}`, "{João Corp}"},           // its LaTeX decoded inside
 		{" { Acme, Inc. &  Sons } ", `{Acme, Inc. \& Sons}`},
 		{"{Acme} and {Sons}", `\textbraceleft{}Sons\textbraceright{}, \textbraceleft{}Acme\textbraceright{} {and}`}, // not one pair: braces as text
 		{"A}@misc{y,", `A\textbraceright{}@misc\textbraceleft{}y{,}`},
