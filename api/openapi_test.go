@@ -347,7 +347,15 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 			t.Errorf("id %q: the document allows it: %v, the server: %v", r, got, want)
 		}
 	}
-	// The abstract's "not blank" is papersearch.Blank's, exactly.
+	// The abstract's "not blank" is papersearch.Blank's, exactly, and a
+	// query's is the same (search.ValidateText refuses a blank one).
+	for name, pattern := range map[string]string{
+		"map q":        doc.Paths.Find("/v1/map").Get.Parameters.GetByInAndName("query", "q").Schema.Value.Pattern,
+		"search query": schema("SearchRequest").AnyOf[0].Value.Properties["query"].Value.Pattern,
+		"alert query":  schema("AlertRequest").OneOf[0].Value.Properties["query"].Value.Pattern,
+	} {
+		eq(name+" pattern", pattern, prop("PaperInput", "abstract").Pattern)
+	}
 	for _, name := range []string{"PaperInput", "PaperPatch"} {
 		nonBlank := regexp.MustCompile(prop(name, "abstract").Pattern)
 		for r := rune(0); r <= unicode.MaxRune; r++ {

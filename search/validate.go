@@ -3,8 +3,6 @@ package search
 import (
 	"errors"
 	"fmt"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
@@ -20,19 +18,12 @@ func ValidateText(text string) error {
 	switch {
 	case !utf8.ValidString(text):
 		return invalidField("query", "must be valid UTF-8")
-	case blank(text):
+	case papersearch.Blank(text):
 		return invalidField("query", "must not be empty (nor only spaces, control and invisible characters)")
 	case utf8.RuneCountInString(text) > MaxQueryLength:
 		return invalidField("query", fmt.Sprintf("must be at most %d characters", MaxQueryLength))
 	}
 	return nil
-}
-
-// blank reports whether text holds nothing to search for: no character
-// but spaces, control characters (U+0001) and invisible format ones (a
-// zero-width space, a direction mark).
-func blank(text string) bool {
-	return strings.IndexFunc(text, func(r rune) bool { return !unicode.IsSpace(r) && !unicode.In(r, unicode.Cc, unicode.Cf) }) < 0
 }
 
 // validateLimit checks a query's result limit; 0 stands for DefaultLimit.
@@ -106,12 +97,12 @@ func ValidateFilter(f papersearch.Filter) error {
 
 // validate checks the whole query and fills defaults.
 func (q *Query) validate() error {
-	if len(q.Like) > 0 && blank(q.Text) {
+	if len(q.Like) > 0 && papersearch.Blank(q.Text) {
 		q.Text = "" // a blank query beside examples is no query
 	}
 	if q.Text != "" || len(q.Like) == 0 {
 		if err := ValidateText(q.Text); err != nil {
-			if len(q.Like) == 0 && blank(q.Text) {
+			if len(q.Like) == 0 && papersearch.Blank(q.Text) {
 				return invalidField("query", "must not be empty unless like names papers")
 			}
 			return err
@@ -128,7 +119,7 @@ func (q *Query) validate() error {
 			return invalidField(side.field, fmt.Sprintf("may name at most %d papers, not %d", MaxExamples, len(side.ids)))
 		}
 	}
-	if q.Mode == Lexical && blank(q.Text) {
+	if q.Mode == Lexical && papersearch.Blank(q.Text) {
 		return invalidField("query", "must not be empty in lexical mode")
 	}
 	return nil
