@@ -4,7 +4,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds/latex"
 )
 
@@ -16,12 +15,8 @@ import (
 // abbreviate and sort them. A name of one word is a last name. Each word
 // is escaped as Value escapes text (its LaTeX decoded first), with a comma
 // braced ({,}) so that only the separator splits, and the word "and"
-// braced so that it cannot end the name. A name wholly in braces is a
-// corporate name, written whole (corporate). A name with no words is "".
+// braced so that it cannot end the name. A name with no words is "".
 func Name(name string) string {
-	if inner, ok := corporate(name); ok {
-		return "{" + latex.Encode(inner) + "}"
-	}
 	p := splitStored(name)
 	switch {
 	case p.last == "":
@@ -37,24 +32,6 @@ func Name(name string) string {
 		out += ", " + nameWords(strings.Fields(p.jr))
 	}
 	return out + ", " + nameWords(p.first)
-}
-
-// corporate returns the name inside a name written as BibTeX writes a
-// corporate one, "{Barnes and Noble}": wholly in one pair of braces, with
-// no other brace inside but its LaTeX's ("{Jo\~{a}o Corp}"), and some
-// letter; Name keeps it whole. (The Reader drops a corporate name's
-// braces, so one imported from BibTeX is stored, and written back, as a
-// person's name.)
-func corporate(name string) (string, bool) {
-	s := strings.TrimSpace(papersearch.StripControls(name))
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' || strings.ContainsAny(s[1:len(s)-1], "{}") && !latex.HasMarkup(s[1:len(s)-1]) {
-		return "", false
-	}
-	inner := strings.Join(strings.Fields(plain(s[1:len(s)-1])), " ")
-	if strings.ContainsAny(inner, "{}") || !strings.ContainsFunc(inner, unicode.IsLetter) {
-		return "", false
-	}
-	return inner, true
 }
 
 // nameParts is a name split as BibTeX's "von Last, Jr, First" splits it.
