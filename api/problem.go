@@ -169,10 +169,10 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	p := toProblem(err)
 	switch {
 	case p.Status == http.StatusServiceUnavailable:
-		s.log.Warn("request failed: a dependency is unavailable", "method", c.Request().Method, "path", c.Request().URL.Path,
+		s.log.Warn("request failed: a dependency is unavailable", "method", methodName(c.Request().Method), "path", c.Request().URL.Path,
 			"request_id", requestID(c), "error", err)
 	case p.Status >= http.StatusInternalServerError:
-		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path,
+		s.log.Error("request failed", "method", methodName(c.Request().Method), "path", c.Request().URL.Path,
 			"request_id", requestID(c), "error", err)
 	}
 	p.Instance = c.Request().URL.Path

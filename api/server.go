@@ -342,7 +342,7 @@ func (s *Server) observe(metrics *Metrics) echo.MiddlewareFunc {
 			metrics.request(c, took)
 			req := c.Request()
 			if s.log.Enabled(req.Context(), slog.LevelInfo) {
-				s.log.Info("request", "method", req.Method, "path", req.URL.Path, "status", c.Response().Status,
+				s.log.Info("request", "method", methodName(req.Method), "path", req.URL.Path, "status", c.Response().Status,
 					"bytes", c.Response().Size, "duration_ms", float64(took.Microseconds())/1000,
 					"request_id", requestID(c), "remote", c.RealIP())
 			}

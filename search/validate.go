@@ -19,7 +19,7 @@ func ValidateText(text string) error {
 	case !utf8.ValidString(text):
 		return invalidField("query", "must be valid UTF-8")
 	case papersearch.Blank(text):
-		return invalidField("query", "must not be empty (nor only spaces, control and invisible characters)")
+		return invalidField("query", "must hold some text, not only spaces, control and invisible characters")
 	case utf8.RuneCountInString(text) > MaxQueryLength:
 		return invalidField("query", fmt.Sprintf("must be at most %d characters", MaxQueryLength))
 	}
@@ -103,7 +103,7 @@ func (q *Query) validate() error {
 	if q.Text != "" || len(q.Like) == 0 {
 		if err := ValidateText(q.Text); err != nil {
 			if len(q.Like) == 0 && papersearch.Blank(q.Text) {
-				return invalidField("query", "must not be empty unless like names papers")
+				return invalidField("query", "must hold some text (not only spaces, control and invisible characters) unless like names papers")
 			}
 			return err
 		}
