@@ -67,6 +67,14 @@ GLOBL vconst<>(SB), RODATA|NOPTR, $80
 	VMULPS Z29, X, X; \
 	EXP(X, T1, T2)
 
+// TAILEXP replaces a row's last n mod 16 values at ADDR (mask K1) by
+// their exponentials (SHIFTEXP) and adds them to the row's sums in Z6.
+#define TAILEXP(ADDR) \
+	VMOVUPS.Z ADDR, K1, Z0; \
+	SHIFTEXP(Z0, Z1, Z2); \
+	VMOVUPS   Z0, K1, ADDR; \
+	VADDPS    Z0, Z6, K1, Z6
+
 // ROWMAX ends a row's maximum: the lanes of its last n mod 16 values at
 // ADDR (mask K1) folded into Z0's, Z0 reduced, and broadcast into Z30.
 // Z1 is clobbered.
@@ -205,10 +213,7 @@ expone:
 exptail:
 	KORTESTW  K1, K1
 	JZ        sum
-	VMOVUPS.Z (SI), K1, Z0
-	SHIFTEXP(Z0, Z1, Z2)
-	VMOVUPS   Z0, K1, (SI)
-	VADDPS    Z0, Z6, K1, Z6
+	TAILEXP((SI))
 	JMP       sum
 
 	// Rounded to bf16 into dst: scale·x − scale·max in one FMA, and the
@@ -808,10 +813,7 @@ sodd:
 sexptail:
 	KORTESTW  K1, K1
 	JZ        ssum
-	VMOVUPS.Z (DI), K1, Z0
-	SHIFTEXP(Z0, Z1, Z2)
-	VMOVUPS   Z0, K1, (DI)
-	VADDPS    Z0, Z6, K1, Z6
+	TAILEXP((DI))
 
 ssum:
 	ROWSUM
