@@ -85,7 +85,7 @@ func reportRejections(w io.Writer, name string, sum catalog.ImportSummary) {
 
 // importSummary says what an import did, in one line.
 func importSummary(sum catalog.ImportSummary) string {
-	return fmt.Sprintf("%d records; %d new, %d updated, %d unchanged; %d merged with another version of their work; %d rejected (%d without an abstract); %d embedded, %d reused; %s",
+	return fmt.Sprintf("%d records; %d new, %d updated, %d unchanged; %d merged with another version of their work; %d rejected (%d without an abstract); %d embedded (the embedding cache's vectors included), %d kept their stored vectors; %s",
 		sum.Read, sum.New, sum.Updated, sum.Unchanged, sum.Merged, sum.Rejected, sum.NoAbstract, sum.Embedded, sum.Reused,
 		sum.Took.Round(time.Millisecond))
 }
