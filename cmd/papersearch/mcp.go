@@ -70,7 +70,8 @@ func mcpCmd(ctx context.Context, cfg Config, log *slog.Logger) error {
 // the SDK's decoder accepts. The SDK's stdio transport ends a session at
 // the first line it cannot decode; the guard answers such a line instead,
 // with JSON-RPC's parse error (not JSON) or invalid request (JSON but no
-// message, a batch, or a line longer than limit bytes, read to its end),
+// message, an id with neither a method nor a result or error, a batch, or
+// a line longer than limit bytes, read to its end),
 // carrying the line's id when it has one, and goes on.
 type stdioGuard struct {
 	r       *bufio.Reader
@@ -93,13 +94,19 @@ func (g *stdioGuard) Read(p []byte) (int, error) {
 		case len(line) == 0:
 			continue
 		default:
-			if _, derr := jsonrpc.DecodeMessage(line); derr != nil {
+			msg, derr := jsonrpc.DecodeMessage(line)
+			switch resp, isResp := msg.(*jsonrpc.Response); {
+			case derr != nil:
 				code := int64(jsonrpc.CodeInvalidRequest)
 				if !json.Valid(line) {
 					code = jsonrpc.CodeParseError
 				}
 				err = g.refuse(line, code, derr.Error())
-			} else {
+			case isResp && resp.Result == nil && resp.Error == nil:
+				// Neither a request (no method) nor a response (no
+				// result or error): the SDK would drop it unanswered.
+				err = g.refuse(line, jsonrpc.CodeInvalidRequest, "a message needs a method (a request) or a result or an error (a response)")
+			default:
 				g.pending = append(append(g.pending[:0], line...), '\n')
 			}
 		}

@@ -16,6 +16,18 @@ import (
 	"github.com/papersearch/papersearch/internal/testenv"
 )
 
+// requireMCPSDK skips (fails under PAPERSEARCH_TEST_STRICT) unless
+// python3 has the official MCP SDK's 2.x releases, whose API
+// testdata/mcp_client.py is written for (the latest; 1.x named its
+// fields in camelCase), and jsonschema.
+func requireMCPSDK(t *testing.T) {
+	t.Helper()
+	check := `import importlib.metadata as m, jsonschema, mcp; assert m.version("mcp").startswith("2.")`
+	if exec.Command("python3", "-c", check).Run() != nil {
+		testenv.Missing(t, "python3 with the MCP SDK 2.x is not installed (scripts/test installs it: pip install 'mcp==2.*')")
+	}
+}
+
 // TestMCPWithPythonSDK drives both MCP transports with the official Python
 // MCP SDK (testdata/mcp_client.py): the HTTP service's /mcp and `papersearch
 // mcp` over stdio, on the seed corpus. Each lists the tools and the paper
@@ -25,9 +37,7 @@ import (
 // a paper and follows the import to its end, and reads a paper as JSON and
 // BibTeX.
 func TestMCPWithPythonSDK(t *testing.T) {
-	if exec.Command("python3", "-c", "import mcp, jsonschema").Run() != nil {
-		testenv.Missing(t, "python3 with the MCP SDK is not installed (scripts/test installs it: pip install 'mcp==1.*')")
-	}
+	requireMCPSDK(t)
 	// The REST answers and the stdio session's come from two processes:
 	// measured apart (PAPERSEARCH_PRECISION auto), on a busy machine one
 	// chose int8 and the other float32, and their scores differed in the
@@ -193,11 +203,11 @@ func TestMCPStdioSurvivesMalformedMessages(t *testing.T) {
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for _, bad := range []string{`not json at all`, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"nope"}`, `{"jsonrpc":"2.0","id":8,"method":"no/such/method"}`, `[1,2`,
-		`{"jsonrpc":"2.0","id":9,"method":3}`, `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 70000) + `"}}`} {
+		`{"jsonrpc":"2.0","id":9,"method":3}`, `{"jsonrpc":"2.0","id":11}`, `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 70000) + `"}}`} {
 		send(bad)
 	}
 	// Each answered with its id (JSON-RPC's codes for what is not a message).
-	for id, code := range map[int]float64{7: -32602, 8: -32601, 9: -32600} {
+	for id, code := range map[int]float64{7: -32602, 8: -32601, 9: -32600, 11: -32600} {
 		r := answer(id)
 		if e, _ := r["error"].(map[string]any); e == nil || code != -32602 && e["code"] != code {
 			t.Errorf("response %d to a malformed message: %v", id, r)
@@ -216,9 +226,7 @@ func TestMCPStdioSurvivesMalformedMessages(t *testing.T) {
 // (the official Python SDK over stdio), gets the seed corpus's answer: the
 // tools wait for seeding (it answered "papers": 0 before).
 func TestMCPFirstSearchOnFreshFolder(t *testing.T) {
-	if exec.Command("python3", "-c", "import mcp, jsonschema").Run() != nil {
-		testenv.Missing(t, "python3 with the MCP SDK is not installed (scripts/test installs it: pip install 'mcp==1.*')")
-	}
+	requireMCPSDK(t)
 	setEnv(t) // a fresh data folder, seeding on
 	bin, err := buildBinary()
 	if err != nil {
