@@ -42,18 +42,16 @@ func NotInterestedTag(tag string) string { return notInterestedPrefix + tag }
 
 const notInterestedPrefix = "not."
 
-// MaxCollectionTagLength is the longest tag a collection may have, in
-// bytes: its not-interested mark (NotInterestedTag) must still be a tag.
-const MaxCollectionTagLength = MaxTagLength - len(notInterestedPrefix)
-
 // ValidCollectionTag reports whether tag, in any letter case, names a
-// collection: a tag (TagPattern) of at most MaxCollectionTagLength bytes.
+// collection: a tag (TagPattern) of at most MaxTagLength bytes, so that
+// its not-interested mark (NotInterestedTag) is a tag too. Every tag a
+// paper holds but the marks does.
 func ValidCollectionTag(tag string) bool {
-	return len(tag) <= MaxCollectionTagLength && tagForm.MatchString(tag)
+	return len(tag) <= MaxTagLength && tagForm.MatchString(tag)
 }
 
 // ErrBadCollectionTag is the rule ValidCollectionTag checks.
-var ErrBadCollectionTag = fmt.Errorf("a collection is a tag of 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (in any letter case)", MaxCollectionTagLength)
+var ErrBadCollectionTag = fmt.Errorf("a collection is a tag of 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (in any letter case)", MaxTagLength)
 
 // Limits of a filter. A year range whose start is after its end is valid
 // and matches no paper.

@@ -22,9 +22,10 @@ const (
 	// MaxURLLength is the longest paper URL, in bytes.
 	MaxURLLength = 2048
 	// MaxTags is the most tags a paper holds; MaxTagLength the longest tag,
-	// in bytes.
+	// in bytes, besides the "not." of a collection's not-interested mark
+	// (NotInterestedTag), so that every tag names a collection.
 	MaxTags      = 32
-	MaxTagLength = 64
+	MaxTagLength = 60
 	// MaxTitleLength, MaxAbstractLength, MaxVenueLength and
 	// MaxAuthorLength bound those fields, in characters (Unicode code
 	// points) as given; MaxAuthors bounds the author list. The longest of
@@ -45,7 +46,7 @@ var (
 	ErrBadURL      = fmt.Errorf("url must be an absolute http or https URL of at most %d bytes in printable ASCII: spaces and other characters percent-encoded (a space as %%20)", MaxURLLength)
 	ErrBadSources  = fmt.Errorf("sources must be at most %d, each with an id of 1 to %d characters without control or invisible format characters and an optional http or https url", MaxSources, MaxIDLength)
 	ErrTooLong     = errors.New("text is longer than the field allows")
-	ErrBadTag      = fmt.Errorf("tags must be at most %d, each 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (stored in lower case)", MaxTags, MaxTagLength)
+	ErrBadTag      = fmt.Errorf("tags must be at most %d, each 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit, or not. before such a tag (a collection's not-interested mark); stored in lower case", MaxTags, MaxTagLength)
 )
 
 // FieldError is the one error type naming the field of an input that
@@ -226,21 +227,23 @@ func CleanNames(names []string) []string {
 }
 
 // TagPattern is the form of a tag as given, as a regular expression that
-// Go and JSON Schema read alike; tags are stored in lower case.
-const TagPattern = `^[A-Za-z0-9][A-Za-z0-9._-]*$`
+// Go and JSON Schema read alike: 1 to MaxTagLength of A-Z, a-z, 0-9, '.',
+// '_', '-' starting with a letter or digit, with "not." (any case) before
+// it in a not-interested mark; tags are stored in lower case.
+const TagPattern = `^(?:[Nn][Oo][Tt]\.)?[A-Za-z0-9][A-Za-z0-9._-]{0,59}$`
 
 var tagForm = regexp.MustCompile(TagPattern) // read-only after init
 
 // CleanTags folds tags to lower case, sorts them and drops repeats; nil
-// when none is left. ok is false when a tag does not match TagPattern or is
-// longer than MaxTagLength, or more than MaxTags are given.
+// when none is left. ok is false when a tag does not match TagPattern, or
+// more than MaxTags are given.
 func CleanTags(tags []string) (_ []string, ok bool) {
 	if len(tags) > MaxTags {
 		return nil, false
 	}
 	var out []string
 	for _, t := range tags {
-		if len(t) > MaxTagLength || !tagForm.MatchString(t) {
+		if !tagForm.MatchString(t) {
 			return nil, false
 		}
 		out = append(out, strings.ToLower(t))

@@ -53,6 +53,9 @@ func TestComplete(t *testing.T) {
 		{"empty tag", Paper{Abstract: "a", Tags: []string{""}}, "tags", ErrBadTag},
 		{"tag starting with a dash", Paper{Abstract: "a", Tags: []string{"-x"}}, "tags", ErrBadTag},
 		{"tag too long", Paper{Abstract: "a", Tags: []string{strings.Repeat("a", MaxTagLength+1)}}, "tags", ErrBadTag},
+		{"longest tag, and its mark", Paper{Abstract: "a", Tags: []string{strings.Repeat("a", MaxTagLength), NotInterestedTag(strings.Repeat("a", MaxTagLength))}}, "", nil},
+		{"mark of a tag too long", Paper{Abstract: "a", Tags: []string{NotInterestedTag(strings.Repeat("a", MaxTagLength+1))}}, "tags", ErrBadTag},
+		{"mark in capitals", Paper{Abstract: "a", Tags: []string{"NOT." + strings.Repeat("a", MaxTagLength)}}, "", nil},
 		{"as many tags as allowed", Paper{Abstract: "a", Tags: manyTags(MaxTags)}, "", nil},
 		{"too many tags", Paper{Abstract: "a", Tags: manyTags(MaxTags + 1)}, "tags", ErrBadTag},
 	}

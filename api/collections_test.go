@@ -24,7 +24,7 @@ func TestCollections(t *testing.T) {
 	defer srv.Close()
 	key := []string{"Authorization", "Bearer k"}
 	member, odd, dismissed := papers[0].ID, papers[6].ID, papers[1].ID
-	longest := strings.Repeat("0", papersearch.MaxCollectionTagLength)
+	longest := strings.Repeat("0", papersearch.MaxTagLength)
 	tooLong := longest + "0"
 	post := func(path, body string) (int, wire.CollectionChange) {
 		t.Helper()

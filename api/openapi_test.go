@@ -308,14 +308,14 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	tags := prop("PaperInput", "tags")
 	eq("tags maxItems", *tags.MaxItems, papersearch.MaxTags)
 	eq("tag pattern", tags.Items.Value.Pattern, papersearch.TagPattern)
-	eq("tag maxLength", *tags.Items.Value.MaxLength, papersearch.MaxTagLength)
+	eq("tag maxLength", *tags.Items.Value.MaxLength, len(papersearch.NotInterestedTag(strings.Repeat("a", papersearch.MaxTagLength))))
 	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
 	eq("map level maximum", *doc.Paths.Find("/v1/map").Get.Parameters.GetByInAndName("query", "level").Schema.Value.Max, corpusmap.Levels-1)
-	eq("alert collection maxLength", *prop("AlertRequest", "collection").MaxLength, papersearch.MaxCollectionTagLength)
+	eq("alert collection maxLength", *prop("AlertRequest", "collection").MaxLength, papersearch.MaxTagLength)
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			if p := op.Parameters.GetByInAndName("path", "tag"); p != nil {
-				eq(method+" "+path+" tag maxLength", *p.Schema.Value.MaxLength, papersearch.MaxCollectionTagLength)
+				eq(method+" "+path+" tag maxLength", *p.Schema.Value.MaxLength, papersearch.MaxTagLength)
 				eq(method+" "+path+" tag pattern", p.Schema.Value.Pattern, papersearch.TagPattern)
 			}
 		}

@@ -117,7 +117,7 @@ func TestRecommendFilters(t *testing.T) {
 		field string
 	}{
 		{search.RecommendQuery{Tag: "has space"}, "tag"},
-		{search.RecommendQuery{Tag: strings.Repeat("a", papersearch.MaxCollectionTagLength+1)}, "tag"},
+		{search.RecommendQuery{Tag: strings.Repeat("a", papersearch.MaxTagLength+1)}, "tag"},
 		{search.RecommendQuery{Tag: "lib", Method: "svm"}, "method"},
 		{search.RecommendQuery{Tag: "lib", Limit: 1000}, "limit"},
 		{search.RecommendQuery{Tag: "lib", Filter: papersearch.Filter{Since: "soon"}}, "filters/since"},
