@@ -260,7 +260,7 @@ func readOnlySimilar(h echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if strings.HasSuffix(c.Param("*"), "/similar") {
 			c.SetPath(similarRoute)
-			c.Response().Header().Set(echo.HeaderAllow, http.MethodGet)
+			c.Response().Header().Set(echo.HeaderAllow, http.MethodGet+", "+http.MethodHead)
 			return echo.ErrMethodNotAllowed
 		}
 		return h(c)

@@ -218,7 +218,14 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	}}))
 	e.Use(s.observe(metrics))
 	e.Use(s.guard)
-	e.GET("/metrics", metrics.handler())
+	// get serves a resource to GET and to HEAD, the same answer without
+	// its body (RFC 9110 §9.3.2; net/http drops a HEAD answer's body and
+	// keeps its Content-Length), for monitors, link checkers and feed
+	// readers; the 405 of another method lists both in Allow.
+	get := func(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, m...)
+	}
+	get("/metrics", metrics.handler())
 	if opts.RateLimit.Rate > 0 {
 		// A write the key rule refuses is answered 401 or 403 by it, not
 		// 429: an unauthenticated client learns why first.
@@ -229,13 +236,19 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	// keyed routes are under the key rule (requireKey), and the limiter
 	// knows them.
 	keyed := func(method, path string, h echo.HandlerFunc) {
-		s.keyed[method+" "+path] = true
-		e.Add(method, path, h, s.requireKey)
+		methods := []string{method}
+		if method == http.MethodGet {
+			methods = append(methods, http.MethodHead)
+		}
+		for _, m := range methods {
+			s.keyed[m+" "+path] = true
+		}
+		e.Match(methods, path, h, s.requireKey)
 	}
-	e.GET("/", s.page)
-	e.GET("/openapi.json", s.openapi)
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
+	get("/", s.page)
+	get("/openapi.json", s.openapi)
+	get("/healthz", s.healthz)
+	get("/readyz", s.readyz)
 	e.POST("/v1/search", s.search, s.settledRead)
 	// A paper's id may hold slashes (a DOI, doi:10.1109/jproc.2021.3058954),
 	// raw or percent-encoded: an id of one path segment takes the routes
@@ -244,25 +257,25 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	// Megabytes of columns: compressed for whoever accepts it, at the
 	// fastest level (at the default one compressing took 5 times as long as
 	// answering).
-	e.GET("/v1/map", s.corpusMap, s.settledRead, middleware.GzipWithConfig(middleware.GzipConfig{Level: 1}))
-	e.GET("/v1/collections", s.collections, s.settledRead)
-	e.GET("/v1/collections/:tag/recommendations", s.recommendations, s.settledRead)
-	e.GET("/v1/collections/:tag/feed.atom", s.collectionFeed, s.settledRead)
-	e.GET("/v1/collections/:tag/papers", s.collectionPapers, s.settledRead)
+	get("/v1/map", s.corpusMap, s.settledRead, middleware.GzipWithConfig(middleware.GzipConfig{Level: 1}))
+	get("/v1/collections", s.collections, s.settledRead)
+	get("/v1/collections/:tag/recommendations", s.recommendations, s.settledRead)
+	get("/v1/collections/:tag/feed.atom", s.collectionFeed, s.settledRead)
+	get("/v1/collections/:tag/papers", s.collectionPapers, s.settledRead)
 	keyed(http.MethodPost, "/v1/collections/:tag/papers", s.retag(addToCollection))
 	keyed(http.MethodDelete, "/v1/collections/:tag/papers/*", s.retag(removeFromCollection))
 	keyed(http.MethodPost, "/v1/collections/:tag/not-interested", s.retag(markNotInterested))
 	keyed(http.MethodDelete, "/v1/collections/:tag/not-interested/*", s.retag(unmarkNotInterested))
-	e.GET("/v1/papers/:id", s.getPaper, s.settledRead)
-	e.GET("/v1/papers/:id/similar", s.similar, s.settledRead)
-	e.GET("/v1/papers/*", s.paperRoute, s.settledRead)
+	get("/v1/papers/:id", s.getPaper, s.settledRead)
+	get("/v1/papers/:id/similar", s.similar, s.settledRead)
+	get("/v1/papers/*", s.paperRoute, s.settledRead)
 	if opts.ProtectEmbeddings {
 		keyed(http.MethodPost, embeddingsPath, s.embeddings)
 	} else {
 		e.POST(embeddingsPath, s.embeddings)
 	}
-	e.GET(modelsPath, s.listModels)
-	e.GET(modelsPath+"/*", s.getModel)
+	get(modelsPath, s.listModels)
+	get(modelsPath+"/*", s.getModel)
 	keyed(http.MethodPost, "/v1/papers", s.ingest)
 	keyed(http.MethodPatch, "/v1/papers/:id", s.patchPaper)
 	keyed(http.MethodPatch, "/v1/papers/*", readOnlySimilar(s.patchPaper))
@@ -283,7 +296,7 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	keyed(http.MethodGet, "/v1/alerts", s.listAlerts)
 	keyed(http.MethodGet, "/v1/alerts/:id", s.getAlert)
 	keyed(http.MethodDelete, "/v1/alerts/:id", s.deleteAlert)
-	e.GET("/v1/alerts/:id/feed.atom", s.alertFeedRoute, s.settledRead)
+	get("/v1/alerts/:id/feed.atom", s.alertFeedRoute, s.settledRead)
 	keyed(http.MethodPost, "/v1/watches", s.createWatch)
 	keyed(http.MethodGet, "/v1/watches", s.listWatches)
 	keyed(http.MethodGet, "/v1/watches/:id", s.getWatch)

@@ -452,3 +452,26 @@ func TestSlowBodyTimesOut(t *testing.T) {
 		t.Errorf("the problem exposes internals: %s", body)
 	}
 }
+
+// TestHead: every resource GET reads answers HEAD with GET's status and
+// headers and no body, under the same rules (the key where GET needs
+// it); another method's 405 lists HEAD in Allow.
+func TestHead(t *testing.T) {
+	base, papers := server(t)
+	srv := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{APIKey: "k"}))
+	defer srv.Close()
+	for _, path := range []string{"/", "/healthz", "/openapi.json", "/metrics", "/v1/collections", "/v1/papers/" + papers[0].ID,
+		"/v1/papers/" + papers[0].ID + "/similar?limit=2", "/v1/papers/no-such-paper", "/v1/models", "/v1/alerts"} {
+		get, _ := do(t, "GET", srv.URL+path, "", "")
+		head, body := do(t, "HEAD", srv.URL+path, "", "")
+		if head.StatusCode != get.StatusCode || head.Header.Get("Content-Type") != get.Header.Get("Content-Type") || len(body) != 0 {
+			t.Errorf("HEAD %s: %d %q, %d bytes; GET: %d %q", path, head.StatusCode, head.Header.Get("Content-Type"), len(body), get.StatusCode, get.Header.Get("Content-Type"))
+		}
+	}
+	if resp, _ := do(t, "HEAD", srv.URL+"/v1/alerts", "", "", "Authorization", "Bearer k"); resp.StatusCode != 200 {
+		t.Errorf("HEAD /v1/alerts with the key: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "PUT", base+"/healthz", "", ""); resp.StatusCode != 405 || !strings.Contains(resp.Header.Get("Allow"), "HEAD") {
+		t.Errorf("PUT /healthz: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}
