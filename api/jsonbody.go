@@ -240,10 +240,17 @@ func decodeCanonical(canon []byte, dst any, prefix string) error {
 const BatchBodyFactor = 16
 
 // readBody reads a JSON request body: at most limit bytes, valid UTF-8, not
-// empty. A body that stops arriving gets 408; no problem body ever carries
+// empty. A body declared longer than limit is refused before any of it is
+// read; one that stops arriving gets 408; no problem body ever carries
 // the underlying error text (addresses, internals): that goes to the log.
 func (s *Server) readBody(c echo.Context, limit int64) ([]byte, error) {
 	req := c.Request() // its Content-Type was checked by guard
+	if req.ContentLength > limit {
+		// Not waiting for bytes a client may never send: the connection
+		// closes after the answer, its body unread.
+		c.Response().Header().Set(echo.HeaderConnection, "close")
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, limit))
 	if err != nil {
 		var (

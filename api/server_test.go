@@ -425,6 +425,33 @@ func TestPanicsBecomeProblems(t *testing.T) {
 	}
 }
 
+// TestDeclaredTooLarge: a body whose Content-Length is past the limit is
+// refused 413 at once, without waiting for bytes the client never sends
+// (the server here has no read timeout: waiting would never end), and
+// the connection closes.
+func TestDeclaredTooLarge(t *testing.T) {
+	srv := httptest.NewServer(New(echoEngine{}, echoEngine{}, Options{}))
+	defer srv.Close()
+	for _, declared := range []string{"2000000", "999999999999"} {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(20 * time.Second))
+		fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n{\"query\":\"x\"}", declared)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("Content-Length %s: %v", declared, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		conn.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || resp.Header.Get("Content-Type") != "application/problem+json" || !resp.Close {
+			t.Errorf("Content-Length %s: %d (close %v) %s", declared, resp.StatusCode, resp.Close, body)
+		}
+	}
+}
+
 // TestSlowBodyTimesOut sends a body that stops arriving: the answer is 408
 // problem+json, with no socket address or internal error text in it.
 func TestSlowBodyTimesOut(t *testing.T) {
