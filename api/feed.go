@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -239,7 +240,10 @@ func windowText(d time.Duration) string {
 }
 
 // serveFeed answers a feed: its Atom document with an ETag, or 304 when
-// the client holds that document already.
+// the client holds that document already (If-None-Match, compared weakly
+// as RFC 9110 §13.1.2 says, "*" included; net/http's ServeContent). The
+// Last-Modified it sends is its newest paper's arrival, which a change of
+// ranking does not move, so If-Modified-Since alone gets the document.
 func (s *Server) serveFeed(c echo.Context, spec feedSpec) error {
 	now := time.Now()
 	hits, err := s.feedHits(c.Request().Context(), spec, now)
@@ -259,10 +263,9 @@ func (s *Server) serveFeed(c echo.Context, spec feedSpec) error {
 	if len(hits) > 0 && hits[0].Paper.Added.Before(now) {
 		h.Set(echo.HeaderLastModified, hits[0].Paper.Added.UTC().Format(http.TimeFormat))
 	}
-	if slices.Contains(strings.Split(strings.ReplaceAll(c.Request().Header.Get("If-None-Match"), " ", ""), ","), etag) {
-		return c.NoContent(http.StatusNotModified)
-	}
-	return c.Blob(http.StatusOK, MediaAtom+"; charset=utf-8", body)
+	h.Set(echo.HeaderContentType, MediaAtom+"; charset=utf-8")
+	http.ServeContent(c.Response(), c.Request(), "", time.Time{}, bytes.NewReader(body))
+	return nil
 }
 
 // collectionFeed answers GET /v1/collections/{tag}/feed.atom: the

@@ -128,8 +128,14 @@ func TestCollectionFeed(t *testing.T) {
 		t.Errorf("a five-week window lists %d entries, want 8", len(month.Entries))
 	}
 	resp, _ := do(t, "GET", url+"/v1/collections/mine/feed.atom?limit=50", "", "")
-	if resp, _ := do(t, "GET", url+"/v1/collections/mine/feed.atom?limit=50", "", "", "If-None-Match", resp.Header.Get("ETag")); resp.StatusCode != 304 {
-		t.Errorf("If-None-Match with the feed's ETag: %d, want 304", resp.StatusCode)
+	etag := resp.Header.Get("ETag")
+	for _, held := range []string{etag, "W/" + etag, `"other", ` + etag, "*"} {
+		if resp, b := do(t, "GET", url+"/v1/collections/mine/feed.atom?limit=50", "", "", "If-None-Match", held); resp.StatusCode != 304 || len(b) != 0 || resp.Header.Get("ETag") != etag {
+			t.Errorf("If-None-Match %s: %d, ETag %q, %d bytes, want 304 with the ETag", held, resp.StatusCode, resp.Header.Get("ETag"), len(b))
+		}
+	}
+	if resp, _ := do(t, "GET", url+"/v1/collections/mine/feed.atom?limit=50", "", "", "If-None-Match", `"other"`); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != MediaAtom+"; charset=utf-8" {
+		t.Errorf("If-None-Match of another document: %d %q, want 200 Atom", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	for _, tt := range []struct{ path, want string }{
 		{"/v1/collections/nobody/feed.atom", "404"},
