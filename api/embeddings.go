@@ -126,8 +126,8 @@ func (s *Server) embeddings(c echo.Context) error {
 	models := s.engine.Models()
 	model := models[0]
 	if req.Model != "" {
-		i := slices.IndexFunc(models, func(m embed.ModelInfo) bool { return m.Name == req.Model })
-		if i < 0 {
+		m, ok := findModel(models, req.Model)
+		if !ok {
 			names := make([]string, len(models))
 			for j, m := range models {
 				names[j] = strconv.Quote(m.Name)
@@ -135,7 +135,7 @@ func (s *Server) embeddings(c echo.Context) error {
 			return embeddingProblem(http.StatusNotFound, "model_not_found", "model",
 				fmt.Sprintf("the model %q does not exist here; this server embeds with %s", req.Model, strings.Join(names, " or ")))
 		}
-		model = models[i]
+		model = m
 	}
 	if req.Dimensions != nil && *req.Dimensions != model.Dim {
 		return embeddingProblem(http.StatusBadRequest, "invalid_dimensions", "dimensions",
@@ -271,11 +271,23 @@ func (s *Server) getModel(c echo.Context) error {
 			name = n
 		}
 	}
-	for _, m := range s.engine.Models() {
-		if m.Name == name {
-			return c.JSON(http.StatusOK, modelOf(m))
-		}
+	if m, ok := findModel(s.engine.Models(), name); ok {
+		return c.JSON(http.StatusOK, modelOf(m))
 	}
 	return embeddingProblem(http.StatusNotFound, "model_not_found", "model",
 		fmt.Sprintf("the model %q does not exist here; GET %s lists those that do", name, modelsPath))
+}
+
+// findModel finds the model a client names among models: by its name, or
+// else by its key (embed.ModelKey: "BAAI/bge-small-en-v1.5" for
+// bge-small-en-v1.5, in any letter case).
+func findModel(models []embed.ModelInfo, name string) (embed.ModelInfo, bool) {
+	i := slices.IndexFunc(models, func(m embed.ModelInfo) bool { return m.Name == name })
+	if i < 0 {
+		i = slices.IndexFunc(models, func(m embed.ModelInfo) bool { return embed.ModelKey(m.Name) == embed.ModelKey(name) })
+	}
+	if i < 0 {
+		return embed.ModelInfo{}, false
+	}
+	return models[i], true
 }

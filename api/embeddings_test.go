@@ -14,6 +14,7 @@ import (
 
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/embed"
 )
 
 // TestEmbeddingsErrorsReadByOpenAIClients sends every kind of bad request
@@ -206,4 +207,24 @@ func dot(a, b []float32) float32 {
 		s += a[i] * b[i]
 	}
 	return s
+}
+
+// TestFindModel: a model is found by its name, else by its key (the last
+// part of a name with an organisation, in any case); the name wins.
+func TestFindModel(t *testing.T) {
+	models := []embed.ModelInfo{{Name: "bge-small-en-v1.5"}, {Name: "intfloat/e5-small-v2"}, {Name: "other/bge-small-en-v1.5"}}
+	for name, want := range map[string]string{
+		"bge-small-en-v1.5": "bge-small-en-v1.5", "BAAI/BGE-small-en-v1.5": "bge-small-en-v1.5", "other/bge-small-en-v1.5": "other/bge-small-en-v1.5",
+		"e5-small-v2": "intfloat/e5-small-v2", "E5-Small-V2": "intfloat/e5-small-v2", "text-embedding-3-small": "", "": "",
+	} {
+		m, ok := findModel(models, name)
+		if m.Name != want || ok != (want != "") {
+			t.Errorf("findModel(%q) = %q, %v; want %q", name, m.Name, ok, want)
+		}
+	}
+	base, _ := server(t) // the default models
+	resp, b := do(t, "GET", base+"/v1/models/BAAI%2Fbge-small-en-v1.5", "", "")
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"id":"bge-small-en-v1.5"`) {
+		t.Errorf("GET /v1/models/BAAI%%2Fbge-small-en-v1.5: %d %s", resp.StatusCode, b)
+	}
 }

@@ -158,6 +158,7 @@ func TestOpenAPI(t *testing.T) {
 		{"models", url, "GET", "/v1/models", "", "", 200, true},
 		{"a model", url, "GET", "/v1/models/e5-small-v2", "", "", 200, true},
 		{"a model not here", url, "GET", "/v1/models/text-embedding-3-small", "", "", 404, true},
+		{"embeddings with a model named with its organisation", url, "POST", "/v1/embeddings", "", `{"input":"graphs","model":"intfloat/E5-small-v2"}`, 200, true},
 		{"models with a parameter", url, "GET", "/v1/models?limit=3", "", "", 400, false},
 		{"embeddings other dimensions", url, "POST", "/v1/embeddings", "", `{"input":"graphs","dimensions":3}`, 400, false},
 		{"patch", writable.URL, "PATCH", "/v1/papers/oa5", "", `{"title":"Patched","venue":null}`, 200, true},

@@ -27,11 +27,10 @@ type Instructions struct {
 // InstructionsFor returns a model's instructions: for bge-small-en-v1.5
 // "Represent this sentence for searching relevant passages: " before
 // queries and nothing before documents, for e5-small-v2 "query: " and
-// "passage: ", none for all-MiniLM-L6-v2 or a model it does not know. A name
-// with an organisation ("BAAI/bge-small-en-v1.5", as embedding servers
-// often spell it) is looked up by its last part.
+// "passage: ", none for all-MiniLM-L6-v2 or a model it does not know,
+// looked up by ModelKey.
 func InstructionsFor(model string) Instructions {
-	switch strings.ToLower(path.Base(model)) {
+	switch ModelKey(model) {
 	case "bge-small-en-v1.5":
 		return Instructions{Query: "Represent this sentence for searching relevant passages: "}
 	case "e5-small-v2":
@@ -39,6 +38,12 @@ func InstructionsFor(model string) Instructions {
 	}
 	return Instructions{}
 }
+
+// ModelKey is what names a model when names are compared: the name's last
+// part, in lower case, so that one spelled with an organisation
+// ("BAAI/bge-small-en-v1.5", as embedding servers often spell it) and one
+// without name the same model.
+func ModelKey(name string) string { return strings.ToLower(path.Base(name)) }
 
 func (in Instructions) of(r Role) string {
 	if r == Query {
