@@ -183,10 +183,19 @@ func Blank(s string) bool {
 // case-insensitive (and as every reader stores them); any other id as it
 // is.
 func CanonicalID(id string) string {
-	if len(id) > 4 && strings.EqualFold(id[:4], "doi:") {
+	if _, ok := CutDOI(id); ok {
 		return strings.ToLower(id)
 	}
 	return id
+}
+
+// CutDOI returns the DOI a DOI id (doi:…, the prefix in any case) names,
+// and whether id is one.
+func CutDOI(id string) (doi string, ok bool) {
+	if len(id) > 4 && strings.EqualFold(id[:4], "doi:") {
+		return id[4:], true
+	}
+	return "", false
 }
 
 // ValidID reports whether id can name a paper: 1 to MaxIDLength characters

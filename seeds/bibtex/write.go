@@ -18,8 +18,9 @@ import (
 // type its Type names (see entryOf: a journal article is an @article with
 // its venue as the journal). Every value is written so that BibTeX's brace
 // counting, and so any BibTeX parser, ends it where it ends (see Value);
-// authors are written last name first (Name), and the note names the id
-// as GET /v1/papers/{id} takes it (noteID). The Reader reads back the
+// authors are written last name first (Name), a DOI the paper is known by
+// as doi (doiOf), and the note names the id as GET /v1/papers/{id} takes
+// it (noteID). The Reader reads back the
 // paper's own fields (the url's braces and backslashes percent-encoded,
 // which names the same URL; maths as latex.Decode reads it).
 func Format(p papersearch.Paper) string {
@@ -46,6 +47,7 @@ func Format(p papersearch.Paper) string {
 		field("year", strconv.Itoa(p.Year))
 	}
 	field("date", p.Date) // biblatex's; digits and hyphens only
+	field("doi", urlValue(doiOf(p)))
 	field("url", urlValue(p.URL))
 	field("abstract", Value(p.Abstract))
 	field("note", noteID(p.ID))
@@ -158,6 +160,21 @@ func plain(s string) string {
 // URL).
 func urlValue(u string) string {
 	return strings.NewReplacer("{", "%7B", "}", "%7D", `\`, "%5C", " ", "%20").Replace(u)
+}
+
+// doiOf is the DOI a paper is known by: its id's or a source's (doi:…),
+// "" when it has none. Written as a URL is (biblatex reads doi verbatim),
+// it is what the Reader identifies the paper by when read back.
+func doiOf(p papersearch.Paper) string {
+	if doi, ok := papersearch.CutDOI(p.ID); ok {
+		return doi
+	}
+	for _, s := range p.Sources {
+		if doi, ok := papersearch.CutDOI(s.ID); ok {
+			return doi
+		}
+	}
+	return ""
 }
 
 // noteID writes the note that names the paper's id: "papersearch id:

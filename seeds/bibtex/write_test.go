@@ -45,6 +45,31 @@ func TestFormatRoundTrips(t *testing.T) {
 	}
 }
 
+// TestFormatWritesDOI: a paper known by a DOI, as its id or a source's,
+// is written with it as doi, by which the Reader knows it again; one
+// without has no doi field.
+func TestFormatWritesDOI(t *testing.T) {
+	for _, tt := range []struct {
+		p    papersearch.Paper
+		want string
+	}{
+		{papersearch.Paper{ID: "doi:10.1234/abc.def-5", Abstract: "a"}, "10.1234/abc.def-5"},
+		{papersearch.Paper{ID: "arxiv:2401.01234", Abstract: "a", Sources: []papersearch.Source{{ID: "arxiv:2401.01234"}, {ID: "doi:10.5555/x_y(z)"}}}, "10.5555/x_y(z)"},
+		{papersearch.Paper{ID: "doi:10.1/{odd} \\x", Abstract: "a"}, "10.1/%7Bodd%7D%20%5Cx"},
+		{papersearch.Paper{ID: "bibtex:k", Abstract: "a"}, ""},
+	} {
+		out := Format(tt.p)
+		entries, err := collectEntries(out)
+		if err != nil || len(entries) != 1 || entries[0].Fields["doi"] != tt.want {
+			t.Errorf("%s: doi %q (%v), want %q, in\n%s", tt.p.ID, entries[0].Fields["doi"], err, tt.want, out)
+		}
+	}
+	papers, _, err := seeds.Collect(NewReader(strings.NewReader(Format(papersearch.Paper{ID: "doi:10.1234/abc.def-5", Title: "T", Abstract: "a"}))))
+	if err != nil || len(papers) != 1 || papers[0].ID != "doi:10.1234/abc.def-5" {
+		t.Errorf("read back: %+v %v", papers, err)
+	}
+}
+
 // TestFormatKeepsMaths: maths is written as LaTeX maths that keeps its
 // commands, a command that is no maths shown and not run; LaTeX in the
 // text around it is written as its text, escaped once; dollars that are
