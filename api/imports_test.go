@@ -19,6 +19,7 @@ import (
 	"github.com/papersearch/papersearch/catalog/imports"
 	"github.com/papersearch/papersearch/seeds"
 	"github.com/papersearch/papersearch/seeds/bibtex"
+	"github.com/papersearch/papersearch/seeds/csl"
 )
 
 // bibtexImporter opens bibtex imports with the real reader; other sources
@@ -175,6 +176,9 @@ func TestImportCancelKeyAndStatus(t *testing.T) {
 		case "rejections":
 			return imports.Opened{Source: &hugeRejections{}}, nil
 		}
+		if req.Kind == "csl" {
+			return imports.Opened{Source: csl.NewReader(req.File)}, nil
+		}
 		return bibtexImporter(context.Background(), req)
 	}
 	h := New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{APIKey: "k", Importer: importer})
@@ -245,6 +249,12 @@ func TestImportCancelKeyAndStatus(t *testing.T) {
 	if failed.Status != "failed" || failed.Error == "" || strings.Contains(failed.Error, "SECRET") || strings.Contains(failed.Error, "10.1.2.3") ||
 		strings.Contains(failed.Error, "ops@example.org") {
 		t.Errorf("a failed import's status: %+v", failed)
+	}
+
+	// A file the client sent that cannot be read: the status says why.
+	job = start(`{"source":"csl","content":"{\"id\": \"not a list\"}"}`)
+	if failed := status(job.ID); failed.Status != "failed" || !strings.Contains(failed.Error, "not a JSON array") {
+		t.Errorf("an import of a CSL file that is no array: %+v", failed)
 	}
 
 	// 100 rejections of 150 KB reasons: a small status.

@@ -51,6 +51,14 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
+// FormatError is a file a reader cannot go on reading because of what it
+// holds (not a JSON array, broken JSON): the file's fault, said in words
+// about the file alone, which whoever sent the file may be shown.
+type FormatError struct{ Err error }
+
+func (e *FormatError) Error() string { return e.Err.Error() }
+func (e *FormatError) Unwrap() error { return e.Err }
+
 // ErrTooLong rejects a record longer than MaxRecordBytes. A LineError wraps
 // it, a JSON decoding error or a *papersearch.FieldError.
 var ErrTooLong = fmt.Errorf("record is longer than %d bytes", MaxRecordBytes)

@@ -319,14 +319,7 @@ func boundedRejections(rejected []*seeds.LineError) []Rejection {
 	out := []Rejection{}
 	total := 0
 	for _, le := range rejected[:min(len(rejected), reportedRejections)] {
-		detail := le.Err.Error()
-		if len(detail) > rejectionDetail {
-			cut := rejectionDetail
-			for cut > 0 && !utf8.RuneStart(detail[cut]) {
-				cut--
-			}
-			detail = detail[:cut] + "…"
-		}
+		detail := boundedText(le.Err.Error(), rejectionDetail)
 		if total += len(detail); total > rejectionBytes {
 			break
 		}
@@ -335,12 +328,28 @@ func boundedRejections(rejected []*seeds.LineError) []Rejection {
 	return out
 }
 
+// boundedText is s cut to at most n bytes (and an ellipsis) at a
+// character's start.
+func boundedText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // publicError is what a failed import's status says: a stable, readable
 // reason, never the error's own text (an upstream's body with its token,
 // a contact address, a socket address); the log has that, under the
 // import's id.
 func publicError(err error) string {
+	var fe *seeds.FormatError
 	switch {
+	case errors.As(err, &fe):
+		// The file the client sent is at fault: saying how is safe.
+		return boundedText(fe.Error(), rejectionDetail) + "; fix the file and import it again (what was stored stays)"
 	case errors.Is(err, fetch.ErrUnreachable):
 		return "the source could not be reached (its host name does not resolve, or there is no network); the log has the details"
 	case errors.Is(err, fetch.ErrTooLarge):

@@ -63,15 +63,15 @@ func NewReader(r io.Reader) *Reader {
 // has no abstract yields a *seeds.LineError with the line the item starts
 // on (for the latter its Err wraps papersearch.ErrNoAbstract), and reading
 // goes on; at the end of the array it returns io.EOF. A file that is not a
-// JSON array is an error that stops reading.
+// JSON array, or breaks off, is a *seeds.FormatError that stops reading.
 func (r *Reader) Next() (papersearch.Paper, error) {
 	if !r.begun {
 		tok, err := r.dec.Token()
 		if err != nil {
-			return papersearch.Paper{}, fmt.Errorf("read CSL-JSON: %w", err)
+			return papersearch.Paper{}, &seeds.FormatError{Err: fmt.Errorf("read CSL-JSON: %w", err)}
 		}
 		if d, ok := tok.(json.Delim); !ok || d != '[' {
-			return papersearch.Paper{}, errors.New("read CSL-JSON: the file is not a JSON array of items")
+			return papersearch.Paper{}, &seeds.FormatError{Err: errors.New("read CSL-JSON: the file is not a JSON array of items")}
 		}
 		r.begun = true
 	}
@@ -85,7 +85,7 @@ func (r *Reader) Next() (papersearch.Paper, error) {
 		if errors.As(err, &ute) {
 			return papersearch.Paper{}, &seeds.LineError{Line: line, Err: fmt.Errorf("not a CSL item: %w", err)}
 		}
-		return papersearch.Paper{}, fmt.Errorf("read CSL-JSON at line %d: %w", line, err)
+		return papersearch.Paper{}, &seeds.FormatError{Err: fmt.Errorf("read CSL-JSON at line %d: %w", line, err)}
 	}
 	p, err := Paper(it)
 	if err != nil {
