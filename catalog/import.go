@@ -103,7 +103,7 @@ type ImportSummary struct {
 // batch it finished; running it again embeds nothing already stored and
 // ends with the same store. An import is background work (see
 // embedding.Models.Background): it gives way to the engine's queries.
-func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (ImportSummary, error) {
+func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (sum ImportSummary, err error) {
 	ctx = c.embedding.Background(ctx)
 	start := time.Now()
 	if opts.Batch <= 0 {
@@ -113,7 +113,7 @@ func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (I
 	if !ok {
 		return ImportSummary{}, fmt.Errorf("import: %w", papersearch.ErrBadTag)
 	}
-	var sum ImportSummary
+	defer func() { sum.Took = time.Since(start) }() // an import that fails or is cancelled took time too
 	batch := make([]papersearch.Paper, 0, opts.Batch)
 	report := func(embedded, done int) {
 		if opts.Progress != nil {
@@ -167,7 +167,6 @@ func (c *Catalog) Import(ctx context.Context, src Source, opts ImportOptions) (I
 			if err == nil {
 				err = checkpoint(ctx, src, true)
 			}
-			sum.Took = time.Since(start)
 			return sum, err
 		case errors.As(err, &le):
 			sum.Read++

@@ -66,11 +66,26 @@ func ingestFile(ctx context.Context, cfg Config, cat *catalog.Catalog, name stri
 	sum, err := cat.Import(ctx, src, catalog.ImportOptions{Progress: view.report})
 	view.finish()
 	reportRejections(stderr, name, sum)
+	if reportInterrupted(ctx, stderr, name, sum, err) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	fmt.Fprintf(stdout, "%s: %s\n", name, importSummary(sum))
 	return nil
+}
+
+// reportInterrupted says, when a signal stopped an import (ctx done, err
+// its cancellation), what it had stored, which stays: the same command
+// again skips what it stored unchanged, and a network source's import
+// resumes after it. It reports whether it did.
+func reportInterrupted(ctx context.Context, w io.Writer, name string, sum catalog.ImportSummary, err error) bool {
+	if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+		return false
+	}
+	fmt.Fprintf(w, "%s: interrupted; what was stored stays, and the same command again goes on from it: %s\n", name, importSummary(sum))
+	return true
 }
 
 // reportRejections lists the records an import rejected.

@@ -109,6 +109,9 @@ func importCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string,
 	sum, err := svc.cat.Import(ctx, opened.Source, catalog.ImportOptions{Tags: opened.Tags, Progress: view.report})
 	view.finish()
 	reportRejections(stderr, name, sum)
+	if reportInterrupted(ctx, stderr, name, sum, err) {
+		return err
+	}
 	if err != nil && sum.Read == 0 && opened.ResumedAt == "" && len(bytes.TrimSpace(head)) > 0 {
 		return fmt.Errorf("%s: %w; %s", name, err, likelyFormat(head))
 	}

@@ -240,8 +240,13 @@ func TestImportResumesWithoutRefetching(t *testing.T) {
 	mu.Lock()
 	stop = cancel
 	mu.Unlock()
-	if err := run(ctx, []string{"import", "openreview", venue}, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
+	var said bytes.Buffer
+	if err := run(ctx, []string{"import", "openreview", venue}, io.Discard, &said); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted import: %v", err)
+	}
+	// It says what it stored, which stays.
+	if !strings.Contains(said.String(), "interrupted; what was stored stays, and the same command again goes on from it: ") || !strings.Contains(said.String(), "; 768 new,") {
+		t.Errorf("the interrupted import said:\n%s", said.String())
 	}
 	// Three batches of 256 papers were stored before the interruption: 770
 	// records with the two rejected.

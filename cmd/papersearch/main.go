@@ -28,10 +28,16 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	interrupted := ctx.Err() != nil // before stop, which cancels ctx too
 	stop()
 	var ue usageError
 	switch {
 	case err == nil:
+	case interrupted && errors.Is(err, context.Canceled):
+		// Ctrl-C or SIGTERM: the command has said what it did; the
+		// shell's convention for a command ended by SIGINT.
+		fmt.Fprintln(os.Stderr, "papersearch: interrupted")
+		os.Exit(130)
 	case errors.As(err, &ue):
 		fmt.Fprintf(os.Stderr, "papersearch: %v\nRun 'papersearch help' for usage.\n", err)
 		os.Exit(2)
