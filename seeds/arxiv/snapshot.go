@@ -19,6 +19,17 @@ import (
 	"github.com/papersearch/papersearch/seeds/latex"
 )
 
+// IDPattern is the form of an arXiv identifier, without its version: a
+// new-style 2401.01234, or an old-style archive and number, hep-th/9901001
+// (math.AG/0601001).
+const IDPattern = `(?:[a-z-]+(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})`
+
+// idForm is a snapshot record's id: an identifier, with a version or not.
+var idForm = regexp.MustCompile(`^` + IDPattern + `(?:v\d+)?$`) // read-only
+
+// errNotArxiv rejects a record whose id is no arXiv identifier.
+var errNotArxiv = errors.New("not an arXiv record")
+
 // maxLine bounds one snapshot record; the longest real ones are a few tens
 // of kilobytes.
 const maxLine = 4 << 20
@@ -144,6 +155,9 @@ var oldStyle = regexp.MustCompile(`/(\d{2})\d{5}$`) // read-only
 // journal reference (or "arXiv") as the venue, the abstract page as the
 // URL.
 func Paper(rec record) (papersearch.Paper, error) {
+	if !idForm.MatchString(rec.ID) {
+		return papersearch.Paper{}, fmt.Errorf("%w: %q is not an arXiv identifier (2401.01234, or hep-th/9901001 before 2007): is this arXiv's metadata snapshot?", errNotArxiv, rec.ID)
+	}
 	p := papersearch.Paper{
 		ID:       "arxiv:" + rec.ID,
 		Title:    latex.Decode(rec.Title),

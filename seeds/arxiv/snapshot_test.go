@@ -108,3 +108,22 @@ func BenchmarkSnapshotMillion(b *testing.B) {
 		b.ReportMetric(float64(m.HeapSys)/(1<<20), "heap-sys-MiB")
 	}
 }
+
+// TestSnapshotRefusesOtherIDs: a JSON line whose id is no arXiv
+// identifier (another corpus's JSON lines given as a snapshot) is a
+// rejected record saying so, not a paper stored as arxiv:<its id>.
+func TestSnapshotRefusesOtherIDs(t *testing.T) {
+	lines := `{"id": "many0", "title": "T", "abstract": "An abstract."}
+{"id": "2401.01234v2", "title": "T", "abstract": "An abstract."}
+{"id": "math.AG/0601001", "title": "T", "abstract": "An abstract."}
+{"id": "2401.01234/../x", "title": "T", "abstract": "An abstract."}
+`
+	papers, rejected := readAll(t, NewSnapshotReader(strings.NewReader(lines)))
+	if len(papers) != 2 || papers[0].ID != "arxiv:2401.01234v2" || papers[1].ID != "arxiv:math.AG/0601001" {
+		t.Errorf("papers %+v", papers)
+	}
+	if len(rejected) != 2 || rejected[0].Line != 1 || rejected[1].Line != 4 || !errors.Is(rejected[0], errNotArxiv) ||
+		!strings.Contains(rejected[0].Error(), "is this arXiv's metadata snapshot?") {
+		t.Errorf("rejected %v", rejected)
+	}
+}

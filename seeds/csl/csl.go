@@ -15,6 +15,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/arxiv"
 )
 
 // Item is the part of a CSL-JSON item that makes a paper.
@@ -95,7 +96,7 @@ func (r *Reader) Next() (papersearch.Paper, error) {
 }
 
 // arxivRef finds an arXiv identifier in a URL or a Zotero number field.
-var arxivRef = regexp.MustCompile(`(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s*)([a-z-]+(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})(?:v\d+)?`) // read-only
+var arxivRef = regexp.MustCompile(`(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s*)(` + arxiv.IDPattern + `)(?:v\d+)?`) // read-only
 
 // Paper turns an item into a paper. Its id is stable across exports:
 // doi:<DOI> when the item has one, else arxiv:<id> when its URL or number
