@@ -97,6 +97,7 @@ func TestImportOverHTTP(t *testing.T) {
 		{`{"source":"zotero","content":"x"}`, "/source"},
 		{`{"source":"bibtex"}`, "/content"},
 		{`{"source":"bibtex","content":"x","target":"y"}`, "/target"},
+		{`{"source":"bibtex","content":"x","max":5}`, "/max"},
 		{`{"source":"arxiv","content":"x","target":"q"}`, "/content"},
 		{`{"source":"arxiv","target":"q","max":0}`, "/max"},
 		{`{"source":"openalex"}`, "/target"},

@@ -116,8 +116,10 @@ func request(req JobRequest) (Request, error) {
 		return Request{}, badRequest("source", fmt.Sprintf("must be %s, not %q", strings.Join(HTTPSources(), ", "), req.Source))
 	case k.file && req.Content == "":
 		return Request{}, badRequest("content", "must not be empty: "+req.Source+" imports the file in it")
-	case k.file && (req.Target != "" || req.Max != nil):
-		return Request{}, badRequest("target", "must be absent, and max too: "+req.Source+" imports the file in content")
+	case k.file && req.Target != "":
+		return Request{}, badRequest("target", "must be absent: "+req.Source+" imports the file in content")
+	case k.file && req.Max != nil:
+		return Request{}, badRequest("max", "must be absent: "+req.Source+" imports the whole file in content")
 	case !k.file && req.Target == "":
 		return Request{}, badRequest("target", "must not be empty: "+req.Source+" imports what it names")
 	case !k.file && req.Content != "":
