@@ -275,7 +275,7 @@ func requestHeader(req *mcp.CallToolRequest) http.Header {
 // percent-encoded, as url.PathEscape writes it: a literal % is %25).
 func mcpID(raw string) (string, error) {
 	if !papersearch.ValidID(raw) {
-		return "", &papersearch.FieldError{Field: "id", Reason: papersearch.ErrBadID.Error(), Err: search.ErrInvalidQuery}
+		return "", &papersearch.FieldError{Field: "id", Err: papersearch.ErrBadID} // its words name the field
 	}
 	return papersearch.CanonicalID(raw), nil
 }

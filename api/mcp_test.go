@@ -106,7 +106,9 @@ func TestMCP(t *testing.T) {
 		{"similar", map[string]any{"id": papers[0].ID, "sentences": []int{}}, "sentences"},
 		{"similar", map[string]any{"id": papers[0].ID, "sentences": []int{0}, "mode": "fuzzy"}, "mode"},
 		{"get_paper", map[string]any{"id": "no-such-paper"}, "not found"},
-		{"get_paper", map[string]any{"id": ""}, "id"},
+		{"get_paper", map[string]any{"id": ""}, "id must be"},
+		{"search", map[string]any{"query": "graphs", "max_chars": -1}, "max_chars must be 0"},
+		{"similar", map[string]any{"id": papers[0].ID, "max_chars": -5}, "max_chars must be 0"},
 	} {
 		res := call(c.name, c.args)
 		text := ""
@@ -115,7 +117,7 @@ func TestMCP(t *testing.T) {
 				text += tc.Text
 			}
 		}
-		if !res.IsError || !strings.Contains(strings.ToLower(text), c.reason) {
+		if !res.IsError || !strings.Contains(strings.ToLower(text), c.reason) || strings.Contains(text, "id id") {
 			t.Errorf("%s %v: error %v %q, want a tool error saying %q", c.name, c.args, res.IsError, text, c.reason)
 		}
 	}
@@ -401,5 +403,35 @@ func TestReadsWaitForTheStoreToSettle(t *testing.T) {
 	// What is not a read of the papers is answered at once.
 	if resp, body := do(t, "GET", srv.URL+"/healthz", "", ""); resp.StatusCode != 200 {
 		t.Errorf("/healthz while seeding: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestMCPHTTPErrorsAreProblems: what the MCP SDK refuses over HTTP (GET
+// without a session, a POST without the Accept it needs) is a
+// problem+json body like every other error, its status and Allow kept;
+// an answer still streams.
+func TestMCPHTTPErrorsAreProblems(t *testing.T) {
+	base, _ := server(t)
+	for _, tt := range []struct {
+		method, accept string
+		status         int
+	}{
+		{"GET", "text/event-stream", http.StatusMethodNotAllowed},
+		{"POST", "application/json", http.StatusBadRequest},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+		resp, b := do(t, tt.method, base+"/mcp", "application/json", body, "Accept", tt.accept)
+		var p wire.Problem
+		if err := json.Unmarshal(b, &p); err != nil || resp.StatusCode != tt.status || p.Status != tt.status || p.Detail == "" ||
+			resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s /mcp (Accept %s): %d %q %s", tt.method, tt.accept, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+		if tt.status == http.StatusMethodNotAllowed && resp.Header.Get("Allow") == "" {
+			t.Errorf("GET /mcp: 405 without Allow")
+		}
+	}
+	resp, b := do(t, "POST", base+"/mcp", "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"tools"`) {
+		t.Errorf("tools/list: %d %s", resp.StatusCode, b)
 	}
 }

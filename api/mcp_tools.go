@@ -18,6 +18,9 @@ import (
 
 // mcpSearch answers the MCP tool search.
 func (s *Server) mcpSearch(ctx context.Context, req *mcp.CallToolRequest, in MCPSearch) (*mcp.CallToolResult, wire.SearchResponse, error) {
+	if err := checkMaxChars(in.MaxChars); err != nil {
+		return nil, wire.SearchResponse{}, s.toolError(req, err)
+	}
 	res, err := s.runSearch(ctx, in.SearchRequest)
 	if err != nil {
 		return nil, wire.SearchResponse{}, s.toolError(req, err)
@@ -28,6 +31,9 @@ func (s *Server) mcpSearch(ctx context.Context, req *mcp.CallToolRequest, in MCP
 // mcpSimilar answers the MCP tool similar.
 func (s *Server) mcpSimilar(ctx context.Context, req *mcp.CallToolRequest, in MCPSimilar) (*mcp.CallToolResult, wire.SearchResponse, error) {
 	id, err := mcpID(in.ID)
+	if err == nil {
+		err = checkMaxChars(in.MaxChars)
+	}
 	if err != nil {
 		return nil, wire.SearchResponse{}, s.toolError(req, err)
 	}
@@ -49,6 +55,9 @@ func (s *Server) mcpSimilar(ctx context.Context, req *mcp.CallToolRequest, in MC
 
 // mcpRelated answers the MCP tool related_for_text.
 func (s *Server) mcpRelated(ctx context.Context, req *mcp.CallToolRequest, in MCPRelated) (*mcp.CallToolResult, RelatedResponse, error) {
+	if err := checkMaxChars(in.MaxChars); err != nil {
+		return nil, RelatedResponse{}, s.toolError(req, err)
+	}
 	out, err := related(ctx, s.engine, in)
 	if err != nil {
 		return nil, RelatedResponse{}, s.toolError(req, err)
@@ -68,6 +77,9 @@ func (s *Server) mcpCollections(ctx context.Context, req *mcp.CallToolRequest, _
 // mcpRecommend answers the MCP tool recommend.
 func (s *Server) mcpRecommend(ctx context.Context, req *mcp.CallToolRequest, in MCPRecommend) (*mcp.CallToolResult, wire.SearchResponse, error) {
 	limit, err := search.RequestedLimit(in.Limit)
+	if err == nil {
+		err = checkMaxChars(in.MaxChars)
+	}
 	if err != nil {
 		return nil, wire.SearchResponse{}, s.toolError(req, err)
 	}
@@ -186,4 +198,13 @@ func (s *Server) mcpPaperResource(ctx context.Context, req *mcp.ReadResourceRequ
 		{URI: req.Params.URI, MIMEType: "application/json", Text: string(body)},
 		{URI: req.Params.URI, MIMEType: MediaBibTeX, Text: BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})},
 	}}, nil
+}
+
+// checkMaxChars checks a tool's max_chars: 0 (or absent) for
+// DefaultMaxChars, or a positive length.
+func checkMaxChars(n int) error {
+	if n < 0 {
+		return &papersearch.FieldError{Field: "max_chars", Reason: fmt.Sprintf("must be 0 (or absent: %d) or more, not %d", DefaultMaxChars, n), Err: search.ErrInvalidQuery}
+	}
+	return nil
 }

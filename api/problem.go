@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -204,3 +205,53 @@ func writeProblem(c echo.Context, p *wire.Problem, log *slog.Logger) {
 		log.Debug("write problem", "error", err)
 	}
 }
+
+// plainErrorsAsProblems serves h (another library's handler, the MCP
+// SDK's) so that each plain-text error it answers (http.Error's) is a
+// problem+json body like every other, its text the detail; anything else
+// it writes passes through as it writes it, streams included.
+func plainErrorsAsProblems(h http.Handler) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		w := &plainErrors{ResponseWriter: c.Response()}
+		h.ServeHTTP(w, c.Request())
+		if w.status == 0 {
+			return nil
+		}
+		c.Response().Header().Del(echo.HeaderContentType) // http.Error's text/plain
+		return echo.NewHTTPError(w.status, strings.TrimSpace(w.detail.String()))
+	}
+}
+
+// plainErrors holds back a plain-text error's status and text (its first
+// KiB) for plainErrorsAsProblems.
+type plainErrors struct {
+	http.ResponseWriter
+	status int // of the error held back; 0 when none is
+	detail bytes.Buffer
+}
+
+func (w *plainErrors) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(w.Header().Get(echo.HeaderContentType), "text/plain") {
+		w.status = code
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *plainErrors) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		return w.ResponseWriter.Write(p)
+	}
+	w.detail.Write(p[:min(len(p), max(0, 1024-w.detail.Len()))])
+	return len(p), nil
+}
+
+// Flush flushes a stream; nothing while an error is held back.
+func (w *plainErrors) Flush() {
+	if w.status == 0 {
+		_ = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap is for http.ResponseController.
+func (w *plainErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -288,7 +288,7 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log,
 			DisableLocalhostProtection: true,                         // guard checks Host for every route, this one too
 			MaxRequestBodyBytes:        BatchBodyFactor * s.maxBody}) // an import's file, as POST /v1/imports takes it
-	e.Any(mcpPath, echo.WrapHandler(mcpHandler))
+	e.Any(mcpPath, plainErrorsAsProblems(mcpHandler))
 	keyed(http.MethodPost, "/v1/imports", s.startImport)
 	keyed(http.MethodGet, "/v1/imports/:id", s.importStatus)
 	keyed(http.MethodDelete, "/v1/imports/:id", s.cancelImport)
