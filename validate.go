@@ -223,6 +223,16 @@ var urlForm = regexp.MustCompile(URLPattern) // read-only after init
 // URLPattern and is at most MaxURLLength bytes.
 func ValidURL(u string) bool { return len(u) <= MaxURLLength && urlForm.MatchString(u) }
 
+// URIForm writes a URL as RFC 3986 has it: the printable characters it
+// does not allow in a URI (space " < > \ ^ ` { | }), which ValidURL
+// lets through as browsers take them, percent-encoded; it names the same
+// resource. Output that other programs parse as a URI (an Atom link, a
+// BibTeX url) holds this form.
+func URIForm(u string) string { return uriEscapes.Replace(u) }
+
+var uriEscapes = strings.NewReplacer(" ", "%20", `"`, "%22", "<", "%3C", ">", "%3E", `\`, "%5C", "^", "%5E", "`", "%60",
+	"{", "%7B", "|", "%7C", "}", "%7D") // read-only
+
 // CleanNames tidies a list of author names: white space collapsed, empty
 // names dropped; nil when none is left.
 func CleanNames(names []string) []string {

@@ -125,3 +125,16 @@ func TestBlankAbstractRefused(t *testing.T) {
 		t.Error("Blank misjudges visible text or the empty string")
 	}
 }
+
+// TestURIForm: every printable character RFC 3986 leaves out of a URI is
+// percent-encoded, the rest kept, so the result parses as the same URL.
+func TestURIForm(t *testing.T) {
+	u := "https://example.org/a b/{x}|y\\z^`\"<>?q=%41&r=[1]#f"
+	got := URIForm(u)
+	if want := "https://example.org/a%20b/%7Bx%7D%7Cy%5Cz%5E%60%22%3C%3E?q=%41&r=[1]#f"; got != want {
+		t.Errorf("URIForm(%q) = %q, want %q", u, got, want)
+	}
+	if strings.ContainsAny(got, " \"<>\\^`{|}") || !ValidURL(got) {
+		t.Errorf("%q still holds a character a URI may not, or is no longer valid", got)
+	}
+}

@@ -187,7 +187,7 @@ func feedEntry(spec feedSpec, h papersearch.Hit, base string) atomEntry {
 		e.Published = atomTime(first)
 	}
 	// A paper with no web page of its own opens in the page's view of it.
-	alternate := cmp.Or(p.URL, base+"/#paper="+url.QueryEscape(p.ID))
+	alternate := cmp.Or(papersearch.URIForm(p.URL), base+"/#paper="+url.QueryEscape(p.ID))
 	e.Links = append([]atomLink{{Rel: "alternate", Href: alternate}}, e.Links...)
 	for _, a := range p.Authors {
 		e.Authors = append(e.Authors, atomPerson{Name: papersearch.StripControls(a)})

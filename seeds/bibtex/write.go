@@ -155,12 +155,10 @@ func plain(s string) string {
 }
 
 // urlValue writes a URL for BibTeX: as it is (URL fields are verbatim),
-// with the characters that BibTeX's brace counting or LaTeX would read,
-// braces, backslash and white space, percent-encoded (RFC 3986: the same
-// URL).
-func urlValue(u string) string {
-	return strings.NewReplacer("{", "%7B", "}", "%7D", `\`, "%5C", " ", "%20").Replace(u)
-}
+// in URIForm, which percent-encodes the characters that BibTeX's brace
+// counting or LaTeX would read, braces, backslash and white space, among
+// those a URI may not hold (RFC 3986: the same URL).
+func urlValue(u string) string { return papersearch.URIForm(u) }
 
 // doiOf is the DOI a paper is known by: its id's or a source's (doi:…),
 // "" when it has none. Written as a URL is (biblatex reads doi verbatim),
