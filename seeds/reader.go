@@ -82,9 +82,21 @@ func Decompressed(r io.Reader) (*bufio.Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open gzip stream: %w", err)
 		}
-		br = bufio.NewReaderSize(zr, 64<<10)
+		br = bufio.NewReaderSize(gzipErrors{zr}, 64<<10)
 	}
 	return br, nil
+}
+
+// gzipErrors says which layer failed when a gzip stream cannot be read:
+// a truncated file otherwise reads as a bare "unexpected EOF".
+type gzipErrors struct{ r io.Reader }
+
+func (g gzipErrors) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &FormatError{Err: fmt.Errorf("read gzip stream (is the file cut short?): %w", err)}
+	}
+	return n, err
 }
 
 // NewReader returns a Reader of r in the given format. A gzip stream is

@@ -58,7 +58,7 @@ func ingestFile(ctx context.Context, cfg Config, cat *catalog.Catalog, name stri
 	}
 	defer f.Close()
 	r, view := fileProgress(stderr, name, f, cfg.ProgressEvery)
-	src, err := seeds.NewReader(r, 0)
+	src, err := seeds.NewReader(r, formatOf(name))
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -70,10 +70,21 @@ func ingestFile(ctx context.Context, cfg Config, cat *catalog.Catalog, name stri
 		return err
 	}
 	if err != nil {
+		fmt.Fprintf(stderr, "%s: stopped; what was stored stays: %s\n", name, importSummary(sum))
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	fmt.Fprintf(stdout, "%s: %s\n", name, importSummary(sum))
 	return nil
+}
+
+// formatOf is the corpus format a file's name says (.jsonl, .jsonl.gz:
+// JSON lines, whatever its first line holds), else 0: told from the
+// file's first bytes.
+func formatOf(name string) seeds.Format {
+	if strings.HasSuffix(strings.TrimSuffix(strings.ToLower(name), ".gz"), ".jsonl") {
+		return seeds.JSONL
+	}
+	return 0
 }
 
 // reportInterrupted says, when a signal stopped an import (ctx done, err

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/papersearch/papersearch/search"
 )
 
 // gcPercent is the collector's GOGC unless the environment sets one: a
@@ -38,7 +40,9 @@ func main() {
 		// shell's convention for a command ended by SIGINT.
 		fmt.Fprintln(os.Stderr, "papersearch: interrupted")
 		os.Exit(130)
-	case errors.As(err, &ue):
+	case errors.As(err, &ue) || errors.Is(err, search.ErrInvalidQuery):
+		// A flag's value the query refuses (--mode bogus, --limit 1000)
+		// is a mistake in the command line too.
 		fmt.Fprintf(os.Stderr, "papersearch: %v\nRun 'papersearch help' for usage.\n", err)
 		os.Exit(2)
 	default:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -225,5 +226,39 @@ func TestSettingHint(t *testing.T) {
 		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
 			t.Errorf("settingHint(%v) = %q, want it to mention %q", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestIngestJSONLByName: a .jsonl file is read as JSON lines whatever its
+// first line holds (it was read as seed text when that line was not an
+// object, its lines stored as abstracts); a truncated gzip file names the
+// gzip stream and says what was stored.
+func TestIngestJSONLByName(t *testing.T) {
+	setEnv(t)
+	t.Setenv("PAPERSEARCH_LOG_LEVEL", "warn")
+	t.Setenv("PAPERSEARCH_MODEL", "all-MiniLM-L6-v2")
+	ctx := context.Background()
+	corpus := filepath.Join(t.TempDir(), "first-bad.jsonl")
+	os.WriteFile(corpus, []byte("garbage\n"+`{"id":"ok1","title":"Graphs","abstract":"Message passing on graphs predicts molecular properties."}`+"\n"), 0o644)
+	var out, errs bytes.Buffer
+	if err := run(ctx, []string{"ingest", corpus}, &out, &errs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2 records; 1 new") || !strings.Contains(errs.String(), "first-bad.jsonl:1: rejected: invalid JSON") {
+		t.Errorf("ingest of a .jsonl file whose first line is not JSON:\n%s%s", out.String(), errs.String())
+	}
+
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	for i := range 50 {
+		fmt.Fprintf(zw, `{"id":"z%d","abstract":"Paper %d studies topic %d with a method of its own and reports results."}`+"\n", i, i, i)
+	}
+	zw.Close()
+	cut := filepath.Join(t.TempDir(), "cut.jsonl.gz")
+	os.WriteFile(cut, gz.Bytes()[:gz.Len()*2/3], 0o644)
+	errs.Reset()
+	err := run(ctx, []string{"ingest", cut}, io.Discard, &errs)
+	if err == nil || !strings.Contains(err.Error(), "read gzip stream (is the file cut short?)") || !strings.Contains(errs.String(), "stopped; what was stored stays") {
+		t.Errorf("ingest of a truncated gzip file: %v\n%s", err, errs.String())
 	}
 }

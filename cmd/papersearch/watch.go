@@ -95,7 +95,11 @@ func watchCmd(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		return err
 	}
 	if len(positional) != want {
-		return usageError{fmt.Sprintf("watch %s takes %d arguments, got %d; see papersearch watch -h", sub, want, len(positional))}
+		noun := "arguments"
+		if want == 1 {
+			noun = "argument"
+		}
+		return usageError{fmt.Sprintf("watch %s takes %d %s, got %d; see papersearch watch -h", sub, want, noun, len(positional))}
 	}
 	list, done, err := openWatchList(ctx, cfg, log, sub == "run")
 	if err != nil {
