@@ -85,7 +85,8 @@ func TestRequest(t *testing.T) {
 		{JobRequest{Source: "zotero", Content: "x"}, "source"},
 		{JobRequest{Source: "arxiv-snapshot", Content: "x"}, "source"}, // the command line's only
 		{JobRequest{Source: "bibtex"}, "content"},
-		{JobRequest{Source: "bibtex", Content: "x", Max: max(3)}, "target"},
+		{JobRequest{Source: "bibtex", Content: "x", Target: "y"}, "target"},
+		{JobRequest{Source: "bibtex", Content: "x", Max: max(3)}, "max"},
 		{JobRequest{Source: "arxiv", Target: "q", Content: "x"}, "content"},
 		{JobRequest{Source: "openalex"}, "target"},
 		{JobRequest{Source: "arxiv", Target: "q", Max: max(0)}, "max"},
