@@ -199,7 +199,7 @@ func TestCLI(t *testing.T) {
 
 func TestBadConfig(t *testing.T) {
 	setEnv(t)
-	for k, v := range map[string]string{"PAPERSEARCH_LOG_LEVEL": "loud", "PAPERSEARCH_MAX_BODY": "-1", "PAPERSEARCH_SEED": "maybe"} {
+	for k, v := range map[string]string{"PAPERSEARCH_LOG_LEVEL": "loud", "PAPERSEARCH_MAX_BODY": "-1", "PAPERSEARCH_SEED": "maybe", "PAPERSEARCH_ADDR": "nonsense"} {
 		t.Run(k, func(t *testing.T) {
 			t.Setenv(k, v)
 			err := run(context.Background(), []string{"serve"}, io.Discard, io.Discard)

@@ -184,6 +184,9 @@ func storeLocation(cfg Config) string {
 // serve runs the HTTP API until ctx is cancelled, seeding an empty store
 // with the shipped corpus first.
 func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if err := checkAddr(cfg.Addr); err != nil {
+		return err // before anything is opened or logged on its account
+	}
 	metrics := api.NewMetrics()
 	svc, count, err := openServing(ctx, cfg, log, metrics.Observe)
 	if err != nil {
@@ -328,5 +331,18 @@ func shutdown(srv *http.Server, log *slog.Logger) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// checkAddr checks PAPERSEARCH_ADDR's form, host:port, as net.Listen
+// reads it.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return fmt.Errorf("configuration: PAPERSEARCH_ADDR must be host:port, such as 127.0.0.1:8080 or :8080, not %q: %w", addr, err)
+	}
 	return nil
 }
