@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
 	"os"
@@ -239,8 +240,9 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 	}
 	defer catalog.New(testServer.engine, catalog.Options{}).Delete(ctx, paper.ID)
 	b := browser(t)
-	var title, titleHTML, abstract, abstractHTML, status, hash, author, tags, mode string
+	var title, titleHTML, abstract, abstractHTML, status, hash, author, tags, mode, highlighted string
 	var pwned bool
+	var cut int
 	err := chromedp.Run(b,
 		chromedp.Navigate(url+"/#q=quokka+reconstruction&mode=lexical&author=lovelace&tag=marsupials&year_min=2020"),
 		chromedp.WaitVisible(".result", chromedp.ByQuery),
@@ -253,9 +255,18 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 		chromedp.Value("#tags", &tags, chromedp.ByID),
 		chromedp.Value("#mode", &mode, chromedp.ByID),
 		chromedp.Evaluate(`!!window.pwned`, &pwned),
+		chromedp.Evaluate(`highlight("the model's 39 views & <b>", ["39", "amp", "quot", "lt", "views"])`, &highlighted),
+		chromedp.Evaluate(`snippet("あ".repeat(800), 420).length`, &cut),
 	)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Words are marked in the text, never inside the escapes of it.
+	if want := "the model&#39;s <mark>39</mark> <mark>views</mark> &amp; &lt;b&gt;"; highlighted != want {
+		t.Errorf("highlight: %s, want %s", highlighted, want)
+	}
+	if cut != 422 { // 420 characters and " …": a text without spaces is cut too
+		t.Errorf("a snippet of 800 characters without a space has %d", cut)
 	}
 	if !strings.Contains(title, "UniCon3R: quokka reconstruction") || strings.Contains(title, `\textbf`) || strings.Contains(title, "$") ||
 		!strings.Contains(titleHTML, "<strong>UniCon3R</strong>") {
@@ -287,6 +298,38 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 		if !strings.Contains(hash, want) {
 			t.Errorf("URL %q lacks %s", hash, want)
 		}
+	}
+}
+
+// TestSearchPageUnderPrefix: behind a proxy that serves the service under
+// a path prefix (as PAPERSEARCH_PUBLIC_URL's may be) and nothing else, the
+// page asks the API under that prefix too: a search answers, a paper's
+// similar papers and its BibTeX come; a proxy's answer that is no JSON
+// is said as its status, not as a JSON parse error.
+func TestSearchPageUnderPrefix(t *testing.T) {
+	server(t)
+	mux := http.NewServeMux()
+	mux.Handle("/ps/", http.StripPrefix("/ps", New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{})))
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "not under /ps/", http.StatusBadGateway) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	b := browser(t)
+	var status, similar string
+	err := chromedp.Run(b,
+		chromedp.Navigate(srv.URL+"/ps/#q=brain+signal+foundation+models"),
+		chromedp.WaitVisible(".result", chromedp.ByQuery),
+		chromedp.Click(".result .similar", chromedp.ByQuery),
+		chromedp.WaitVisible(`//div[@id="status"][contains(., "Papers similar to")]`, chromedp.BySearch),
+		chromedp.Text("#status", &similar, chromedp.ByID),
+		chromedp.Evaluate(`call("/v1/collections").then(() => "answered", e => e.message)`, &status, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+			return p.WithAwaitPromise(true)
+		}),
+	)
+	if err != nil {
+		t.Fatalf("%v (status %q)", err, similar)
+	}
+	if status != "the server answered 502 Bad Gateway" {
+		t.Errorf("an answer that is no JSON is said as %q", status)
 	}
 }
 
@@ -333,7 +376,7 @@ func TestCollectionPage(t *testing.T) {
 		chromedp.WaitVisible("#feed", chromedp.ByID),
 		chromedp.WaitVisible("#results .result .why", chromedp.ByQuery),
 		chromedp.Text("#status", &status, chromedp.ByID),
-		chromedp.AttributeValue("#feed", "href", &feed, nil),
+		chromedp.Evaluate(`document.querySelector("#feed").href`, &feed), // resolved: the page's paths are relative
 		chromedp.Text("#results .result .why", &because, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll("#members-section .result").length`, &members),
 		chromedp.Evaluate(`document.querySelectorAll("#results .result").length`, &recs),
@@ -345,7 +388,7 @@ func TestCollectionPage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (status %q)", err, status)
 	}
-	if !strings.Contains(status, "page-list: 1 paper,") || feed != "/v1/collections/page-list/feed.atom" || members != 1 || recs == 0 ||
+	if !strings.Contains(status, "page-list: 1 paper,") || feed != srv.URL+"/v1/collections/page-list/feed.atom" || members != 1 || recs == 0 ||
 		!strings.Contains(because, "Because you have “") {
 		t.Errorf("the collection's view: status %q, feed %q, %d members, %d recommendations, %q", status, feed, members, recs, because)
 	}

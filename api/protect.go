@@ -58,6 +58,11 @@ func (s *Server) authorize(ctx context.Context, h http.Header) *wire.Problem {
 		}
 		return nil
 	}
+	if n := len(h.Values(echo.HeaderAuthorization)); n > 1 {
+		// Not a list field (RFC 9110 §5.3): which one a proxy or this
+		// server would read is anyone's guess.
+		return problem(http.StatusBadRequest, "invalid-request", fmt.Sprintf("send one Authorization header, not %d", n))
+	}
 	want := sha256.Sum256([]byte(s.apiKey))
 	token, ok := bearerToken(h.Get(echo.HeaderAuthorization))
 	got := sha256.Sum256([]byte(token))

@@ -70,6 +70,21 @@ func TestWriteEndpointsNeedTheKey(t *testing.T) {
 			t.Errorf("Authorization %q: status %d, want %d: %s", auth, resp.StatusCode, status, body)
 		}
 	}
+	// Two Authorization headers, the key in either: malformed, refused.
+	for _, pair := range [][2]string{{"Bearer " + key, "Bearer nope"}, {"Bearer nope", "Bearer " + key}} {
+		req, _ := http.NewRequest("POST", withKey.URL+"/v1/papers", strings.NewReader(paper))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Add("Authorization", pair[0])
+		req.Header.Add("Authorization", pair[1])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Errorf("two Authorization headers %q: %d, want 400", pair, resp.StatusCode)
+		}
+	}
 	// The ingested paper is searchable and idempotent by id.
 	resp, body := withBearer(t, "POST", withKey.URL+"/v1/papers", key, paper)
 	var ir wire.IngestResponse

@@ -63,7 +63,8 @@ type Results struct {
 	// [0, 1] (what hybrid fusion weighs the lexical side by): near 0 when
 	// no paper holds the query's informative words (a nonsense query, or
 	// one that paraphrases every word), so the results are only the
-	// nearest by meaning; nil otherwise. Under ModelGate.Below every model
+	// nearest by meaning; nil otherwise, and when no paper is within the
+	// query's filters (nothing to weigh). Under ModelGate.Below every model
 	// of a store of several compares the question.
 	Evidence *float64
 	Index    papersearch.IndexInfo
@@ -104,7 +105,7 @@ func (e *Engine) searchWhole(ctx context.Context, start time.Time, q Query) (Res
 		return Results{}, err
 	}
 	res := Results{Degraded: rt.degraded}
-	if q.Mode != Dense && strings.TrimSpace(q.Text) != "" {
+	if q.Mode != Dense && strings.TrimSpace(q.Text) != "" && len(r.first) > 0 {
 		ev := evidenceOf(rt.lex)
 		res.Evidence = &ev
 	}

@@ -207,8 +207,12 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if cfg.APIKey == "" && !loopback {
 		log.Warn("write endpoints are disabled: set PAPERSEARCH_API_KEY to enable them (papers, collections, imports, alerts, watches)", "addr", cfg.Addr)
 	}
-	if !loopback && cfg.PublicURL == "" {
+	switch {
+	case loopback || cfg.PublicURL != "":
+	case len(cfg.AllowedHosts) == 0:
 		log.Warn("PAPERSEARCH_PUBLIC_URL is unset: feed and alert links name the address each connection arrived at, and only loopback Host names are answered; set it (and PAPERSEARCH_ALLOWED_HOSTS for other names) to the address clients use", "addr", cfg.Addr)
+	default:
+		log.Warn("PAPERSEARCH_PUBLIC_URL is unset: feed and alert links name the address each connection arrived at; set it to the address clients use", "addr", cfg.Addr)
 	}
 	trust, err := cfg.trust()
 	if err != nil {
