@@ -1,6 +1,9 @@
 package papersearch
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Filter restricts which papers a retrieval may return. It is applied
 // inside each retrieval, before its top k are taken. The zero Filter allows
@@ -42,16 +45,22 @@ func NotInterestedTag(tag string) string { return notInterestedPrefix + tag }
 
 const notInterestedPrefix = "not."
 
+// isMark reports whether tag, in any letter case, begins as a
+// not-interested mark does.
+func isMark(tag string) bool {
+	return len(tag) >= len(notInterestedPrefix) && strings.EqualFold(tag[:len(notInterestedPrefix)], notInterestedPrefix)
+}
+
 // ValidCollectionTag reports whether tag, in any letter case, names a
-// collection: a tag (TagPattern) of at most MaxTagLength bytes, so that
-// its not-interested mark (NotInterestedTag) is a tag too. Every tag a
-// paper holds but the marks does.
+// collection: a tag (TagPattern) of at most MaxTagLength bytes that is no
+// not-interested mark, so that its mark (NotInterestedTag) is a tag too.
+// Every tag a paper holds is a collection's or a collection's mark.
 func ValidCollectionTag(tag string) bool {
-	return len(tag) <= MaxTagLength && tagForm.MatchString(tag)
+	return len(tag) <= MaxTagLength && tagForm.MatchString(tag) && !isMark(tag)
 }
 
 // ErrBadCollectionTag is the rule ValidCollectionTag checks.
-var ErrBadCollectionTag = fmt.Errorf("a collection is a tag of 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit (in any letter case)", MaxTagLength)
+var ErrBadCollectionTag = fmt.Errorf("a collection is a tag of 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit, not with %q (in any letter case)", MaxTagLength, notInterestedPrefix)
 
 // Limits of a filter. A year range whose start is after its end is valid
 // and matches no paper.

@@ -25,7 +25,7 @@ const (
 	// in bytes, besides the "not." of a collection's not-interested mark
 	// (NotInterestedTag), so that every tag names a collection.
 	MaxTags      = 32
-	MaxTagLength = 60
+	MaxTagLength = 64
 	// MaxTitleLength, MaxAbstractLength, MaxVenueLength and
 	// MaxAuthorLength bound those fields, in characters (Unicode code
 	// points) as given; MaxAuthors bounds the author list. The longest of
@@ -248,21 +248,24 @@ func CleanNames(names []string) []string {
 // TagPattern is the form of a tag as given, as a regular expression that
 // Go and JSON Schema read alike: 1 to MaxTagLength of A-Z, a-z, 0-9, '.',
 // '_', '-' starting with a letter or digit, with "not." (any case) before
-// it in a not-interested mark; tags are stored in lower case.
-const TagPattern = `^(?:[Nn][Oo][Tt]\.)?[A-Za-z0-9][A-Za-z0-9._-]{0,59}$`
+// it in a not-interested mark; tags are stored in lower case. A tag that
+// begins with "not." is also refused unless the rest names a collection
+// (ValidCollectionTag), which no such pattern can say without lookahead.
+const TagPattern = `^(?:[Nn][Oo][Tt]\.)?[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
 
 var tagForm = regexp.MustCompile(TagPattern) // read-only after init
 
 // CleanTags folds tags to lower case, sorts them and drops repeats; nil
-// when none is left. ok is false when a tag does not match TagPattern, or
-// more than MaxTags are given.
+// when none is left. ok is false when a tag does not match TagPattern or
+// begins with "not." before what names no collection, or more than MaxTags
+// are given.
 func CleanTags(tags []string) (_ []string, ok bool) {
 	if len(tags) > MaxTags {
 		return nil, false
 	}
 	var out []string
 	for _, t := range tags {
-		if !tagForm.MatchString(t) {
+		if !tagForm.MatchString(t) || isMark(t) && !ValidCollectionTag(t[len(notInterestedPrefix):]) {
 			return nil, false
 		}
 		out = append(out, strings.ToLower(t))
