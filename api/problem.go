@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -207,39 +208,60 @@ func writeProblem(c echo.Context, p *wire.Problem, log *slog.Logger) {
 }
 
 // plainErrorsAsProblems serves h (another library's handler, the MCP
-// SDK's) so that each plain-text error it answers (http.Error's) is a
-// problem+json body like every other, its text the detail; anything else
-// it writes passes through as it writes it, streams included.
-func plainErrorsAsProblems(h http.Handler) echo.HandlerFunc {
+// SDK's) under the rules every route keeps: a POST's body is read as
+// readBody reads one (at most limit bytes, refused at once when declared
+// longer, 408 when it stops arriving) before h sees it, and each
+// plain-text error h answers (http.Error's) is a problem+json body like
+// every other, its text the detail below 500 and in the log at 500 and
+// above; anything else it writes passes through as it writes it, streams
+// included.
+func (s *Server) plainErrorsAsProblems(h http.Handler, limit int64) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Method == http.MethodPost {
+			body, err := s.readBody(c, limit)
+			if err != nil {
+				return err
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		w := &plainErrors{ResponseWriter: c.Response()}
-		h.ServeHTTP(w, c.Request())
+		h.ServeHTTP(w, req)
 		if w.status == 0 {
 			return nil
 		}
 		c.Response().Header().Del(echo.HeaderContentType) // http.Error's text/plain
-		return echo.NewHTTPError(w.status, strings.TrimSpace(w.detail.String()))
+		detail := strings.TrimSpace(w.detail.String())
+		if w.status >= http.StatusInternalServerError {
+			s.log.Error("mcp transport", "status", w.status, "error", detail, "request_id", requestID(c))
+			return echo.NewHTTPError(w.status) // its detail says no more than its status
+		}
+		return echo.NewHTTPError(w.status, detail)
 	}
 }
 
 // plainErrors holds back a plain-text error's status and text (its first
-// KiB) for plainErrorsAsProblems.
+// KiB) for plainErrorsAsProblems, unless the answer has begun (a stream's
+// headers are sent): then everything passes through.
 type plainErrors struct {
 	http.ResponseWriter
-	status int // of the error held back; 0 when none is
+	status int  // of the error held back; 0 when none is
+	begun  bool // a status went through
 	detail bytes.Buffer
 }
 
 func (w *plainErrors) WriteHeader(code int) {
-	if code >= 400 && strings.HasPrefix(w.Header().Get(echo.HeaderContentType), "text/plain") {
+	if !w.begun && code >= 400 && strings.HasPrefix(w.Header().Get(echo.HeaderContentType), "text/plain") {
 		w.status = code
 		return
 	}
+	w.begun = true
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *plainErrors) Write(p []byte) (int, error) {
 	if w.status == 0 {
+		w.begun = true
 		return w.ResponseWriter.Write(p)
 	}
 	w.detail.Write(p[:min(len(p), max(0, 1024-w.detail.Len()))])

@@ -284,11 +284,12 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	// The Model Context Protocol's streamable HTTP transport, sessionless:
 	// every request stands alone, as the REST routes do.
 	s.mcp = newMCP(s)
+	mcpBody := BatchBodyFactor * s.maxBody // an import's file, as POST /v1/imports takes it
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log,
-			DisableLocalhostProtection: true,                         // guard checks Host for every route, this one too
-			MaxRequestBodyBytes:        BatchBodyFactor * s.maxBody}) // an import's file, as POST /v1/imports takes it
-	e.Any(mcpPath, plainErrorsAsProblems(mcpHandler))
+			DisableLocalhostProtection: true, // guard checks Host for every route, this one too
+			MaxRequestBodyBytes:        mcpBody})
+	e.Any(mcpPath, s.plainErrorsAsProblems(mcpHandler, mcpBody))
 	keyed(http.MethodPost, "/v1/imports", s.startImport)
 	keyed(http.MethodGet, "/v1/imports/:id", s.importStatus)
 	keyed(http.MethodDelete, "/v1/imports/:id", s.cancelImport)

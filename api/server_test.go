@@ -432,13 +432,17 @@ func TestPanicsBecomeProblems(t *testing.T) {
 func TestDeclaredTooLarge(t *testing.T) {
 	srv := httptest.NewServer(New(echoEngine{}, echoEngine{}, Options{}))
 	defer srv.Close()
-	for _, declared := range []string{"2000000", "999999999999"} {
+	for _, tt := range []struct{ path, declared string }{
+		{"/v1/search", "2000000"}, {"/v1/search", "999999999999"},
+		{"/mcp", "999999999999"}, // the MCP SDK's transport, under the same rule
+	} {
+		declared := tt.declared
 		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		conn.SetDeadline(time.Now().Add(20 * time.Second))
-		fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n{\"query\":\"x\"}", declared)
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n{\"query\":\"x\"}", tt.path, declared)
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil {
 			t.Fatalf("Content-Length %s: %v", declared, err)
@@ -447,7 +451,7 @@ func TestDeclaredTooLarge(t *testing.T) {
 		resp.Body.Close()
 		conn.Close()
 		if resp.StatusCode != http.StatusRequestEntityTooLarge || resp.Header.Get("Content-Type") != "application/problem+json" || !resp.Close {
-			t.Errorf("Content-Length %s: %d (close %v) %s", declared, resp.StatusCode, resp.Close, body)
+			t.Errorf("%s, Content-Length %s: %d (close %v) %s", tt.path, declared, resp.StatusCode, resp.Close, body)
 		}
 	}
 }
@@ -459,24 +463,26 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	srv.Config.ReadTimeout = 300 * time.Millisecond
 	srv.Start()
 	defer srv.Close()
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /v1/search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":")
-	// The rest never comes; the server's read deadline passes.
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestTimeout || resp.Header.Get("Content-Type") != "application/problem+json" {
-		t.Errorf("slow body: %d %s", resp.StatusCode, body)
-	}
-	if strings.Contains(string(body), "127.0.0.1") || strings.Contains(string(body), "i/o timeout") || strings.Contains(string(body), "tcp") {
-		t.Errorf("the problem exposes internals: %s", body)
+	for _, path := range []string{"/v1/search", "/mcp"} {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"query\":", path)
+		// The rest never comes; the server's read deadline passes.
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestTimeout || resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s, slow body: %d %s", path, resp.StatusCode, body)
+		}
+		if strings.Contains(string(body), "127.0.0.1") || strings.Contains(string(body), "i/o timeout") || strings.Contains(string(body), "tcp") {
+			t.Errorf("%s: the problem exposes internals: %s", path, body)
+		}
 	}
 }
 
