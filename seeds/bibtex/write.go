@@ -47,7 +47,7 @@ func Format(p papersearch.Paper) string {
 		field("year", strconv.Itoa(p.Year))
 	}
 	field("date", p.Date) // biblatex's; digits and hyphens only
-	field("doi", urlValue(doiOf(p)))
+	field("doi", doiValue(doiOf(p)))
 	field("url", urlValue(p.URL))
 	field("abstract", Value(p.Abstract))
 	field("note", noteID(p.ID))
@@ -161,8 +161,8 @@ func plain(s string) string {
 func urlValue(u string) string { return papersearch.URIForm(u) }
 
 // doiOf is the DOI a paper is known by: its id's or a source's (doi:…),
-// "" when it has none. Written as a URL is (biblatex reads doi verbatim),
-// it is what the Reader identifies the paper by when read back.
+// "" when it has none. It is what the Reader identifies the paper by when
+// read back.
 func doiOf(p papersearch.Paper) string {
 	if doi, ok := papersearch.CutDOI(p.ID); ok {
 		return doi
@@ -173,6 +173,18 @@ func doiOf(p papersearch.Paper) string {
 		}
 	}
 	return ""
+}
+
+// doiValue is a DOI as the doi field holds it: as it is, since biblatex
+// reads the field verbatim and the Reader takes it as it stands (a DOI's
+// "<" or "%" percent-encoded would name another DOI), or "" when it holds
+// a brace or a backslash, which no field holds verbatim; the note still
+// names the paper then.
+func doiValue(doi string) string {
+	if strings.ContainsAny(doi, `{}\`) {
+		return ""
+	}
+	return doi
 }
 
 // noteID writes the note that names the paper's id: "papersearch id:
