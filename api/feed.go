@@ -264,7 +264,13 @@ func (s *Server) serveFeed(c echo.Context, spec feedSpec) error {
 		h.Set(echo.HeaderLastModified, hits[0].Paper.Added.UTC().Format(http.TimeFormat))
 	}
 	h.Set(echo.HeaderContentType, MediaAtom+"; charset=utf-8")
-	http.ServeContent(c.Response(), c.Request(), "", time.Time{}, bytes.NewReader(body))
+	// A feed is fetched whole: ServeContent is here for If-None-Match, and
+	// a range (whose refusal it writes as plain text) is ignored, as RFC
+	// 9110 lets a server ignore one.
+	req := c.Request()
+	req.Header.Del("Range")
+	req.Header.Del("If-Range")
+	http.ServeContent(c.Response(), req, "", time.Time{}, bytes.NewReader(body))
 	return nil
 }
 

@@ -137,6 +137,11 @@ func TestCollectionFeed(t *testing.T) {
 	if resp, _ := do(t, "GET", url+"/v1/collections/mine/feed.atom?limit=50", "", "", "If-None-Match", `"other"`); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != MediaAtom+"; charset=utf-8" {
 		t.Errorf("If-None-Match of another document: %d %q, want 200 Atom", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
+	for _, rng := range []string{"bytes=99999999-", "bytes=0-9"} { // a feed is sent whole
+		if resp, b := do(t, "GET", url+"/v1/collections/mine/feed.atom?limit=50", "", "", "Range", rng); resp.StatusCode != 200 || !strings.Contains(string(b), "</feed>") {
+			t.Errorf("Range %s: %d, %d bytes, want the whole feed", rng, resp.StatusCode, len(b))
+		}
+	}
 	for _, tt := range []struct{ path, want string }{
 		{"/v1/collections/nobody/feed.atom", "404"},
 		{"/v1/collections/mine/feed.atom?window=7x", `"window"`},
