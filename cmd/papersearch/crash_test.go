@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
@@ -454,6 +455,39 @@ func TestEmbedderDownDegrades(t *testing.T) {
 		r3.Body.Close()
 		if r3.StatusCode != 200 || !strings.Contains(string(b3), `"degraded":[]`) {
 			t.Errorf("similar with the embedder down: %d %s", r3.StatusCode, b3)
+		}
+	}
+}
+
+// TestSignalExitStatus stops 'papersearch ingest' with SIGINT and with
+// SIGTERM: each says what it stored and exits as the shell's convention
+// for a command a signal ended has it, 128 plus the signal's number.
+func TestSignalExitStatus(t *testing.T) {
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus := writeCorpus(t, 2000)
+	embedURL := slowHashEndpoint(t, 50*time.Millisecond)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd := exec.Command(bin, "ingest", corpus)
+		cmd.Env = crashEnv(t, t.TempDir(), embedURL)
+		stderr := new(testenv.Buffer)
+		cmd.Stderr = stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 400 && !storedRE.MatchString(stderr.String()); i++ {
+			time.Sleep(25 * time.Millisecond) // until a batch is stored
+		}
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 128+int(sig) {
+			t.Errorf("%v: %v, want exit status %d\n%s", sig, err, 128+int(sig), stderr.String())
+		}
+		if said := stderr.String(); !strings.Contains(said, "papersearch: stopped by "+sig.String()) || !strings.Contains(said, "what was stored stays") {
+			t.Errorf("%v: said\n%s", sig, said)
 		}
 	}
 }

@@ -28,18 +28,20 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	interrupted := ctx.Err() != nil // before stop, which cancels ctx too
+	var sig signalCause
+	interrupted := errors.As(context.Cause(ctx), &sig) // before stop, which cancels ctx too
 	stop()
 	var ue usageError
 	switch {
 	case err == nil:
 	case interrupted && errors.Is(err, context.Canceled):
 		// Ctrl-C or SIGTERM: the command has said what it did; the
-		// shell's convention for a command ended by SIGINT.
-		fmt.Fprintln(os.Stderr, "papersearch: interrupted")
-		os.Exit(130)
+		// shell's convention for a command a signal ended, 128 plus its
+		// number (130 for SIGINT, 143 for SIGTERM).
+		fmt.Fprintf(os.Stderr, "papersearch: %v\n", sig)
+		os.Exit(128 + int(sig.Signal))
 	case errors.As(err, &ue) || errors.Is(err, search.ErrInvalidQuery):
 		// A flag's value the query refuses (--mode bogus, --limit 1000)
 		// is a mistake in the command line too.
@@ -51,6 +53,39 @@ func main() {
 			fmt.Fprintln(os.Stderr, h)
 		}
 		os.Exit(1)
+	}
+}
+
+// signalCause is the cause of a context a signal cancelled.
+type signalCause struct{ syscall.Signal }
+
+func (s signalCause) Error() string { return "stopped by " + s.Signal.String() }
+
+// notifyContext is signal.NotifyContext whose context's cause, when one of
+// signals arrives, is a signalCause naming it. A second signal after the
+// first ends the process as it would without this (stop has restored
+// the signals' default behaviour by then).
+func notifyContext(parent context.Context, signals ...os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, signals...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			if n, ok := s.(syscall.Signal); ok {
+				cancel(signalCause{n})
+			} else {
+				cancel(errors.New(s.String()))
+			}
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(context.Canceled)
 	}
 }
 
