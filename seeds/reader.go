@@ -3,6 +3,7 @@ package seeds
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -88,13 +89,22 @@ func Decompressed(r io.Reader) (*bufio.Reader, error) {
 }
 
 // gzipErrors says which layer failed when a gzip stream cannot be read:
-// a truncated file otherwise reads as a bare "unexpected EOF".
+// a truncated file otherwise reads as a bare "unexpected EOF". A stream
+// cut short or corrupt is a FormatError (the file's fault); an error of
+// the reader beneath (a disk's, a connection's) is not.
 type gzipErrors struct{ r io.Reader }
 
 func (g gzipErrors) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
-	if err != nil && err != io.EOF {
+	var corrupt flate.CorruptInputError
+	switch {
+	case err == nil || err == io.EOF:
+	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = &FormatError{Err: fmt.Errorf("read gzip stream (is the file cut short?): %w", err)}
+	case errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &corrupt):
+		err = &FormatError{Err: fmt.Errorf("read gzip stream (the file is corrupt): %w", err)}
+	default:
+		err = fmt.Errorf("read gzip stream: %w", err)
 	}
 	return n, err
 }

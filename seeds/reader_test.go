@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -130,6 +132,52 @@ func TestGzipAndLongLines(t *testing.T) {
 	}
 	if len(rejected) != 1 || rejected[0].Line != 1 || !errors.Is(rejected[0], ErrTooLong) {
 		t.Errorf("rejected = %v, want line 1 too long", rejected)
+	}
+}
+
+// failingReader gives its bytes, then err.
+type failingReader struct {
+	b   []byte
+	err error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
+}
+
+// TestGzipErrors: a gzip stream cut short or corrupt is the file's fault
+// (a FormatError saying which); the reader beneath failing is not.
+func TestGzipErrors(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for i := range 2000 {
+		fmt.Fprintf(zw, `{"id":"p%d","abstract":"abstract %d of many"}`+"\n", i, i*7919)
+	}
+	zw.Close()
+	whole := buf.Bytes()
+	corrupt := bytes.Clone(whole)
+	corrupt[len(corrupt)-5] ^= 0xff // the trailer's length
+	diskErr := errors.New("input/output error")
+	for _, tt := range []struct {
+		name   string
+		r      io.Reader
+		format bool
+		says   string
+	}{
+		{"cut short", bytes.NewReader(whole[:len(whole)/2]), true, "is the file cut short?"},
+		{"corrupt", bytes.NewReader(corrupt), true, "the file is corrupt"},
+		{"the disk fails", &failingReader{b: whole[:len(whole)/2], err: diskErr}, false, diskErr.Error()},
+	} {
+		_, _, err := ReadAll(tt.r, 0)
+		var fe *FormatError
+		if err == nil || errors.As(err, &fe) != tt.format || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("%s: %v (a FormatError: %v), want one saying %q", tt.name, err, errors.As(err, &fe), tt.says)
+		}
 	}
 }
 
