@@ -299,6 +299,19 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 			t.Errorf("URL %q lacks %s", hash, want)
 		}
 	}
+	// An empty lexical ranking blames the words, not the filters.
+	err = chromedp.Run(b,
+		chromedp.SetValue("#q", "zzqxvw qqjjxk", chromedp.ByID),
+		chromedp.Click("#go", chromedp.ByID),
+		chromedp.WaitVisible(`//div[@id="status"][contains(., "shown of")]`, chromedp.BySearch),
+		chromedp.Text("#status", &status, chromedp.ByID),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(status, "No paper within these filters holds the question's words. 0 shown of") {
+		t.Errorf("an empty lexical search says %q", status)
+	}
 }
 
 // TestSearchPageUnderPrefix: behind a proxy that serves the service under
@@ -309,12 +322,27 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 func TestSearchPageUnderPrefix(t *testing.T) {
 	server(t)
 	mux := http.NewServeMux()
-	mux.Handle("/ps/", http.StripPrefix("/ps", New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{})))
+	h := New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{})
+	mux.Handle("/ps/", http.StripPrefix("/ps", h))
+	mux.HandleFunc("/ps", func(w http.ResponseWriter, r *http.Request) { // a proxy that maps /ps itself to the page
+		r.URL.Path = "/"
+		h.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "not under /ps/", http.StatusBadGateway) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	b := browser(t)
-	var status, similar string
+	var status, similar, slashless string
+	if err := chromedp.Run(b,
+		chromedp.Navigate(srv.URL+"/ps#q=brain+signal+foundation+models"),
+		chromedp.WaitVisible(".result", chromedp.ByQuery),
+		chromedp.Evaluate(`location.pathname + location.hash`, &slashless),
+	); err != nil {
+		t.Fatalf("the page reached as /ps: %v", err)
+	}
+	if slashless != "/ps/#q=brain+signal+foundation+models" {
+		t.Errorf("the page reached as /ps is at %q", slashless)
+	}
 	err := chromedp.Run(b,
 		chromedp.Navigate(srv.URL+"/ps/#q=brain+signal+foundation+models"),
 		chromedp.WaitVisible(".result", chromedp.ByQuery),

@@ -63,8 +63,9 @@ type Results struct {
 	// [0, 1] (what hybrid fusion weighs the lexical side by): near 0 when
 	// no paper holds the query's informative words (a nonsense query, or
 	// one that paraphrases every word), so the results are only the
-	// nearest by meaning; nil otherwise, and when no paper is within the
-	// query's filters (nothing to weigh). Under ModelGate.Below every model
+	// nearest by meaning; nil otherwise, and when the ranking is empty (no
+	// paper within the query's filters, or in lexical mode none holding its
+	// words: nothing to weigh). Under ModelGate.Below every model
 	// of a store of several compares the question.
 	Evidence *float64
 	Index    papersearch.IndexInfo

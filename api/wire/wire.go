@@ -82,8 +82,8 @@ type SearchResponse struct {
 	// Evidence, for a free-text search with a lexical side, is how much of
 	// the query's ideal BM25 score the best lexical match reaches, in
 	// [0, 1]: near 0, no paper holds the query's informative words, and
-	// the results are only the nearest by meaning; absent when no paper is
-	// within the filters (search.Results.Evidence).
+	// the results are only the nearest by meaning; absent when the ranking
+	// is empty (search.Results.Evidence).
 	Evidence *float64 `json:"evidence,omitempty"`
 	TookMS   float64  `json:"took_ms"`
 }
