@@ -21,6 +21,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/arxiv"
 )
 
 // Entry is one BibTeX entry: its type and citation key, and its fields by
@@ -293,7 +294,7 @@ func (r *Reader) key(closer rune) (string, error) {
 
 // arxivID is the form of an arXiv identifier, new (2401.01234) or old
 // (cs/0112017), with an optional version.
-var arxivID = regexp.MustCompile(`^(?:arXiv:)?([a-z-]+(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})(?:v\d+)?$`) // read-only
+var arxivID = regexp.MustCompile(`^(?:arXiv:)?(` + arxiv.IDPattern + `)(?:v\d+)?$`) // read-only
 
 // venueField is the field naming where an entry of a type without a
 // booktitle or journal was published.
