@@ -185,7 +185,7 @@ func simdKernels() []kernels {
 	with := func(a arithmetic, name string) kernels {
 		k := fp
 		k.arith, k.name = a, name
-		k.fusedOutliers = a == arithInt8 && k.fmaSums
+		k.fusedOutliers = a == arithInt8 && k.fmaSums && hasAVX512 // outlierRowsAVX512's pass
 		return k
 	}
 	if hasAMXBF16 {
