@@ -27,12 +27,6 @@ func dotSIMD(a, b []float32) (float32, int) {
 	return dotAVX2(&a[0], &b[0], n), n
 }
 
-// dotInt8AVX2 is Σ a[i]·b[i] over n int8 elements, n a positive multiple
-// of 32 (gemm_amd64.s).
-//
-//go:noescape
-func dotInt8AVX2(a *int8, b *int8, n int) int32
-
 // dots4AVX512 sets out[0:4] to dotAVX2(v, r0..r3, n) for four rows at
 // once, n a positive multiple of 8 (gemm_avx512_amd64.s).
 //
@@ -71,7 +65,8 @@ func dequantSIMD(dst []float32, codes []byte, scale float32) int {
 
 // dotsInt8VNNI sets out[r] to Σ q[i]·rows[r·stride+i] over i < n for
 // r < count, n a positive multiple of 64 (gemm_vnni_amd64.s), with AVX-512
-// VNNI: for 768 codes about half the time of dotInt8AVX2.
+// VNNI: for 768 codes about half the time of the AVX2 kernel's sign
+// extension it replaced.
 //
 //go:noescape
 func dotsInt8VNNI(q *int8, rows *int8, stride int, n int, count int, out *int32)
@@ -83,11 +78,25 @@ func dotsInt8VNNI(q *int8, rows *int8, stride int, n int, count int, out *int32)
 //go:noescape
 func dotsInt8VNNICached(q *int8, rows *int8, stride int, n int, count int, out *int32)
 
+// dotsInt8AVX2 sets out[r] to Σ q[i]·rows[r·stride+i] over i < n for
+// r < count, n a positive multiple of 32 and the rows' codes in [-127,
+// 127] (gemm_int8_amd64.s).
+//
+//go:noescape
+func dotsInt8AVX2(q *int8, rows *int8, stride int, n int, count int, out *int32)
+
 // dotsInt8SIMD sets out[r] to q's inner product with rows[r·stride:] in
 // one call when it can, and reports whether it did; cached as DotsInt8's.
 func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool {
-	if !hasVNNI || len(q) == 0 || len(q)%64 != 0 || len(out) == 0 {
+	if len(q) == 0 || len(out) == 0 {
 		return false
+	}
+	if !hasVNNI || len(q)%64 != 0 {
+		if !hasAVX2FMA || len(q)%32 != 0 {
+			return false
+		}
+		dotsInt8AVX2(&q[0], &rows[0], stride, len(q), len(out), &out[0])
+		return true
 	}
 	if cached {
 		dotsInt8VNNICached(&q[0], &rows[0], stride, len(q), len(out), &out[0])
@@ -141,7 +150,9 @@ func dotInt8SIMD(a, b []int8) (int32, int) {
 	if !hasAVX2FMA || n == 0 {
 		return 0, 0
 	}
-	return dotInt8AVX2(&a[0], &b[0], n), n
+	var d int32
+	dotsInt8AVX2(&a[0], &b[0], 0, n, 1, &d)
+	return d, n
 }
 
 // kernelAVX2 adapts the assembly kernel to the kernel signature.

@@ -118,42 +118,6 @@ done:
 	MOVSS        X0, ret+24(FP)
 	RET
 
-// func dotInt8AVX2(a *int8, b *int8, n int) int32
-//
-// Σ a[i]·b[i] for int8 a and b, n a positive multiple of 32: both are
-// sign-extended to int16 and multiplied pairwise-summed into int32 lanes
-// (VPMADDWD), two accumulators. |sum| ≤ n·127² fits int32 for n < 133,000.
-TEXT ·dotInt8AVX2(SB), NOSPLIT, $0-28
-	MOVQ a+0(FP), SI
-	MOVQ b+8(FP), DI
-	MOVQ n+16(FP), CX
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-
-loop32:
-	VPMOVSXBW (SI), Y2
-	VPMOVSXBW (DI), Y3
-	VPMADDWD  Y3, Y2, Y2
-	VPADDD    Y2, Y0, Y0
-	VPMOVSXBW 16(SI), Y4
-	VPMOVSXBW 16(DI), Y5
-	VPMADDWD  Y5, Y4, Y4
-	VPADDD    Y4, Y1, Y1
-	ADDQ      $32, SI
-	ADDQ      $32, DI
-	SUBQ      $32, CX
-	JNZ       loop32
-
-	VPADDD       Y1, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPHADDD      X0, X0, X0
-	VPHADDD      X0, X0, X0
-	VMOVD        X0, AX
-	VZEROUPPER
-	MOVL         AX, ret+24(FP)
-	RET
-
 // func dequantAVX2(dst *float32, codes *byte, n int, scale float32)
 //
 // dst[i] = scale · float32(int8(codes[i])) for i < n, n a positive multiple

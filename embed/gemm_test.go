@@ -603,15 +603,15 @@ func TestDotsInt8(t *testing.T) {
 				for i := range q {
 					q[i] = int8(r.IntN(256) - 128)
 				}
-				for i := range rows {
-					rows[i] = int8(r.IntN(256) - 128)
+				for i := range rows { // stored codes, as Quantize makes them
+					rows[i] = int8(r.IntN(255) - 127)
 				}
 				if count == 7 { // the largest sums either way
 					for i := range q {
 						q[i] = -128
 					}
 					for i := range rows {
-						rows[i] = int8(-128 + 255*(i/stride%2))
+						rows[i] = int8(-127 + 254*(i/stride%2))
 					}
 				}
 				for _, cached := range []bool{false, true} {
@@ -649,8 +649,8 @@ func TestDotsInt8Many(t *testing.T) {
 				for _, m := range []int{1, 2, 3, 4, 5, 6, 9} {
 					qs, outs := make([][]int8, m), make([][]int32, m)
 					rows := make([]int8, (count-1)*stride+n)
-					for i := range rows {
-						rows[i] = int8(r.IntN(256) - 128)
+					for i := range rows { // stored codes, as Quantize makes them
+						rows[i] = int8(r.IntN(255) - 127)
 					}
 					for j := range qs {
 						qs[j], outs[j] = make([]int8, n), make([]int32, count)
@@ -663,7 +663,7 @@ func TestDotsInt8Many(t *testing.T) {
 							qs[0][i], qs[m/2][i] = 127, -128
 						}
 						for i := range rows {
-							rows[i] = int8(-128 + 255*(i/stride%2))
+							rows[i] = int8(-127 + 254*(i/stride%2))
 						}
 					}
 					DotsInt8Many(qs, rows, stride, outs)
