@@ -2,7 +2,7 @@ package papersearch
 
 import (
 	"fmt"
-	"strings"
+	"regexp"
 )
 
 // Filter restricts which papers a retrieval may return. It is applied
@@ -45,19 +45,13 @@ func NotInterestedTag(tag string) string { return notInterestedPrefix + tag }
 
 const notInterestedPrefix = "not."
 
-// isMark reports whether tag, in any letter case, begins as a
-// not-interested mark does.
-func isMark(tag string) bool {
-	return len(tag) >= len(notInterestedPrefix) && strings.EqualFold(tag[:len(notInterestedPrefix)], notInterestedPrefix)
-}
-
 // ValidCollectionTag reports whether tag, in any letter case, names a
-// collection: a tag (TagPattern) of at most MaxTagLength bytes that is no
-// not-interested mark, so that its mark (NotInterestedTag) is a tag too.
-// Every tag a paper holds is a collection's or a collection's mark.
-func ValidCollectionTag(tag string) bool {
-	return len(tag) <= MaxTagLength && tagForm.MatchString(tag) && !isMark(tag)
-}
+// collection: it matches CollectionTagPattern (no not-interested mark), so
+// that its mark (NotInterestedTag) is a tag too. Every tag a paper holds
+// is a collection's or a collection's mark.
+func ValidCollectionTag(tag string) bool { return collectionForm.MatchString(tag) }
+
+var collectionForm = regexp.MustCompile(CollectionTagPattern) // read-only after init
 
 // ErrBadCollectionTag is the rule ValidCollectionTag checks.
 var ErrBadCollectionTag = fmt.Errorf("a collection is a tag of 1 to %d of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter or digit, not with %q (in any letter case)", MaxTagLength, notInterestedPrefix)

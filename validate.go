@@ -245,27 +245,42 @@ func CleanNames(names []string) []string {
 	return out
 }
 
+// collectionTag is a collection's tag inside a pattern: 1 to
+// MaxTagLength (64) of A-Z, a-z, 0-9, '.', '_', '-' starting with a letter
+// or digit and not with "not." in any case (a not-interested mark's
+// prefix), which is spelled out by its first four characters since
+// neither Go's regular expressions nor every JSON Schema validator's have
+// lookahead.
+const collectionTag = `(?:[A-Za-z0-9][A-Za-z0-9._-]{0,2}` + // 1 to 3
+	`|(?:[A-MO-Za-mo-z0-9][A-Za-z0-9._-]{3}` + // 4 to 64, first four not "not."
+	`|[Nn](?:[A-NP-Za-np-z0-9._-][A-Za-z0-9._-]{2}` +
+	`|[Oo](?:[A-SU-Za-su-z0-9._-][A-Za-z0-9._-]` +
+	`|[Tt][A-Za-z0-9_-])))[A-Za-z0-9._-]{0,60})`
+
+// CollectionTagPattern is the form of a collection's tag (see
+// ValidCollectionTag) as a regular expression Go and JSON Schema read
+// alike.
+const CollectionTagPattern = `^` + collectionTag + `$`
+
 // TagPattern is the form of a tag as given, as a regular expression that
-// Go and JSON Schema read alike: 1 to MaxTagLength of A-Z, a-z, 0-9, '.',
-// '_', '-' starting with a letter or digit, with "not." (any case) before
-// it in a not-interested mark; tags are stored in lower case. A tag that
-// begins with "not." is also refused unless the rest names a collection
-// (ValidCollectionTag), which no such pattern can say without lookahead.
-const TagPattern = `^(?:[Nn][Oo][Tt]\.)?[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
+// Go and JSON Schema read alike: a collection's tag (CollectionTagPattern),
+// with "not." (any case) before it in the collection's not-interested
+// mark; so every tag names a collection or marks one. Tags are stored in
+// lower case.
+const TagPattern = `^(?:[Nn][Oo][Tt]\.)?` + collectionTag + `$`
 
 var tagForm = regexp.MustCompile(TagPattern) // read-only after init
 
 // CleanTags folds tags to lower case, sorts them and drops repeats; nil
-// when none is left. ok is false when a tag does not match TagPattern or
-// begins with "not." before what names no collection, or more than MaxTags
-// are given.
+// when none is left. ok is false when a tag does not match TagPattern, or
+// more than MaxTags are given.
 func CleanTags(tags []string) (_ []string, ok bool) {
 	if len(tags) > MaxTags {
 		return nil, false
 	}
 	var out []string
 	for _, t := range tags {
-		if !tagForm.MatchString(t) || isMark(t) && !ValidCollectionTag(t[len(notInterestedPrefix):]) {
+		if !tagForm.MatchString(t) {
 			return nil, false
 		}
 		out = append(out, strings.ToLower(t))

@@ -313,11 +313,12 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
 	eq("map level maximum", *doc.Paths.Find("/v1/map").Get.Parameters.GetByInAndName("query", "level").Schema.Value.Max, corpusmap.Levels-1)
 	eq("alert collection maxLength", *prop("AlertRequest", "collection").MaxLength, papersearch.MaxTagLength)
+	eq("alert collection pattern", prop("AlertRequest", "collection").Pattern, papersearch.CollectionTagPattern)
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			if p := op.Parameters.GetByInAndName("path", "tag"); p != nil {
 				eq(method+" "+path+" tag maxLength", *p.Schema.Value.MaxLength, papersearch.MaxTagLength)
-				eq(method+" "+path+" tag pattern", p.Schema.Value.Pattern, papersearch.TagPattern)
+				eq(method+" "+path+" tag pattern", p.Schema.Value.Pattern, papersearch.CollectionTagPattern)
 			}
 		}
 	}
@@ -567,4 +568,56 @@ func scalarAt(ref *openapi3.SchemaRef, pointer string) error {
 		return errors.New("not a single value")
 	}
 	return nil
+}
+
+// TestOpenAPITagPatterns: every tag the document takes is a paper's tag
+// (TagPattern, up to a mark's length) or a collection's
+// (CollectionTagPattern, MaxTagLength), and each pattern says what the
+// server checks: a mark is a tag and no collection, the longest of each
+// is taken and one more character is not.
+func TestOpenAPITagPatterns(t *testing.T) {
+	var doc any
+	if err := json.Unmarshal(openAPITemplate, &doc); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if p, ok := v["pattern"].(string); ok && strings.Contains(p, "[A-Za-z0-9._-]") {
+				max, _ := v["maxLength"].(float64)
+				switch {
+				case p == papersearch.TagPattern && int(max) == len(papersearch.NotInterestedTag(strings.Repeat("a", papersearch.MaxTagLength))):
+					counts["tag"]++
+				case p == papersearch.CollectionTagPattern && int(max) == papersearch.MaxTagLength:
+					counts["collection"]++
+				default:
+					t.Errorf("%s: pattern %s, maxLength %v: neither a tag's nor a collection's", path, p, max)
+				}
+			}
+			for k, e := range v {
+				walk(path+"/"+k, e)
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s/%d", path, i), e)
+			}
+		}
+	}
+	walk("", doc)
+	if counts["tag"] == 0 || counts["collection"] == 0 {
+		t.Errorf("tags and collections in the document: %v", counts)
+	}
+	tag, collection := regexp.MustCompile(papersearch.TagPattern), regexp.MustCompile(papersearch.CollectionTagPattern)
+	longest := strings.Repeat("a", papersearch.MaxTagLength)
+	for s, want := range map[string][2]bool{ // tag, collection
+		"reading": {true, true}, "Not.Reading": {true, false}, "note": {true, true}, "not": {true, true}, "n.o": {true, true},
+		longest: {true, true}, "not." + longest: {true, false}, longest + "a": {false, false},
+		"not.-x": {false, false}, "not.not.x": {false, false}, "not.": {false, false}, "-x": {false, false},
+	} {
+		if got := [2]bool{tag.MatchString(s), collection.MatchString(s)}; got != want {
+			t.Errorf("%q: tag, collection %v, want %v", s, got, want)
+		}
+	}
 }
