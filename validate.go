@@ -288,3 +288,29 @@ func CleanTags(tags []string) (_ []string, ok bool) {
 	slices.Sort(out)
 	return slices.Compact(out), true
 }
+
+// MergeTags returns a stored paper's tags with add's: CleanTags of the
+// two together, except that only add's are checked against TagPattern
+// (a stored tag stays whatever its form: an earlier version's rule may
+// have taken it, and refusing it would leave the paper impossible to
+// retag). ok is false when an added tag does not match, or together they
+// are more than MaxTags.
+func MergeTags(stored, add []string) (_ []string, ok bool) {
+	add, ok = CleanTags(add)
+	if !ok {
+		return nil, false
+	}
+	out := slices.Clone(add)
+	for _, t := range stored {
+		out = append(out, strings.ToLower(t))
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > MaxTags {
+		return nil, false
+	}
+	if len(out) == 0 {
+		return nil, true
+	}
+	return out, true
+}

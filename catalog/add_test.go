@@ -153,3 +153,52 @@ func TestUpdateKeepsThePaperWhereItIs(t *testing.T) {
 		t.Errorf("after refused updates the paper is %+v", p)
 	}
 }
+
+// TestStoredTagsOfAnEarlierRule: a paper holding tags an earlier
+// version's rule took (and this one refuses) can still be retagged, have
+// those tags removed, and take a new version with tags added: only the
+// tags a request brings are checked.
+func TestStoredTagsOfAnEarlierRule(t *testing.T) {
+	ctx := context.Background()
+	eng, store := searchtest.Engine(t, hashvec.Embedder{Model: storetest.Model}, search.Options{})
+	cat := catalog.New(eng, catalog.Options{})
+	legacy := []string{"not.-x", "not.not.x"}
+	for _, tag := range legacy {
+		if _, ok := papersearch.CleanTags([]string{tag}); ok {
+			t.Fatalf("%q is a tag today: the test needs one this rule refuses", tag)
+		}
+	}
+	p := papersearch.Paper{ID: "old", Title: "Old", Abstract: "A paper stored under an earlier rule.", Tags: legacy}
+	if _, err := cat.Put(ctx, []papersearch.Paper{p}); err != nil {
+		t.Fatal(err)
+	}
+	tagsOf := func() []string {
+		t.Helper()
+		got, err := store.Lookup(ctx, []string{"old"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got["old"].Tags
+	}
+	if _, err := cat.Retag(ctx, []string{"old"}, []string{"Fresh"}, nil); err != nil {
+		t.Fatalf("retag of a paper with older tags: %v", err)
+	}
+	if got := strings.Join(tagsOf(), " "); got != "fresh not.-x not.not.x" {
+		t.Errorf("after adding a tag: %s", got)
+	}
+	if _, err := cat.Retag(ctx, []string{"old"}, nil, []string{"NOT.NOT.X"}); err != nil {
+		t.Fatalf("removing an older tag: %v", err)
+	}
+	if got := strings.Join(tagsOf(), " "); got != "fresh not.-x" {
+		t.Errorf("after removing not.not.x: %s", got)
+	}
+	if _, err := cat.Add(ctx, []papersearch.Paper{{ID: "old", Title: "Old", Abstract: "A paper stored under an earlier rule, again."}}, catalog.AddOptions{Tags: []string{"more"}}); err != nil {
+		t.Fatalf("a new version of it: %v", err)
+	}
+	if got := strings.Join(tagsOf(), " "); got != "fresh more not.-x" {
+		t.Errorf("after a new version: %s", got)
+	}
+	if _, err := cat.Retag(ctx, []string{"old"}, []string{"not.-y"}, nil); !errors.Is(err, papersearch.ErrBadTag) {
+		t.Errorf("a request's own tag of the earlier rule: %v, want ErrBadTag", err)
+	}
+}

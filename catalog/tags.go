@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/search"
@@ -29,7 +30,11 @@ func (c *Catalog) Retag(ctx context.Context, ids, add, remove []string) ([]paper
 	if !ok {
 		return nil, &papersearch.FieldError{Field: "tags", Err: papersearch.ErrBadTag}
 	}
-	remove, _ = papersearch.CleanTags(remove)
+	// Any tag may be removed, one an earlier version's rule took included.
+	remove = slices.Clone(remove)
+	for i, t := range remove {
+		remove[i] = strings.ToLower(t)
+	}
 	resolved, err := c.engine.Resolve(ctx, ids)
 	if err != nil {
 		return nil, err
@@ -49,8 +54,8 @@ func (c *Catalog) Retag(ctx context.Context, ids, add, remove []string) ([]paper
 			continue // named twice, or by two of its ids
 		}
 		done[id] = true
-		tags := slices.DeleteFunc(slices.Concat(p.Tags, add), func(t string) bool { return slices.Contains(remove, t) })
-		if p.Tags, ok = papersearch.CleanTags(tags); !ok {
+		kept := slices.DeleteFunc(slices.Clone(p.Tags), func(t string) bool { return slices.Contains(remove, t) })
+		if p.Tags, ok = papersearch.MergeTags(kept, slices.DeleteFunc(slices.Clone(add), func(t string) bool { return slices.Contains(remove, t) })); !ok {
 			return nil, &papersearch.FieldError{Field: fmt.Sprintf("ids/%d", i), Err: papersearch.ErrBadTag,
 				Reason: fmt.Sprintf("names a paper that would hold more than %d tags", papersearch.MaxTags)}
 		}

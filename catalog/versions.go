@@ -67,7 +67,7 @@ func touchedWorks(all []*version, extra []string) ([]papersearch.Paper, error) {
 		if !v.touched || v.into != nil {
 			continue
 		}
-		tags, ok := papersearch.CleanTags(append(slices.Clone(v.paper.Tags), extra...))
+		tags, ok := papersearch.MergeTags(v.paper.Tags, extra)
 		if !ok {
 			return nil, fmt.Errorf("add: paper %s: %w", v.paper.ID, papersearch.ErrBadTag)
 		}
