@@ -270,8 +270,17 @@ func (s *Server) serveFeed(c echo.Context, spec feedSpec) error {
 	req := c.Request()
 	req.Header.Del("Range")
 	req.Header.Del("If-Range")
-	http.ServeContent(c.Response(), req, "", time.Time{}, bytes.NewReader(body))
+	http.ServeContent(wholeOnly{c.Response()}, req, "", time.Time{}, bytes.NewReader(body))
 	return nil
+}
+
+// wholeOnly takes back the Accept-Ranges that http.ServeContent says: a
+// feed is sent whole.
+type wholeOnly struct{ http.ResponseWriter }
+
+func (w wholeOnly) WriteHeader(code int) {
+	w.Header().Del("Accept-Ranges")
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // collectionFeed answers GET /v1/collections/{tag}/feed.atom: the
