@@ -81,7 +81,7 @@ func Decompressed(r io.Reader) (*bufio.Reader, error) {
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("open gzip stream: %w", err)
+			return nil, gzipError("open", err)
 		}
 		br = bufio.NewReaderSize(gzipErrors{zr}, 64<<10)
 	}
@@ -96,17 +96,23 @@ type gzipErrors struct{ r io.Reader }
 
 func (g gzipErrors) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
-	var corrupt flate.CorruptInputError
-	switch {
-	case err == nil || err == io.EOF:
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		err = &FormatError{Err: fmt.Errorf("read gzip stream (is the file cut short?): %w", err)}
-	case errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &corrupt):
-		err = &FormatError{Err: fmt.Errorf("read gzip stream (the file is corrupt): %w", err)}
-	default:
-		err = fmt.Errorf("read gzip stream: %w", err)
+	if err != nil && err != io.EOF {
+		err = gzipError("read", err)
 	}
 	return n, err
+}
+
+// gzipError is err of reading (or opening) a gzip stream, said as
+// gzipErrors says it.
+func gzipError(doing string, err error) error {
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &FormatError{Err: fmt.Errorf("%s gzip stream (is the file cut short?): %w", doing, err)}
+	case errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &corrupt):
+		return &FormatError{Err: fmt.Errorf("%s gzip stream (the file is corrupt): %w", doing, err)}
+	}
+	return fmt.Errorf("%s gzip stream: %w", doing, err)
 }
 
 // NewReader returns a Reader of r in the given format. A gzip stream is

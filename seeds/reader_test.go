@@ -172,6 +172,8 @@ func TestGzipErrors(t *testing.T) {
 		{"cut short", bytes.NewReader(whole[:len(whole)/2]), true, "is the file cut short?"},
 		{"corrupt", bytes.NewReader(corrupt), true, "the file is corrupt"},
 		{"the disk fails", &failingReader{b: whole[:len(whole)/2], err: diskErr}, false, diskErr.Error()},
+		{"header cut short", bytes.NewReader(whole[:5]), true, "is the file cut short?"},
+		{"header corrupt", bytes.NewReader(append([]byte{0x1f, 0x8b, 99}, whole[3:]...)), true, "the file is corrupt"},
 	} {
 		_, _, err := ReadAll(tt.r, 0)
 		var fe *FormatError
