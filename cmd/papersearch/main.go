@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 
 	"github.com/papersearch/papersearch/search"
@@ -82,11 +83,11 @@ func notifyContext(parent context.Context, signals ...os.Signal) (context.Contex
 		case <-done:
 		}
 	}()
-	return ctx, func() {
+	return ctx, sync.OnceFunc(func() {
 		signal.Stop(ch)
 		close(done)
 		cancel(context.Canceled)
-	}
+	})
 }
 
 // usageError is a mistake in the command line.
