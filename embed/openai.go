@@ -319,12 +319,13 @@ var errTooLong = errors.New("input too long for the embedding endpoint")
 
 // request sends one embeddings request, retrying what can pass.
 func (c *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
-	attempt, retryable := 0, false
+	attempt, retryable, failed := 0, false, false
 	op := func() (_ [][]float32, err error) {
 		attempt++
 		defer func() {
 			var permanent *backoff.PermanentError
 			retryable = err != nil && !errors.As(err, &permanent)
+			failed = failed || retryable
 		}()
 		actx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		defer cancel()
@@ -355,10 +356,13 @@ func (c *OpenAI) request(ctx context.Context, texts []string) ([][]float32, erro
 			c.log.Warn("embedding request failed; retrying", "error", err, "attempt", attempt, "wait", wait.Round(time.Millisecond))
 		}))
 	// The last attempt failed in a way a later one may not, and retrying
-	// gave up or ran out of its caller's time: the endpoint did not answer.
-	// (A caller that went away, or a deadline that cut an attempt short,
-	// says nothing of it.)
-	if err != nil && retryable && !errors.Is(ctx.Err(), context.Canceled) {
+	// gave up or ran out of its caller's time, or an attempt after such a
+	// failure was cut short by the caller's deadline: the endpoint did not
+	// answer. (A caller that went away says nothing of it, nor does a
+	// deadline that cut short the first attempt: the endpoint may be slow,
+	// not down.)
+	deadline := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	if err != nil && (retryable || failed && deadline) && !errors.Is(ctx.Err(), context.Canceled) {
 		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if err != nil && attempt > 1 && !errors.Is(err, errTooLong) {

@@ -419,3 +419,49 @@ func TestOpenAISilentEndpoint(t *testing.T) {
 		t.Errorf("a silent endpoint: %v after %v", err, took)
 	}
 }
+
+// TestOpenAIDeadlineAfterFailures: an endpoint that answered 503 and then
+// held the retry past the caller's deadline did not answer: the error
+// wraps ErrUnavailable (what the service's breaker counts), as when its
+// retries run out; a deadline that cut short the first attempt, with no
+// failure before it, does not (the endpoint may be slow, not down).
+func TestOpenAIDeadlineAfterFailures(t *testing.T) {
+	const (
+		pass = iota
+		failThenHold
+		hold
+	)
+	var mode, seen atomic.Int64
+	p := newProxy(t, func(n int, w http.ResponseWriter, _ map[string]any) bool {
+		switch mode.Load() {
+		case failThenHold:
+			if seen.Add(1) == 1 {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				io.WriteString(w, `{"error":{"message":"the model is loading","type":"server_error"}}`)
+				return true
+			}
+			time.Sleep(3 * time.Second)
+			return true
+		case hold:
+			time.Sleep(3 * time.Second)
+			return true
+		}
+		return false
+	}, nil)
+	c := client(t, p.URL, nil)
+	for _, tt := range []struct {
+		name        string
+		mode        int64
+		unavailable bool
+	}{{"503, then held past the deadline", failThenHold, true}, {"held past the deadline", hold, false}} {
+		mode.Store(tt.mode)
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		_, err := c.Embed(ctx, []string{"a text"})
+		cancel()
+		if err == nil || errors.Is(err, embed.ErrUnavailable) != tt.unavailable {
+			t.Errorf("%s: %v, want it to wrap ErrUnavailable: %v", tt.name, err, tt.unavailable)
+		}
+	}
+	mode.Store(pass)
+}
