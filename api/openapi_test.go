@@ -312,8 +312,9 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 	eq("tag maxLength", *tags.Items.Value.MaxLength, len(papersearch.NotInterestedTag(strings.Repeat("a", papersearch.MaxTagLength))))
 	eq("filter tags maxItems", *prop("Filter", "tags").MaxItems, papersearch.MaxFilterTags)
 	eq("map level maximum", *doc.Paths.Find("/v1/map").Get.Parameters.GetByInAndName("query", "level").Schema.Value.Max, corpusmap.Levels-1)
-	eq("alert collection maxLength", *prop("AlertRequest", "collection").MaxLength, papersearch.MaxTagLength)
-	eq("alert collection pattern", prop("AlertRequest", "collection").Pattern, papersearch.CollectionTagPattern)
+	alertTag := prop("AlertRequest", "collection").AnyOf[2].Value // null, "" (none), or a collection
+	eq("alert collection maxLength", *alertTag.MaxLength, papersearch.MaxTagLength)
+	eq("alert collection pattern", alertTag.Pattern, papersearch.CollectionTagPattern)
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			if p := op.Parameters.GetByInAndName("path", "tag"); p != nil {
