@@ -485,3 +485,73 @@ dloop:
 	JNZ          drow
 	VZEROUPPER
 	RET
+
+// DOTQ adds to ACC the products of the 32 codes of a query at (QP)(AX*1)
+// with the row's in Y4, as dotsInt8AVX2 does, using T1 and T2.
+#define DOTQ(QP, T1, T2, ACC) \
+	VMOVDQU    (QP)(AX*1), T1; \
+	VPABSB     T1, T2;         \
+	VPSIGNB    T1, Y4, T1;     \
+	VPMADDUBSW T1, T2, T1;     \
+	VPMADDWD   Y15, T1, T1;    \
+	VPADDD     T1, ACC, ACC
+
+// func dotsInt8AVX2Four(q *[4]*int8, rows *int8, stride int, n int, count int, out *[4]*int32)
+//
+// out[j][r] = Σ q[j][i]·rows[r·stride+i] over i < n for four queries j and
+// r < count, n a positive multiple of 32, count positive, the rows' codes
+// in [-127, 127]: dotsInt8AVX2's arithmetic with each row's 32 codes read
+// once for the four queries, the four sums added across lanes together.
+TEXT ·dotsInt8AVX2Four(SB), NOSPLIT, $0-48
+	MOVQ    q+0(FP), AX
+	MOVQ    0(AX), R10
+	MOVQ    8(AX), R11
+	MOVQ    16(AX), R12
+	MOVQ    24(AX), R13
+	MOVQ    out+40(FP), AX
+	MOVQ    0(AX), SI
+	MOVQ    8(AX), BX
+	MOVQ    16(AX), R14
+	MOVQ    24(AX), R9
+	MOVQ    rows+8(FP), DI
+	MOVQ    stride+16(FP), DX
+	MOVQ    n+24(FP), CX
+	MOVQ    count+32(FP), R8
+	VMOVDQU ones16<>(SB), Y15
+
+frow:
+	XORQ  AX, AX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+floop:
+	VMOVDQU (DI)(AX*1), Y4
+	DOTQ(R10, Y5, Y6, Y0)
+	DOTQ(R11, Y7, Y8, Y1)
+	DOTQ(R12, Y9, Y10, Y2)
+	DOTQ(R13, Y11, Y12, Y3)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     floop
+
+	// Each accumulator's eight lanes summed, the four sums side by side in X0.
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, (SI)
+	VPEXTRD      $1, X0, (BX)
+	VPEXTRD      $2, X0, (R14)
+	VPEXTRD      $3, X0, (R9)
+	ADDQ         $4, SI
+	ADDQ         $4, BX
+	ADDQ         $4, R14
+	ADDQ         $4, R9
+	ADDQ         DX, DI
+	DECQ         R8
+	JNZ          frow
+	VZEROUPPER
+	RET

@@ -79,7 +79,9 @@ func dotsInt8SIMD(q, rows []int8, stride int, out []int32, cached bool) bool { r
 
 // dotsInt8FourSIMD handles nothing here; DotsInt8Many takes each query
 // in turn.
-func dotsInt8FourSIMD(q *[4][]int8, rows []int8, stride int, out *[4][]int32) bool { return false }
+func dotsInt8FourSIMD(q *[4][]int8, distinct int, rows []int8, stride int, out *[4][]int32) bool {
+	return false
+}
 
 // outlierProductSIMD handles nothing here; addOutliers multiplies and adds.
 func outlierProductSIMD(y []float32, ldy int, a []float32, c int, w []float32, n, rows int) bool {

@@ -103,8 +103,9 @@ func DotsInt8(q, rows []int8, stride int, out []int32, cached bool) {
 // memory alone, one query or four: 0.95 against 1.02 ms for one query
 // over 29,184 rows of 768 codes, 0.85 against 1.26 for two, on an Intel
 // Xeon with AMX; BenchmarkDotsInt8Many), and a single query left after
-// others, whose rows are then in the core's cache, goes alone. The sums
-// are DotsInt8's either way.
+// others, whose rows are then in the core's cache, goes alone. With AVX2
+// alone each row meets four queries, or three and a repeat; two or one go
+// each alone (see dotsInt8FourSIMD). The sums are DotsInt8's either way.
 func DotsInt8Many(qs [][]int8, rows []int8, stride int, outs [][]int32) {
 	if len(qs) != len(outs) {
 		panic("embed: DotsInt8Many: queries and outputs of different counts")
@@ -135,7 +136,7 @@ func DotsInt8Many(qs [][]int8, rows []int8, stride int, outs [][]int32) {
 		for j := range q4 {
 			q4[j], o4[j] = qs[k+min(j, m-1)], outs[k+min(j, m-1)]
 		}
-		if !dotsInt8FourSIMD(&q4, rows, stride, &o4) {
+		if !dotsInt8FourSIMD(&q4, m, rows, stride, &o4) {
 			for j := k; j < k+m; j++ {
 				DotsInt8(qs[j], rows, stride, outs[j], j > 0)
 			}
