@@ -73,3 +73,55 @@ func TestLanesLeaveAProcessor(t *testing.T) {
 		t.Fatalf("long after the last query %d slots are taken", len(m.lanes.slots))
 	}
 }
+
+// TestLanesBoundTheWait: behind a query that never ends, background work
+// waits backgroundStarved and then goes on for backgroundTurn beside it,
+// holding a slot, a checkpoint within the turn not waiting; after the
+// turn it waits again; a query's end lets it go at once.
+func TestLanesBoundTheWait(t *testing.T) {
+	m := &Models{lanes: newLanes(2)}
+	ctx := context.Background()
+	a := &lane{l: m.lanes}
+	wait := func() time.Duration { // how long a.Wait took; at most 5 s
+		t.Helper()
+		begun, went := time.Now(), make(chan struct{})
+		go func() { a.Wait(ctx); close(went) }()
+		select {
+		case <-went:
+			return time.Since(begun)
+		case <-time.After(5 * time.Second):
+			t.Fatal("background work waited 5 s behind a query")
+			return 0
+		}
+	}
+	done := m.Foreground()
+	if waited := wait(); waited < backgroundStarved {
+		t.Fatalf("background work went on after %v behind a query, want %v", waited, backgroundStarved)
+	}
+	if !a.held {
+		t.Fatal("background work took its turn beside a query without a slot")
+	}
+	if waited := wait(); waited >= backgroundStarved {
+		t.Fatalf("a checkpoint within the turn waited %v", waited)
+	}
+	m.lanes.mu.Lock()
+	turn := m.lanes.turn
+	m.lanes.mu.Unlock()
+	time.Sleep(time.Until(turn))
+	begun, went := time.Now(), make(chan struct{})
+	go func() { a.Wait(ctx); close(went) }()
+	select {
+	case <-went:
+		t.Fatalf("after its turn background work went on after %v", time.Since(begun))
+	case <-time.After(backgroundStarved / 4):
+	}
+	done()
+	select {
+	case <-went:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the query ended and background work still waited")
+	}
+	if a.held {
+		a.Done()
+	}
+}
