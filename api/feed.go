@@ -241,7 +241,8 @@ func windowText(d time.Duration) string {
 
 // serveFeed answers a feed: its Atom document with an ETag, or 304 when
 // the client holds that document already (If-None-Match, compared weakly
-// as RFC 9110 §13.1.2 says, "*" included; net/http's ServeContent). The
+// as RFC 9110 §13.1.2 says, "*" included; net/http's ServeContent), and a
+// problem (412) when If-Match names no current version of it. The
 // Last-Modified it sends is its newest paper's arrival, which a change of
 // ranking does not move, so If-Modified-Since alone gets the document.
 func (s *Server) serveFeed(c echo.Context, spec feedSpec) error {
@@ -263,6 +264,9 @@ func (s *Server) serveFeed(c echo.Context, spec feedSpec) error {
 	if len(hits) > 0 && hits[0].Paper.Added.Before(now) {
 		h.Set(echo.HeaderLastModified, hits[0].Paper.Added.UTC().Format(http.TimeFormat))
 	}
+	if held := c.Request().Header.Values("If-Match"); len(held) > 0 && !strongMatch(strings.Join(held, ","), etag) {
+		return problem(http.StatusPreconditionFailed, "precondition-failed", "If-Match names no current version of this feed: its ETag is now "+etag)
+	}
 	h.Set(echo.HeaderContentType, MediaAtom+"; charset=utf-8")
 	// A feed is fetched whole: ServeContent is here for If-None-Match, and
 	// a range (whose refusal it writes as plain text) is ignored, as RFC
@@ -272,6 +276,38 @@ func (s *Server) serveFeed(c echo.Context, spec feedSpec) error {
 	req.Header.Del("If-Range")
 	http.ServeContent(wholeOnly{c.Response()}, req, "", time.Time{}, bytes.NewReader(body))
 	return nil
+}
+
+// strongMatch reports whether the If-Match field list names etag, or
+// "*": RFC 9110 §13.1.1's strong comparison, so that a weak tag (W/"…")
+// never matches. An entity-tag's opaque part may hold commas; the list is
+// read tag by tag.
+func strongMatch(list, etag string) bool {
+	for list != "" {
+		list = strings.TrimLeft(list, " \t,")
+		switch {
+		case list == "":
+			return false
+		case list[0] == '*':
+			return true
+		}
+		weak := strings.HasPrefix(list, "W/")
+		if weak {
+			list = list[2:]
+		}
+		if list == "" || list[0] != '"' {
+			return false // not a list of entity-tags: matches nothing
+		}
+		end := strings.IndexByte(list[1:], '"')
+		if end < 0 {
+			return false
+		}
+		if tag := list[:end+2]; !weak && tag == etag {
+			return true
+		}
+		list = list[end+2:]
+	}
+	return false
 }
 
 // wholeOnly takes back the Accept-Ranges that http.ServeContent says: a

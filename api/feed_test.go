@@ -137,6 +137,21 @@ func TestCollectionFeed(t *testing.T) {
 	if resp, _ := do(t, "GET", url+"/v1/collections/mine/feed.atom?limit=50", "", "", "If-None-Match", `"other"`); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != MediaAtom+"; charset=utf-8" {
 		t.Errorf("If-None-Match of another document: %d %q, want 200 Atom", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
+	for _, tt := range []struct {
+		held string
+		want int
+	}{
+		{etag, 200}, {"*", 200}, {`"a,b", ` + etag, 200}, {`"other"`, 412}, {"W/" + etag, 412}, {"garbage", 412}, {`"unclosed`, 412},
+	} { // If-Match compares strongly; a failed one is a problem, not an empty 412
+		resp, b := do(t, "GET", url+"/v1/collections/mine/feed.atom?limit=50", "", "", "If-Match", tt.held)
+		if resp.StatusCode != tt.want {
+			t.Errorf("If-Match %s: %d, want %d", tt.held, resp.StatusCode, tt.want)
+			continue
+		}
+		if tt.want == 412 && (!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") || !strings.Contains(string(b), `"status":412`) || !strings.Contains(string(b), strings.Trim(etag, `"`))) {
+			t.Errorf("If-Match %s: %q %s, want a problem naming the ETag", tt.held, resp.Header.Get("Content-Type"), b)
+		}
+	}
 	for _, rng := range []string{"bytes=99999999-", "bytes=0-9"} { // a feed is sent whole
 		if resp, b := do(t, "GET", url+"/v1/collections/mine/feed.atom?limit=50", "", "", "Range", rng); resp.StatusCode != 200 || !strings.Contains(string(b), "</feed>") || resp.Header.Get("Accept-Ranges") != "" {
 			t.Errorf("Range %s: %d, %d bytes, Accept-Ranges %q, want the whole feed and no ranges offered", rng, resp.StatusCode, len(b), resp.Header.Get("Accept-Ranges"))
