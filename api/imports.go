@@ -85,7 +85,7 @@ func jobOf(j *imports.Job) *wire.ImportJob {
 		return nil
 	}
 	out := wire.ImportJob{ID: j.ID, Source: j.Source, Target: j.Target, Tags: j.Tags, Status: j.Status, Error: j.Error,
-		Read: j.Read, Stored: j.Stored, Rejected: j.Rejected, NoAbstract: j.NoAbstract, Merged: j.Merged,
+		Read: j.Read, Stored: j.Stored, Rejected: j.Rejected, NoAbstract: j.NoAbstract, Merged: j.Merged, Embedded: j.Embedded,
 		Rejections: make([]wire.ImportRejection, len(j.Rejections)), Summary: j.Summary, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
 	for i, r := range j.Rejections {
 		out.Rejections[i] = wire.ImportRejection(r)

@@ -86,7 +86,7 @@ func TestImportOverHTTP(t *testing.T) {
 		}
 	}()
 	done := waitImport(t, srv.URL, job.ID)
-	if done.Status != "done" || done.Read != 3 || done.Stored != 2 || done.Rejected != 1 || done.NoAbstract != 1 ||
+	if done.Status != "done" || done.Read != 3 || done.Stored != 2 || done.Embedded != 2 || done.Rejected != 1 || done.NoAbstract != 1 ||
 		len(done.Rejections) != 1 || done.Rejections[0].Record != 3 || done.Summary == nil || done.Summary.New != 2 || done.FinishedAt == nil {
 		t.Errorf("done: %+v", done)
 	}

@@ -172,6 +172,11 @@ type ImportJob struct {
 	NoAbstract int               `json:"no_abstract"`
 	Merged     int               `json:"merged"`
 	Rejections []ImportRejection `json:"rejections"`
+	// Embedded counts the papers embedded so far, those of the batch in
+	// hand included: it moves while a batch (up to 256 papers) is
+	// embedded, before the batch is stored whole; papers stored before
+	// with the same text need no embedding.
+	Embedded int `json:"embedded"`
 	// Summary is the ingest's, once the import is done.
 	Summary    *papersearch.IngestSummary `json:"summary,omitempty"`
 	StartedAt  time.Time                  `json:"started_at"`

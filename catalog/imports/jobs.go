@@ -271,7 +271,9 @@ func (j *Jobs) runJob(ctx context.Context, id string, opened Opened) {
 	}
 	var kept time.Time
 	sum, err := j.run.Import(ctx, opened.Source, catalog.ImportOptions{Tags: opened.Tags, Progress: func(p catalog.ImportProgress) {
-		update(func(job *Job) { job.Read, job.Stored, job.Rejected = p.Read, p.Stored, p.Rejected })
+		update(func(job *Job) {
+			job.Read, job.Stored, job.Rejected, job.Embedded = p.Read, p.Stored, p.Rejected, p.Embedded
+		})
 		if time.Since(kept) >= keepEvery {
 			kept = time.Now()
 			j.keep(id)
@@ -282,7 +284,7 @@ func (j *Jobs) runJob(ctx context.Context, id string, opened Opened) {
 		now := time.Now().UTC()
 		job.FinishedAt = &now
 		job.Read, job.Stored, job.Rejected, job.NoAbstract = sum.Read, sum.New+sum.Updated+sum.Unchanged, sum.Rejected, sum.NoAbstract
-		job.Merged = sum.Merged
+		job.Merged, job.Embedded = sum.Merged, sum.Embedded
 		job.Rejections = boundedRejections(sum.Rejections)
 		summary := sum.IngestSummary
 		job.Summary = &summary

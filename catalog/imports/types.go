@@ -43,6 +43,10 @@ type Job struct {
 	NoAbstract int         `json:"no_abstract"`
 	Merged     int         `json:"merged"`
 	Rejections []Rejection `json:"rejections"`
+	// Embedded counts the papers embedded so far, those of the batch in
+	// hand included: it moves while a batch is embedded, before the batch
+	// is stored whole (papers stored before with the same text need none).
+	Embedded int `json:"embedded"`
 	// Summary is the ingest's, once the import is done.
 	Summary    *papersearch.IngestSummary `json:"summary,omitempty"`
 	StartedAt  time.Time                  `json:"started_at"`
