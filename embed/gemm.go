@@ -246,9 +246,10 @@ func Dot(a, b []float32) float32 {
 }
 
 // Dots4 sets out[i] to Dot(rows[i], v) for four rows as long as v, the
-// same bits as Dot's, in one pass over v where the CPU has AVX-512: with
-// the rows in the core's first-level cache and v read once for the four
-// (a recommendation's candidates against each member in turn).
+// same bits as Dot's, in one call where the CPU has AVX-512 (one pass) or
+// AVX2 (two, for lengths a multiple of 32): v read once for the four, and
+// four rows from memory in flight at once (an index's rescoring of the
+// rows its first pass kept).
 func Dots4(v []float32, rows *[4][]float32, out *[4]float32) {
 	for _, r := range rows {
 		if len(r) != len(v) {
@@ -262,6 +263,48 @@ func Dots4(v []float32, rows *[4][]float32, out *[4]float32) {
 			continue
 		}
 		out[j] = dotFrom(r, v, n, s[j])
+	}
+}
+
+// DotsGrid sets out[i*len(b)+j] to Dot(a[i], b[j]), the same bits, for
+// every row of a and of b, all as long as a[0]; out holds len(a)·len(b).
+// Where the CPU has AVX2 without AVX-512 and the length is a multiple of
+// 32, three rows of a meet four of b in one pass (seven rows read for
+// twelve products), each product still summed as Dot sums it; with
+// AVX-512 four rows of a meet each row of b (Dots4); elsewhere, a Dot a
+// pair. It is a recommendation's votes: a few candidates against every
+// member.
+func DotsGrid(a, b [][]float32, out []float32) {
+	if len(a) == 0 || len(b) == 0 {
+		return
+	}
+	n := len(a[0])
+	for _, rows := range [2][][]float32{a, b} {
+		for _, r := range rows {
+			if len(r) != n {
+				panic("embed: DotsGrid: rows of different lengths")
+			}
+		}
+	}
+	out = out[:len(a)*len(b)]
+	if dotsGridSIMD(a, b, out) {
+		return
+	}
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		rows := [4][]float32(a[i : i+4])
+		var s [4]float32
+		for j, v := range b {
+			Dots4(v, &rows, &s)
+			for k, x := range s {
+				out[(i+k)*len(b)+j] = x
+			}
+		}
+	}
+	for ; i < len(a); i++ {
+		for j, v := range b {
+			out[i*len(b)+j] = Dot(a[i], v)
+		}
 	}
 }
 

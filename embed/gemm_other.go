@@ -11,6 +11,9 @@ func dotSIMD(a, b []float32) (float32, int) { return 0, 0 }
 // dots4SIMD handles nothing here; Dots4 goes row by row.
 func dots4SIMD(v []float32, rows *[4][]float32) (int, [4]float32) { return 0, [4]float32{} }
 
+// dotsGridSIMD handles nothing here; DotsGrid goes by Dots4 and Dot.
+func dotsGridSIMD(a, b [][]float32, out []float32) bool { return false }
+
 // dequantSIMD handles nothing here; Dequantize computes in Go.
 func dequantSIMD(dst []float32, codes []byte, scale float32) int { return 0 }
 

@@ -185,6 +185,38 @@ func TestDots4(t *testing.T) {
 	}
 }
 
+// TestDotsGrid: each of DotsGrid's products is Dot's, bit for bit, for
+// shapes whole in the kernel's three by four and ragged on either side,
+// and for lengths it takes (multiples of 32) and those it leaves to Dot.
+func TestDotsGrid(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, n := range []int{5, 8, 40, 32, 384, 768, 770, 1152} {
+		for _, shape := range [][2]int{{1, 1}, {3, 4}, {2, 1}, {4, 5}, {7, 50}, {12, 3}, {5, 9}} {
+			a, b := make([][]float32, shape[0]), make([][]float32, shape[1])
+			for i := range a {
+				a[i] = randomMatrix(r, n)
+			}
+			for j := range b {
+				b[j] = randomMatrix(r, n)
+			}
+			out := make([]float32, len(a)*len(b)+1)
+			out[len(out)-1] = 42
+			DotsGrid(a, b, out)
+			for i := range a {
+				for j := range b {
+					want := Dot(a[i], b[j])
+					if got := out[i*len(b)+j]; math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("n=%d shape %v (%d, %d): %v, Dot gives %v", n, shape, i, j, got, want)
+					}
+				}
+			}
+			if out[len(out)-1] != 42 {
+				t.Fatalf("n=%d shape %v: wrote past its products", n, shape)
+			}
+		}
+	}
+}
+
 // BenchmarkVotes is a recommendation's votes: 64 candidates' cosines with
 // 50 members' 768-dimension vectors, four candidates at a time against
 // each member (Dots4) and a Dot a pair.
@@ -207,6 +239,15 @@ func BenchmarkVotes(b *testing.B) {
 					Dots4(m, &rows, &out)
 					sink += out[0]
 				}
+			}
+		}
+	})
+	b.Run("grid", func(b *testing.B) {
+		out := make([]float32, 12*len(members))
+		for b.Loop() {
+			for i := 0; i < len(cands); i += 12 {
+				DotsGrid(cands[i:min(i+12, len(cands))], members, out)
+				sink += out[0]
 			}
 		}
 	})

@@ -261,44 +261,36 @@ func (c collection) vectorsOf(ids []string) [][]float32 {
 
 // vote sets each candidate's Neighbours score, from its vector (in vecs,
 // its first dim dimensions) and the vectors of the collection's members
-// and dismissed papers (vectorsOf, read once for all candidates). Four
-// candidates at a time meet each member in turn (embed.Dots4): the four
-// stay in the core's cache while each member is read once for them, and
-// every cosine is embed.Dot's.
+// and dismissed papers (vectorsOf, read once for all candidates). Twelve
+// candidates at a time meet every member (embed.DotsGrid): a few stay in
+// the core's cache while each member is read once for them, and every
+// cosine is embed.Dot's.
 func vote(cands []storage.Candidate, vecs map[string][]float32, dim int, members, dismissed [][]float32) {
-	i := 0
-	for ; i+4 <= len(cands); i += 4 {
-		var rows [4][]float32
-		var ts [4]tally
-		for j := range rows {
-			rows[j], ts[j] = vecs[cands[i+j].ID][:dim], newTally()
+	const group = 12
+	rows := make([][]float32, 0, group)
+	cos := make([]float32, group*max(len(members), len(dismissed)))
+	for i := 0; i < len(cands); i += group {
+		part := cands[i:min(i+group, len(cands))]
+		rows = rows[:0]
+		var ts [group]tally
+		for j, c := range part {
+			rows, ts[j] = append(rows, vecs[c.ID][:dim]), newTally()
 		}
-		var cos [4]float32
-		for _, m := range members {
-			embed.Dots4(m, &rows, &cos)
-			for j := range ts {
-				ts[j].member(cos[j])
+		embed.DotsGrid(rows, members, cos)
+		for j := range part {
+			for _, sim := range cos[j*len(members) : (j+1)*len(members)] {
+				ts[j].member(sim)
 			}
 		}
-		for _, d := range dismissed {
-			embed.Dots4(d, &rows, &cos)
-			for j := range ts {
-				ts[j].dismissed(cos[j])
+		embed.DotsGrid(rows, dismissed, cos)
+		for j := range part {
+			for _, sim := range cos[j*len(dismissed) : (j+1)*len(dismissed)] {
+				ts[j].dismissed(sim)
 			}
 		}
-		for j := range ts {
-			cands[i+j].Score = ts[j].score(len(members), len(dismissed))
+		for j := range part {
+			part[j].Score = ts[j].score(len(members), len(dismissed))
 		}
-	}
-	for ; i < len(cands); i++ {
-		v, t := vecs[cands[i].ID][:dim], newTally()
-		for _, m := range members {
-			t.member(embed.Dot(m, v))
-		}
-		for _, d := range dismissed {
-			t.dismissed(embed.Dot(d, v))
-		}
-		cands[i].Score = t.score(len(members), len(dismissed))
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/papersearch/papersearch/search/storage"
 )
 
-// TestVote: each candidate's vote, whether it is among the groups of four
-// or past them, is the mean of its three highest cosines with the members
+// TestVote: each candidate's vote, whether its group of twelve is whole or
+// not, is the mean of its three highest cosines with the members
 // less neighbourAgainst times its highest with a dismissed paper, each
 // cosine embed.Dot's, bit for bit; with fewer members than voters, all
 // vote.
@@ -31,7 +31,7 @@ func TestVote(t *testing.T) {
 		return v
 	}
 	const dim = 768
-	for _, shape := range [][3]int{{10, 7, 2}, {4, 2, 0}, {3, 50, 1}, {9, 1, 0}} {
+	for _, shape := range [][3]int{{10, 7, 2}, {4, 2, 0}, {3, 50, 1}, {9, 1, 0}, {27, 50, 3}} {
 		nc, nm, nd := shape[0], shape[1], shape[2]
 		vecs := map[string][]float32{}
 		var cands []storage.Candidate
