@@ -300,6 +300,11 @@ func simdKernels() []kernels {
 	return append(sets, k)
 }
 
+// scaledAboveAVX2 is ScaledAbove's whole steps of 8 (gemm_amd64.s).
+//
+//go:noescape
+func scaledAboveAVX2(dots *int32, scales *float32, n int, scale, floor float32, idx *int32) int
+
 // scaledAboveAVX512 is ScaledAbove's whole steps of 16 (gemm_vnni_amd64.s).
 //
 //go:noescape
@@ -309,10 +314,14 @@ func scaledAboveAVX512(dots *int32, scales *float32, n int, scale, floor float32
 // handles, and returns the count and that prefix's length; idx has room
 // for 16 past len(dots).
 func scaledAboveSIMD(dots []int32, scales []float32, scale, floor float32, idx []int32) (count, done int) {
-	n := len(dots) &^ 15
-	if !hasAVX512 || n == 0 {
-		return 0, 0
+	switch n := len(dots) &^ 15; {
+	case hasAVX512 && n > 0:
+		_, _ = scales[n-1], idx[n+15]
+		return scaledAboveAVX512(&dots[0], &scales[0], n, scale, floor, &idx[0]), n
+	case hasAVX2FMA && len(dots) >= 8:
+		n = len(dots) &^ 7
+		_, _ = scales[n-1], idx[n-1]
+		return scaledAboveAVX2(&dots[0], &scales[0], n, scale, floor, &idx[0]), n
 	}
-	_, _ = scales[n-1], idx[n+15]
-	return scaledAboveAVX512(&dots[0], &scales[0], n, scale, floor, &idx[0]), n
+	return 0, 0
 }

@@ -393,3 +393,48 @@ dots4second:
 	GRIDREDUCE(Y6, X6, 12)
 	VZEROUPPER
 	RET
+
+// func scaledAboveAVX2(dots *int32, scales *float32, n int, scale, floor float32, idx *int32) int
+//
+// ScaledAbove for n a positive multiple of 8, 8 at a time: each sum to
+// float32, times its scale, times scale, compared with floor (ordered, as
+// Go's >=); a step no lane of which passes (most of them) costs no
+// branch taken, and a passing lane's index is appended alone.
+TEXT ·scaledAboveAVX2(SB), NOSPLIT, $0-48
+	MOVQ         dots+0(FP), SI
+	MOVQ         scales+8(FP), DX
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS scale+24(FP), Y1
+	VBROADCASTSS floor+28(FP), Y2
+	MOVQ         idx+32(FP), DI
+	XORQ         R8, R8 // the count
+	XORQ         R9, R9 // the step's first index
+
+saloop:
+	VCVTDQ2PS (SI), Y0
+	VMULPS    (DX), Y0, Y0
+	VMULPS    Y1, Y0, Y0
+	VCMPPS    $0x1d, Y2, Y0, Y3 // Y0 ≥ floor, ordered
+	VMOVMSKPS Y3, AX
+	TESTL     AX, AX
+	JNZ       safound
+
+sanext:
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $8, R9
+	SUBQ $8, CX
+	JNZ  saloop
+	MOVQ R8, ret+40(FP)
+	VZEROUPPER
+	RET
+
+safound:
+	BSFL AX, BX
+	ADDL R9, BX
+	MOVL BX, (DI)(R8*4)
+	INCQ R8
+	LEAL -1(AX), BX
+	ANDL BX, AX
+	JNZ  safound
+	JMP  sanext

@@ -149,7 +149,8 @@ func DotsInt8Many(qs [][]int8, rows []int8, stride int, outs [][]int32) {
 // float32(dots[i])·scales[i]·scale, rounded as Go rounds it (the first
 // product, then the second), is at least floor, and returns how many:
 // the rows of a first pass over int8 codes that may beat its selection's
-// floor, 16 at a time with AVX-512. idx must hold len(dots)+16.
+// floor, 16 at a time with AVX-512, 8 with AVX2. idx must hold
+// len(dots)+16.
 func ScaledAbove(dots []int32, scales []float32, scale, floor float32, idx []int32) int {
 	if len(idx) < len(dots)+16 || len(scales) < len(dots) {
 		panic("embed: ScaledAbove: idx or scales too short")
