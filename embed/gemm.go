@@ -269,11 +269,11 @@ func Dots4(v []float32, rows *[4][]float32, out *[4]float32) {
 // DotsGrid sets out[i*len(b)+j] to Dot(a[i], b[j]), the same bits, for
 // every row of a and of b, all as long as a[0]; out holds len(a)·len(b).
 // Where the CPU has AVX2 without AVX-512 and the length is a multiple of
-// 32, three rows of a meet four of b in one pass (seven rows read for
-// twelve products), each product still summed as Dot sums it; with
-// AVX-512 four rows of a meet each row of b (Dots4); elsewhere, a Dot a
-// pair. It is a recommendation's votes: a few candidates against every
-// member.
+// 32, three rows of a meet four of b in one call (a step reads seven
+// rows' floats for twelve products), each product still summed as Dot
+// sums it; with AVX-512 four rows of a meet each row of b (Dots4);
+// elsewhere, a Dot a pair. It is a recommendation's votes: a few
+// candidates against every member.
 func DotsGrid(a, b [][]float32, out []float32) {
 	if len(a) == 0 || len(b) == 0 {
 		return
