@@ -43,10 +43,12 @@ func (s *Server) beginImport(req wire.ImportRequest) (*wire.ImportJob, error) {
 	return jobOf(job), err
 }
 
-// cancelImport answers DELETE /v1/imports/{id}: a running import stops
-// after the batch it is storing (what it stored stays; the same import
-// again resumes after it) and the answer is the job as it ended (202 if
-// it is still storing); one that has ended is 409.
+// cancelImport answers POST /v1/imports/{id}/cancel: a running import
+// stops after the batch it is storing (what it stored stays; the same
+// import again resumes after it) and the answer is the job as it ended
+// (202 if it is still storing); one that has ended is 409. The import
+// stays readable, so this is no DELETE: after a DELETE a client may take
+// the resource for gone.
 func (s *Server) cancelImport(c echo.Context) error {
 	if s.imports == nil {
 		return fmt.Errorf("%w %q", imports.ErrNoJob, c.Param("id"))

@@ -217,18 +217,22 @@ func TestImportCancelKeyAndStatus(t *testing.T) {
 	}
 	body, _ := json.Marshal(wire.ImportRequest{Source: "bibtex", Content: lib.String()})
 	job := start(string(body))
-	if resp, b := do(t, "DELETE", srv.URL+"/v1/imports/"+job.ID, "", ""); resp.StatusCode != 401 {
-		t.Errorf("DELETE without the key: %d %s", resp.StatusCode, b)
+	if resp, b := do(t, "POST", srv.URL+"/v1/imports/"+job.ID+"/cancel", "", ""); resp.StatusCode != 401 {
+		t.Errorf("cancel without the key: %d %s", resp.StatusCode, b)
 	}
 	if resp, b := do(t, "GET", srv.URL+"/v1/imports/"+job.ID, "", ""); resp.StatusCode != 401 {
 		t.Errorf("GET without the key: %d %s", resp.StatusCode, b)
 	}
 	cancelStart := time.Now()
-	resp, b := do(t, "DELETE", srv.URL+"/v1/imports/"+job.ID, "", "", "Authorization", "Bearer k")
-	t.Logf("reliability: DELETE of a running import answered %d in %v", resp.StatusCode, time.Since(cancelStart).Round(time.Millisecond))
+	resp, b := do(t, "POST", srv.URL+"/v1/imports/"+job.ID+"/cancel", "", "", "Authorization", "Bearer k")
+	t.Logf("reliability: cancelling a running import answered %d in %v", resp.StatusCode, time.Since(cancelStart).Round(time.Millisecond))
 	var cancelled wire.ImportJob
 	if err := json.Unmarshal(b, &cancelled); err != nil || resp.StatusCode != 200 || cancelled.Status != "cancelled" || cancelled.FinishedAt == nil {
-		t.Fatalf("DELETE a running import: %d %s", resp.StatusCode, b)
+		t.Fatalf("cancel a running import: %d %s", resp.StatusCode, b)
+	}
+	// A cancelled import is not gone: it answers as it ended.
+	if got := status(job.ID); got.Status != "cancelled" || got.Stored != cancelled.Stored {
+		t.Errorf("GET a cancelled import: %+v", got)
 	}
 	stored := 0
 	for i := range 300 {
@@ -240,8 +244,13 @@ func TestImportCancelKeyAndStatus(t *testing.T) {
 	if stored != cancelled.Stored || stored == 300 {
 		t.Errorf("the cancelled import says %d stored; the store holds %d of 300", cancelled.Stored, stored)
 	}
-	if resp, _ := do(t, "DELETE", srv.URL+"/v1/imports/"+job.ID, "", "", "Authorization", "Bearer k"); resp.StatusCode != 409 {
-		t.Errorf("DELETE an ended import: %d", resp.StatusCode)
+	if resp, _ := do(t, "POST", srv.URL+"/v1/imports/"+job.ID+"/cancel", "", "", "Authorization", "Bearer k"); resp.StatusCode != 409 {
+		t.Errorf("cancel an ended import: %d", resp.StatusCode)
+	}
+	// DELETE would say the import is gone; it is not, so it is no method here.
+	if resp, b := do(t, "DELETE", srv.URL+"/v1/imports/"+job.ID, "", "", "Authorization", "Bearer k"); resp.StatusCode != 405 ||
+		resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("DELETE an import: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 
 	// A failure's status says what happened in words, not the error.

@@ -174,8 +174,8 @@ func TestOpenAPI(t *testing.T) {
 		{"import not configured", writable.URL, "POST", "/v1/imports", "", `{"source":"csl","content":"[]"}`, 501, true},
 		{"import status", importing.URL, "GET", "/v1/imports/" + started.ID, "", "", 200, true},
 		{"import unknown", importing.URL, "GET", "/v1/imports/imp_none", "", "", 404, true},
-		{"cancel an ended import", importing.URL, "DELETE", "/v1/imports/" + started.ID, "", "", 409, true},
-		{"cancel an unknown import", importing.URL, "DELETE", "/v1/imports/imp_none", "", "", 404, true},
+		{"cancel an ended import", importing.URL, "POST", "/v1/imports/" + started.ID + "/cancel", "", "", 409, true},
+		{"cancel an unknown import", importing.URL, "POST", "/v1/imports/imp_none/cancel", "", "", 404, true},
 		{"alert make", alerting.URL, "POST", "/v1/alerts", "", `{"collection":"oa-list","filters":{"venues":["NeurIPS"]},"window":null,"limit":5}`, 201, true},
 		{"alert make with both", alerting.URL, "POST", "/v1/alerts", "", `{"collection":"oa-list","query":"robots"}`, 400, false},
 		{"alert make with since", alerting.URL, "POST", "/v1/alerts", "", `{"query":"robots","filters":{"since":"2026-01-01"}}`, 400, false},
@@ -393,7 +393,7 @@ func TestOpenAPISaysWhoMayWrite(t *testing.T) {
 		if err := json.Unmarshal(body, &doc); err != nil {
 			t.Fatal(err)
 		}
-		for path, method := range map[string]string{"/v1/papers": "post", "/v1/alerts": "post", "/v1/watches/{id}/run": "post", "/v1/imports/{id}": "delete"} {
+		for path, method := range map[string]string{"/v1/papers": "post", "/v1/alerts": "post", "/v1/watches/{id}/run": "post", "/v1/imports/{id}/cancel": "post"} {
 			var op struct {
 				Security []map[string][]string `json:"security"`
 			}

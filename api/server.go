@@ -292,7 +292,7 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 	e.Any(mcpPath, s.plainErrorsAsProblems(mcpHandler, mcpBody))
 	keyed(http.MethodPost, "/v1/imports", s.startImport)
 	keyed(http.MethodGet, "/v1/imports/:id", s.importStatus)
-	keyed(http.MethodDelete, "/v1/imports/:id", s.cancelImport)
+	keyed(http.MethodPost, "/v1/imports/:id/cancel", s.cancelImport)
 	keyed(http.MethodPost, "/v1/alerts", s.createAlert)
 	keyed(http.MethodGet, "/v1/alerts", s.listAlerts)
 	keyed(http.MethodGet, "/v1/alerts/:id", s.getAlert)

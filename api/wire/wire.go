@@ -155,7 +155,7 @@ type ImportJob struct {
 	Source string   `json:"source"`
 	Target string   `json:"target,omitempty"`
 	Tags   []string `json:"tags"`
-	// Status is "running", "done", "cancelled" (by DELETE) or "failed"
+	// Status is "running", "done", "cancelled" (by POST /v1/imports/{id}/cancel) or "failed"
 	// (Error says why, in words that name no internals); what was stored
 	// stays stored, and the same import again resumes after it.
 	Status string `json:"status"`
