@@ -178,13 +178,18 @@ func dotsInt8AVX2Four(q *[4]*int8, rows *int8, stride int, n int, count int, out
 // dotsInt8FourSIMD sets out[j][r] to q[j]'s inner product with
 // rows[r·stride:] for four queries of one length in one call when it can,
 // and reports whether it did; distinct of the four are different queries,
-// the rest repeat one. VNNI's kernel over rows from memory waits on memory
-// alone, so that any group is worth making four; AVX2's is bound by its
-// arithmetic, so that a repeated query costs what another would, and it
-// takes groups of at least three (over 29,184 rows of 768 codes on an AMD
-// EPYC Zen 3, BenchmarkDotsInt8Many: 1.76–1.83 against 2.39–2.53 ms for
-// four queries each alone, 1.76–1.80 against 1.92–2.17 for three, but
-// 1.77–1.85 against 1.30–1.42 for two).
+// the rest repeat one. VNNI's kernel takes groups of at least two: over
+// rows from memory it waits mostly on memory, so that a pair is worth
+// making four where the CPU has two 512-bit units (0.85 against 1.26 ms
+// for two queries each alone over 29,184 rows of 768 codes, Intel Xeon
+// with AMX), though not quite where it has one (AMD EPYC Zen 4: 1.06–1.22
+// against 0.84–0.90); but a lone query costs four there (0.82–1.03
+// against 0.53–0.56 ms alone on Zen 4, 0.95 against 1.02 on the Xeon),
+// so it goes alone. AVX2's is bound by its arithmetic, so that a repeated
+// query costs what another would, and it takes groups of at least three
+// (on an AMD EPYC Zen 3, BenchmarkDotsInt8Many: 1.76–1.83 against
+// 2.39–2.53 ms for four queries each alone, 1.76–1.80 against 1.92–2.17
+// for three, but 1.77–1.85 against 1.30–1.42 for two).
 func dotsInt8FourSIMD(q *[4][]int8, distinct int, rows []int8, stride int, out *[4][]int32) bool {
 	n, count := len(q[0]), len(out[0])
 	if n == 0 || count == 0 {
@@ -194,6 +199,9 @@ func dotsInt8FourSIMD(q *[4][]int8, distinct int, rows []int8, stride int, out *
 	var op [4]*int32
 	for j := range q {
 		qp[j], op[j] = &q[j][0], &out[j][0]
+	}
+	if distinct < 2 {
+		return false
 	}
 	if !hasVNNI || n%64 != 0 || count < 4 {
 		if !hasAVX2FMA || n%32 != 0 || distinct < 3 {

@@ -98,14 +98,12 @@ func DotsInt8(q, rows []int8, stride int, out []int32, cached bool) {
 // the same len(outs[0]) rows, as a first pass compares a block of rows
 // with every query it serves. With AVX-512 VNNI four rows meet four
 // queries a step, so that each row's codes are read once for four
-// queries; a last group of two or three, or a lone query, is made four by
-// repeating one (the four-query kernel over rows read from memory waits on
-// memory alone, one query or four: 0.95 against 1.02 ms for one query
-// over 29,184 rows of 768 codes, 0.85 against 1.26 for two, on an Intel
-// Xeon with AMX; BenchmarkDotsInt8Many), and a single query left after
-// others, whose rows are then in the core's cache, goes alone. With AVX2
-// alone each row meets four queries, or three and a repeat; two or one go
-// each alone (see dotsInt8FourSIMD). The sums are DotsInt8's either way.
+// queries; a last group of two or three is made four by repeating one,
+// and a lone query, or a single query left after others (whose rows are
+// then in the core's cache), goes alone. With AVX2 alone each row meets
+// four queries, or three and a repeat; two or one go each alone. Why, with
+// BenchmarkDotsInt8Many's figures: dotsInt8FourSIMD. The sums are
+// DotsInt8's either way.
 func DotsInt8Many(qs [][]int8, rows []int8, stride int, outs [][]int32) {
 	if len(qs) != len(outs) {
 		panic("embed: DotsInt8Many: queries and outputs of different counts")
