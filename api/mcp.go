@@ -128,44 +128,59 @@ func newMCP(s *Server) *mcp.Server {
 			"Results name each paper's id, title, venue, year and URL.",
 	})
 	srv.AddReceivingMiddleware(s.recovering, s.settlingTools)
+	// What each tool does to the store, for an assistant deciding what
+	// to ask its user before a call (MCP's defaults for a tool without
+	// annotations are "may destroy, reaches the open world"): every tool
+	// but import only reads this server's papers; import adds papers or
+	// updates them in place, never deletes, and may fetch from the
+	// network sources.
+	readOnlyTool := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
+	importTool := &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)}
 	mcp.AddTool(srv, &mcp.Tool{
-		Name:  "search",
-		Title: "Search papers",
+		Name:        "search",
+		Annotations: readOnlyTool,
+		Title:       "Search papers",
 		Description: "The papers that best answer a question in plain words, best first, as POST /v1/search answers: " +
 			"query, like/unlike (paper ids to move toward or away from), filters (year_min, year_max, venues, author, tags), " +
 			"mode (hybrid, dense, lexical), aspect (background, method, result), limit, cursor, explain.",
 	}, s.mcpSearch)
 	mcp.AddTool(srv, &mcp.Tool{
-		Name:  "similar",
-		Title: "Papers similar to a paper",
+		Name:        "similar",
+		Annotations: readOnlyTool,
+		Title:       "Papers similar to a paper",
 		Description: "The papers most like one paper (never the paper itself), as GET /v1/papers/{id}/similar answers; " +
 			"aspect compares its background, method or result sentences with other papers'.",
 	}, s.mcpSimilar)
 	mcp.AddTool(srv, &mcp.Tool{
-		Name:  "related_for_text",
-		Title: "Papers related to a draft paragraph",
+		Name:        "related_for_text",
+		Annotations: readOnlyTool,
+		Title:       "Papers related to a draft paragraph",
 		Description: "The papers that support or relate to a paragraph of a draft: each of its sentences (up to 12) is searched " +
 			"as a question, the rankings fused; each result names the draft's sentence it answers best and its own closest sentence.",
 	}, s.mcpRelated)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "list_collections",
+		Annotations: readOnlyTool,
 		Title:       "List collections",
 		Description: "Every collection (tag) the stored papers hold, with how many papers hold it, as GET /v1/collections answers; a tag scopes search and similar (filters.tags).",
 	}, s.mcpCollections)
 	mcp.AddTool(srv, &mcp.Tool{
-		Name:  "recommend",
-		Title: "Recommendations for a collection",
+		Name:        "recommend",
+		Annotations: readOnlyTool,
+		Title:       "Recommendations for a collection",
 		Description: "The papers outside a collection (tag) that fit it best, each naming the members it is nearest to (because), " +
 			"as GET /v1/collections/{tag}/recommendations answers; papers marked not interested for it are never returned.",
 	}, s.mcpRecommend)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "get_paper",
+		Annotations: readOnlyTool,
 		Title:       "Get a paper",
 		Description: "One paper whole: id, title, abstract, authors, venue, year, URL, tags and sources, as GET /v1/papers/{id} answers.",
 	}, s.mcpGetPaper)
 	mcp.AddTool(srv, &mcp.Tool{
-		Name:  "import",
-		Title: "Import papers",
+		Name:        "import",
+		Annotations: importTool,
+		Title:       "Import papers",
 		Description: "Start importing papers in the background, as POST /v1/imports does (needs the server's API key over HTTP): " +
 			"source " + imports.Names(imports.NetworkSources()) + " with target (what the source is asked for: a query, a filter, a venue id) and max, or " +
 			imports.Names(imports.UploadSources()) + " with the file in content; " +
@@ -173,6 +188,7 @@ func newMCP(s *Server) *mcp.Server {
 	}, s.mcpImport)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "import_status",
+		Annotations: readOnlyTool,
 		Title:       "An import's progress",
 		Description: "An import's progress: records read, papers stored, rejected records and why, its end; as GET /v1/imports/{id} answers.",
 	}, s.mcpImportStatus)

@@ -435,3 +435,41 @@ func TestMCPHTTPErrorsAreProblems(t *testing.T) {
 		t.Errorf("tools/list: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestMCPToolAnnotations: every tool says what it does to the store, so
+// an assistant need not treat a search as destructive (MCP's default
+// for a tool without annotations): all but import only read, and import
+// adds without destroying.
+func TestMCPToolAnnotations(t *testing.T) {
+	base, _ := server(t)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) < 8 {
+		t.Fatalf("%d tools, want 8", len(res.Tools))
+	}
+	for _, tool := range res.Tools {
+		a := tool.Annotations
+		if a == nil {
+			t.Errorf("%s: no annotations", tool.Name)
+			continue
+		}
+		if tool.Name == "import" {
+			if a.ReadOnlyHint || a.DestructiveHint == nil || *a.DestructiveHint {
+				t.Errorf("import: %+v, want a write that destroys nothing", a)
+			}
+			continue
+		}
+		if !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+			t.Errorf("%s: %+v, want read-only over this server's papers", tool.Name, a)
+		}
+	}
+}
