@@ -25,22 +25,71 @@ const (
 	MediaBibTeX = "application/x-bibtex"
 )
 
-// exportType returns the export format the Accept header asks for, or ""
-// for JSON. The first listed type papersearch can produce wins.
-func exportType(accept string) string {
-	for _, part := range strings.Split(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+// exportType returns the export format of formats (as many of MediaCSV,
+// MediaNDJSON and MediaBibTeX as the route produces) the Accept header
+// prefers, or "" for JSON, by RFC 9110's rules (section 12.5.1): each
+// format takes the quality of the most specific media range that names
+// it (type/subtype, then type/*, then */*; application/problem+json
+// counts as JSON), q=0 rules it out, the highest quality wins, and of
+// equals the one whose range is listed first, then JSON. When nothing
+// the route produces is acceptable it answers JSON, as RFC 9110 allows,
+// rather than 406: a client that lists no type it can read still gets
+// a body it can report.
+func exportType(accept string, formats ...string) string {
+	type rng struct {
+		typ, sub string
+		q        float64
+	}
+	var ranges []rng
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
 		}
-		switch mt {
-		case MediaCSV, MediaNDJSON, MediaBibTeX:
-			return mt
-		case "application/json", "application/problem+json", "*/*", "application/*":
-			return ""
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil || q < 0 || q > 1 {
+				continue // not a quality RFC 9110 allows: the range is ignored
+			}
+		}
+		typ, sub, _ := strings.Cut(mt, "/")
+		ranges = append(ranges, rng{typ, sub, q})
+	}
+	if len(ranges) == 0 {
+		return ""
+	}
+	// quality returns media type mt's quality and the position of the
+	// range that gives it, -1 for none.
+	quality := func(mt string) (float64, int) {
+		typ, sub, _ := strings.Cut(mt, "/")
+		q, at, spec := 0.0, -1, -1
+		for i, r := range ranges {
+			s := -1
+			switch {
+			case r.typ == typ && (r.sub == sub || mt == "application/json" && r.sub == "problem+json"):
+				s = 2
+			case r.typ == typ && r.sub == "*":
+				s = 1
+			case r.typ == "*" && r.sub == "*":
+				s = 0
+			}
+			if s > spec {
+				q, at, spec = r.q, i, s
+			}
+		}
+		return q, at
+	}
+	best, bestQ, bestAt := "", 0.0, -1
+	for i, mt := range append([]string{"application/json"}, formats...) {
+		q, at := quality(mt)
+		if q > bestQ || q == bestQ && q > 0 && at < bestAt {
+			best, bestQ, bestAt = mt, q, at
+			if i == 0 {
+				best = ""
+			}
 		}
 	}
-	return ""
+	return best
 }
 
 // respond writes results as JSON or in the export format the client asked for.
@@ -48,7 +97,7 @@ func respond(c echo.Context, res search.Results) error {
 	// The body differs by Accept, JSON's too: a cache must not answer a
 	// request for CSV with the JSON it kept.
 	c.Response().Header().Add("Vary", echo.HeaderAccept)
-	mt := exportType(c.Request().Header.Get(echo.HeaderAccept))
+	mt := exportType(c.Request().Header.Get(echo.HeaderAccept), MediaCSV, MediaNDJSON, MediaBibTeX)
 	resp := NewSearchResponse(res)
 	var (
 		body []byte

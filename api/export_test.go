@@ -162,3 +162,39 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 		}
 	}
 }
+
+// TestExportTypeQuality: the format is negotiated by quality as RFC 9110
+// says (q=0 rules a type out, the most specific range decides a type's
+// quality, equals go to the range listed first), falling back to JSON;
+// a route offers only the formats it produces.
+func TestExportTypeQuality(t *testing.T) {
+	all := []string{MediaCSV, MediaNDJSON, MediaBibTeX}
+	for _, c := range []struct {
+		accept, want string
+		offers       []string
+	}{
+		{"", "", all},
+		{"*/*", "", all},
+		{"text/csv", MediaCSV, all},
+		{"text/csv;q=0", "", all},
+		{"application/json;q=0.5, text/csv;q=0.9", MediaCSV, all},
+		{"application/x-bibtex;q=0.2, text/csv;q=0.8", MediaCSV, all},
+		{"text/csv, application/json", MediaCSV, all},
+		{"application/json, text/csv", "", all},
+		{"text/*, application/json;q=0.9", MediaCSV, all},
+		{"*/*, text/csv;q=0", "", all},
+		{"*/*;q=0.1, application/x-ndjson", MediaNDJSON, all},
+		{"application/*;q=0.5, application/x-bibtex", MediaBibTeX, all},
+		{"application/problem+json, text/csv;q=0.5", "", all},
+		{"text/csv;q=abc, application/x-bibtex;q=0.3", MediaBibTeX, all},
+		{"text/csv;q=2", "", all},
+		{"application/xml", "", all},
+		{"*/*;q=0", "", all},
+		{"text/csv, application/x-bibtex;q=0.5", MediaBibTeX, []string{MediaBibTeX}},
+		{"text/csv", "", []string{MediaBibTeX}},
+	} {
+		if got := exportType(c.accept, c.offers...); got != c.want {
+			t.Errorf("Accept %q offering %v: %q, want %q", c.accept, c.offers, got, c.want)
+		}
+	}
+}

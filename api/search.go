@@ -79,7 +79,7 @@ func (s *Server) getPaper(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if exportType(c.Request().Header.Get(echo.HeaderAccept)) == MediaBibTeX {
+	if exportType(c.Request().Header.Get(echo.HeaderAccept), MediaBibTeX) == MediaBibTeX {
 		return c.Blob(http.StatusOK, MediaBibTeX+"; charset=utf-8", []byte(BibTeX([]papersearch.Hit{{ID: p.ID, Paper: p}})))
 	}
 	return c.JSON(http.StatusOK, p)
