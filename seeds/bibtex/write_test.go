@@ -8,6 +8,7 @@ import (
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/seeds"
+	"github.com/papersearch/papersearch/seeds/latex"
 )
 
 // hostile are papers whose fields try to end a value early, open another
@@ -195,5 +196,24 @@ func collectEntries(text string) ([]*Entry, error) {
 			return out, err
 		}
 		out = append(out, e)
+	}
+}
+
+// TestValueKeepsStrayBraces: a brace without its pair in text that also
+// holds LaTeX (maths, a command) is text, written as \textbraceright{} or
+// \textbraceleft{}, and read back; grouping braces still group.
+func TestValueKeepsStrayBraces(t *testing.T) {
+	for in, want := range map[string]string{
+		"x $a$ and a stray } brace":    "x a and a stray } brace", // maths as Decode reads it
+		`\emph{x} stray } and { brace`: "x stray } and { brace",
+		"a stray } brace":              "a stray } brace",
+	} {
+		v := Value(in)
+		if strings.Count(v, "{") != strings.Count(v, "}") {
+			t.Errorf("Value(%q) = %q: braces unbalanced", in, v)
+		}
+		if got := latex.Decode(v); got != want {
+			t.Errorf("Value(%q) = %q, read back as %q, want %q", in, v, got, want)
+		}
 	}
 }

@@ -98,8 +98,8 @@ func symbol(name string) (string, bool) {
 }
 
 // Decode turns LaTeX into plain Unicode text:
-// accents and special characters become characters, grouping braces and
-// math shifts go, text-style commands (\emph{x}, \textbf{x}) keep their
+// accents and special characters become characters, grouping braces (those
+// that pair up; a brace without its pair is text) and math shifts go, text-style commands (\emph{x}, \textbf{x}) keep their
 // argument, ~ is a space, -- and --- are dashes, two backquotes or two
 // apostrophes are curly double quotes, and
 // white space is collapsed. Unknown commands keep their name's argument
@@ -107,9 +107,12 @@ func symbol(name string) (string, bool) {
 func Decode(s string) string {
 	var b strings.Builder
 	rs := []rune(s)
+	grouping := groupingBraces(rs)
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
 		switch {
+		case (r == '{' || r == '}') && !grouping[i]:
+			b.WriteRune(r) // a brace without its pair groups nothing: it is text
 		case r == '{' || r == '}' || r == '$':
 			continue
 		case r == '~':
@@ -136,6 +139,27 @@ func Decode(s string) string {
 		}
 	}
 	return strings.Join(strings.Fields(norm.NFC.String(b.String())), " ")
+}
+
+// groupingBraces reports which of rs's braces pair up (a backslash's
+// next rune excepted): those group, the others are literal braces.
+func groupingBraces(rs []rune) []bool {
+	grouping := make([]bool, len(rs))
+	var open []int
+	for i := 0; i < len(rs); i++ {
+		switch rs[i] {
+		case '\\':
+			i++
+		case '{':
+			open = append(open, i)
+		case '}':
+			if n := len(open); n > 0 {
+				grouping[open[n-1]], grouping[i] = true, true
+				open = open[:n-1]
+			}
+		}
+	}
+	return grouping
 }
 
 // command decodes the command whose name starts at rs[i] (after the

@@ -19,6 +19,10 @@ func TestDecode(t *testing.T) {
 		{`non~breaking`, "non breaking"},
 		{`\v{S}koda \'{e}t\'e \^o \~n \=a \.z \u{g} \r{a} \k{a}`, "Škoda été ô ñ ā ż ğ å ą"},
 		{"\\`a", "à"},
+		{`a stray } brace, \emph{x}`, "a stray } brace, x"},
+		{`an open { and {grouped} text`, "an open { and grouped text"},
+		{`}{`, "}{"},
+		{`\{ escaped \} {pair}`, "{ escaped } pair"},
 	} {
 		if got := Decode(tt.in); got != tt.want {
 			t.Errorf("Decode(%q) = %q, want %q", tt.in, got, tt.want)
