@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -310,8 +311,12 @@ func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 	}
 	for _, h := range res.Results {
 		title := h.Paper.Title
+		where := strings.TrimSpace(h.Paper.Venue)
 		if h.Paper.Year != 0 {
-			title = fmt.Sprintf("%s (%s %d)", title, strings.TrimSpace(h.Paper.Venue), h.Paper.Year)
+			where = strings.TrimSpace(where + " " + strconv.Itoa(h.Paper.Year))
+		}
+		if where != "" {
+			title += " (" + where + ")"
 		}
 		// A terminal reads what is printed: no control character of a
 		// paper stored before Complete removed them, and no tab to shift

@@ -27,12 +27,12 @@ const envPrefix = "PAPERSEARCH"
 // Config is the service's configuration, read from PAPERSEARCH_* variables.
 type Config struct {
 	Addr         string `envconfig:"ADDR" default:"127.0.0.1:8080" desc:"address the HTTP server listens on"`
-	Server       string `envconfig:"SERVER" desc:"base URL of a papersearch service that search and similar query instead of the local store"`
+	Server       string `envconfig:"SERVER" desc:"base URL of a papersearch service that search, similar, recommend and watch use instead of the local store"`
 	DataDir      string `envconfig:"DATA_DIR" desc:"folder of the embedded store (default: the papersearch folder in the user's data folder, e.g. ~/.local/share/papersearch)"`
 	Seed         bool   `envconfig:"SEED" default:"true" desc:"ingest the shipped NeurIPS 2026 abstracts when the store is empty"`
 	Model        string `envconfig:"MODEL" default:"bge-small-en-v1.5+e5-small-v2+all-MiniLM-L6-v2" desc:"the in-process model, when PAPERSEARCH_EMBED_URL is unset: bge-small-en-v1.5, e5-small-v2, all-MiniLM-L6-v2, or two or three joined by +, their cosines averaged; of three, the first two rank most queries and the third joins for questions whose words the papers barely hold"`
 	EmbedWorkers int    `envconfig:"EMBED_WORKERS" default:"0" desc:"texts the local model encodes at once (0: one per CPU)"`
-	Precision    string `envconfig:"PRECISION" default:"auto" desc:"the local models' dense-layer arithmetic: auto (each arithmetic the CPU has a SIMD kernel for measured at start-up, the fastest kept; /readyz says which), fp32, bf16 (AVX-512 BF16) or int8"`
+	Precision    string `envconfig:"PRECISION" default:"auto" desc:"the local models' dense-layer arithmetic: auto (each arithmetic the CPU has a SIMD kernel for measured at start-up, the fastest kept; /readyz says which), fp32, bf16 (AMX or AVX-512 BF16) or int8"`
 
 	EmbedURL          string        `envconfig:"EMBED_URL" desc:"base URL of an OpenAI-compatible embeddings API, ending in /v1 (unset: the in-process model)"`
 	EmbedAPIKey       string        `envconfig:"EMBED_API_KEY" desc:"API key of the embeddings API (default: $OPENAI_API_KEY)"`
@@ -63,7 +63,7 @@ type Config struct {
 	WatchTick         time.Duration `envconfig:"WATCH_TICK" default:"30s" desc:"how often the server looks for watches due to run (papersearch watch)"`
 	MapTick           time.Duration `envconfig:"MAP_TICK" default:"30s" desc:"how often the server looks whether the map of the corpus (GET /v1/map) is due to be laid out again: first, then once 5% of its papers (at least 100) have changed"`
 	MaxBody           int64         `envconfig:"MAX_BODY" default:"1048576" desc:"largest accepted request body, in bytes"`
-	APIKey            string        `envconfig:"API_KEY" desc:"bearer token of every write (papers, collections, imports, alerts, watches), of reading imports, alerts and watches, and of POST /v1/embeddings unless EMBEDDINGS_OPEN (unset: those only when listening on loopback)"`
+	APIKey            string        `envconfig:"API_KEY" desc:"bearer token of every write (papers, collections, imports, alerts, watches), of reading imports, alerts and watches, and of POST /v1/embeddings unless PAPERSEARCH_EMBEDDINGS_OPEN (unset: those only when listening on loopback)"`
 	PublicURL         string        `envconfig:"PUBLIC_URL" desc:"the service's base URL as its clients reach it, e.g. https://papers.example.org: feed and alert links are built from it and its host is answered for (unset: links name the listen address)"`
 	AllowedHosts      []string      `envconfig:"ALLOWED_HOSTS" desc:"comma-separated Host header values answered for besides loopback names and addresses and PAPERSEARCH_PUBLIC_URL's host: names, *.domain, IP addresses, CIDR prefixes, or * for any; other hosts get 421 (DNS rebinding)"`
 	TrustedProxies    []string      `envconfig:"TRUSTED_PROXIES" desc:"comma-separated IP addresses or CIDR prefixes of reverse proxies whose PROXY_HEADER names the client, for the key rule, rate limits and logs (unset: every client is the connection's peer)"`
@@ -79,9 +79,28 @@ type Config struct {
 	LogFormat         string        `envconfig:"LOG_FORMAT" default:"text" desc:"text or json"`
 }
 
+// kindOf names, for a person, the values a setting of Go type typ takes.
+func kindOf(typ string) string {
+	switch {
+	case typ == "bool":
+		return "true or false"
+	case strings.HasSuffix(typ, "Duration"):
+		return "a duration such as 500ms, 30s or 5m"
+	case strings.HasPrefix(typ, "int"), strings.HasPrefix(typ, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(typ, "float"):
+		return "a number"
+	}
+	return "a " + typ
+}
+
 func loadConfig() (Config, error) {
 	var cfg Config
 	if err := envconfig.Process(envPrefix, &cfg); err != nil {
+		var pe *envconfig.ParseError
+		if errors.As(err, &pe) {
+			return cfg, fmt.Errorf("configuration: %s=%q is not %s: %w", pe.KeyName, pe.Value, kindOf(pe.TypeName), pe.Err)
+		}
 		return cfg, fmt.Errorf("configuration: %w", err)
 	}
 	if cfg.DataDir == "" {
@@ -199,6 +218,8 @@ Usage:
   papersearch mcp                     serve the Model Context Protocol on stdin/stdout (AI assistants)
   papersearch eval --corpus C --queries Q --qrels R [--mode all] [--json] [--fusion-sweep]
                                       measure nDCG@10, recall@100 and MRR@10 on BEIR files
+  papersearch eval --corpus C --titles
+                                      measure search by each document's title
   papersearch eval --corpus C --recommend
                                       measure recommendations: recall@20 and nDCG@20 per method
   papersearch bench [--papers F] [--clients C] [--duration D] [--store embedded|qdrant]

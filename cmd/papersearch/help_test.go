@@ -101,3 +101,48 @@ func TestPrintResultsWithoutControls(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintResultsVenueAndYear: a title is followed by its venue and
+// year in parentheses, either alone when the other is missing, and by
+// nothing when both are.
+func TestPrintResultsVenueAndYear(t *testing.T) {
+	for _, c := range []struct {
+		venue string
+		year  int
+		want  string
+	}{
+		{"NeurIPS", 2024, "T (NeurIPS 2024)"},
+		{"", 2020, "T (2020)"},
+		{" ICML ", 0, "T (ICML)"},
+		{"", 0, "T"},
+	} {
+		res := wire.SearchResponse{Index: papersearch.IndexInfo{Papers: 1}, Results: []papersearch.Hit{{Rank: 1, ID: "p1", Score: 0.5,
+			Paper: papersearch.Paper{ID: "p1", Title: "T", Venue: c.venue, Year: c.year}}}}
+		var out bytes.Buffer
+		if err := printResults(&out, res, false); err != nil {
+			t.Fatal(err)
+		}
+		line := strings.TrimSpace(strings.Split(out.String(), "\n")[1])
+		if !strings.HasSuffix(line, "p1  "+c.want) {
+			t.Errorf("venue %q year %d: %q, want it to end in %q", c.venue, c.year, line, c.want)
+		}
+	}
+}
+
+// TestConfigNamesBadValues: a setting whose value is not of its kind is
+// refused naming the variable, the value and what it takes.
+func TestConfigNamesBadValues(t *testing.T) {
+	for env, want := range map[string]string{
+		"PAPERSEARCH_MAX_BODY":           `PAPERSEARCH_MAX_BODY="abc" is not a whole number`,
+		"PAPERSEARCH_EMBEDDINGS_OPEN":    `PAPERSEARCH_EMBEDDINGS_OPEN="abc" is not true or false`,
+		"PAPERSEARCH_QUERY_EMBED_TIMEOUT": `PAPERSEARCH_QUERY_EMBED_TIMEOUT="abc" is not a duration such as 500ms, 30s or 5m`,
+	} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, "abc")
+			_, err := loadConfig()
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%v, want it to say %s", err, want)
+			}
+		})
+	}
+}
