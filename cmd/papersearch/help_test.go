@@ -133,8 +133,8 @@ func TestPrintResultsVenueAndYear(t *testing.T) {
 // refused naming the variable, the value and what it takes.
 func TestConfigNamesBadValues(t *testing.T) {
 	for env, want := range map[string]string{
-		"PAPERSEARCH_MAX_BODY":           `PAPERSEARCH_MAX_BODY="abc" is not a whole number`,
-		"PAPERSEARCH_EMBEDDINGS_OPEN":    `PAPERSEARCH_EMBEDDINGS_OPEN="abc" is not true or false`,
+		"PAPERSEARCH_MAX_BODY":            `PAPERSEARCH_MAX_BODY="abc" is not a whole number`,
+		"PAPERSEARCH_EMBEDDINGS_OPEN":     `PAPERSEARCH_EMBEDDINGS_OPEN="abc" is not true or false`,
 		"PAPERSEARCH_QUERY_EMBED_TIMEOUT": `PAPERSEARCH_QUERY_EMBED_TIMEOUT="abc" is not a duration such as 500ms, 30s or 5m`,
 	} {
 		t.Run(env, func(t *testing.T) {
