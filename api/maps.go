@@ -1,17 +1,18 @@
 package api
 
 import (
+	"errors"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/atlas/corpusmap"
+	"github.com/papersearch/papersearch/search"
 )
 
 // corpusMap answers GET /v1/map: the map of the papers within the filter
@@ -32,8 +33,13 @@ func (s *Server) corpusMap(c echo.Context) error {
 		return err
 	}
 	q.Highlight = params.Get("q")
-	if params.Has("q") && strings.TrimSpace(q.Highlight) == "" {
-		return invalid("q must be a question in plain words", wire.FieldProblem{Param: "q", Detail: "must hold text other than white space"})
+	if params.Has("q") {
+		var fe *papersearch.FieldError
+		if err := search.ValidateText(q.Highlight); errors.As(err, &fe) {
+			return invalid("q must be a question in plain words", wire.FieldProblem{Param: "q", Detail: fe.Reason})
+		} else if err != nil {
+			return err
+		}
 	}
 	if params.Has("collection") {
 		q.HighlightTag = params.Get("collection")

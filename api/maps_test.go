@@ -106,6 +106,8 @@ func TestMapRoute(t *testing.T) {
 		{"/v1/map?level=3", `"level"`},
 		{"/v1/map?q=%20", `"q"`},
 		{"/v1/map?q=", `"q"`},
+		{"/v1/map?q=%00", `"parameter":"q","detail":"must hold some text, not only spaces, control and invisible characters"`},
+		{"/v1/map?q=%ff", `"parameter":"q","detail":"must be valid UTF-8"`},
 		{"/v1/map?collection=has%20space", `"collection"`},
 		{"/v1/map?titles=maybe", `"titles"`},
 		{"/v1/map?colour=red", `"colour"`},
