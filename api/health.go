@@ -78,7 +78,7 @@ func (s *Server) readyz(c echo.Context) error {
 // change, not each probe).
 func (s *Server) notReady(c echo.Context, p *wire.Problem, state string, err error) error {
 	s.readiness(state, err)
-	p.Instance, p.RequestID = c.Request().URL.Path, requestID(c)
+	p.Instance, p.RequestID = c.Request().URL.EscapedPath(), requestID(c)
 	writeProblem(c, p, s.log)
 	return nil
 }

@@ -177,7 +177,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		s.log.Error("request failed", "method", methodName(c.Request().Method), "path", c.Request().URL.Path,
 			"request_id", requestID(c), "error", err)
 	}
-	p.Instance = c.Request().URL.Path
+	p.Instance = c.Request().URL.EscapedPath() // a URI reference (RFC 9457), not the decoded path
 	p.RequestID = requestID(c)
 	if p.OpenAI == nil && isOpenAIPath(c.Request().URL.Path) {
 		// Whatever layer raised it (router, body limit, decoder, handler),

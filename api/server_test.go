@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -281,6 +282,8 @@ func TestBadRequests(t *testing.T) {
 		{"unknown id", "GET", "/v1/papers/no-such-paper", "", "", 404, ""},
 		{"unknown id similar", "GET", "/v1/papers/no-such-paper/similar", "", "", 404, ""},
 		{"control char in id", "GET", "/v1/papers/a%00b", "", "", 400, "id"},
+		{"tab in id", "GET", "/v1/papers/a%09b/similar", "", "", 400, "id"},
+		{"bidi override in id", "GET", "/v1/papers/%E2%80%AE/similar", "", "", 400, "id"},
 		{"id too long", "GET", "/v1/papers/" + strings.Repeat("x", 300), "", "", 400, "id"},
 		{"similar limit text", "GET", "/v1/papers/x/similar?limit=ten", "", "", 400, "limit"},
 		{"similar limit zero", "GET", "/v1/papers/x/similar?limit=0", "", "", 400, "limit"},
@@ -336,6 +339,13 @@ func TestBadRequests(t *testing.T) {
 			if p.Status != tt.status || p.Title == "" || p.Detail == "" || !strings.HasPrefix(p.Type, wire.ProblemType) ||
 				p.Instance == "" || p.RequestID == "" || p.RequestID != resp.Header.Get("X-Request-Id") {
 				t.Errorf("incomplete problem %+v", p)
+			}
+			// instance is a URI reference (RFC 9457): the path as sent,
+			// percent-encoded, never a decoded control or bidi character.
+			ref, err := neturl.Parse(p.Instance)
+			sent, _ := neturl.Parse(url + tt.path)
+			if err != nil || strings.IndexFunc(p.Instance, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0 || ref.Path != sent.Path {
+				t.Errorf("instance %q is not the path %q as a URI reference", p.Instance, tt.path)
 			}
 			// One style: sentence-case titles, kebab-case types, no word
 			// twice in a row.
