@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -126,6 +127,13 @@ func (s *Server) retag(edit collectionEdit) echo.HandlerFunc {
 		ctx, cancel := extendWriteDeadline(c, len(ids))
 		defer cancel()
 		papers, err := s.catalog.Retag(ctx, ids, add, remove)
+		var fe *papersearch.FieldError
+		if err != nil && c.Request().Method == http.MethodDelete && errors.As(err, &fe) {
+			// The one id came in the path, not in a body's ids.
+			p := toProblem(err)
+			p.Errors = []wire.FieldProblem{{Param: "id", Detail: fieldDetail(fe)}}
+			return p
+		}
 		if err != nil {
 			return toProblem(err)
 		}

@@ -126,4 +126,12 @@ func TestCollections(t *testing.T) {
 	if _, b := do(t, "GET", srv.URL+"/v1/papers/"+url.PathEscape(odd), "", ""); json.Unmarshal(b, &p) != nil || len(p.Tags) != 1 || p.Tags[0] != "history" {
 		t.Errorf("after its removal: %s", b)
 	}
+	// A paper that is not here, named in the path, is the path's id at
+	// fault, not a body's.
+	for _, route := range []string{"papers", "not-interested"} {
+		resp, b = do(t, "DELETE", srv.URL+"/v1/collections/reading-list/"+route+"/no-such-paper", "", "", key...)
+		if resp.StatusCode != 404 || !strings.Contains(string(b), `"errors":[{"parameter":"id"`) {
+			t.Errorf("DELETE %s of a missing paper: %d %s, want 404 naming the parameter id", route, resp.StatusCode, b)
+		}
+	}
 }
