@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/catalog"
+	"github.com/papersearch/papersearch/search"
+	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 // TestMCP: over /mcp, the tools answer what the REST routes answer for the
@@ -471,5 +474,57 @@ func TestMCPToolAnnotations(t *testing.T) {
 		if !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
 			t.Errorf("%s: %+v, want read-only over this server's papers", tool.Name, a)
 		}
+	}
+}
+
+// TestMCPEmptyStoreSaysHowToFillIt: on a store with no papers, search and
+// related_for_text answer their (empty) results and say, first, that the
+// store is empty and how to add papers; on a store with papers they say
+// nothing of it.
+func TestMCPEmptyStoreSaysHowToFillIt(t *testing.T) {
+	server(t)
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "empty.db"), testServer.model.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	eng, err := search.NewEngine(store, testServer.model, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{}))
+	defer srv.Close()
+	for _, c := range []struct {
+		base  string
+		empty bool
+	}{{srv.URL, true}, {testServer.url, false}} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: c.base + "/mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, args := range map[string]map[string]any{
+			"search":           {"query": "graph neural networks"},
+			"related_for_text": {"text": "Graph neural networks learn on molecules. They predict properties."},
+		} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+			if err != nil || res.IsError || len(res.Content) == 0 {
+				t.Fatalf("%s: %v %+v", name, err, res)
+			}
+			first, _ := res.Content[0].(*mcp.TextContent)
+			said := first != nil && strings.Contains(first.Text, "holds no papers yet") && strings.Contains(first.Text, "import")
+			if said != c.empty {
+				t.Errorf("%s, store empty %v: content %+v", name, c.empty, res.Content)
+			}
+			last, _ := res.Content[len(res.Content)-1].(*mcp.TextContent)
+			var out struct {
+				Results []json.RawMessage `json:"results"`
+			}
+			if last == nil || json.Unmarshal([]byte(last.Text), &out) != nil || c.empty != (len(out.Results) == 0) || res.StructuredContent == nil {
+				t.Errorf("%s, store empty %v: the results are not the last content as JSON: %+v", name, c.empty, res.Content)
+			}
+		}
+		cs.Close()
 	}
 }

@@ -25,7 +25,29 @@ func (s *Server) mcpSearch(ctx context.Context, req *mcp.CallToolRequest, in MCP
 	if err != nil {
 		return nil, wire.SearchResponse{}, s.toolError(req, err)
 	}
-	return nil, shortened(NewSearchResponse(res), in.MaxChars), nil
+	out := shortened(NewSearchResponse(res), in.MaxChars)
+	return emptyStoreResult(out.Index, out), out, nil
+}
+
+// emptyStoreHint is what a search tool says beside its empty results
+// when the store holds no papers, so that an assistant tells its user
+// how to fill it rather than that nothing matched.
+const emptyStoreHint = "The store holds no papers yet, so nothing can match. Add papers with the import tool " +
+	"(for example source \"arxiv\" with a query as target, or a BibTeX file as content), follow it with import_status, then ask again."
+
+// emptyStoreResult returns, for a search tool's output out over an
+// index holding no papers, a result whose content is emptyStoreHint and
+// then out as JSON (what the SDK writes as content by itself otherwise);
+// nil when the index holds papers.
+func emptyStoreResult(index papersearch.IndexInfo, out any) *mcp.CallToolResult {
+	if index.Papers > 0 {
+		return nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: emptyStoreHint}, &mcp.TextContent{Text: string(b)}}}
 }
 
 // mcpSimilar answers the MCP tool similar.
@@ -62,7 +84,7 @@ func (s *Server) mcpRelated(ctx context.Context, req *mcp.CallToolRequest, in MC
 	if err != nil {
 		return nil, RelatedResponse{}, s.toolError(req, err)
 	}
-	return nil, out, nil
+	return emptyStoreResult(out.Index, out), out, nil
 }
 
 // mcpCollections answers the MCP tool list_collections.
