@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -260,5 +262,27 @@ func TestIngestJSONLByName(t *testing.T) {
 	err := run(ctx, []string{"ingest", cut}, io.Discard, &errs)
 	if err == nil || !strings.Contains(err.Error(), "read gzip stream (is the file cut short?)") || !strings.Contains(errs.String(), "stopped; what was stored stays") {
 		t.Errorf("ingest of a truncated gzip file: %v\n%s", err, errs.String())
+	}
+}
+
+// TestServeOnATakenPortCreatesNothing: a start whose address another
+// process holds fails naming the address, before any store is opened: a
+// fresh data folder stays as it was.
+func TestServeOnATakenPortCreatesNothing(t *testing.T) {
+	setEnv(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := filepath.Join(t.TempDir(), "fresh")
+	t.Setenv("PAPERSEARCH_DATA_DIR", dir)
+	t.Setenv("PAPERSEARCH_ADDR", taken.Addr().String())
+	err = run(context.Background(), nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "listen on "+taken.Addr().String()) {
+		t.Fatalf("serve on a taken port: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the data folder was made: %v", err)
 	}
 }

@@ -187,6 +187,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := checkAddr(cfg.Addr); err != nil {
 		return err // before anything is opened or logged on its account
 	}
+	// The address first: a port another process holds fails the start
+	// before a store is opened (or, on a fresh data folder, created).
+	// Connections made meanwhile wait in the listener's queue.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (set PAPERSEARCH_ADDR to use another address): %w", cfg.Addr, err)
+	}
+	defer ln.Close() // Serve closes it too; this is for a start that fails before it
 	metrics := api.NewMetrics()
 	svc, count, err := openServing(ctx, cfg, log, metrics.Observe)
 	if err != nil {
@@ -253,10 +261,6 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s (set PAPERSEARCH_ADDR to use another address): %w", cfg.Addr, err)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
