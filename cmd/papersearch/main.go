@@ -15,15 +15,17 @@ import (
 )
 
 // gcPercent is the collector's GOGC unless the environment sets one: a
-// collection when the heap has grown 30% past what the last one kept
+// collection when the heap has grown 25% past what the last one kept
 // alive, not Go's 100%. Over 29,100 papers at 16 clients, 40 took the
 // serving peak RSS from 1,072 to 785 MiB at no throughput cost past the
-// machine's noise, and 30 keeps the peak within 1.5 times the live heap
-// (1.42 and 1.44 against 1.50-1.54 at 40) for up to 3% of the heaviest
-// requests' throughput (docs/performance.md, issue 44); the store's
-// in-memory index is most of the live heap and holds few pointers, so a
-// collection costs about 17 ms of CPU.
-const gcPercent = 30
+// machine's noise; 30 kept the peak within 1.5 times the live heap until
+// the live heap grew to about 407 MiB (1.51 and 1.52 on AMD EPYC Zen 4,
+// 2026-12-06), and 25 keeps it at 1.40-1.42 (1.35 with one client) with
+// every request's throughput and latency within the noise of 30's
+// (docs/performance.md, issue 44); the store's in-memory index is most of
+// the live heap and holds few pointers, so a collection costs about 17 ms
+// of CPU.
+const gcPercent = 25
 
 func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
