@@ -119,15 +119,6 @@ func (q *Query) validate() error {
 			return invalidField(side.field, fmt.Sprintf("may name at most %d papers, not %d", MaxExamples, len(side.ids)))
 		}
 	}
-	liked := make(map[string]bool, len(q.Like))
-	for _, id := range q.Like {
-		liked[id] = true
-	}
-	for i, id := range q.Unlike {
-		if liked[id] {
-			return invalidField(fmt.Sprintf("unlike/%d", i), fmt.Sprintf("names %q, which like names too: a search cannot move both toward a paper and away from it", id))
-		}
-	}
 	if q.Mode == Lexical && papersearch.Blank(q.Text) {
 		return invalidField("query", "must not be empty in lexical mode")
 	}
