@@ -35,8 +35,8 @@ type Query struct {
 	// names papers.
 	Text string
 	// Like and Unlike are paper ids: the dense side moves the query toward
-	// the liked papers and away from the disliked ones. They never come back
-	// as results themselves.
+	// the liked papers and away from the disliked ones (a paper in both is
+	// liked). They never come back as results themselves.
 	Like, Unlike []string
 	Filter       papersearch.Filter
 	Mode         Mode // "" means Hybrid
@@ -88,6 +88,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Results, error) {
 	if q.Unlike, err = e.Resolve(ctx, q.Unlike); err != nil {
 		return Results{}, err
 	}
+	// A paper named both ways is liked: the later, stronger signal of a
+	// client that added it to like without taking it out of unlike.
+	q.Unlike = slices.DeleteFunc(slices.Clone(q.Unlike), func(id string) bool { return slices.Contains(q.Like, id) })
 	if q.Aspect != WholePaper {
 		return e.searchByAspect(ctx, start, q)
 	}

@@ -133,6 +133,12 @@ func TestModesLikeAndExplain(t *testing.T) {
 	if base.Hits[0].Score == moved.Hits[0].Score {
 		t.Error("unlike changed nothing")
 	}
+	// A paper named both ways is liked only.
+	liked, _ := eng.Search(ctx, search.Query{Text: q.Text, Limit: 5, Mode: search.Dense, Like: []string{contact}})
+	both, _ := eng.Search(ctx, search.Query{Text: q.Text, Limit: 5, Mode: search.Dense, Like: []string{contact}, Unlike: []string{contact}})
+	if len(liked.Hits) == 0 || fmt.Sprint(hitScores(liked.Hits)) != fmt.Sprint(hitScores(both.Hits)) {
+		t.Errorf("liked and unliked %v, liked %v: want the same", hitScores(both.Hits), hitScores(liked.Hits))
+	}
 	var fe *papersearch.FieldError
 	if _, err := eng.Search(ctx, search.Query{Like: []string{"no-such-id"}}); !errors.Is(err, storage.ErrNotFound) || !errors.As(err, &fe) || fe.Field != "like/0" {
 		t.Errorf("unknown like id: %v, want storage.ErrNotFound on like/0", err)
@@ -364,4 +370,13 @@ func TestSample(t *testing.T) {
 	if got := eval.Sample(papers, 0, 100, nil); len(got) != 50 {
 		t.Errorf("a sample larger than the corpus has %d papers", len(got))
 	}
+}
+
+// hitScores is each hit's id and score, for comparing rankings.
+func hitScores(hits []papersearch.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = fmt.Sprintf("%s %.6f", h.ID, h.Score)
+	}
+	return out
 }
