@@ -262,7 +262,7 @@ func TestMCPImport(t *testing.T) {
 	}
 	cs := connect("Bearer k")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "import", Arguments: map[string]any{"source": "zotero", "content": "x"}})
-	if err != nil || !res.IsError || !strings.Contains(text(res), "source must be") {
+	if err != nil || !res.IsError || !strings.Contains(text(res), "zotero") || !strings.Contains(text(res), "bibtex") {
 		t.Errorf("import from an unknown source: %v %q", err, text(res))
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "import", Arguments: req})
@@ -526,5 +526,62 @@ func TestMCPEmptyStoreSaysHowToFillIt(t *testing.T) {
 			}
 		}
 		cs.Close()
+	}
+}
+
+// TestMCPInputSchemasBound: the tools' input schemas list the choices the
+// engine takes (modes, aspects, methods), and an argument outside them or
+// the engine's ranges is a tool error that says why in a few words.
+func TestMCPInputSchemasBound(t *testing.T) {
+	base, _ := server(t)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]string{}
+	for _, tool := range res.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		schemas[tool.Name] = string(b)
+	}
+	for tool, wants := range map[string][]string{
+		"search":    {`"enum":["hybrid","dense","lexical"]`, `"enum":["background","method","result"]`},
+		"similar":   {`"enum":["hybrid","dense","lexical"]`, `"enum":["background","method","result"]`},
+		"recommend": {`"enum":["neighbours","centroid","rocchio","logistic"]`},
+	} {
+		for _, w := range wants {
+			if !strings.Contains(schemas[tool], w) {
+				t.Errorf("%s's input schema has no %s: %s", tool, w, schemas[tool])
+			}
+		}
+	}
+	for _, c := range []struct {
+		args map[string]any
+		says string
+	}{
+		{map[string]any{"query": "graphs", "limit": 0}, "limit must be between 1 and 100"},
+		{map[string]any{"query": "graphs", "mode": "bogus"}, "bogus"},
+		{map[string]any{"query": strings.Repeat("a", 4097)}, "must be at most 4096 characters"},
+		{map[string]any{"query": "graphs", "aspect": "style"}, "style"},
+	} {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: c.args})
+		if err != nil || !r.IsError || len(r.Content) == 0 {
+			t.Errorf("search %.60v: %v %+v, want a tool error", c.args, err, r)
+			continue
+		}
+		if text, _ := r.Content[0].(*mcp.TextContent); text == nil || !strings.Contains(text.Text, c.says) {
+			t.Errorf("search %.60v: %+v, want it to say %q", c.args, r.Content[0], c.says)
+		} else if len(text.Text) > 300 {
+			t.Errorf("search %.60v: a message of %d bytes", c.args, len(text.Text))
+		}
+	}
+	if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "graphs", "mode": "dense", "limit": 2}}); err != nil || r.IsError {
+		t.Errorf("search within bounds: %v %+v", err, r)
 	}
 }

@@ -40,6 +40,13 @@ async def exercise(session, expected):
         if name in tools:
             check(tools[name].input_schema.get("type") == "object", f"{name}: input schema {tools[name].input_schema}")
             check(tools[name].output_schema is not None, f"{name}: no output schema")
+            # What the tool does to the store, as the SDK reads it: only
+            # import writes, and it destroys nothing.
+            hints = tools[name].annotations
+            want_read_only = name != "import"
+            check(hints is not None and hints.read_only_hint is want_read_only
+                  and (want_read_only or hints.destructive_hint is False),
+                  f"{name}: annotations {hints}")
 
     def conforms(name, result):
         try:
@@ -154,7 +161,8 @@ async def exercise(session, expected):
             job = status.structured_content
         check(job["status"] == "done" and job["stored"] == 1, f"the import ended {job}")
     bad = await session.call_tool("import", {"source": "zotero", "content": "x"})
-    check(bad.is_error and "source must be" in " ".join(c.text for c in bad.content if c.type == "text"),
+    said = " ".join(c.text for c in bad.content if c.type == "text")
+    check(bad.is_error and "zotero" in said and "bibtex" in said,
           f"an import from an unknown source: {bad.content}")
 
     # A paper as a resource: JSON and BibTeX.
