@@ -21,7 +21,6 @@ import (
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
-	"github.com/papersearch/papersearch/search"
 	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
 )
@@ -31,18 +30,8 @@ import (
 // with a title full of what XML must escape.
 func feedServer(t *testing.T) (url string, papers []papersearch.Paper, store *sqlite.Store) {
 	t.Helper()
-	server(t) // the shared model
 	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "papers.db"), testServer.model.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	eng, err := search.NewEngine(store, testServer.model, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, store := emptyEngine(t)
 	all, err := seeds.NeurIPS2026()
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +11,6 @@ import (
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/atlas/corpusmap"
 	"github.com/papersearch/papersearch/catalog"
-	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/sqlite"
 	"github.com/papersearch/papersearch/seeds"
 )
 
@@ -37,17 +34,8 @@ func waitForMap(t *testing.T, url string) {
 // level's clusters named, and a search's results and a collection's papers
 // lit up; bad parameters are named.
 func TestMapRoute(t *testing.T) {
-	server(t) // the shared model
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "papers.db"), testServer.model.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	eng, err := search.NewEngine(store, testServer.model, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, _ := emptyEngine(t)
 	papers, err := seeds.NeurIPS2026()
 	if err != nil {
 		t.Fatal(err)
@@ -57,10 +45,11 @@ func TestMapRoute(t *testing.T) {
 	if _, err := catalog.New(eng, catalog.Options{}).Ingest(ctx, papers, nil); err != nil {
 		t.Fatal(err)
 	}
-	n, err := store.Count(ctx) // the seed corpus repeats some papers
+	index, err := eng.Index(ctx) // the seed corpus repeats some papers
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := index.Papers
 	keeper := corpusmap.New(eng, nil)
 	srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{Map: keeper}))
 	defer srv.Close()

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,8 +17,6 @@ import (
 
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/catalog"
-	"github.com/papersearch/papersearch/search"
-	"github.com/papersearch/papersearch/search/sqlite"
 )
 
 // TestMCP: over /mcp, the tools answer what the REST routes answer for the
@@ -445,17 +442,8 @@ func TestMCPHTTPErrorsAreProblems(t *testing.T) {
 // adds without destroying.
 func TestMCPToolAnnotations(t *testing.T) {
 	base, _ := server(t)
-	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpSession(t, base)
+	res := listTools(t, cs)
 	if len(res.Tools) < 8 {
 		t.Fatalf("%d tools, want 8", len(res.Tools))
 	}
@@ -482,28 +470,15 @@ func TestMCPToolAnnotations(t *testing.T) {
 // store is empty and how to add papers; on a store with papers they say
 // nothing of it.
 func TestMCPEmptyStoreSaysHowToFillIt(t *testing.T) {
-	server(t)
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "empty.db"), testServer.model.Info())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	eng, err := search.NewEngine(store, testServer.model, search.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, _ := emptyEngine(t)
 	srv := httptest.NewServer(New(eng, catalog.New(eng, catalog.Options{}), Options{}))
 	defer srv.Close()
 	for _, c := range []struct {
 		base  string
 		empty bool
 	}{{srv.URL, true}, {testServer.url, false}} {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: c.base + "/mcp"}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := mcpSession(t, c.base)
 		for name, args := range map[string]map[string]any{
 			"search":           {"query": "graph neural networks"},
 			"related_for_text": {"text": "Graph neural networks learn on molecules. They predict properties."},
@@ -525,7 +500,6 @@ func TestMCPEmptyStoreSaysHowToFillIt(t *testing.T) {
 				t.Errorf("%s, store empty %v: the results are not the last content as JSON: %+v", name, c.empty, res.Content)
 			}
 		}
-		cs.Close()
 	}
 }
 
@@ -535,16 +509,8 @@ func TestMCPEmptyStoreSaysHowToFillIt(t *testing.T) {
 func TestMCPInputSchemasBound(t *testing.T) {
 	base, _ := server(t)
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpSession(t, base)
+	res := listTools(t, cs)
 	schemas := map[string]string{}
 	for _, tool := range res.Tools {
 		b, _ := json.Marshal(tool.InputSchema)
@@ -584,4 +550,27 @@ func TestMCPInputSchemasBound(t *testing.T) {
 	if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "graphs", "mode": "dense", "limit": 2}}); err != nil || r.IsError {
 		t.Errorf("search within bounds: %v %+v", err, r)
 	}
+}
+
+// mcpSession connects an MCP client to the server at base, until the test
+// ends.
+func mcpSession(t *testing.T, base string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// listTools lists the tools of the server cs is connected to.
+func listTools(t *testing.T, cs *mcp.ClientSession) *mcp.ListToolsResult {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -102,6 +102,23 @@ func server(t *testing.T) (string, []papersearch.Paper) {
 	return testServer.url, testServer.papers
 }
 
+// emptyEngine returns an engine over a store of its own, empty, on the
+// shared test server's model, and the store, closed when the test ends.
+func emptyEngine(t *testing.T) (*search.Engine, *sqlite.Store) {
+	t.Helper()
+	server(t) // the shared model
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "papers.db"), testServer.model.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	eng, err := search.NewEngine(store, testServer.model, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, store
+}
+
 // do sends one request and returns the response with its body; headers are
 // name, value pairs.
 func do(t *testing.T, method, url, contentType, body string, headers ...string) (*http.Response, []byte) {
