@@ -7,18 +7,15 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/catalog/imports"
-	"github.com/papersearch/papersearch/search"
 )
 
 // DefaultMaxChars is how much of each result's abstract an MCP tool
@@ -57,37 +54,6 @@ type MCPRecommend struct {
 	Cursor   string              `json:"cursor,omitempty" jsonschema:"the next_cursor of the previous page"`
 	MaxChars int                 `json:"max_chars,omitempty" jsonschema:"at most this many characters of each result's abstract (default 600)"`
 }
-
-// MCPRelated is the input of the MCP related_for_text tool.
-type MCPRelated struct {
-	Text     string              `json:"text" jsonschema:"a paragraph of a draft, up to 4096 characters"`
-	Filters  *papersearch.Filter `json:"filters,omitempty" jsonschema:"restrict the papers considered"`
-	Limit    *int                `json:"limit,omitempty" jsonschema:"how many papers, 1 to 100 (default 10)"`
-	MaxChars int                 `json:"max_chars,omitempty" jsonschema:"at most this many characters of each paper's abstract (default 600)"`
-}
-
-// RelatedHit is a paper that relates to a sentence of a draft.
-type RelatedHit struct {
-	ID   string `json:"id"`
-	Rank int    `json:"rank"`
-	// Score is the paper's reciprocal-rank fusion over the draft's
-	// sentences: the sum of 1/(60 + rank) over the sentences it answers.
-	Score float64           `json:"score"`
-	Paper papersearch.Paper `json:"paper"`
-	// DraftSentence is the sentence of the draft it ranked best for, and
-	// MatchedSentence the sentence of its abstract closest to that one.
-	DraftSentence   string `json:"draft_sentence"`
-	MatchedSentence string `json:"matched_sentence,omitempty"`
-}
-
-// RelatedResponse is the output of the MCP related_for_text tool.
-type RelatedResponse struct {
-	Results []RelatedHit          `json:"results"`
-	Index   papersearch.IndexInfo `json:"index"`
-}
-
-// maxDraftSentences bounds the searches one related_for_text call makes.
-const maxDraftSentences = 12
 
 // MCPImport is the input of the MCP import_status tool.
 type MCPImport struct {
@@ -213,143 +179,6 @@ func newMCP(s *Server) *mcp.Server {
 		MIMEType:    "application/json",
 	}, s.mcpCollectionResource)
 	return srv
-}
-
-// toolInput is the input schema of an MCP tool taking In: inferred from
-// In's fields and their descriptions, with the choices the engine takes
-// (constrainInput), so that an assistant sees them before it calls.
-func toolInput[In any]() *jsonschema.Schema {
-	s, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcp: the input schema of %T: %v", *new(In), err)) // a type this package declares
-	}
-	constrainInput(s)
-	return s
-}
-
-// constrainInput adds to s's properties, at any depth, the choices the
-// engine takes for the fields of those names: the same modes, aspects
-// and methods the HTTP API's requests are checked against. Ranges and
-// lengths stay in the descriptions ("1 to 100"): the SDK's message for a
-// number out of a schema's range ("minimum: 0/1 is less than 1.000000")
-// says less than the engine's own, and its message for a string too long
-// repeats the whole string.
-func constrainInput(s *jsonschema.Schema) {
-	for name, p := range s.Properties {
-		switch name {
-		case "mode":
-			p.Enum = enumOf(p, search.Hybrid, search.Dense, search.Lexical)
-		case "aspect":
-			p.Enum = enumOf(p, search.BackgroundAspect, search.MethodAspect, search.ResultAspect)
-		case "method":
-			p.Enum = enumOf(p, search.RecommendMethods()...)
-		}
-		constrainInput(p)
-	}
-}
-
-// importInput is the import tool's input schema: POST /v1/imports's
-// request, each field described, its source one of those the API takes.
-func importInput() *jsonschema.Schema {
-	s := toolInput[wire.ImportRequest]()
-	network, upload := imports.NetworkSources(), imports.UploadSources()
-	for name, desc := range map[string]string{
-		"source":  "where the papers come from: " + imports.Names(network) + " (asked for target), or " + imports.Names(upload) + " (a file, in content)",
-		"target":  "what a network source is asked for: a query for arxiv, a filter for openalex (such as concepts.id:C154945302), a venue id for openreview (such as NeurIPS.cc/2026/Conference)",
-		"content": "the file of a " + imports.Names(upload) + " import, whole",
-		"max":     "at most this many papers from arxiv or openalex (default 1000)",
-		"tags":    "collections (tags) every imported paper joins",
-	} {
-		if p := s.Properties[name]; p != nil {
-			p.Description = desc
-		}
-	}
-	if p := s.Properties["source"]; p != nil {
-		p.Enum = enumOf(p, slices.Concat(network, upload)...)
-	}
-	return s
-}
-
-// enumOf lists values as the JSON strings a property p takes, null too
-// when p may be null.
-func enumOf[S ~string](p *jsonschema.Schema, values ...S) []any {
-	out := make([]any, 0, len(values)+1)
-	for _, v := range values {
-		out = append(out, string(v))
-	}
-	if slices.Contains(p.Types, "null") {
-		out = append(out, nil)
-	}
-	return out
-}
-
-// related searches each sentence of a draft paragraph and fuses the
-// rankings by reciprocal rank, keeping for each paper the draft sentence
-// it ranked best for and its own best sentence for that one.
-func related(ctx context.Context, engine Engine, in MCPRelated) (RelatedResponse, error) {
-	if err := search.ValidateText(in.Text); err != nil {
-		var fe *papersearch.FieldError
-		if errors.As(err, &fe) {
-			fe.Field = "text"
-		}
-		return RelatedResponse{}, err
-	}
-	limit, err := search.RequestedLimit(in.Limit)
-	if err != nil {
-		return RelatedResponse{}, err
-	}
-	var filter papersearch.Filter
-	if in.Filters != nil {
-		filter = *in.Filters
-	}
-	sentences := papersearch.Sentences(in.Text)
-	if len(sentences) > maxDraftSentences {
-		sentences = sentences[:maxDraftSentences]
-	}
-	type found struct {
-		hit      RelatedHit
-		bestRank int
-	}
-	byID := map[string]*found{}
-	var index papersearch.IndexInfo
-	for _, s := range sentences {
-		res, err := engine.Search(ctx, search.Query{Text: s, Filter: filter, Limit: limit, Explain: true})
-		if err != nil {
-			return RelatedResponse{}, err
-		}
-		index = res.Index
-		for _, h := range res.Hits {
-			f, ok := byID[h.ID]
-			if !ok {
-				f = &found{hit: RelatedHit{ID: h.ID, Paper: h.Paper}}
-				byID[h.ID] = f
-			}
-			f.hit.Score += search.ReciprocalRank(h.Rank)
-			if !ok || h.Rank < f.bestRank {
-				f.bestRank, f.hit.DraftSentence = h.Rank, s
-				if h.Explanation != nil {
-					f.hit.MatchedSentence = h.Explanation.BestSentence
-				}
-			}
-		}
-	}
-	out := RelatedResponse{Results: make([]RelatedHit, 0, len(byID)), Index: index}
-	for _, f := range byID {
-		out.Results = append(out.Results, f.hit)
-	}
-	slices.SortFunc(out.Results, func(a, b RelatedHit) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
-	})
-	out.Results = out.Results[:min(limit, len(out.Results))]
-	for i := range out.Results {
-		r := &out.Results[i]
-		r.Rank = i + 1
-		if r.Paper.Authors == nil {
-			r.Paper.Authors = []string{}
-		}
-		r.Paper.Abstract = cut(r.Paper.Abstract, in.MaxChars)
-	}
-	return out, nil
 }
 
 // requestHeader is the HTTP header a tool call came with; empty over stdio.
