@@ -97,13 +97,13 @@ func symbol(name string) (string, bool) {
 	return "", false
 }
 
-// Decode turns LaTeX into plain Unicode text:
-// accents and special characters become characters, grouping braces (those
-// that pair up; a brace without its pair is text) and math shifts go, text-style commands (\emph{x}, \textbf{x}) keep their
-// argument, ~ is a space, -- and --- are dashes, two backquotes or two
-// apostrophes are curly double quotes, and
-// white space is collapsed. Unknown commands keep their name's argument
-// text and lose the backslash.
+// Decode turns LaTeX into plain Unicode text: accents and special
+// characters become characters, grouping braces (those that pair up; a
+// brace without its pair is text) and math shifts go, text-style
+// commands (\emph{x}, \textbf{x}) keep their argument, ~ is a space, --
+// and --- are dashes, two backquotes or two apostrophes are curly double
+// quotes, and white space is collapsed. Unknown commands keep their
+// name's argument text and lose the backslash.
 func Decode(s string) string {
 	var b strings.Builder
 	rs := []rune(s)
