@@ -34,7 +34,7 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("papers %+v, skipped %d; want 2 and the hep-ph one skipped", papers, r.Skipped)
 	}
 	p := papers[0]
-	if p.ID != "arxiv:2401.01234" || p.Title != "Sparse Mixtures of Experts for ℓ_1 Routing" || p.Year != 2024 || p.Date != "2024-01-02" ||
+	if p.ID != "arxiv:2401.01234" || p.Title != `Sparse Mixtures of Experts for $\ell_1$ Routing` || p.Year != 2024 || p.Date != "2024-01-02" ||
 		p.Venue != "arXiv" || p.URL != "https://arxiv.org/abs/2401.01234" ||
 		strings.Join(p.Authors, "|") != "Ada Lovelace|Alan Turing|John Doe Jr" {
 		t.Errorf("paper 0: %+v", p)

@@ -97,6 +97,16 @@ func TestFormatKeepsMaths(t *testing.T) {
 	if strings.Contains(got, `\input`) || strings.Contains(got, `\textbackslash{}textbf`) {
 		t.Errorf("LaTeX escaped twice or run:\n%s", got)
 	}
+	// Read back, the maths is the formulas it was (a reference manager's
+	// export imported again is the same paper).
+	papers, _, err := seeds.Collect(NewReader(strings.NewReader(got)))
+	if err != nil || len(papers) != 1 {
+		t.Fatalf("read back %+v, %v", papers, err)
+	}
+	if back := papers[0]; back.Title != p.Title || !strings.Contains(back.Abstract, `rate $O(1/\sqrt{n})$, $V \approx WH$, $\Sigma^{\omega}$`) ||
+		!strings.HasSuffix(back.Abstract, `for under $5 or $10 a run.`) {
+		t.Errorf("read back as %q, %q", back.Title, back.Abstract)
+	}
 }
 
 // TestFormatWritesBadMathsAsSource: a formula LaTeX would stop at is
@@ -204,7 +214,7 @@ func collectEntries(text string) ([]*Entry, error) {
 // \textbraceleft{}, and read back; grouping braces still group.
 func TestValueKeepsStrayBraces(t *testing.T) {
 	for in, want := range map[string]string{
-		"x $a$ and a stray } brace":    "x a and a stray } brace", // maths as Decode reads it
+		"x $a$ and a stray } brace":    "x $a$ and a stray } brace", // maths stays LaTeX
 		`\emph{x} stray } and { brace`: "x stray } and { brace",
 		"a stray } brace":              "a stray } brace",
 	} {

@@ -5,6 +5,7 @@ package latex
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -99,21 +100,31 @@ func symbol(name string) (string, bool) {
 
 // Decode turns LaTeX into plain Unicode text: accents and special
 // characters become characters, grouping braces (those that pair up; a
-// brace without its pair is text) and math shifts go, text-style
-// commands (\emph{x}, \textbf{x}) keep their argument, ~ is a space, --
-// and --- are dashes, two backquotes or two apostrophes are curly double
-// quotes, and white space is collapsed. Unknown commands keep their
-// name's argument text and lose the backslash.
+// brace without its pair is text) go, text-style commands (\emph{x},
+// \textbf{x}) keep their argument, ~ is a space, -- and --- are dashes,
+// two backquotes or two apostrophes are curly double quotes, and white
+// space is collapsed. Unknown commands keep their name's argument text and
+// lose the backslash. Maths (Spans) stays LaTeX, its source between its
+// delimiters as it was written (white space collapsed), as papers hold it
+// and the page shows it: "$p \le \frac{1}{n}$" is not "p 1n". A $ that
+// opens no maths is a dollar sign.
 func Decode(s string) string {
 	var b strings.Builder
 	rs := []rune(s)
-	grouping := groupingBraces(rs)
+	maths := mathRuns(s)
+	grouping := groupingBraces(rs, maths)
 	for i := 0; i < len(rs); i++ {
+		if len(maths) > 0 && maths[0][0] == i {
+			b.WriteString(string(rs[i:maths[0][1]]))
+			i = maths[0][1] - 1
+			maths = maths[1:]
+			continue
+		}
 		r := rs[i]
 		switch {
 		case (r == '{' || r == '}') && !grouping[i]:
 			b.WriteRune(r) // a brace without its pair groups nothing: it is text
-		case r == '{' || r == '}' || r == '$':
+		case r == '{' || r == '}':
 			continue
 		case r == '~':
 			b.WriteRune(' ')
@@ -141,12 +152,37 @@ func Decode(s string) string {
 	return strings.Join(strings.Fields(norm.NFC.String(b.String())), " ")
 }
 
-// groupingBraces reports which of rs's braces pair up (a backslash's
-// next rune excepted): those group, the others are literal braces.
-func groupingBraces(rs []rune) []bool {
+// mathRuns returns where s's maths (Spans) lies, each [start, end) in
+// runes, its delimiters included.
+func mathRuns(s string) [][2]int {
+	var out [][2]int
+	at, r := 0, 0 // the span's first byte and rune
+	for _, sp := range Spans(s) {
+		n := len(sp.Text)
+		if sp.Math {
+			n += len(sp.Open) + len(sp.Close)
+		}
+		runes := utf8.RuneCountInString(s[at : at+n])
+		if sp.Math {
+			out = append(out, [2]int{r, r + runes})
+		}
+		at, r = at+n, r+runes
+	}
+	return out
+}
+
+// groupingBraces reports which of rs's braces outside maths (at the
+// rune ranges maths, in order) pair up (a backslash's next rune
+// excepted): those group, the others are literal braces.
+func groupingBraces(rs []rune, maths [][2]int) []bool {
 	grouping := make([]bool, len(rs))
 	var open []int
 	for i := 0; i < len(rs); i++ {
+		if len(maths) > 0 && maths[0][0] == i {
+			i = maths[0][1] - 1
+			maths = maths[1:]
+			continue
+		}
 		switch rs[i] {
 		case '\\':
 			i++

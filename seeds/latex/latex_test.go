@@ -14,7 +14,13 @@ func TestDecode(t *testing.T) {
 		{`50\% of \$5 \& more`, "50% of $5 & more"},
 		{`pages 1--10 --- said`, "pages 1–10 — said"},
 		{"``quoted''", "“quoted”"},
-		{`\emph{every} \textbf{bold} $O(n)$`, "every bold O(n)"},
+		{`\emph{every} \textbf{bold} $O(n)$`, "every bold $O(n)$"},
+		// Maths stays LaTeX, inside grouping braces too; a dollar that
+		// opens no maths is one.
+		{`{On the {Evolution} of Graphs with $n \log  n$ edges and $p \le \frac{1}{n}$}`,
+			`On the Evolution of Graphs with $n \log n$ edges and $p \le \frac{1}{n}$`},
+		{`{\'E}tude $$\sum_{i}^{n} x_i$$ \(k \to \infty\) for $5 or $10`, `Étude $$\sum_{i}^{n} x_i$$ \(k \to \infty\) for $5 or $10`},
+		{`{Caf\'e $\{x\}$ {au} lait}`, `Café $\{x\}$ au lait`},
 		{"{The {Transformer}}\n   model", "The Transformer model"},
 		{`non~breaking`, "non breaking"},
 		{`\v{S}koda \'{e}t\'e \^o \~n \=a \.z \u{g} \r{a} \k{a}`, "Škoda été ô ñ ā ż ğ å ą"},
