@@ -211,3 +211,24 @@ func TestDates(t *testing.T) {
 		}
 	}
 }
+
+// TestUnclosedValueSwallowsNothing: a value whose closing brace or quote is
+// missing ends, as malformed, at the next line that opens an entry, and
+// that entry is read; a line inside a value that only mentions @ is text.
+func TestUnclosedValueSwallowsNothing(t *testing.T) {
+	text := "@article{broken, title={Broken entry\n" +
+		"@article{after, title={After the broken one}, abstract={It follows a broken entry.\n  @ home: still the abstract}, year=2021}\n" +
+		"@misc{quoted, title = \"No closing quote\n   @inproceedings ( last, title={Last}, abstract={The last one.})\n"
+	papers, rejected, err := seeds.Collect(NewReader(strings.NewReader(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(papers) != 2 || papers[0].Title != "After the broken one" || papers[0].Abstract != "It follows a broken entry. @ home: still the abstract" ||
+		papers[1].Title != "Last" {
+		t.Errorf("papers %+v", papers)
+	}
+	if len(rejected) != 2 || !errors.Is(rejected[0], errSyntax) || rejected[0].Line != 1 || !strings.Contains(rejected[0].Error(), "an entry begins at line 2") ||
+		!errors.Is(rejected[1], errSyntax) || rejected[1].Line != 4 {
+		t.Errorf("rejected %v", rejected)
+	}
+}

@@ -36,6 +36,9 @@ func (r *Reader) balanced(open, closer rune, w io.Writer) (int, error) {
 		if err != nil {
 			return n, errors.New("unbalanced braces")
 		}
+		if c == '\n' && r.entryAhead() {
+			return n, fmt.Errorf("unbalanced braces: an entry begins at line %d before the value ends", r.line)
+		}
 		switch c {
 		case open:
 			depth++
@@ -58,6 +61,9 @@ func (r *Reader) quoted(w io.Writer) error {
 		c, err := r.read()
 		if err != nil {
 			return errors.New("unterminated quoted value")
+		}
+		if c == '\n' && r.entryAhead() {
+			return fmt.Errorf("unterminated quoted value: an entry begins at line %d before it ends", r.line)
 		}
 		switch {
 		case c == '{':
@@ -84,6 +90,34 @@ func (r *Reader) ident() string {
 		r.read()
 		b.WriteRune(c)
 	}
+}
+
+// entryAhead reports whether the line ahead opens an entry: @, a type and
+// { or ( (white space allowed before each). A value never holds one, so a
+// value still open there lacks its closing brace or quote; the entry is
+// malformed and reading resumes at that @, which is left unread, rather
+// than swallowing the entries after it.
+func (r *Reader) entryAhead() bool {
+	ahead, _ := r.r.Peek(64) // an entry type is short; what is there near the end of input
+	i := 0
+	for i < len(ahead) && (ahead[i] == ' ' || ahead[i] == '\t') {
+		i++
+	}
+	if i == len(ahead) || ahead[i] != '@' {
+		return false
+	}
+	i++
+	letters := i
+	for i < len(ahead) && (ahead[i] >= 'a' && ahead[i] <= 'z' || ahead[i] >= 'A' && ahead[i] <= 'Z') {
+		i++
+	}
+	if i == letters {
+		return false
+	}
+	for i < len(ahead) && (ahead[i] == ' ' || ahead[i] == '\t') {
+		i++
+	}
+	return i < len(ahead) && (ahead[i] == '{' || ahead[i] == '(')
 }
 
 func (r *Reader) space() {
