@@ -167,7 +167,7 @@ func newMCP(s *Server) *mcp.Server {
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "paper",
 		Title:       "A paper",
-		URITemplate: paperURIPrefix + "{id}",
+		URITemplate: paperURIPrefix + "{+id}", // reserved expansion: an id's colon and slash as they are, or percent-encoded
 		Description: "A paper's title, abstract and metadata as JSON (application/json), or its BibTeX entry (application/x-bibtex).",
 		MIMEType:    "application/json",
 	}, s.mcpPaperResource)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/papersearch/papersearch"
 	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/catalog"
 )
@@ -573,4 +574,40 @@ func listTools(t *testing.T, cs *mcp.ClientSession) *mcp.ListToolsResult {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// TestMCPPaperResourceURIs: a paper whose id holds a colon or a slash
+// (every imported paper's: doi:, arxiv:, bibtex:) is read at the URI its
+// collection's resource lists, at its id written as it is, and at its id
+// percent-encoded whole.
+func TestMCPPaperResourceURIs(t *testing.T) {
+	ctx := context.Background()
+	eng, _ := emptyEngine(t)
+	cat := catalog.New(eng, catalog.Options{})
+	ids := []string{"doi:10.1109/jproc.2021.3058954", "bibtex:k1"}
+	for i, id := range ids {
+		p := papersearch.Paper{ID: id, Title: fmt.Sprintf("Paper %d", i), Abstract: "Birds navigate by the magnetic field of the earth.", Tags: []string{"birds"}}
+		if _, err := cat.Put(ctx, []papersearch.Paper{p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(New(eng, cat, Options{}))
+	defer srv.Close()
+	cs := mcpSession(t, srv.URL)
+	coll, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "papersearch://collections/birds"})
+	if err != nil || len(coll.Contents) != 1 {
+		t.Fatalf("the collection's resource: %+v %v", coll, err)
+	}
+	var listed struct{ Papers []struct{ ID, URI string } }
+	if err := json.Unmarshal([]byte(coll.Contents[0].Text), &listed); err != nil || len(listed.Papers) != 2 {
+		t.Fatalf("the collection's resource: %s %v", coll.Contents[0].Text, err)
+	}
+	for _, p := range listed.Papers {
+		for _, uri := range []string{p.URI, paperURIPrefix + p.ID, paperURIPrefix + strings.ReplaceAll(url.PathEscape(p.ID), ":", "%3A")} {
+			read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil || len(read.Contents) == 0 || !strings.Contains(read.Contents[0].Text, `"id":"`+p.ID+`"`) {
+				t.Errorf("%s: %+v %v", uri, read, err)
+			}
+		}
+	}
 }
