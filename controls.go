@@ -23,8 +23,9 @@ func Control(r rune) bool {
 }
 
 // StripControls returns s without Control characters: a line break
-// written as CR LF, a lone CR or NEL (U+0085) becomes a newline, and every
-// other one is dropped. Complete applies it to every text field of a paper
+// written as CR LF, a lone CR or NEL (U+0085) becomes a newline, a form
+// feed or vertical tab (white space, as text taken from a PDF holds them
+// between words) a space, and every other one is dropped. Complete applies it to every text field of a paper
 // on its way in; the writers of text that other programs or a terminal
 // read (CSV, BibTeX, the command line) apply it again, for papers stored
 // before it.
@@ -37,6 +38,8 @@ func StripControls(s string) string {
 		switch {
 		case r == '\r' || r == 0x85:
 			return '\n'
+		case r == '\f' || r == '\v':
+			return ' '
 		case Control(r):
 			return -1
 		}

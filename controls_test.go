@@ -21,13 +21,14 @@ func TestStripControls(t *testing.T) {
 		"":                           "",
 		"\u202eevil.exe\u202dtxt.":   "evil.exetxt.",
 		"plain ASCII and ünïcödé ok": "plain ASCII and ünïcödé ok",
+		"page\fbreak and\vtab":       "page break and tab",
 	} {
 		if got := StripControls(in); got != want {
 			t.Errorf("StripControls(%q) = %q, want %q", in, got, want)
 		}
 	}
 	for r := rune(0); r < 0x3000; r++ {
-		if StripControls(string(r)) != "" && Control(r) && r != '\r' && r != 0x85 {
+		if StripControls(string(r)) != "" && Control(r) && !strings.ContainsRune("\r\u0085\f\v", r) {
 			t.Errorf("U+%04X is a control but is kept", r)
 		}
 	}
