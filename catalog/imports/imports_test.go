@@ -86,6 +86,7 @@ func TestRequest(t *testing.T) {
 		{JobRequest{Source: "arxiv-snapshot", Content: "x"}, "source"}, // the command line's only
 		{JobRequest{Source: "bibtex"}, "content"},
 		{JobRequest{Source: "bibtex", Content: "x", Target: "y"}, "target"},
+		{JobRequest{Source: "bibtex", Target: "/tmp/x.bib"}, "target"}, // a path: the file goes in content
 		{JobRequest{Source: "bibtex", Content: "x", Max: max(3)}, "max"},
 		{JobRequest{Source: "arxiv", Target: "q", Content: "x"}, "content"},
 		{JobRequest{Source: "openalex"}, "target"},

@@ -114,10 +114,10 @@ func request(req JobRequest) (Request, error) {
 	switch {
 	case !ok || !k.http:
 		return Request{}, badRequest("source", fmt.Sprintf("must be %s, not %q", strings.Join(HTTPSources(), ", "), req.Source))
-	case k.file && req.Content == "":
-		return Request{}, badRequest("content", "must not be empty: "+req.Source+" imports the file in it")
 	case k.file && req.Target != "":
-		return Request{}, badRequest("target", "must be absent: "+req.Source+" imports the file in content")
+		return Request{}, badRequest("target", "must be absent: "+req.Source+" imports the file's text, sent in content (the server opens no file or URL of its own for it)")
+	case k.file && req.Content == "":
+		return Request{}, badRequest("content", "must not be empty: "+req.Source+" imports the file's text sent in it")
 	case k.file && req.Max != nil:
 		return Request{}, badRequest("max", "must be absent: "+req.Source+" imports the whole file in content")
 	case !k.file && req.Target == "":
