@@ -194,7 +194,7 @@ func (q *Store) readMetadata(ctx context.Context, meta map[string]*qc.Value) err
 	if v >= schemaVersion {
 		return nil
 	}
-	if v < 5 {
+	if v < 8 {
 		if err := q.refold(ctx); err != nil {
 			return err
 		}
@@ -291,8 +291,8 @@ func (q *Store) dateAll(ctx context.Context) error {
 }
 
 // refold analyses every point of a collection written before schema
-// version 5 again, accents folded: its BM25 vector, analysed length and
-// author name words (what the lexical side and the author filter read). An
+// version 8 again (accents folded since 5, apostrophe-joined name words
+// since 8): its BM25 vector, analysed length and author name words (what the lexical side and the author filter read). An
 // interrupted refold runs again at the next open: it rewrites each point
 // from its own title, abstract and authors.
 func (q *Store) refold(ctx context.Context) error {
@@ -302,7 +302,7 @@ func (q *Store) refold(ctx context.Context) error {
 		paper := papersearch.Paper{Title: pl[fieldTitle].GetStringValue(), Abstract: pl[fieldAbstract].GetStringValue()}
 		var names []any
 		for _, a := range pl[fieldAuthors].GetListValue().GetValues() {
-			names = append(names, strings.Join(storage.AuthorWords(a.GetStringValue()), " "))
+			names = append(names, strings.Join(storage.NameWords(a.GetStringValue()), " "))
 		}
 		terms := lexical.Analyze(paper.Text())
 		payload, err := qc.TryValueMap(map[string]any{fieldAuthorNames: names, fieldDocLen: int64(len(terms))})

@@ -203,7 +203,7 @@ func payloadOf(d storage.Document, docLen int) map[string]any {
 	names := make([]any, len(d.Paper.Authors))
 	for i, a := range d.Paper.Authors {
 		authors[i] = a
-		names[i] = strings.Join(storage.AuthorWords(a), " ")
+		names[i] = strings.Join(storage.NameWords(a), " ")
 	}
 	tags := make([]any, len(d.Paper.Tags))
 	for i, t := range d.Paper.Tags {

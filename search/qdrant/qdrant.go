@@ -75,8 +75,10 @@ const (
 // them as added then. Version 7 folds work keys by papersearch.Fold (ø, ł,
 // ß, æ… spelled in ASCII): opening an older collection makes every
 // point's again (rekey), which also gives the points of a version 2
-// collection theirs.
-const schemaVersion = 7
+// collection theirs. Version 8 keeps an author's name words that an
+// apostrophe splits also whole (storage.NameWords: O'Brien's "obrien"):
+// opening an older collection analyses its points again (refold).
+const schemaVersion = 8
 
 // DefaultCollection is the collection used when none is configured.
 const DefaultCollection = "papers"

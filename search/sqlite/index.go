@@ -152,7 +152,7 @@ func (x *index) append(p papersearch.Paper, vec []float32, terms []string) {
 	x.venues = append(x.venues, storage.VenueKey(p.Venue))
 	names := make([][]string, len(p.Authors))
 	for i, a := range p.Authors {
-		names[i] = storage.AuthorWords(a)
+		names[i] = storage.NameWords(a)
 	}
 	x.authors = append(x.authors, names)
 	x.tags = append(x.tags, p.Tags)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/papersearch/papersearch"
@@ -90,6 +91,35 @@ func TagKeys(tags []string) []string {
 func AuthorWords(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(papersearch.Fold(s)), func(r rune) bool { return !lexical.IsWordRune(r) })
 }
+
+// NameWords is AuthorWords of an author's name, with each word that an
+// apostrophe splits also whole: "O'Brien" is "o", "brien" and "obrien",
+// so that "obrien", "o'brien" and "brien" all find it (the filter's
+// words as AuthorWords splits them, each starting some name word).
+func NameWords(name string) []string {
+	words := AuthorWords(name)
+	for _, w := range strings.Fields(strings.ToLower(papersearch.Fold(name))) {
+		if !strings.ContainsAny(w, apostrophes) {
+			continue
+		}
+		for _, joined := range AuthorWords(strings.Map(func(r rune) rune {
+			if strings.ContainsRune(apostrophes, r) {
+				return -1
+			}
+			return r
+		}, w)) {
+			if !slices.Contains(words, joined) {
+				words = append(words, joined)
+			}
+		}
+	}
+	return words
+}
+
+// apostrophes are the characters a name's apostrophe is written with:
+// ASCII's, the typographic one and the modifier letter (O'Brien, O’Brien,
+// Oʼbrien).
+const apostrophes = "'\u2019\u02bc"
 
 // AuthorMatches reports whether one author's name words match the filter's
 // words: each filter word starts some name word.
