@@ -240,7 +240,7 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 	}
 	defer catalog.New(testServer.engine, catalog.Options{}).Delete(ctx, paper.ID)
 	b := browser(t)
-	var title, titleHTML, abstract, abstractHTML, status, hash, author, tags, mode, highlighted string
+	var title, titleHTML, abstract, abstractHTML, status, hash, author, tags, mode, highlighted, folded string
 	var pwned bool
 	var cut int
 	err := chromedp.Run(b,
@@ -256,6 +256,7 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 		chromedp.Value("#mode", &mode, chromedp.ByID),
 		chromedp.Evaluate(`!!window.pwned`, &pwned),
 		chromedp.Evaluate(`highlight("the model's 39 views & <b>", ["39", "amp", "quot", "lt", "views"])`, &highlighted),
+		chromedp.Evaluate(`highlight("Café résumés, Ångström in 北京 (cafeteria, resumed); Paris", ["cafe", "resume", "angstrom", "北京"])`, &folded),
 		chromedp.Evaluate(`snippet("あ".repeat(800), 420).length`, &cut),
 	)
 	if err != nil {
@@ -264,6 +265,11 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 	// Words are marked in the text, never inside the escapes of it.
 	if want := "the model&#39;s <mark>39</mark> <mark>views</mark> &amp; &lt;b&gt;"; highlighted != want {
 		t.Errorf("highlight: %s, want %s", highlighted, want)
+	}
+	// The server matched the words with their accents dropped: so does the
+	// page, in any script.
+	if want := "<mark>Café</mark> <mark>résumés</mark>, <mark>Ångström</mark> in <mark>北京</mark> (<mark>cafeteria</mark>, <mark>resumed</mark>); Paris"; folded != want {
+		t.Errorf("highlight: %s, want %s", folded, want)
 	}
 	if cut != 422 { // 420 characters and " …": a text without spaces is cut too
 		t.Errorf("a snippet of 800 characters without a space has %d", cut)
