@@ -240,7 +240,7 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 	}
 	defer catalog.New(testServer.engine, catalog.Options{}).Delete(ctx, paper.ID)
 	b := browser(t)
-	var title, titleHTML, abstract, abstractHTML, status, hash, author, tags, mode, highlighted, folded string
+	var title, titleHTML, abstract, abstractHTML, status, hash, author, tags, mode, highlighted, folded, byline string
 	var pwned bool
 	var cut int
 	err := chromedp.Run(b,
@@ -258,6 +258,7 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 		chromedp.Evaluate(`highlight("the model's 39 views & <b>", ["39", "amp", "quot", "lt", "views"])`, &highlighted),
 		chromedp.Evaluate(`highlight("Café résumés, Ångström in 北京 (cafeteria, resumed); Paris", ["cafe", "resume", "angstrom", "北京"])`, &folded),
 		chromedp.Evaluate(`snippet("あ".repeat(800), 420).length`, &cut),
+		chromedp.Evaluate(`byline({venue: "V", year: 2020, authors: Array.from({length: 300}, (_, i) => "A" + i)})`, &byline),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -270,6 +271,11 @@ func TestSearchPageRendersMarkupAndKeepsItsState(t *testing.T) {
 	// page, in any script.
 	if want := "<mark>Café</mark> <mark>résumés</mark>, <mark>Ångström</mark> in <mark>北京</mark> (<mark>cafeteria</mark>, <mark>resumed</mark>); Paris"; folded != want {
 		t.Errorf("highlight: %s, want %s", folded, want)
+	}
+	// Three hundred authors: the first six and how many more, all of them
+	// on hover.
+	if want := `V 2020 · <span title="A0, A1, `; !strings.HasPrefix(byline, want) || !strings.HasSuffix(byline, `A299">A0, A1, A2, A3, A4, A5 and 294 more</span>`) {
+		t.Errorf("byline of 300 authors: %s", byline)
 	}
 	if cut != 422 { // 420 characters and " …": a text without spaces is cut too
 		t.Errorf("a snippet of 800 characters without a space has %d", cut)
