@@ -109,15 +109,31 @@ func DeriveTitle(abstract string) string {
 		s = s[:i]
 	}
 	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= maxTitleRunes {
+	if utf8.RuneCountInString(s) <= maxTitleRunes {
 		if t := strings.TrimRight(s, "."); t != "" {
 			return t
 		}
 		return s
 	}
-	cut := maxTitleRunes
-	for i := maxTitleRunes; i > maxTitleRunes/2; i-- {
+	return Shorten(s, maxTitleRunes+1)
+}
+
+// Shorten returns s whole when it has at most n characters (runes), else
+// its first n-1 at most, cut at the last space among them (or just after
+// them) when that keeps more than half, trailing punctuation dropped, and
+// "…": n characters at most. It is how a text is cut for display
+// everywhere (a derived title, an MCP result's abstract, the command
+// line's titles).
+func Shorten(s string, n int) string {
+	r := []rune(s)
+	switch {
+	case len(r) <= n:
+		return s
+	case n < 2:
+		return "…"[:3*max(n, 0)]
+	}
+	cut := n - 1
+	for i := n - 1; i > (n-1)/2; i-- {
 		if r[i] == ' ' {
 			cut = i
 			break

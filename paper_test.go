@@ -1,6 +1,10 @@
 package papersearch
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestDeriveID(t *testing.T) {
 	a := DeriveID("We study  Graph\nNetworks.")
@@ -58,5 +62,30 @@ func TestSentences(t *testing.T) {
 	}
 	if Sentences("   ") != nil {
 		t.Error("blank text has sentences")
+	}
+}
+
+// TestShorten: a text is cut to n characters at most, at a space when one
+// keeps more than half, its trailing punctuation dropped; shorter ones stay
+// whole.
+func TestShorten(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly ten", 11, "exactly ten"},
+		{"the quick brown fox jumps", 12, "the quick…"},
+		{"the quick, brown fox", 12, "the quick…"},
+		{"Quokka" + strings.Repeat("x", 40), 10, "Quokkaxxx…"},
+		{"北京大学的研究人员发现", 5, "北京大学…"},
+		{"anything", 1, "…"},
+		{"anything", 0, ""},
+	} {
+		got := Shorten(tt.in, tt.n)
+		if got != tt.want || utf8.RuneCountInString(got) > max(tt.n, 0) {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
 	}
 }

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -284,20 +282,11 @@ func shortened(resp wire.SearchResponse, maxChars int) wire.SearchResponse {
 	return resp
 }
 
-// cut returns s whole when it has at most n characters (DefaultMaxChars
-// when n is not positive), else its first characters up to the last space
-// within n-1 of them, and "…".
+// cut returns s shortened to n characters (DefaultMaxChars when n is not
+// positive) as papersearch.Shorten cuts text.
 func cut(s string, n int) string {
 	if n <= 0 {
 		n = DefaultMaxChars
 	}
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	runes := []rune(s)[:n-1]
-	head := string(runes)
-	if i := strings.LastIndexByte(head, ' '); i > len(head)/2 {
-		head = head[:i]
-	}
-	return strings.TrimRight(head, " ,;:") + "…"
+	return papersearch.Shorten(s, n)
 }

@@ -303,6 +303,7 @@ func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	const maxTitleColumn = 100              // characters: a longer title (the whole is in --json) would widen every row
 	near := len(res.Results[0].Because) > 0 // a recommendation's
 	if near {
 		fmt.Fprintln(tw, "RANK\tSCORE\tID\tTITLE\tNEAREST MEMBER")
@@ -321,7 +322,7 @@ func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 		// A terminal reads what is printed: no control character of a
 		// paper stored before Complete removed them, and no tab to shift
 		// the columns.
-		title = strings.Join(strings.Fields(papersearch.StripControls(title)), " ")
+		title = papersearch.Shorten(strings.Join(strings.Fields(papersearch.StripControls(title)), " "), maxTitleColumn)
 		id := papersearch.StripControls(h.ID) // ids refuse C0 controls, not C1 or bidirectional ones
 		if near && len(h.Because) > 0 {
 			fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\n", h.Rank, h.Score, id, title, papersearch.StripControls(h.Because[0].ID))
