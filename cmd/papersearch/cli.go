@@ -191,8 +191,8 @@ func parseQueryArgs(cmd, what string, args []string, stdout io.Writer) (string, 
 	if err != nil {
 		return "", qf, err
 	}
-	if len(positional) != 1 {
-		return "", qf, usageError{fmt.Sprintf("%s needs exactly one %s (quote it if it has spaces); see papersearch %s -h", cmd, what, cmd)}
+	if len(positional) != 1 || strings.TrimSpace(positional[0]) == "" {
+		return "", qf, usageError{fmt.Sprintf("%s needs exactly one %s, not empty (quote it if it has spaces); see papersearch %s -h", cmd, what, cmd)}
 	}
 	if _, err := search.RequestedLimit(&qf.limit); err != nil {
 		return "", qf, usageError{fmt.Sprintf("%s: --limit must be between 1 and %d", cmd, search.MaxLimit)}

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/papersearch/papersearch"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/search"
 )
 
@@ -36,7 +40,6 @@ func main() {
 	var sig signalCause
 	interrupted := errors.As(context.Cause(ctx), &sig) // before stop, which cancels ctx too
 	stop()
-	var ue usageError
 	switch {
 	case err == nil:
 	case interrupted && errors.Is(err, context.Canceled):
@@ -45,10 +48,8 @@ func main() {
 		// number (130 for SIGINT, 143 for SIGTERM).
 		fmt.Fprintf(os.Stderr, "papersearch: %v\n", sig)
 		os.Exit(128 + int(sig.Signal))
-	case errors.As(err, &ue) || errors.Is(err, search.ErrInvalidQuery):
-		// A flag's value the query refuses (--mode bogus, --limit 1000)
-		// is a mistake in the command line too.
-		fmt.Fprintf(os.Stderr, "papersearch: %v\nRun 'papersearch help' for usage.\n", err)
+	case usageMistake(err):
+		fmt.Fprintf(os.Stderr, "papersearch: %s\nRun 'papersearch help' for usage.\n", flagWords(err))
 		os.Exit(2)
 	default:
 		fmt.Fprintf(os.Stderr, "papersearch: %v\n", err)
@@ -187,4 +188,47 @@ func commandHelp(ctx context.Context, cmd string, args []string, stdout io.Write
 		return nil
 	}
 	return err
+}
+
+// usageMistake reports whether err is a mistake in the command line
+// (exit status 2): a usage error, or a flag's value the query refuses
+// (--mode bogus, --by sideways), here or at PAPERSEARCH_SERVER (400).
+func usageMistake(err error) bool {
+	var ue usageError
+	var refused *wire.Problem
+	return errors.As(err, &ue) || errors.Is(err, search.ErrInvalidQuery) ||
+		errors.As(err, &refused) && (refused.Status == http.StatusBadRequest || refused.Status == http.StatusUnprocessableEntity)
+}
+
+// cliFlags names, by the field or parameter the query refuses, the
+// command line's flag that sets it.
+var cliFlags = map[string]string{ // read-only
+	"limit": "--limit", "mode": "--mode", "aspect": "--aspect", "method": "--method",
+	"filters/year_min": "--year-min", "filters/year_max": "--year-max", "filters/venues": "--venue", "filters/author": "--author",
+	"filters/tags": "--tag", "filters/since": "--since", "filters/until": "--until", "filters/by": "--by",
+	"year_min": "--year-min", "year_max": "--year-max", "venue": "--venue", "author": "--author", "tag": "--tag",
+	"since": "--since", "until": "--until", "by": "--by",
+}
+
+// flagWords is err's message with the refused field, named here or by
+// the server at PAPERSEARCH_SERVER, called by its flag: "--by must be
+// published or added", not "filters/by must be …".
+func flagWords(err error) string {
+	var fe *papersearch.FieldError
+	if errors.As(err, &fe) && fe.Reason != "" {
+		if f, ok := cliFlags[strings.TrimPrefix(fe.Field, "/")]; ok {
+			return f + " " + fe.Reason
+		}
+	}
+	var p *wire.Problem
+	if errors.As(err, &p) && len(p.Errors) > 0 {
+		field := strings.TrimPrefix(p.Errors[0].Pointer, "/")
+		if field == "" {
+			field = p.Errors[0].Param
+		}
+		if f, ok := cliFlags[field]; ok {
+			return f + " " + strings.TrimSpace(strings.TrimPrefix(p.Errors[0].Detail, field))
+		}
+	}
+	return err.Error()
 }

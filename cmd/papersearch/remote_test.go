@@ -142,6 +142,15 @@ func TestCLIAgainstServer(t *testing.T) {
 	if err := run(context.Background(), []string{"similar", "no-such-paper"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "404") && !strings.Contains(err.Error(), "not found") {
 		t.Errorf("remote similar of an unknown id: %v", err)
 	}
+	// A flag's value the server refuses is a mistake in the command line,
+	// named by its flag, as it is without a server.
+	for args, flag := range map[string]string{"search x --mode fuzzy": "--mode must be", "similar " + id + " --by sideways": "--by must be",
+		"recommend tag --since 2026-02-30": "--since must be"} {
+		err := run(context.Background(), strings.Fields(args), io.Discard, io.Discard)
+		if err == nil || !usageMistake(err) || !strings.HasPrefix(flagWords(err), flag) {
+			t.Errorf("%s: %v (%q), want a usage mistake saying %q", args, err, flagWords(err), flag)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(os.Getenv("PAPERSEARCH_DATA_DIR"))); err == nil {
 		t.Error("the CLI opened a local store although PAPERSEARCH_SERVER is set")
 	}
