@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/papersearch/papersearch/api"
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/search/qdrant"
 	"github.com/papersearch/papersearch/search/storage"
@@ -259,6 +261,9 @@ func settingHint(err error) string {
 		return "Check PAPERSEARCH_EMBED_MODEL, and that PAPERSEARCH_EMBED_URL ends with /v1."
 	case errors.Is(err, embed.ErrDimensions):
 		return "Set PAPERSEARCH_EMBED_MODEL or PAPERSEARCH_MODEL to the model the index was built with, or run 'papersearch reindex'."
+	}
+	if p := (*wire.Problem)(nil); errors.As(err, &p) && p.Status == http.StatusUnauthorized {
+		return "Set PAPERSEARCH_API_KEY to the API key of the server at PAPERSEARCH_SERVER."
 	}
 	return ""
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/papersearch/papersearch/catalog"
 	"github.com/papersearch/papersearch/catalog/imports"
@@ -168,6 +169,10 @@ func openWatches(ctx context.Context, cfg Config, store storage.Store, run impor
 func likelyFormat(head []byte) string {
 	head = bytes.TrimSpace(head)
 	switch {
+	case bytes.HasPrefix(head, []byte("%PDF")):
+		return "it is a PDF: papersearch reads papers' metadata and abstracts (BibTeX, CSL-JSON, JSON lines, seed text), not their PDFs"
+	case !utf8.Valid(head[:max(0, len(head)-utf8.UTFMax)]) || bytes.IndexByte(head, 0) >= 0:
+		return "it is not text (an image, an archive, a document?): papersearch reads BibTeX, CSL-JSON, JSON lines and seed text"
 	case head[0] == '@':
 		return "it looks like BibTeX: import bibtex FILE"
 	case head[0] == '[':

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/papersearch/papersearch/api/wire"
 	"github.com/papersearch/papersearch/embed"
 	"github.com/papersearch/papersearch/internal/testenv"
 )
@@ -223,6 +224,7 @@ func TestSettingHint(t *testing.T) {
 		{fmt.Errorf("probe: %w", embed.ErrModelNotServed), "PAPERSEARCH_EMBED_URL ends with /v1"},
 		{fmt.Errorf("embed: %w", embed.ErrDimensions), "PAPERSEARCH_EMBED_MODEL"},
 		{errors.New("disk full"), ""},
+		{fmt.Errorf("http://127.0.0.1:8080: %w", &wire.Problem{Status: 401, Title: "Unauthorized"}), "PAPERSEARCH_API_KEY"},
 	} {
 		got := settingHint(tt.err)
 		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
@@ -284,5 +286,22 @@ func TestServeOnATakenPortCreatesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the data folder was made: %v", err)
+	}
+}
+
+// TestLikelyFormat: a file the command did not read is named by what it
+// looks like, binary files and PDFs included.
+func TestLikelyFormat(t *testing.T) {
+	for head, want := range map[string]string{
+		"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR": "not text",
+		"%PDF-1.7\n%\xe2\xe3\xcf\xd3":         "PDF",
+		"  @article{k, title={T}}":            "BibTeX",
+		`[{"title": "T"}]`:                    "CSL-JSON",
+		`{"title": "T", "abstract": "A"}`:     "JSON lines",
+		"Title\nAn abstract about café\xc3":   "plain text", // cut inside a character
+	} {
+		if got := likelyFormat([]byte(head)); !strings.Contains(got, want) {
+			t.Errorf("likelyFormat(%q) = %q, want it to say %q", head, got, want)
+		}
 	}
 }
