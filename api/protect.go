@@ -42,8 +42,9 @@ func (s *Server) refusedWrite(c echo.Context) bool {
 // stored in ctx, may not write, or nil when it may: with a key configured,
 // it must carry "Authorization: Bearer <key>" (compared in constant time);
 // without one, writes are allowed only when the service listens on
-// loopback (OpenWrites) and the client is on this machine: a client that
-// a trusted proxy forwards from elsewhere needs the key. A context that
+// loopback (OpenWrites) and the client is on this machine, connecting
+// directly (client.local): a request a trusted proxy forwards needs the
+// key, whatever address its header names. A context that
 // came through no HTTP request (MCP over stdio) has the local user as its
 // client. The write routes and the MCP tools that write apply it.
 func (s *Server) authorize(ctx context.Context, h http.Header) *wire.Problem {
@@ -52,9 +53,9 @@ func (s *Server) authorize(ctx context.Context, h http.Header) *wire.Problem {
 			return problem(http.StatusForbidden, "writes-disabled",
 				"this endpoint needs the API key (writes, and reading imports, alerts and watches), and the server has none configured while it listens beyond loopback: set PAPERSEARCH_API_KEY")
 		}
-		if a, ok := clientFrom(ctx); ok && !a.IsLoopback() {
+		if c, ok := clientFrom(ctx); ok && !c.local() {
 			return problem(http.StatusForbidden, "writes-disabled",
-				"without an API key only clients on this machine may write; this request was forwarded from elsewhere by a trusted proxy: set PAPERSEARCH_API_KEY")
+				"without an API key only clients on this machine, connecting directly, may write; this request came through a trusted proxy: set PAPERSEARCH_API_KEY")
 		}
 		return nil
 	}

@@ -169,15 +169,30 @@ func (h hostPolicy) allows(hostport string) bool {
 	return false
 }
 
-// clientKey is the context key of the request's client address as
-// clientAddr judged it.
+// clientKey is the context key of the request's client as the guard
+// judged it.
 type clientKey struct{}
 
-// clientFrom returns the client address the guard stored in ctx; ok is
-// false for a context that came through no HTTP request (MCP over stdio).
-func clientFrom(ctx context.Context) (netip.Addr, bool) {
-	a, ok := ctx.Value(clientKey{}).(netip.Addr)
-	return a, ok
+// client is a request's client: its address as clientAddr judged it, and
+// whether a trusted proxy forwarded it (the address is then the proxy's
+// header's claim).
+type client struct {
+	addr      netip.Addr
+	forwarded bool
+}
+
+// local reports whether c is on this machine by its own connection: a
+// loopback peer that no proxy forwarded. A loopback address a proxy's
+// header names is not: the header is text the proxy assembled, and a
+// proxy that writes a client's own text into it (Forwarded's host="…"
+// from the request's Host) lets the client name any address.
+func (c client) local() bool { return c.addr.IsLoopback() && !c.forwarded }
+
+// clientFrom returns the client the guard stored in ctx; ok is false for
+// a context that came through no HTTP request (MCP over stdio).
+func clientFrom(ctx context.Context) (client, bool) {
+	c, ok := ctx.Value(clientKey{}).(client)
+	return c, ok
 }
 
 // clientAddr is the address of the client a request comes from: its
@@ -211,6 +226,12 @@ func (t Trust) clientAddr(r *http.Request) netip.Addr {
 	return peer // every hop a trusted proxy: the first is the client
 }
 
+// forwarded reports whether r came through a trusted proxy that names
+// its client: the peer is one and sent the proxies' header.
+func (t Trust) forwarded(r *http.Request) bool {
+	return t.trusted(remoteAddr(r.RemoteAddr)) && len(r.Header.Values(t.header)) > 0
+}
+
 func (t Trust) trusted(a netip.Addr) bool {
 	if !a.IsValid() {
 		return false
@@ -229,45 +250,6 @@ func remoteAddr(s string) netip.Addr {
 		return ap.Addr().Unmap()
 	}
 	a, _ := netip.ParseAddr(s)
-	return a.Unmap()
-}
-
-// forwardedFor is the forwarding chain header holds, the client first:
-// the for= parameters of Forwarded (RFC 7239), or the X-Forwarded-For
-// list; the header's lines in order.
-func forwardedFor(h http.Header, header string) []string {
-	var chain []string
-	if header == "Forwarded" {
-		for _, line := range h.Values("Forwarded") {
-			for _, elem := range strings.Split(line, ",") {
-				for _, pair := range strings.Split(elem, ";") {
-					k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-					if ok && strings.EqualFold(k, "for") {
-						chain = append(chain, strings.Trim(v, `"`))
-					}
-				}
-			}
-		}
-		return chain
-	}
-	for _, line := range h.Values("X-Forwarded-For") {
-		for _, node := range strings.Split(line, ",") {
-			chain = append(chain, strings.TrimSpace(node))
-		}
-	}
-	return chain
-}
-
-// parseNode reads a forwarding node: an IP address, "[v6]", either with a
-// port; anything else is the zero Addr.
-func parseNode(s string) netip.Addr {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap()
-	}
-	a, err := netip.ParseAddr(strings.Trim(s, "[]"))
-	if err != nil {
-		return netip.Addr{}
-	}
 	return a.Unmap()
 }
 
@@ -343,7 +325,8 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 			s.log.Warn("requests carry X-Forwarded-For or Forwarded but PAPERSEARCH_TRUSTED_PROXIES is unset: each client is judged by its peer's address, so behind a proxy every client shares the proxy's rate limit and, with no API key, the proxy's right to write; set PAPERSEARCH_TRUSTED_PROXIES to the proxy's address",
 				"peer", r.RemoteAddr)
 		}
-		c.SetRequest(r.WithContext(context.WithValue(r.Context(), clientKey{}, s.trust.clientAddr(r))))
+		who := client{addr: s.trust.clientAddr(r), forwarded: s.trust.forwarded(r)}
+		c.SetRequest(r.WithContext(context.WithValue(r.Context(), clientKey{}, who)))
 		return next(c)
 	}
 }

@@ -243,7 +243,9 @@ func TestTrustedProxies(t *testing.T) {
 		{"forwarded for a remote client", false, []string{"X-Forwarded-For", "203.0.113.9"}, 403, 200},
 		{"a spoofed loopback, then the real remote client", false, []string{"X-Forwarded-For", "127.0.0.1, 203.0.113.9"}, 403, 200},
 		{"remote client through two trusted hops", false, []string{"X-Forwarded-For", "203.0.113.9, 127.0.0.1"}, 403, 200},
-		{"forwarded for a loopback client", false, []string{"X-Forwarded-For", "127.0.0.1"}, 200, 200},
+		// A loopback address a proxy's header names is a claim the proxy
+		// may have built from the client's own text: not this machine.
+		{"forwarded for a loopback client", false, []string{"X-Forwarded-For", "127.0.0.1"}, 403, 200},
 		// A proxy appends to its own header and passes the other on: a
 		// client's Forwarded is a claim an X-Forwarded-For proxy never
 		// checked (it had let any client write), and the reverse.
@@ -255,7 +257,12 @@ func TestTrustedProxies(t *testing.T) {
 		{"Forwarded for an unknown client", true, []string{"Forwarded", "for=unknown"}, 403, 200},
 		{"Forwarded for an obfuscated client", true, []string{"Forwarded", "for=_hidden, for=127.0.0.1"}, 403, 200},
 		{"Forwarded naming no client", true, []string{"Forwarded", "by=192.0.2.1"}, 403, 200},
-		{"Forwarded for a loopback client", true, []string{"Forwarded", "for=127.0.0.1"}, 200, 200},
+		{"Forwarded for a loopback client", true, []string{"Forwarded", "for=127.0.0.1"}, 403, 200},
+		// A client's text inside a quoted value, or a second for in one
+		// element, names no client (an nginx writing host="$http_host"
+		// had let a client pose as 127.0.0.2).
+		{"Forwarded with a for inside a quoted host", true, []string{"Forwarded", `for=203.0.113.9;host="x;for=127.0.0.2";proto=https`}, 403, 200},
+		{"Forwarded with two for in one element", true, []string{"Forwarded", "for=203.0.113.9;for=127.0.0.2"}, 403, 200},
 	} {
 		base := behind.URL
 		if tt.rfc {
@@ -298,12 +305,17 @@ func TestTrustedProxies(t *testing.T) {
 		}
 	}
 
-	// The MCP tools that write judge the forwarded client too.
+	// The MCP tools that write judge the forwarded client too: only the
+	// proxy's own requests (no header) are this machine's.
 	mcpBehind := httptest.NewServer(New(testServer.engine, catalog.New(testServer.engine, catalog.Options{}), Options{OpenWrites: true, Trust: proxied, Importer: bibtexImporter}))
 	defer mcpBehind.Close()
-	for client, refused := range map[string]bool{"203.0.113.9": true, "127.0.0.1": false} {
+	for client, refused := range map[string]bool{"203.0.113.9": true, "127.0.0.1": true, "": false} {
+		header := "X-Forwarded-For"
+		if client == "" {
+			header, client = "X-Test-Note", "the proxy's own"
+		}
 		tr := &mcp.StreamableClientTransport{Endpoint: mcpBehind.URL + "/mcp",
-			HTTPClient: &http.Client{Transport: headerTransport{"X-Forwarded-For", client}}}
+			HTTPClient: &http.Client{Transport: headerTransport{header, client}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "papersearch-test", Version: "1"}, nil).Connect(context.Background(), tr, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -387,6 +399,17 @@ func TestClientAddr(t *testing.T) {
 		{"", `for=192.0.2.43, for="[2001:db8:cafe::17]:4711"`, "2001:db8:cafe::17"},
 		{"203.0.113.5", `for=127.0.0.1`, "127.0.0.1"},
 		{"", `by=192.0.2.1;proto=https`, "invalid IP"},
+		// RFC 7239's grammar: quoted strings hold what they hold, an
+		// element names each parameter once, and a header that does not
+		// parse names no client.
+		{"", `for=203.0.113.9;host="x;for=127.0.0.2";proto=https`, "203.0.113.9"},
+		{"", `for=203.0.113.9;host="a,for=127.0.0.2"`, "203.0.113.9"},
+		{"", `For=203.0.113.9 ; Proto=https , for="198.51.100.2:80"`, "198.51.100.2"},
+		{"", `for="\[2001:db8::1\]"`, "2001:db8::1"},
+		{"", `for=203.0.113.9;for=127.0.0.2`, "invalid IP"},
+		{"", `for=203.0.113.9;host="x`, "invalid IP"},
+		{"", `for=1.2.3.4:80`, "invalid IP"}, // a port makes the value no token: it must be quoted
+		{"", `for=203.0.113.9 for=127.0.0.2`, "invalid IP"},
 		{"198.51.100.7", "", "127.0.0.1"},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
