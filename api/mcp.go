@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -65,6 +67,38 @@ type MCPPaper struct {
 
 // mcpPath is where Server answers MCP's streamable HTTP transport.
 const mcpPath = "/mcp"
+
+// singleMessages serves h, refusing a POST whose body is a JSON-RPC batch
+// (an array): MCP's 2025-06-18 revision removed batches, and one request
+// running hundreds of tool calls passed the rate limit, which counts
+// requests, as one (500 searches a request).
+func singleMessages(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			br := bufio.NewReader(r.Body)
+			for {
+				c, err := br.ReadByte()
+				if err != nil {
+					break
+				}
+				if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+					continue // JSON's white space, which no message needs
+				}
+				if c == '[' {
+					http.Error(w, "the body is a JSON-RPC batch: send one message a request (MCP's 2025-06-18 revision has no batches)", http.StatusBadRequest)
+					return
+				}
+				br.UnreadByte()
+				break
+			}
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{br, r.Body}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
 
 // paperURIPrefix begins the URI of a paper as an MCP resource.
 const paperURIPrefix = "papersearch://papers/"

@@ -431,9 +431,21 @@ func TestMCPHTTPErrorsAreProblems(t *testing.T) {
 			t.Errorf("GET /mcp: 405 without Allow")
 		}
 	}
-	resp, b := do(t, "POST", base+"/mcp", "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+	resp, b := do(t, "POST", base+"/mcp", "application/json", ` 
+	{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"tools"`) {
 		t.Errorf("tools/list: %d %s", resp.StatusCode, b)
+	}
+	// A batch would run its calls under one request's share of the rate
+	// limit: it is refused, whole.
+	var batch []string
+	for i := range 50 {
+		batch = append(batch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":{"query":"graphs %d"}}}`, i, i))
+	}
+	resp, b = do(t, "POST", base+"/mcp", "application/json", "\n ["+strings.Join(batch, ",")+"]", "Accept", "application/json, text/event-stream")
+	var p wire.Problem
+	if err := json.Unmarshal(b, &p); err != nil || resp.StatusCode != http.StatusBadRequest || !strings.Contains(p.Detail, "batch") {
+		t.Errorf("a batch of 50 calls: %d %s", resp.StatusCode, b)
 	}
 }
 

@@ -289,7 +289,7 @@ func New(engine Engine, cat Catalog, opts Options) *Server {
 		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log,
 			DisableLocalhostProtection: true, // guard checks Host for every route, this one too
 			MaxRequestBodyBytes:        mcpBody})
-	e.Any(mcpPath, s.plainErrorsAsProblems(mcpHandler, mcpBody))
+	e.Any(mcpPath, s.plainErrorsAsProblems(singleMessages(mcpHandler), mcpBody))
 	keyed(http.MethodPost, "/v1/imports", s.startImport)
 	keyed(http.MethodGet, "/v1/imports/:id", s.importStatus)
 	keyed(http.MethodPost, "/v1/imports/:id/cancel", s.cancelImport)
