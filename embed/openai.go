@@ -163,6 +163,11 @@ func NewOpenAI(ctx context.Context, cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	limit := max(MaxResponseBytes, int64(cfg.BatchSize)*MaxResponseBytesPerText)
 	hc.Transport = retryAfterTransport{base: limitbody.Transport{Base: base, Limit: limit}}
+	// A redirect is not followed: it would send the texts, and the API key
+	// where the host is the same, to whatever the answer names.
+	hc.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("%w to %s", errRedirect, req.URL.Redacted())
+	}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	oc.HTTPClient = hc

@@ -15,6 +15,10 @@ import (
 	"github.com/papersearch/papersearch/internal/retryafter"
 )
 
+// errRedirect is an endpoint's answer that redirects the request
+// elsewhere, which is not followed.
+var errRedirect = errors.New("the embedding endpoint answered with a redirect")
+
 // classify turns a failed attempt into a retryable error, a RetryAfter
 // error, or a permanent error that says what to fix.
 func (c *OpenAI) classify(err error, retryAfter string) error {
@@ -28,6 +32,9 @@ func (c *OpenAI) classify(err error, retryAfter string) error {
 	case errors.Is(err, ErrTooLarge):
 		// A retry would read as much again.
 		return backoff.Permanent(fmt.Errorf("%w: %s: %w", ErrEndpoint, c.cfg.BaseURL, err))
+	case errors.Is(err, errRedirect):
+		return backoff.Permanent(fmt.Errorf("%w: %s: %w (texts and the API key are not sent on: configure the address it names, if it is to be trusted)",
+			ErrEndpoint, c.cfg.BaseURL, err))
 	case errors.As(err, &apiErr):
 		status, msg = apiErr.HTTPStatusCode, apiErr.Message
 	case errors.As(err, &reqErr):

@@ -465,3 +465,24 @@ func TestOpenAIDeadlineAfterFailures(t *testing.T) {
 	}
 	mode.Store(pass)
 }
+
+// TestOpenAIRefusesRedirects: an endpoint that redirects is an error that
+// names where it pointed, at once, and the texts and the API key go
+// nowhere else.
+func TestOpenAIRefusesRedirects(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/v1/embeddings", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	began := time.Now()
+	_, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", APIKey: "sk-secret"})
+	if err == nil || !errors.Is(err, embed.ErrEndpoint) || !strings.Contains(err.Error(), "redirect to "+other.URL) || time.Since(began) > 5*time.Second {
+		t.Errorf("a redirecting endpoint: %v after %v", err, time.Since(began))
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the redirect's target got %d requests", n)
+	}
+}
