@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -396,6 +397,10 @@ func (c *OpenAI) check(resp openai.EmbeddingResponse, n int) ([][]float32, error
 			// A wrong dimension is a configuration problem; retrying cannot help.
 			return nil, backoff.Permanent(fmt.Errorf("%w: embedding %d: %w",
 				ErrBadResponse, d.Index, &DimensionError{Model: c.cfg.Model, Got: len(d.Embedding), Want: c.dim}))
+		}
+		if !slices.ContainsFunc(d.Embedding, func(x float32) bool { return x != 0 }) {
+			// No direction: every cosine with it 0, whatever the text.
+			return nil, fmt.Errorf("%w: embedding %d is all zeros", ErrBadResponse, d.Index)
 		}
 		v := append([]float32(nil), d.Embedding...)
 		Normalize(v)

@@ -294,6 +294,13 @@ func TestOpenAIFailsClearly(t *testing.T) {
 			d := m["data"].([]any)[0].(map[string]any)
 			d["embedding"] = d["embedding"].([]any)[:100]
 		}, []string{"model " + embed.DefaultLocalModel + " answered 100-dimensional vectors", "holds 1152-dimensional"}, 1, "", embed.ErrDimensions},
+		{"a vector of zeros", nil, func(_ int, m map[string]any) {
+			d := m["data"].([]any)[1].(map[string]any)
+			d["embedding"] = make([]any, len(d["embedding"].([]any)))
+			for i := range d["embedding"].([]any) {
+				d["embedding"].([]any)[i] = 0.0
+			}
+		}, []string{"embedding 1 is all zeros"}, 0, "", embed.ErrBadResponse},
 		{"always 503", func(_ int, w http.ResponseWriter, _ map[string]any) bool {
 			http.Error(w, "maintenance", http.StatusServiceUnavailable)
 			return true
