@@ -90,6 +90,7 @@ func TestRequest(t *testing.T) {
 		{JobRequest{Source: "bibtex", Content: "x", Max: max(3)}, "max"},
 		{JobRequest{Source: "arxiv", Target: "q", Content: "x"}, "content"},
 		{JobRequest{Source: "openalex"}, "target"},
+		{JobRequest{Source: "arxiv", Target: "graphs\x00\x1b[2J"}, "target"},
 		{JobRequest{Source: "arxiv", Target: "q", Max: max(0)}, "max"},
 		{JobRequest{Source: "arxiv", Target: "q", Max: max(MaxPapers + 1)}, "max"},
 		{JobRequest{Source: "csl", Content: "[]", Tags: []string{"no spaces"}}, "tags"},

@@ -27,6 +27,11 @@ import (
 // by every process on it: a lease there keeps a watch from running twice
 // at once, here or in another process.
 
+// errControlTarget is why an import's or a watch's target holding a
+// control character (papersearch.Control) is refused: no query, venue or
+// filter holds one, and a terminal listing the watches would act on it.
+const errControlTarget = "must not hold control characters (a terminal escape, a line break, a bidirectional override)"
+
 // Limits and defaults of watches.
 const (
 	// DefaultWatchEvery is a watch's period when its request gives none.
@@ -165,6 +170,9 @@ func (w *Watches) watchOf(req WatchRequest) (watchRow, error) {
 	}
 	if strings.TrimSpace(req.Target) == "" || utf8.RuneCountInString(req.Target) > MaxWatchTarget {
 		return watchRow{}, badRequest("target", fmt.Sprintf("must say what the source is asked for, in at most %d characters", MaxWatchTarget))
+	}
+	if strings.ContainsFunc(req.Target, papersearch.Control) {
+		return watchRow{}, badRequest("target", errControlTarget)
 	}
 	every := DefaultWatchEvery
 	if req.Every != nil {

@@ -345,6 +345,8 @@ func TestWatchFailureAndRemoval(t *testing.T) {
 		{WatchRequest{Source: "bibtex", Target: "x"}, "source"},
 		{WatchRequest{Source: "arxiv-snapshot", Target: "x"}, "source"},
 		{WatchRequest{Source: "arxiv", Target: " "}, "target"},
+		{WatchRequest{Source: "arxiv", Target: "cat:cs.LG\x1b]0;PWNED\x07\x1b[2J\r\nfake line"}, "target"},
+		{WatchRequest{Source: "openreview", Target: "x\u202e"}, "target"},
 		{WatchRequest{Source: "arxiv", Target: "x", Every: ptr("30m")}, "every"},
 		{WatchRequest{Source: "arxiv", Target: "x", Max: &zero}, "max"},
 		{WatchRequest{Source: "arxiv", Target: "x", Tags: []string{"a b"}}, "tags"},

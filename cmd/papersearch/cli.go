@@ -319,16 +319,21 @@ func printResults(w io.Writer, res wire.SearchResponse, asJSON bool) error {
 		if where != "" {
 			title += " (" + where + ")"
 		}
-		// A terminal reads what is printed: no control character of a
-		// paper stored before Complete removed them, and no tab to shift
-		// the columns.
-		title = papersearch.Shorten(strings.Join(strings.Fields(papersearch.StripControls(title)), " "), maxTitleColumn)
-		id := papersearch.StripControls(h.ID) // ids refuse C0 controls, not C1 or bidirectional ones
+		title = papersearch.Shorten(cell(title), maxTitleColumn)
+		id := cell(h.ID) // ids refuse C0 controls, not C1 or bidirectional ones
 		if near && len(h.Because) > 0 {
-			fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\n", h.Rank, h.Score, id, title, papersearch.StripControls(h.Because[0].ID))
+			fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\n", h.Rank, h.Score, id, title, cell(h.Because[0].ID))
 			continue
 		}
 		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", h.Rank, h.Score, id, title)
 	}
 	return tw.Flush()
+}
+
+// cell is s as one cell of a table printed to a terminal, which reads
+// what is printed: no control character (a paper stored before Complete
+// removed them, a server's answer), and no tab or line break to shift the
+// columns or forge a row.
+func cell(s string) string {
+	return strings.Join(strings.Fields(papersearch.StripControls(s)), " ")
 }

@@ -210,7 +210,8 @@ func printWatches(w io.Writer, watches []imports.Watch, asJSON bool) error {
 				last = x.LastFinished.Local().Format(time.DateTime) + ": failed: " + x.LastError
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Source, x.Target, x.Every, strings.Join(x.Tags, ","), next, last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(x.ID), cell(x.Source), cell(x.Target), cell(x.Every),
+			cell(strings.Join(x.Tags, ",")), next, cell(last))
 	}
 	return tw.Flush()
 }
