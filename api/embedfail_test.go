@@ -34,6 +34,7 @@ const (
 	endpointHealthy    int32 = iota
 	endpointDown             // 503 to every request
 	endpointOtherModel       // vectors of otherDim dimensions
+	endpointRefusesKey       // 401 to every request
 )
 
 // faultyEndpoint is an OpenAI-compatible embeddings endpoint on 127.0.0.1
@@ -67,6 +68,11 @@ func newFaultyEndpoint(t *testing.T) *faultyEndpoint {
 			return
 		case endpointOtherModel:
 			dim = otherDim
+		case endpointRefusesKey:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided: sk-...42","type":"invalid_request_error","code":"invalid_api_key"}}`)
+			return
 		}
 		type item struct {
 			Object    string    `json:"object"`
@@ -186,6 +192,30 @@ func TestWritesWithEndpointOfAnotherModel(t *testing.T) {
 	}
 	if resp, body := do(t, "GET", url+"/v1/papers/kept-0", "", ""); resp.StatusCode != 200 || strings.Contains(string(body), "A new text") {
 		t.Errorf("GET kept-0 after the refused patch: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestEndpointRefusingIsBadGateway: an endpoint that refuses the
+// service's requests (its API key) makes a write and a dense search 502,
+// not 500, saying the embedding endpoint failed, and nothing of the batch
+// is stored; the endpoint's URL and message stay out of the answer.
+func TestEndpointRefusingIsBadGateway(t *testing.T) {
+	ep, url := faultyServer(t, search.Options{})
+	ep.state.Store(endpointRefusesKey)
+	for _, tt := range []struct{ method, path, body string }{
+		{"POST", "/v1/papers", papersBody("refused", 2)},
+		{"POST", "/v1/search", `{"query":"topic","mode":"dense"}`},
+	} {
+		resp, body := do(t, tt.method, url+tt.path, "application/json", tt.body)
+		var p wire.Problem
+		json.Unmarshal(body, &p)
+		if resp.StatusCode != http.StatusBadGateway || !strings.HasSuffix(p.Type, "/embedding-endpoint-failed") ||
+			!strings.Contains(p.Detail, "embedding endpoint") || strings.Contains(string(body), ep.url) || strings.Contains(string(body), "sk-") {
+			t.Errorf("%s %s: %d %s, want a 502 saying the embedding endpoint failed", tt.method, tt.path, resp.StatusCode, body)
+		}
+	}
+	if resp, body := do(t, "GET", url+"/v1/papers/refused-0", "", ""); resp.StatusCode != 404 {
+		t.Errorf("GET refused-0: %d %s, want nothing stored", resp.StatusCode, body)
 	}
 }
 

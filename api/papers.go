@@ -60,7 +60,7 @@ func (s *Server) ingest(c echo.Context) error {
 		if errors.Is(err, catalog.ErrNothingStored) {
 			p.Detail += "; nothing of the batch was stored"
 		}
-		return p
+		return errors.Join(p, err) // answered as p, logged with its cause
 	}
 	return c.JSON(http.StatusOK, wire.IngestResponse{IngestSummary: sum.IngestSummary, Merged: sum.Merged, IDs: sum.IDs})
 }

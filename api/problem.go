@@ -103,6 +103,14 @@ var sentinels = []sentinel{
 	{err: context.DeadlineExceeded, status: http.StatusServiceUnavailable, slug: "timeout", retryAfter: retryAfterSeconds,
 		detail: "the request took too long; try again"},
 	{err: context.Canceled, status: 499, slug: "canceled", detail: "the client closed the request"},
+	// After ErrUnavailable: an endpoint whose retries ran out is away for
+	// now (503, Retry-After); one that refused or answered nonsense will
+	// not mend by waiting. Its own text (its URL, its message) stays in
+	// the log.
+	{err: embed.ErrEndpoint, status: http.StatusBadGateway, slug: "embedding-endpoint-failed",
+		detail: "the embedding endpoint refused or failed the request; the server's log says why, under this request's id"},
+	{err: embed.ErrBadResponse, status: http.StatusBadGateway, slug: "embedding-endpoint-failed",
+		detail: "the embedding endpoint's answer was not embeddings of the texts sent; the server's log says why, under this request's id"},
 }
 
 // toProblem maps any error a handler returns to the problem the client sees.
