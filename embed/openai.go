@@ -37,7 +37,9 @@ type OpenAIConfig struct {
 	Concurrency int
 	// MaxRetryTime bounds the time spent retrying one request (default 2m).
 	MaxRetryTime time.Duration
-	// RequestTimeout bounds one HTTP attempt (default 5m).
+	// RequestTimeout bounds one HTTP attempt (default 5m), and so does
+	// MaxRetryTime: an endpoint that takes the request and never answers
+	// is given up on within the retry budget.
 	RequestTimeout time.Duration
 	// ProbeTimeout bounds NewOpenAI's one-text request for the model's
 	// dimension, retries included: an endpoint that takes connections and
@@ -333,7 +335,7 @@ func (c *OpenAI) request(ctx context.Context, texts []string) ([][]float32, erro
 			retryable = err != nil && !errors.As(err, &permanent)
 			failed = failed || retryable
 		}()
-		actx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		actx, cancel := context.WithTimeout(ctx, min(c.cfg.RequestTimeout, c.cfg.MaxRetryTime))
 		defer cancel()
 		slot := new(string)
 		actx = context.WithValue(actx, retryAfterKey{}, slot)

@@ -427,6 +427,31 @@ func TestOpenAISilentEndpoint(t *testing.T) {
 	}
 }
 
+// TestOpenAIHangingAttemptWithinRetryBudget: an endpoint that takes a
+// request and never answers is given up on within the retry budget, not
+// after an attempt's five minutes (or the caller's deadline), and is
+// unavailable.
+func TestOpenAIHangingAttemptWithinRetryBudget(t *testing.T) {
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	defer srv.Close()
+	defer close(done)
+	c, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", Dimensions: 8, MaxRetryTime: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	_, err = c.Embed(context.Background(), []string{"a text"})
+	if took := time.Since(began); err == nil || !errors.Is(err, embed.ErrUnavailable) || took > 10*time.Second {
+		t.Errorf("a hanging endpoint with a 1 s retry budget: %v after %v", err, took)
+	}
+}
+
 // TestOpenAIDeadlineAfterFailures: an endpoint that answered 503 and then
 // held the retry past the caller's deadline did not answer: the error
 // wraps ErrUnavailable (what the service's breaker counts), as when its
