@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,4 +98,36 @@ func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error
 		}
 	}
 	return resp, err
+}
+
+// check validates a response against its request and returns the vectors
+// in input order, normalised.
+func (c *OpenAI) check(resp openai.EmbeddingResponse, n int) ([][]float32, error) {
+	if len(resp.Data) != n {
+		return nil, fmt.Errorf("%w: %d embeddings for %d inputs", ErrBadResponse, len(resp.Data), n)
+	}
+	out := make([][]float32, n)
+	for _, d := range resp.Data {
+		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
+			return nil, fmt.Errorf("%w: index %d is out of range or repeated", ErrBadResponse, d.Index)
+		}
+		if c.dim == 0 && (len(d.Embedding) == 0 || len(d.Embedding) != len(resp.Data[0].Embedding)) {
+			// Learning the dimension: the vectors disagree among themselves.
+			return nil, backoff.Permanent(fmt.Errorf("%w: embedding %d has %d dimensions, embedding 0 %d",
+				ErrBadResponse, d.Index, len(d.Embedding), len(resp.Data[0].Embedding)))
+		}
+		if c.dim != 0 && len(d.Embedding) != c.dim {
+			// A wrong dimension is a configuration problem; retrying cannot help.
+			return nil, backoff.Permanent(fmt.Errorf("%w: embedding %d: %w",
+				ErrBadResponse, d.Index, &DimensionError{Model: c.cfg.Model, Got: len(d.Embedding), Want: c.dim}))
+		}
+		if !slices.ContainsFunc(d.Embedding, func(x float32) bool { return x != 0 }) {
+			// No direction: every cosine with it 0, whatever the text.
+			return nil, fmt.Errorf("%w: embedding %d is all zeros", ErrBadResponse, d.Index)
+		}
+		v := append([]float32(nil), d.Embedding...)
+		Normalize(v)
+		out[d.Index] = v
+	}
+	return out, nil
 }

@@ -167,12 +167,16 @@ async def exercise(session, expected):
 
     # A paper as a resource: JSON and BibTeX.
     templates = (await session.list_resource_templates()).resource_templates
-    for uri in ("papersearch://papers/{id}", "papersearch://collections/{tag}"):
+    for uri in ("papersearch://papers/{+id}", "papersearch://collections/{tag}"):
         check(any(t.uri_template == uri for t in templates), f"resource templates {templates} lack {uri}")
     read = await session.read_resource(f"papersearch://papers/{want['id']}")
     kinds = {c.mime_type: c.text for c in read.contents}
     check(json.loads(kinds.get("application/json", "{}")) == want, f"resource JSON {kinds.get('application/json')!r}")
     check(kinds.get("application/x-bibtex", "").startswith("@"), f"resource BibTeX {kinds.get('application/x-bibtex')!r}")
+    # An imported paper's id holds a colon (bibtex:mcp1): its resource is
+    # read at the id as it is.
+    read = await session.read_resource("papersearch://papers/bibtex:mcp1")
+    check(any('"Tool use by assistants"' in c.text for c in read.contents), f"the imported paper's resource: {read.contents}")
     try:
         await session.read_resource("papersearch://papers/no-such-paper")
         failures.append("reading an unknown paper's resource succeeded")
