@@ -350,6 +350,19 @@ func TestOpenAPIStatesTheRules(t *testing.T) {
 			t.Errorf("id %q: the document allows it: %v, the server: %v", r, got, want)
 		}
 	}
+	// An import's and a watch's target: the characters the document
+	// refuses are imports.RefusedInTarget's, exactly.
+	for name, target := range map[string]*openapi3.Schema{
+		"import target": schema("ImportRequest").OneOf[0].Value.Properties["target"].Value,
+		"watch target":  prop("WatchRequest", "target"),
+	} {
+		refused := regexp.MustCompile(target.Not.Value.Pattern)
+		for r := rune(0); r <= unicode.MaxRune; r++ {
+			if got, want := refused.MatchString(string(r)), imports.RefusedInTarget(r); got != want {
+				t.Errorf("%s %q: the document refuses it: %v, the server: %v", name, r, got, want)
+			}
+		}
+	}
 	// The abstract's "not blank" is papersearch.Blank's, exactly, and a
 	// query's is the same (search.ValidateText refuses a blank one).
 	for name, pattern := range map[string]string{

@@ -122,7 +122,7 @@ func request(req JobRequest) (Request, error) {
 		return Request{}, badRequest("max", "must be absent: "+req.Source+" imports the whole file in content")
 	case !k.file && req.Target == "":
 		return Request{}, badRequest("target", "must not be empty: "+req.Source+" imports what it names")
-	case strings.ContainsFunc(req.Target, papersearch.Control):
+	case strings.ContainsFunc(req.Target, RefusedInTarget):
 		return Request{}, badRequest("target", errControlTarget)
 	case !k.file && req.Content != "":
 		return Request{}, badRequest("content", "must be absent: "+req.Source+" reads target, not a file")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/papersearch/papersearch"
@@ -28,9 +29,15 @@ import (
 // at once, here or in another process.
 
 // errControlTarget is why an import's or a watch's target holding a
-// control character (papersearch.Control) is refused: no query, venue or
-// filter holds one, and a terminal listing the watches would act on it.
-const errControlTarget = "must not hold control characters (a terminal escape, a line break, a bidirectional override)"
+// character RefusedInTarget refuses is refused.
+const errControlTarget = "must not hold control characters (a terminal escape, a tab or line break, a bidirectional override)"
+
+// RefusedInTarget reports whether an import's or a watch's target may not
+// hold r: a C0 or C1 control, tab and line breaks included, or a
+// bidirectional embedding, override or isolate (papersearch.Control). No
+// query, venue or filter holds one, and a terminal listing the watches
+// would act on it. The OpenAPI document's targets say the same.
+func RefusedInTarget(r rune) bool { return unicode.IsControl(r) || papersearch.Control(r) }
 
 // Limits and defaults of watches.
 const (
@@ -171,7 +178,7 @@ func (w *Watches) watchOf(req WatchRequest) (watchRow, error) {
 	if strings.TrimSpace(req.Target) == "" || utf8.RuneCountInString(req.Target) > MaxWatchTarget {
 		return watchRow{}, badRequest("target", fmt.Sprintf("must say what the source is asked for, in at most %d characters", MaxWatchTarget))
 	}
-	if strings.ContainsFunc(req.Target, papersearch.Control) {
+	if strings.ContainsFunc(req.Target, RefusedInTarget) {
 		return watchRow{}, badRequest("target", errControlTarget)
 	}
 	every := DefaultWatchEvery
