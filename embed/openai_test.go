@@ -405,11 +405,9 @@ func TestOpenAIUnreachable(t *testing.T) {
 	}
 }
 
-// TestOpenAISilentEndpoint: an endpoint that takes the connection and
-// never answers stops NewOpenAI within its ProbeTimeout, with an error
-// naming the URL and the wait (it had held the start for a request's five
-// minutes, saying nothing).
-func TestOpenAISilentEndpoint(t *testing.T) {
+// silentEndpoint is the URL of an endpoint on 127.0.0.1 that takes every
+// request and never answers, until the request goes away or the test ends.
+func silentEndpoint(t *testing.T) string {
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -417,12 +415,21 @@ func TestOpenAISilentEndpoint(t *testing.T) {
 		case <-done:
 		}
 	}))
-	defer srv.Close()
-	defer close(done) // before Close, which waits for the handlers
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) }) // runs first: Close waits for the handlers
+	return srv.URL
+}
+
+// TestOpenAISilentEndpoint: an endpoint that takes the connection and
+// never answers stops NewOpenAI within its ProbeTimeout, with an error
+// naming the URL and the wait (it had held the start for a request's five
+// minutes, saying nothing).
+func TestOpenAISilentEndpoint(t *testing.T) {
+	url := silentEndpoint(t)
 	began := time.Now()
-	_, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", ProbeTimeout: 300 * time.Millisecond})
+	_, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: url + "/v1", Model: "m", ProbeTimeout: 300 * time.Millisecond})
 	took := time.Since(began)
-	if err == nil || !strings.Contains(err.Error(), srv.URL) || !strings.Contains(err.Error(), "no answer") || took > 5*time.Second {
+	if err == nil || !strings.Contains(err.Error(), url) || !strings.Contains(err.Error(), "no answer") || took > 5*time.Second {
 		t.Errorf("a silent endpoint: %v after %v", err, took)
 	}
 }
@@ -432,16 +439,8 @@ func TestOpenAISilentEndpoint(t *testing.T) {
 // after an attempt's five minutes (or the caller's deadline), and is
 // unavailable.
 func TestOpenAIHangingAttemptWithinRetryBudget(t *testing.T) {
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-done:
-		}
-	}))
-	defer srv.Close()
-	defer close(done)
-	c, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", Dimensions: 8, MaxRetryTime: time.Second})
+	url := silentEndpoint(t)
+	c, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: url + "/v1", Model: "m", Dimensions: 8, MaxRetryTime: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
