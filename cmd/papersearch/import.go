@@ -171,7 +171,7 @@ func likelyFormat(head []byte) string {
 	switch {
 	case bytes.HasPrefix(head, []byte("%PDF")):
 		return "it is a PDF: papersearch reads papers' metadata and abstracts (BibTeX, CSL-JSON, JSON lines, seed text), not their PDFs"
-	case !utf8.Valid(head[:max(0, len(head)-utf8.UTFMax)]) || bytes.IndexByte(head, 0) >= 0:
+	case !utf8.Valid(wholeRunes(head)) || bytes.IndexByte(head, 0) >= 0:
 		return "it is not text (an image, an archive, a document?): papersearch reads BibTeX, CSL-JSON, JSON lines and seed text"
 	case head[0] == '@':
 		return "it looks like BibTeX: import bibtex FILE"
@@ -183,4 +183,18 @@ func likelyFormat(head []byte) string {
 		return "it looks like JSON lines: papersearch ingest FILE reads one paper a line"
 	}
 	return "it looks like plain text: papersearch ingest FILE reads the seed text format"
+}
+
+// wholeRunes is b without the character its end cuts short, if it cuts
+// one (a file's first bytes end anywhere).
+func wholeRunes(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
 }

@@ -299,6 +299,8 @@ func TestLikelyFormat(t *testing.T) {
 		`[{"title": "T"}]`:                    "CSL-JSON",
 		`{"title": "T", "abstract": "A"}`:     "JSON lines",
 		"Title\nAn abstract about café\xc3":   "plain text", // cut inside a character
+		"Title\nAn abstract about café123":    "plain text",
+		"标题\n关于图神经网络的摘要\xe5\x9b":              "plain text",
 	} {
 		if got := likelyFormat([]byte(head)); !strings.Contains(got, want) {
 			t.Errorf("likelyFormat(%q) = %q, want it to say %q", head, got, want)

@@ -120,7 +120,7 @@ func (r *Reader) NextEntry() (*Entry, error) {
 	}
 	switch typ {
 	case "comment", "preamble":
-		if _, err := r.balanced(open, closer, io.Discard); err != nil {
+		if _, err := r.balanced(open, closer, io.Discard, false); err != nil {
 			return nil, r.malformed(start, err.Error())
 		}
 		return nil, nil
@@ -235,7 +235,7 @@ func (r *Reader) value() (string, error) {
 		switch {
 		case c == '{':
 			r.read()
-			if _, err := r.balanced('{', '}', &w); err != nil {
+			if _, err := r.balanced('{', '}', &w, true); err != nil {
 				return "", err
 			}
 		case c == '"':

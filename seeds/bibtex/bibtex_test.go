@@ -216,7 +216,8 @@ func TestDates(t *testing.T) {
 // missing ends, as malformed, at the next line that opens an entry, and
 // that entry is read; a line inside a value that only mentions @ is text.
 func TestUnclosedValueSwallowsNothing(t *testing.T) {
-	text := "@article{broken, title={Broken entry\n" +
+	text := "@comment{an entry commented out is no entry:\n@article{old, title={Old}, abstract={Commented out.}}\n}\n" +
+		"@article{broken, title={Broken entry\n" +
 		"@article{after, title={After the broken one}, abstract={It follows a broken entry.\n  @ home: still the abstract}, year=2021}\n" +
 		"@misc{quoted, title = \"No closing quote\n   @inproceedings ( last, title={Last}, abstract={The last one.})\n"
 	papers, rejected, err := seeds.Collect(NewReader(strings.NewReader(text)))
@@ -227,8 +228,8 @@ func TestUnclosedValueSwallowsNothing(t *testing.T) {
 		papers[1].Title != "Last" {
 		t.Errorf("papers %+v", papers)
 	}
-	if len(rejected) != 2 || !errors.Is(rejected[0], errSyntax) || rejected[0].Line != 1 || !strings.Contains(rejected[0].Error(), "an entry begins at line 2") ||
-		!errors.Is(rejected[1], errSyntax) || rejected[1].Line != 4 {
+	if len(rejected) != 2 || !errors.Is(rejected[0], errSyntax) || rejected[0].Line != 4 || !strings.Contains(rejected[0].Error(), "an entry begins at line 5") ||
+		!errors.Is(rejected[1], errSyntax) || rejected[1].Line != 7 {
 		t.Errorf("rejected %v", rejected)
 	}
 }

@@ -27,8 +27,11 @@ func (w *bounded) Write(p []byte) (int, error) {
 }
 
 // balanced reads up to the closer that balances an opener already read,
-// writing what is between (inner braces kept) to w.
-func (r *Reader) balanced(open, closer rune, w io.Writer) (int, error) {
+// writing what is between (inner braces kept) to w. A field's value
+// (inValue) ends, malformed, at a line that opens an entry (entryAhead);
+// the body of an @comment, which may hold whole entries commented out,
+// does not.
+func (r *Reader) balanced(open, closer rune, w io.Writer, inValue bool) (int, error) {
 	depth, n := 1, 0
 	var buf [utf8.UTFMax]byte
 	for {
@@ -36,7 +39,7 @@ func (r *Reader) balanced(open, closer rune, w io.Writer) (int, error) {
 		if err != nil {
 			return n, errors.New("unbalanced braces")
 		}
-		if c == '\n' && r.entryAhead() {
+		if inValue && c == '\n' && r.entryAhead() {
 			return n, fmt.Errorf("unbalanced braces: an entry begins at line %d before the value ends", r.line)
 		}
 		switch c {

@@ -114,6 +114,9 @@ func Decode(s string) string {
 	maths := mathRuns(s)
 	grouping := groupingBraces(rs, maths)
 	for i := 0; i < len(rs); i++ {
+		for len(maths) > 0 && maths[0][0] < i {
+			maths = maths[1:] // stepped over (an accent command takes the rune after it, a $ too)
+		}
 		if len(maths) > 0 && maths[0][0] == i {
 			b.WriteString(string(rs[i:maths[0][1]]))
 			i = maths[0][1] - 1
@@ -178,6 +181,9 @@ func groupingBraces(rs []rune, maths [][2]int) []bool {
 	grouping := make([]bool, len(rs))
 	var open []int
 	for i := 0; i < len(rs); i++ {
+		for len(maths) > 0 && maths[0][0] < i {
+			maths = maths[1:]
+		}
 		if len(maths) > 0 && maths[0][0] == i {
 			i = maths[0][1] - 1
 			maths = maths[1:]

@@ -21,6 +21,9 @@ func TestDecode(t *testing.T) {
 			`On the Evolution of Graphs with $n \log n$ edges and $p \le \frac{1}{n}$`},
 		{`{\'E}tude $$\sum_{i}^{n} x_i$$ \(k \to \infty\) for $5 or $10`, `Étude $$\sum_{i}^{n} x_i$$ \(k \to \infty\) for $5 or $10`},
 		{`{Caf\'e $\{x\}$ {au} lait}`, `Café $\{x\}$ au lait`},
+		// An accent that takes a $ as its letter steps over that formula;
+		// the ones after it stay maths.
+		{`\= $x$ then $\frac{1}{n}$`, "$\u0304x$ then $\\frac{1}{n}$"},
 		{"{The {Transformer}}\n   model", "The Transformer model"},
 		{`non~breaking`, "non breaking"},
 		{`\v{S}koda \'{e}t\'e \^o \~n \=a \.z \u{g} \r{a} \k{a}`, "Škoda été ô ñ ā ż ğ å ą"},
