@@ -192,12 +192,25 @@ func commandHelp(ctx context.Context, cmd string, args []string, stdout io.Write
 
 // usageMistake reports whether err is a mistake in the command line
 // (exit status 2): a usage error, or a flag's value the query refuses
-// (--mode bogus, --by sideways), here or at PAPERSEARCH_SERVER (400).
+// (--mode bogus, --by sideways), here or at PAPERSEARCH_SERVER (a 400
+// naming a field a flag sets; other refusals, a paper the server will not
+// store, are not the command line's).
 func usageMistake(err error) bool {
 	var ue usageError
 	var refused *wire.Problem
-	return errors.As(err, &ue) || errors.Is(err, search.ErrInvalidQuery) ||
-		errors.As(err, &refused) && (refused.Status == http.StatusBadRequest || refused.Status == http.StatusUnprocessableEntity)
+	if errors.As(err, &refused) {
+		return (refused.Status == http.StatusBadRequest || refused.Status == http.StatusUnprocessableEntity) &&
+			len(refused.Errors) > 0 && cliFlags[refusedField(refused.Errors[0])] != ""
+	}
+	return errors.As(err, &ue) || errors.Is(err, search.ErrInvalidQuery)
+}
+
+// refusedField is the request field or parameter a problem names.
+func refusedField(fp wire.FieldProblem) string {
+	if f := strings.TrimPrefix(fp.Pointer, "/"); f != "" {
+		return f
+	}
+	return fp.Param
 }
 
 // cliFlags names, by the field or parameter the query refuses, the
@@ -222,10 +235,7 @@ func flagWords(err error) string {
 	}
 	var p *wire.Problem
 	if errors.As(err, &p) && len(p.Errors) > 0 {
-		field := strings.TrimPrefix(p.Errors[0].Pointer, "/")
-		if field == "" {
-			field = p.Errors[0].Param
-		}
+		field := refusedField(p.Errors[0])
 		if f, ok := cliFlags[field]; ok {
 			return f + " " + strings.TrimSpace(strings.TrimPrefix(p.Errors[0].Detail, field))
 		}

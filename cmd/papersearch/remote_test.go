@@ -151,6 +151,11 @@ func TestCLIAgainstServer(t *testing.T) {
 			t.Errorf("%s: %v (%q), want a usage mistake saying %q", args, err, flagWords(err), flag)
 		}
 	}
+	// A refusal of what is not a flag's value (a watch's target the server
+	// will not take) is no usage mistake.
+	if err := run(context.Background(), []string{"watch", "add", "arxiv", "graphs\u202e"}, io.Discard, io.Discard); err == nil || usageMistake(err) {
+		t.Errorf("watch add with a refused target: %v, usage mistake %v", err, err != nil && usageMistake(err))
+	}
 	if _, err := os.Stat(filepath.Join(os.Getenv("PAPERSEARCH_DATA_DIR"))); err == nil {
 		t.Error("the CLI opened a local store although PAPERSEARCH_SERVER is set")
 	}
