@@ -408,8 +408,15 @@ func TestClientAddr(t *testing.T) {
 		{"", `for="\[2001:db8::1\]"`, "2001:db8::1"},
 		{"", `for=203.0.113.9;for=127.0.0.2`, "invalid IP"},
 		{"", `for=203.0.113.9;host="x`, "invalid IP"},
-		{"", `for=1.2.3.4:80`, "invalid IP"}, // a port makes the value no token: it must be quoted
 		{"", `for=203.0.113.9 for=127.0.0.2`, "invalid IP"},
+		// Each element stands alone: one that does not parse names no one,
+		// and the nearer proxies' elements after it still count; an
+		// address a proxy wrote without RFC 7239's quotes is read.
+		{"", `for=x;for=y, for=203.0.113.9`, "203.0.113.9"},
+		{"", `for="a, b, for=203.0.113.9`, "invalid IP"}, // the quote runs to the end
+		{"", `for=203.0.113.9;proto=https;proto=https`, "203.0.113.9"},
+		{"", `for=2001:db8::1`, "2001:db8::1"},
+		{"", `for=1.2.3.4:80`, "1.2.3.4"},
 		{"198.51.100.7", "", "127.0.0.1"},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
