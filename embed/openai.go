@@ -36,9 +36,11 @@ type OpenAIConfig struct {
 	Concurrency int
 	// MaxRetryTime bounds the time spent retrying one request (default 2m).
 	MaxRetryTime time.Duration
-	// RequestTimeout bounds one HTTP attempt (default 5m), and so does
-	// MaxRetryTime: an endpoint that takes the request and never answers
-	// is given up on within the retry budget.
+	// RequestTimeout bounds one HTTP attempt (default 5m); an attempt
+	// after a failure is bounded by what is left of MaxRetryTime too, so
+	// that retrying an endpoint that took a request and never answered
+	// ends within the retry budget. (The first attempt is not: a slow
+	// endpoint's batch may take longer than a short budget.)
 	RequestTimeout time.Duration
 	// ProbeTimeout bounds NewOpenAI's one-text request for the model's
 	// dimension, retries included: an endpoint that takes connections and
@@ -326,7 +328,7 @@ var errTooLong = errors.New("input too long for the embedding endpoint")
 
 // request sends one embeddings request, retrying what can pass.
 func (c *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
-	attempt, retryable, failed := 0, false, false
+	attempt, retryable, failed, began := 0, false, false, time.Now()
 	op := func() (_ [][]float32, err error) {
 		attempt++
 		defer func() {
@@ -334,7 +336,11 @@ func (c *OpenAI) request(ctx context.Context, texts []string) ([][]float32, erro
 			retryable = err != nil && !errors.As(err, &permanent)
 			failed = failed || retryable
 		}()
-		actx, cancel := context.WithTimeout(ctx, min(c.cfg.RequestTimeout, c.cfg.MaxRetryTime))
+		timeout := c.cfg.RequestTimeout
+		if attempt > 1 {
+			timeout = min(timeout, max(c.cfg.MaxRetryTime-time.Since(began), time.Second))
+		}
+		actx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		slot := new(string)
 		actx = context.WithValue(actx, retryAfterKey{}, slot)

@@ -434,20 +434,33 @@ func TestOpenAISilentEndpoint(t *testing.T) {
 	}
 }
 
-// TestOpenAIHangingAttemptWithinRetryBudget: an endpoint that takes a
-// request and never answers is given up on within the retry budget, not
-// after an attempt's five minutes (or the caller's deadline), and is
-// unavailable.
+// TestOpenAIHangingAttemptWithinRetryBudget: an endpoint that fails a
+// request and then takes the retry and never answers is given up on
+// within the retry budget, not after an attempt's five minutes (or the
+// caller's deadline), and is unavailable.
 func TestOpenAIHangingAttemptWithinRetryBudget(t *testing.T) {
-	url := silentEndpoint(t)
-	c, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: url + "/v1", Model: "m", Dimensions: 8, MaxRetryTime: time.Second})
+	done := make(chan struct{})
+	var failed atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failed.CompareAndSwap(false, true) {
+			http.Error(w, "the model is loading", http.StatusServiceUnavailable)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	defer srv.Close()
+	defer close(done) // before Close, which waits for the handlers
+	c, err := embed.NewOpenAI(context.Background(), embed.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", Dimensions: 8, MaxRetryTime: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
 	_, err = c.Embed(context.Background(), []string{"a text"})
 	if took := time.Since(began); err == nil || !errors.Is(err, embed.ErrUnavailable) || took > 10*time.Second {
-		t.Errorf("a hanging endpoint with a 1 s retry budget: %v after %v", err, took)
+		t.Errorf("a failing, then hanging endpoint with a 2 s retry budget: %v after %v", err, took)
 	}
 }
 
